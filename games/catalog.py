@@ -1,0 +1,290 @@
+"""A catalog of classic normal-form games with their known equilibria, and random games.
+
+Every function returns a :class:`games.NormalFormGame`. Payoffs are given as
+``(row player's payoff, column player's payoff)`` in the docstrings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from games.normal_form import NormalFormGame
+
+__all__ = [
+    "rock_paper_scissors",
+    "biased_rock_paper_scissors",
+    "matching_pennies",
+    "prisoners_dilemma",
+    "stag_hunt",
+    "chicken",
+    "bach_or_stravinsky",
+    "shapley_game",
+    "three_player_matching_pennies",
+    "random_game",
+    "names",
+    "get",
+]
+
+_TWO = ("row", "col")
+
+
+def rock_paper_scissors() -> NormalFormGame:
+    """Rock-paper-scissors, zero-sum, win +1, loss -1.
+
+    Known equilibria: the unique Nash equilibrium is uniform (1/3, 1/3, 1/3) for
+    both players, with value 0. Its alpha-Rank distribution is also uniform.
+
+    Examples
+    --------
+    >>> rock_paper_scissors().payoffs[0]
+    array([[ 0., -1.,  1.],
+           [ 1.,  0., -1.],
+           [-1.,  1.,  0.]])
+    """
+    a = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
+    names = ("rock", "paper", "scissors")
+    return NormalFormGame.from_bimatrix(a, -a, player_names=_TWO, strategy_names=(names, names),
+                                        name="rock_paper_scissors")
+
+
+def biased_rock_paper_scissors() -> NormalFormGame:
+    """The biased rock-paper-scissors game of the alpha-Rank paper (Omidshafiei et al. 2019).
+
+    Row payoffs ``[[0, -0.5, 1], [0.5, 0, -0.1], [-1, 0.1, 0]]``, zero-sum.
+    Known equilibria: the unique Nash equilibrium is (1/16, 10/16, 5/16) for both
+    players.
+
+    Examples
+    --------
+    >>> biased_rock_paper_scissors().is_zero_sum()
+    True
+    """
+    a = np.array([[0, -0.5, 1], [0.5, 0, -0.1], [-1, 0.1, 0]], dtype=float)
+    names = ("rock", "paper", "scissors")
+    return NormalFormGame.from_bimatrix(a, -a, player_names=_TWO, strategy_names=(names, names),
+                                        name="biased_rock_paper_scissors")
+
+
+def matching_pennies() -> NormalFormGame:
+    """Matching pennies: the row player wins (+1) on a match, the column player on a mismatch.
+
+    Known equilibria: the unique Nash equilibrium is (1/2, 1/2) for both, value 0.
+
+    Examples
+    --------
+    >>> matching_pennies().payoffs[0].tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    a = np.array([[1, -1], [-1, 1]], dtype=float)
+    names = ("heads", "tails")
+    return NormalFormGame.from_bimatrix(a, -a, player_names=_TWO, strategy_names=(names, names),
+                                        name="matching_pennies")
+
+
+def prisoners_dilemma() -> NormalFormGame:
+    """Prisoner's dilemma with (cooperate, defect); payoffs are minus the years in prison.
+
+    ``(C,C)=(-1,-1)``, ``(C,D)=(-3,0)``, ``(D,C)=(0,-3)``, ``(D,D)=(-2,-2)``.
+    Known equilibria: defection strictly dominates; the unique Nash, CE and CCE
+    is (D, D) with payoffs (-2, -2).
+
+    Examples
+    --------
+    >>> prisoners_dilemma().payoffs[:, 1, 1].tolist()
+    [-2.0, -2.0]
+    """
+    a = np.array([[-1, -3], [0, -2]], dtype=float)
+    names = ("cooperate", "defect")
+    return NormalFormGame.from_bimatrix(a, a.T, player_names=_TWO, strategy_names=(names, names),
+                                        name="prisoners_dilemma")
+
+
+def stag_hunt() -> NormalFormGame:
+    """The stag hunt (trust dilemma) with row payoffs ``[[4, 0], [3, 2]]``, symmetric.
+
+    Known equilibria: pure (Stag, Stag) with (4, 4), payoff dominant; pure
+    (Hare, Hare) with (2, 2), risk dominant; and the mixed equilibrium where
+    each plays Stag with probability 2/3, with payoff 8/3 each.
+
+    Examples
+    --------
+    >>> stag_hunt().payoffs[0].tolist()
+    [[4.0, 0.0], [3.0, 2.0]]
+    """
+    a = np.array([[4, 0], [3, 2]], dtype=float)
+    names = ("stag", "hare")
+    return NormalFormGame.from_bimatrix(a, a.T, player_names=_TWO, strategy_names=(names, names),
+                                        name="stag_hunt")
+
+
+def chicken() -> NormalFormGame:
+    """The game of chicken with (dare, swerve): ``(D,D)=(0,0)``, ``(D,S)=(7,2)``, ``(S,D)=(2,7)``, ``(S,S)=(6,6)``.
+
+    Known equilibria: pure (D, S) and (S, D); the mixed Nash plays Dare with
+    probability 1/3, paying 14/3 each. The max-welfare correlated equilibrium
+    puts 1/4, 1/4, 1/2 on (D,S), (S,D), (S,S) and pays 5.25 each; the
+    maximum-Gini CE pays 72/17 each.
+
+    Examples
+    --------
+    >>> chicken().payoffs[0].tolist()
+    [[0.0, 7.0], [2.0, 6.0]]
+    """
+    a = np.array([[0, 7], [2, 6]], dtype=float)
+    names = ("dare", "swerve")
+    return NormalFormGame.from_bimatrix(a, a.T, player_names=_TWO, strategy_names=(names, names),
+                                        name="chicken")
+
+
+def bach_or_stravinsky() -> NormalFormGame:
+    """Bach or Stravinsky (battle of the sexes): ``(B,B)=(3,2)``, ``(S,S)=(2,3)``, else (0, 0).
+
+    Known equilibria: pure (B, B) and (S, S); the mixed Nash has the row player
+    play B with probability 3/5 and the column player B with 2/5, paying 6/5
+    each. The maximum-Gini CE pays 60/43 each.
+
+    Examples
+    --------
+    >>> bach_or_stravinsky().payoffs[:, 0, 0].tolist()
+    [3.0, 2.0]
+    """
+    a = np.array([[3, 0], [0, 2]], dtype=float)
+    b = np.array([[2, 0], [0, 3]], dtype=float)
+    names = ("bach", "stravinsky")
+    return NormalFormGame.from_bimatrix(a, b, player_names=_TWO, strategy_names=(names, names),
+                                        name="bach_or_stravinsky")
+
+
+def shapley_game() -> NormalFormGame:
+    """Shapley's game, a 3x3 game on which fictitious play cycles.
+
+    Row payoffs ``[[0,0,1],[1,0,0],[0,1,0]]``, column payoffs ``[[0,1,0],[0,0,1],[1,0,0]]``.
+    Known equilibria: the unique Nash equilibrium is uniform for both players,
+    paying 1/3 each.
+
+    Examples
+    --------
+    >>> shapley_game().shape
+    (3, 3)
+    """
+    a = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
+    b = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
+    return NormalFormGame.from_bimatrix(a, b, player_names=_TWO, name="shapley_game")
+
+
+def three_player_matching_pennies() -> NormalFormGame:
+    """Jordan's three-player matching pennies (a cyclic game).
+
+    Player 1 wants to match player 2, player 2 wants to match player 3 and
+    player 3 wants to mismatch player 1; each gets +1 when it succeeds and -1
+    otherwise. Known equilibria: the unique Nash equilibrium has every player
+    mix (1/2, 1/2), paying 0 to each.
+
+    Examples
+    --------
+    >>> three_player_matching_pennies().payoffs[:, 0, 0, 0].tolist()
+    [1.0, 1.0, -1.0]
+    """
+    a = np.indices((2, 2, 2))
+    u0 = np.where(a[0] == a[1], 1.0, -1.0)
+    u1 = np.where(a[1] == a[2], 1.0, -1.0)
+    u2 = np.where(a[2] != a[0], 1.0, -1.0)
+    names = ("heads", "tails")
+    return NormalFormGame(np.stack([u0, u1, u2]), strategy_names=(names, names, names),
+                          name="three_player_matching_pennies")
+
+
+def random_game(shape, kind: str = "general", rng=None, low: float = -1.0, high: float = 1.0) -> NormalFormGame:
+    """A random game with payoffs drawn uniformly from ``[low, high)``.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        Number of strategies per player, e.g. ``(3, 3)`` or ``(2, 2, 2)``.
+    kind : {"general", "zero_sum", "symmetric"}
+        ``"zero_sum"`` makes payoffs sum to zero at every profile; ``"symmetric"``
+        makes the game invariant to permuting players (all ``k_i`` must be equal).
+    rng : numpy.random.Generator or int, optional
+        Source of randomness (a seed is accepted).
+
+    Examples
+    --------
+    >>> g = random_game((3, 3), kind="zero_sum", rng=0)
+    >>> g.is_zero_sum()
+    True
+    >>> random_game((2, 2, 2), kind="symmetric", rng=1).is_symmetric()
+    True
+    """
+    rng = np.random.default_rng(rng)
+    shape = tuple(int(k) for k in shape)
+    if len(shape) < 1 or any(k < 1 for k in shape):
+        raise ValueError(f"shape must list a positive number of strategies per player; got {shape}.")
+    n = len(shape)
+    if kind == "general":
+        payoffs = rng.uniform(low, high, size=(n, *shape))
+    elif kind == "zero_sum":
+        if n < 2:
+            raise ValueError("a zero-sum game needs at least two players; pass a longer shape.")
+        payoffs = rng.uniform(low, high, size=(n, *shape))
+        payoffs = payoffs - payoffs.mean(axis=0, keepdims=True)
+    elif kind == "symmetric":
+        if len(set(shape)) != 1:
+            raise ValueError(f"a symmetric game needs equal strategy counts; got shape {shape}.")
+        import itertools
+
+        base = rng.uniform(low, high, size=shape)  # player 0's payoff u_0(a_0, a_1, ..., a_{n-1})
+        # Player 0's payoff only depends on its own action and the multiset of the others'.
+        u0 = np.zeros(shape)
+        others = list(itertools.permutations(range(1, n)))
+        for perm in others:
+            u0 += np.transpose(base, (0, *perm))
+        u0 /= len(others)
+        payoffs = np.empty((n, *shape))
+        for p in range(n):
+            # u_p(a) = u_0(a_p, a_{-p}) : move axis p to the front
+            order = [p] + [q for q in range(n) if q != p]
+            payoffs[p] = np.transpose(u0, np.argsort(order))
+    else:
+        raise ValueError(f"kind must be 'general', 'zero_sum' or 'symmetric'; got {kind!r}.")
+    return NormalFormGame(payoffs, name=f"random_{kind}")
+
+
+_CATALOG = {
+    "rock_paper_scissors": rock_paper_scissors,
+    "biased_rock_paper_scissors": biased_rock_paper_scissors,
+    "matching_pennies": matching_pennies,
+    "prisoners_dilemma": prisoners_dilemma,
+    "stag_hunt": stag_hunt,
+    "chicken": chicken,
+    "bach_or_stravinsky": bach_or_stravinsky,
+    "shapley_game": shapley_game,
+    "three_player_matching_pennies": three_player_matching_pennies,
+}
+
+
+def names() -> list:
+    """Names of the catalog's fixed games.
+
+    Examples
+    --------
+    >>> "chicken" in names()
+    True
+    """
+    return sorted(_CATALOG)
+
+
+def get(name: str) -> NormalFormGame:
+    """A catalog game by name, with a suggestion when the name is unknown.
+
+    Examples
+    --------
+    >>> get("stag_hunt").shape
+    (2, 2)
+    """
+    if name not in _CATALOG:
+        import difflib
+
+        close = difflib.get_close_matches(name, _CATALOG, n=3, cutoff=0.4)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"unknown catalog game {name!r}.{hint} Known games: {', '.join(names())}.")
+    return _CATALOG[name]()

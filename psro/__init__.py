@@ -1,0 +1,1 @@
+"""The outer loop: policies, populations, oracles, evaluation, meta-solvers, checkpoints, CLI."""

@@ -1,0 +1,30 @@
+"""Pure functions from a NormalFormGame to an Equilibrium, registered by name.
+
+>>> from games import catalog
+>>> from solvers import solve
+>>> solve(catalog.matching_pennies(), "nash_zero_sum").gap
+0.0
+"""
+
+from solvers.equilibrium import Equilibrium
+from solvers.gaps import cce_gains, cce_gap, ce_gain_matrices, ce_gains, ce_gap, nash_conv, nash_conv_per_player
+from solvers.registry import make_equilibrium, method_info, methods, register, solve
+
+# Importing the solver modules registers their methods.
+from solvers import basic, zero_sum  # noqa: E402,F401  isort: skip
+
+__all__ = [
+    "Equilibrium",
+    "solve",
+    "methods",
+    "method_info",
+    "register",
+    "make_equilibrium",
+    "nash_conv",
+    "nash_conv_per_player",
+    "ce_gap",
+    "ce_gains",
+    "ce_gain_matrices",
+    "cce_gap",
+    "cce_gains",
+]
