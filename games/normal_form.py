@@ -249,7 +249,7 @@ class NormalFormGame:
             )
         return pyspiel.create_tensor_game(
             short, self.name or short, [list(s) for s in self.strategy_names],
-            [self.payoffs[p].tolist() for p in range(self.num_players)],
+            [self.payoffs[p].ravel().tolist() for p in range(self.num_players)],  # C order
         )
 
     # ------------------------------------------------------------- properties
