@@ -4,6 +4,10 @@ from games import catalog, datasets
 from games.empirical import EmpiricalGame
 from games.normal_form import NormalFormGame, as_game, product_distribution
 from games.openspiel_games import load, registered_names
+from games.custom_normal_form import from_payoff_function
+from games.custom_sequential import CHANCE, TERMINAL, SequentialGame, register_game
+from games.check_game import GameCheckReport, Problem, check_game
+from games.executors import Executor, ProcessPoolExecutor, SerialExecutor, TaskError, make_executor
 
 __all__ = [
     "NormalFormGame",
@@ -14,4 +18,17 @@ __all__ = [
     "datasets",
     "load",
     "registered_names",
+    "from_payoff_function",
+    "SequentialGame",
+    "register_game",
+    "CHANCE",
+    "TERMINAL",
+    "check_game",
+    "GameCheckReport",
+    "Problem",
+    "Executor",
+    "SerialExecutor",
+    "ProcessPoolExecutor",
+    "TaskError",
+    "make_executor",
 ]

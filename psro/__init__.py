@@ -1,1 +1,12 @@
-"""The outer loop: policies, populations, oracles, evaluation, meta-solvers, checkpoints, CLI."""
+"""The outer loop: policies, populations, oracles, evaluation, meta-solvers, checkpoints, CLI.
+
+>>> from psro import PSRO
+>>> history = PSRO("kuhn_poker", progress=False).run(iterations=2)
+>>> len(history)
+3
+"""
+
+from psro.config import PSROConfig
+from psro.loop import PSRO
+
+__all__ = ["PSRO", "PSROConfig"]

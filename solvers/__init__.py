@@ -12,6 +12,9 @@ from solvers.registry import make_equilibrium, method_info, methods, register, s
 
 # Importing the solver modules registers their methods.
 from solvers import basic, zero_sum  # noqa: E402,F401  isort: skip
+from solvers import lemke_howson, nash, nash_n_player, support_enumeration  # noqa: E402,F401  isort: skip
+from solvers import fictitious_play, qre, regret_matching, replicator, risk_averse  # noqa: E402,F401  isort: skip
+from solvers import correlated  # noqa: E402,F401  isort: skip
 
 __all__ = [
     "Equilibrium",

@@ -1,0 +1,203 @@
+"""The typed configuration of a PSRO run: one dataclass, loadable from YAML, overridable from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+__all__ = ["PSROConfig"]
+
+
+@dataclass(frozen=True)
+class PSROConfig:
+    """Everything a PSRO run needs. Field docstrings follow each field.
+
+    Examples
+    --------
+    >>> cfg = PSROConfig.from_dict({"game": "kuhn_poker", "iterations": 5})
+    >>> cfg.replace_from_strings(["target_gap=1e-3"]).target_gap
+    0.001
+    >>> PSROConfig.from_dict({"iteration": 5})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown config field 'iteration'. Did you mean 'iterations'? ...
+    """
+
+    name: str = ""
+    """Run name; the default run directory is ``runs/<name>-<timestamp>``. Empty: the config file's stem."""
+
+    game: str = "kuhn_poker"
+    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``."""
+
+    meta_solver: str = "nash"
+    """Meta-solver name (see ``psro.meta_solvers.known_names()``); ``nash`` is the zero-sum Nash LP."""
+
+    oracle: str = "exact"
+    """Best-response oracle: ``exact`` (sequence form, numpy) or ``openspiel`` (pyspiel.TabularBestResponse)."""
+
+    evaluator: str = "sequence_form"
+    """Meta-game evaluator: ``sequence_form`` (numpy) or ``openspiel`` (pyspiel.expected_returns)."""
+
+    iterations: typing.Optional[int] = 100
+    """Stop after this many PSRO iterations (null: no limit)."""
+
+    target_gap: typing.Optional[float] = 1e-6
+    """Stop once the meta-strategy's NashConv in the full game is at most this (null: never)."""
+
+    time_limit: typing.Optional[float] = None
+    """Stop once the run has taken this many wall-clock seconds (null: no limit)."""
+
+    seed: int = 0
+    """Seed of the run's random generator."""
+
+    progress: bool = True
+    """Show a progress bar (the CLI prints its table instead)."""
+
+    # ---------------------------------------------------------------- building
+    @classmethod
+    def field_names(cls) -> list:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "config") -> "PSROConfig":
+        """Build and type-check a config from a mapping; unknown fields and wrong types raise ``ValueError``."""
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{source} must be a mapping of field: value; got {type(data).__name__}.")
+        known = cls.field_names()
+        values = {}
+        for key, value in data.items():
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"unknown config field {key!r}.{hint} Known fields: {', '.join(known)}.")
+            values[key] = _coerce(key, value, _field_types()[key])
+        return cls(**values)
+
+    @classmethod
+    def from_yaml(cls, path) -> "PSROConfig":
+        """Read a YAML file; the run name defaults to the file's stem.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "tiny.yaml")
+        >>> _ = open(path, "w").write("game: kuhn_poker\\niterations: 3\\n")
+        >>> cfg = PSROConfig.from_yaml(path)
+        >>> cfg.name, cfg.iterations
+        ('tiny', 3)
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"config file {str(path)!r} does not exist.")
+        with open(path) as fh:
+            try:
+                data = yaml.safe_load(fh)
+            except yaml.YAMLError as exc:
+                raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+        cfg = cls.from_dict(data, source=str(path))
+        return cfg if cfg.name else dataclasses.replace(cfg, name=path.stem)
+
+    def replace(self, **changes) -> "PSROConfig":
+        """A copy with some fields changed (type-checked like :meth:`from_dict`)."""
+        return PSROConfig.from_dict({**self.to_dict(), **changes})
+
+    def replace_from_strings(self, assignments) -> "PSROConfig":
+        """Apply ``["field=value", ...]`` overrides; values are parsed as YAML scalars (``null``, ``5``, ``1e-6``)."""
+        changes = {}
+        for item in assignments:
+            if "=" not in item:
+                raise ValueError(f"override {item!r} must look like field=value, e.g. iterations=5.")
+            key, text = item.split("=", 1)
+            changes[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        return self.replace(**changes)
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (what the run directory's ``config.yaml`` holds)."""
+        return {k: getattr(self, k) for k in self.field_names()}
+
+    def validate(self) -> None:
+        """Check the names (game, meta-solver, oracle, evaluator) before anything runs.
+
+        Raises ``ValueError`` whose message starts with the field's name.
+
+        Examples
+        --------
+        >>> PSROConfig(game="kuhn_pokr").validate()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
+        """
+        import games
+        from psro.best_response import ORACLES
+        from psro.evaluation import EVALUATORS
+        from psro.loop import _constant_sum
+        from psro.meta_solvers import get_meta_solver
+
+        try:
+            game = games.load(self.game)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"game: {exc}") from None
+        try:
+            get_meta_solver(self.meta_solver).check_fits(game.num_players(), _constant_sum(game))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"meta_solver: {exc}") from None
+        if self.oracle not in ORACLES:
+            raise ValueError(f"oracle: must be one of {list(ORACLES)}; got {self.oracle!r}.")
+        if self.evaluator not in EVALUATORS:
+            raise ValueError(f"evaluator: must be one of {sorted(EVALUATORS)}; got {self.evaluator!r}.")
+        if self.iterations is None and self.target_gap is None and self.time_limit is None:
+            raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
+
+
+def _field_types() -> dict:
+    return typing.get_type_hints(PSROConfig)
+
+
+def _coerce(key: str, value, annotation):
+    """Check ``value`` against the field's type; numbers written as strings (``"1e-6"``) are converted."""
+    optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
+    base = next((a for a in typing.get_args(annotation) if a is not type(None)), annotation) if optional else annotation
+    if value is None:
+        if optional:
+            return None
+        raise ValueError(f"config field {key!r} cannot be null; give a {base.__name__}.")
+    if base is bool:
+        if isinstance(value, bool):
+            return value
+    elif base is int:
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                pass
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif base is float:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif base is str:
+        if isinstance(value, str):
+            return value
+    raise ValueError(
+        f"config field {key!r} must be {'null or ' if optional else ''}{_article(base.__name__)} {base.__name__}; "
+        f"got {value!r} "
+        f"({type(value).__name__})."
+    )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -1,0 +1,159 @@
+"""A player's population of tabular policies, with their realization plans and provenance."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from psro.game_tree import PlayerInfostates
+from psro.policies import aggregate, check_policy, realization_plans
+
+__all__ = ["Provenance", "Population", "save_populations", "load_populations"]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a policy came from.
+
+    Attributes
+    ----------
+    iteration : int
+        PSRO iteration that added it (0 for the initial policy).
+    oracle : str
+        ``"initial"`` or the oracle's name.
+    meta_solver : str
+        The meta-solver whose mixture it responds to (empty for the initial policy).
+    value : float
+        Its expected payoff against that mixture (NaN when not computed).
+    """
+
+    iteration: int
+    oracle: str
+    meta_solver: str = ""
+    value: float = math.nan
+
+
+class Population:
+    """Policies of one player stored as arrays that grow in place.
+
+    ``policies`` is ``(n, num_infostates, num_actions)`` and ``plans`` the
+    matching realization plans ``(n, num_sequences)``, computed once when a
+    policy is added.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
+    >>> pop = Population(info)
+    >>> pop.add(uniform_policy(info), Provenance(iteration=0, oracle="initial"))
+    [0]
+    >>> len(pop), pop.plans.shape
+    (1, (1, 13))
+    """
+
+    def __init__(self, infostates: PlayerInfostates, capacity: int = 16):
+        self.infostates = infostates
+        self._policies = np.zeros((capacity, infostates.num_infostates, infostates.num_actions))
+        self._plans = np.zeros((capacity, infostates.num_sequences))
+        self._size = 0
+        self.provenance: list = []
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __repr__(self) -> str:
+        return f"Population(player={self.infostates.player}, size={self._size})"
+
+    @property
+    def policies(self) -> np.ndarray:
+        """Read-only view ``(n, num_infostates, num_actions)``."""
+        view = self._policies[: self._size]
+        view.flags.writeable = False
+        return view
+
+    @property
+    def plans(self) -> np.ndarray:
+        """Read-only view of the realization plans ``(n, num_sequences)``."""
+        view = self._plans[: self._size]
+        view.flags.writeable = False
+        return view
+
+    def add(self, policies, provenance) -> list:
+        """Append one policy ``(I, A)`` or several ``(k, I, A)``; return their indices.
+
+        ``provenance`` is one :class:`Provenance` or a list with one per policy.
+        """
+        new = check_policy(policies, self.infostates)
+        provenance = [provenance] if isinstance(provenance, Provenance) else list(provenance)
+        if len(provenance) != new.shape[0]:
+            raise ValueError(f"provenance needs one entry per policy ({new.shape[0]}); got {len(provenance)}.")
+        k = new.shape[0]
+        if self._size + k > self._policies.shape[0]:
+            capacity = max(2 * self._policies.shape[0], self._size + k)
+            self._policies = _resize(self._policies, capacity)
+            self._plans = _resize(self._plans, capacity)
+        idx = list(range(self._size, self._size + k))
+        self._policies[idx] = new
+        self._plans[idx] = realization_plans(new, self.infostates)
+        self._size += k
+        self.provenance.extend(provenance)
+        return idx
+
+    def aggregate(self, weights) -> np.ndarray:
+        """The behaviour policy equivalent to the mixture ``weights`` over this population."""
+        return aggregate(self.plans, weights, self.infostates, policies=self.policies)
+
+    def provenance_table(self) -> pd.DataFrame:
+        """One row per policy: iteration, oracle, meta_solver, value."""
+        return pd.DataFrame([asdict(p) for p in self.provenance],
+                            columns=["iteration", "oracle", "meta_solver", "value"])
+
+
+def _resize(arr: np.ndarray, capacity: int) -> np.ndarray:
+    out = np.zeros((capacity, *arr.shape[1:]), dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+def save_populations(path, populations) -> None:
+    """Write populations to one ``.npz`` (no pickle): per player its policies, infostate keys and provenance.
+
+    Examples
+    --------
+    >>> import os, tempfile, pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> pops = [Population(i) for i in tree.infostates]
+    >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]
+    >>> path = os.path.join(tempfile.mkdtemp(), "population.npz")
+    >>> save_populations(path, pops)
+    >>> load_populations(path)["policies_0"].shape
+    (1, 6, 2)
+    """
+    arrays = {}
+    for p, pop in enumerate(populations):
+        table = pop.provenance_table()
+        arrays[f"policies_{p}"] = np.asarray(pop.policies)
+        arrays[f"infostates_{p}"] = np.array(pop.infostates.keys, dtype=str)
+        arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
+        arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
+        arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
+        arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
+    np.savez_compressed(path, num_players=np.int64(len(populations)), **arrays)
+
+
+def load_populations(path) -> dict:
+    """Read the arrays written by :func:`save_populations` (``allow_pickle=False``).
+
+    Examples
+    --------
+    See :func:`save_populations`.
+    """
+    with np.load(path, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}

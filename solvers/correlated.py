@@ -1,0 +1,538 @@
+"""The correlated-equilibrium family of meta-solvers (CE and CCE) of the JPSRO paper.
+
+Marris et al. 2021, "Multi-Agent Training beyond Zero-Sum with Correlated
+Equilibrium Meta-Solvers". Every solver picks one point of the (epsilon-)CE or
+CCE polytope built by :mod:`solvers.correlated_constraints`:
+
+============================  =====================================================
+name                          point
+============================  =====================================================
+``mgce`` / ``mgcce``          maximum Gini impurity (minimum ``||x||^2``; unique)
+``ce`` / ``cce``              aliases of ``mgce`` / ``mgcce`` (the JPSRO default)
+``mwce`` / ``mwcce``          maximum welfare (sum of payoffs; an LP vertex)
+``mece`` / ``mecce``          maximum Shannon entropy (unique)
+``min_epsilon_mgce`` / ...cce  the smallest feasible epsilon (an LP), then MG there
+``rvce`` / ``rvcce``          a vertex maximising a seeded random objective
+============================  =====================================================
+
+Numerical methods (chosen by ``experiments/benchmarks/solvers.py``):
+
+- MG and ME: projected Newton on the dual, one multiplier per constraint row
+  (:mod:`solvers.correlated_dual`). The MG dual is piecewise quadratic, so the
+  final Newton steps solve the KKT system of the active set exactly. ME first
+  removes the profiles that every feasible point leaves at zero (one LP), so
+  that its dual optimum is finite.
+- MW, RV and the smallest epsilon: HiGHS (dual simplex) on the sparse matrix.
+
+Payoffs are divided by the largest deviation gain before solving and
+``epsilon`` is given in payoff units, so games with payoffs of any magnitude
+are solved alike. The CE or CCE gap of every result is computed independently
+by :func:`solvers.make_equilibrium`; solver status, iterations, time and the
+epsilon used are in ``info``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from games.normal_form import NormalFormGame
+from solvers.correlated_constraints import CorrelatedConstraints, correlated_constraints
+from solvers.correlated_dual import solve_regularised_dual
+from solvers.correlated_lp import LP_METHODS, maximal_support, maximise_linear, smallest_epsilon
+from solvers.equilibrium import Equilibrium
+from solvers.registry import make_equilibrium, register
+
+__all__ = [
+    "max_gini", "max_entropy", "max_welfare", "random_vertex", "min_epsilon_max_gini",
+    "mgce", "mgcce", "ce", "cce", "mwce", "mwcce", "mece", "mecce",
+    "min_epsilon_mgce", "min_epsilon_mgcce", "rvce", "rvcce",
+]
+
+logger = logging.getLogger(__name__)
+
+_MIN_EPSILON_SLACKS = (0.0, 1e-9, 1e-7)  # scaled slacks tried on the LP's smallest epsilon for the MG solve
+
+
+# ----------------------------------------------------------------- validation
+def _check_epsilon(epsilon) -> float:
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise TypeError(f"epsilon must be a real number (payoff units); got {epsilon!r}.") from None
+    if not math.isfinite(eps):
+        raise ValueError(f"epsilon must be finite; got {epsilon!r}. Use 0.0 for exact equilibria.")
+    return eps
+
+
+def _check_tol(tol) -> float:
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise TypeError(f"tol must be a positive number; got {tol!r}.") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"tol must be positive and finite (e.g. 1e-11); got {tol!r}.")
+    return value
+
+
+def _check_concept(concept: str) -> str:
+    if concept not in ("ce", "cce"):
+        raise ValueError(f"concept must be 'ce' or 'cce'; got {concept!r}.")
+    return concept
+
+
+def _rows_for(constraints: CorrelatedConstraints, eps_scaled: float):
+    """The rows that can bind at this epsilon (a row whose largest entry is <= epsilon always holds)."""
+    keep = constraints.row_max > eps_scaled
+    a = constraints.matrix if keep.all() else constraints.matrix[keep]
+    return a, np.full(a.shape[0], eps_scaled)
+
+
+def _require_feasible(constraints: CorrelatedConstraints, eps: float) -> None:
+    """Raise ``ValueError`` when a negative epsilon is below the smallest feasible one."""
+    if eps >= 0 or constraints.num_rows == 0:
+        return
+    lp = smallest_epsilon(constraints.matrix)
+    smallest = lp.value * constraints.scale
+    if eps < smallest - 1e-9 * constraints.scale:
+        raise ValueError(
+            f"epsilon={eps:g} is infeasible: the smallest epsilon with a {constraints.concept.upper()} is "
+            f"{smallest:.6g}. Pass a larger epsilon or use the 'min_epsilon_mg{constraints.concept}' solver."
+        )
+
+
+def _rng(rng, seed) -> np.random.Generator:
+    if rng is not None and seed is not None:
+        raise ValueError("give either rng or seed, not both.")
+    source = rng if rng is not None else seed
+    if source is not None and not isinstance(source, (np.random.Generator, int, np.integer, np.random.SeedSequence)):
+        raise TypeError(f"rng must be a numpy.random.Generator or an int seed; got {type(source).__name__}.")
+    return np.random.default_rng(source)
+
+
+def _violation(constraints: CorrelatedConstraints, x: np.ndarray, eps: float) -> float:
+    if constraints.num_rows == 0:
+        return 0.0
+    return float(max(0.0, constraints.violations(x, eps).max()))
+
+
+# ------------------------------------------------------------------- methods
+def max_gini(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, tol: float = 1e-11,
+             max_iter: int = 500, method: str | None = None) -> Equilibrium:
+    """The maximum-Gini (minimum-norm) epsilon-CE or CCE: ``min ||x||^2`` over the polytope.
+
+    Parameters
+    ----------
+    game : NormalFormGame
+        The game.
+    concept : {"ce", "cce"}
+        Correlated or coarse correlated equilibrium.
+    epsilon : float
+        Relaxation in payoff units: every deviation may gain up to ``epsilon``.
+    tol : float
+        Dual stopping tolerance (constraint violation relative to the largest gain).
+    max_iter : int
+        Largest number of Newton iterations.
+    method : str, optional
+        The name recorded in the result (default ``"mg" + concept``).
+
+    Returns
+    -------
+    Equilibrium
+        ``info`` holds ``converged``, ``status``, ``iterations``, ``epsilon``,
+        ``gini`` (``1 - ||x||^2``), ``max_violation`` and ``duality_gap``.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = max_gini(catalog.chicken(), "ce")
+    >>> (eq.values * 17).round(9).tolist()          # 72/17 each
+    [72.0, 72.0]
+    """
+    concept = _check_concept(concept)
+    eps, tol = _check_epsilon(epsilon), _check_tol(tol)
+    constraints = correlated_constraints(game, concept)
+    _require_feasible(constraints, eps)
+    return _gini_at(game, constraints, eps, tol, max_iter, method or f"mg{concept}", {})
+
+
+def _gini_at(game, constraints, eps, tol, max_iter, method, extra, sol=None) -> Equilibrium:
+    a, e = _rows_for(constraints, eps / constraints.scale)
+    if sol is None:
+        sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=max_iter)
+    x, converged, status, solver = sol.x, sol.converged, sol.status, "dual projected Newton"
+    if not converged:
+        logger.info("falling back to Clarabel for the maximum-Gini QP (dual Newton status %s)", sol.status)
+        x_fb, status_fb = _gini_by_interior_point(a, e)
+        if x_fb is not None:
+            x, converged, status, solver = x_fb, True, status_fb, "clarabel (after dual Newton: " + sol.status + ")"
+    info = {
+        "converged": converged, "status": status, "iterations": sol.iterations,
+        "solver": solver, "solver_time": sol.time, "epsilon": eps,
+        "num_constraints": int(a.shape[0]), "gini": float(1.0 - x @ x),
+        "max_violation": _violation(constraints, x, eps), "duality_gap": sol.duality_gap * constraints.scale,
+        **extra,
+    }
+    return make_equilibrium(game, joint=x.reshape(game.shape), concept=constraints.concept, method=method, info=info)
+
+
+def _gini_by_interior_point(a, e):
+    """``min ||x||^2`` on the polytope with Clarabel (a high-accuracy interior point), or ``(None, status)``."""
+    import cvxpy as cp
+
+    n = a.shape[1]
+    x = cp.Variable(n, nonneg=True)
+    cons = [cp.sum(x) == 1] + ([a @ x <= e] if a.shape[0] else [])
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(x)), cons)
+    try:
+        problem.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    except cp.error.SolverError as exc:  # pragma: no cover - depends on the solver build
+        return None, f"clarabel failed: {exc}"
+    if problem.status != cp.OPTIMAL or x.value is None:
+        return None, f"clarabel: {problem.status}"
+    value = np.maximum(x.value, 0.0)
+    return value / value.sum(), "optimal"
+
+
+def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, tol: float = 1e-11,
+                max_iter: int = 500, method: str | None = None) -> Equilibrium:
+    """The maximum-entropy epsilon-CE or CCE: ``max -sum x log x`` over the polytope.
+
+    One LP finds the profiles that every feasible point leaves at zero; on the
+    others the entropy dual (a log-sum-exp with one multiplier per constraint
+    row) has a finite minimiser, found by projected Newton.
+
+    Parameters
+    ----------
+    game, concept, epsilon, tol, max_iter, method
+        As for :func:`max_gini`.
+
+    Returns
+    -------
+    Equilibrium
+        ``info["entropy"]`` is the entropy in nats.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = max_entropy(catalog.matching_pennies(), "cce")   # uniform is the max-entropy point
+    >>> eq.joint.round(9).tolist()
+    [[0.25, 0.25], [0.25, 0.25]]
+    """
+    concept = _check_concept(concept)
+    eps, tol = _check_epsilon(epsilon), _check_tol(tol)
+    constraints = correlated_constraints(game, concept)
+    _require_feasible(constraints, eps)
+    a, e = _rows_for(constraints, eps / constraints.scale)
+    start = time.perf_counter()
+    support = maximal_support(a, e) if a.shape[0] else np.ones(game.num_profiles, dtype=bool)
+    a_s = sp.csr_matrix(a[:, support]) if a.shape[0] else a[:, support]
+    if a_s.shape[0]:
+        keep = a_s.max(axis=1).toarray().ravel() > e[0] if e.size else np.zeros(0, dtype=bool)
+        a_s, e = a_s[keep], e[keep]
+    sol = solve_regularised_dual(a_s, e, "entropy", tol=tol, max_iter=max_iter)
+    x = np.zeros(game.num_profiles)
+    x[support] = sol.x
+    positive = x[x > 0]
+    info = {
+        "converged": sol.converged, "status": sol.status, "iterations": sol.iterations,
+        "solver": "support LP + dual projected Newton", "solver_time": time.perf_counter() - start,
+        "epsilon": eps, "num_constraints": int(a_s.shape[0]), "support_size": int(support.sum()),
+        "entropy": float(-(positive * np.log(positive)).sum()),
+        "max_violation": _violation(constraints, x, eps), "duality_gap": sol.duality_gap * constraints.scale,
+    }
+    return make_equilibrium(game, joint=x.reshape(game.shape), concept=concept, method=method or f"me{concept}",
+                            info=info)
+
+
+def _linear(game, constraints, eps, objective, lp_method, method, extra) -> Equilibrium:
+    a, e = _rows_for(constraints, eps / constraints.scale)
+    lp = maximise_linear(a, e, objective, method=lp_method)
+    if not lp.converged:
+        raise RuntimeError(f"HiGHS failed on the {method} LP: {lp.status}")
+    info = {"converged": lp.converged, "status": lp.status, "iterations": lp.iterations, "solver": lp_method,
+            "solver_time": lp.time, "epsilon": eps, "num_constraints": int(a.shape[0]),
+            "max_violation": _violation(constraints, lp.x, eps), **extra}
+    return make_equilibrium(game, joint=lp.x.reshape(game.shape), concept=constraints.concept, method=method,
+                            info=info)
+
+
+def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, lp_method: str = "highs-ds",
+                method: str | None = None) -> Equilibrium:
+    """A maximum-welfare epsilon-CE or CCE (the sum of the players' payoffs), by one LP.
+
+    The maximiser need not be unique; the welfare is.
+
+    Parameters
+    ----------
+    game, concept, epsilon, method
+        As for :func:`max_gini`.
+    lp_method : {"highs-ds", "highs-ipm", "highs"}
+        scipy's HiGHS variant.
+
+    Returns
+    -------
+    Equilibrium
+        ``info["welfare"]`` is the optimal welfare.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = max_welfare(catalog.chicken(), "ce")
+    >>> eq.values.round(9).tolist(), eq.info["welfare"]
+    ([5.25, 5.25], 10.5)
+    """
+    concept = _check_concept(concept)
+    eps = _check_epsilon(epsilon)
+    if lp_method not in LP_METHODS:
+        raise ValueError(f"lp_method must be one of {LP_METHODS}; got {lp_method!r}.")
+    constraints = correlated_constraints(game, concept)
+    _require_feasible(constraints, eps)
+    welfare = game.payoffs.reshape(game.num_players, -1).sum(axis=0)
+    welfare_scale = float(np.abs(welfare).max()) or 1.0
+    eq = _linear(game, constraints, eps, welfare / welfare_scale, lp_method, method or f"mw{concept}", {})
+    eq.info["welfare"] = float(eq.values.sum())
+    return eq
+
+
+def random_vertex(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, rng=None, seed=None,
+                  method: str | None = None) -> Equilibrium:
+    """A vertex of the epsilon-CE or CCE polytope: the LP optimum for a Gaussian random objective.
+
+    Parameters
+    ----------
+    game, concept, epsilon, method
+        As for :func:`max_gini`.
+    rng : numpy.random.Generator or int, optional
+        Source of the random objective.
+    seed : int, optional
+        Alternative to ``rng``.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = random_vertex(catalog.prisoners_dilemma(), "ce", seed=0)   # the unique CE
+    >>> eq.joint.tolist()
+    [[0.0, 0.0], [0.0, 1.0]]
+    """
+    concept = _check_concept(concept)
+    eps = _check_epsilon(epsilon)
+    generator = _rng(rng, seed)
+    constraints = correlated_constraints(game, concept)
+    _require_feasible(constraints, eps)
+    objective = generator.standard_normal(game.num_profiles)
+    return _linear(game, constraints, eps, objective, "highs-ds", method or f"rv{concept}", {})
+
+
+def min_epsilon_max_gini(game: NormalFormGame, concept: str = "ce", tol: float = 1e-11, max_iter: int = 500,
+                         method: str | None = None) -> Equilibrium:
+    """The maximum-Gini point at the smallest epsilon for which the CE or CCE polytope is non-empty.
+
+    One LP finds ``epsilon* = min_x max_r (A x)_r`` over the simplex (at most 0,
+    since an exact CE always exists; negative when a strict one exists); the
+    maximum-Gini point is then computed at ``epsilon*`` (retrying with a slack
+    of ``1e-9`` and then ``1e-7`` times the largest gain if the dual Newton
+    method does not converge there, since the LP is exact only to its
+    tolerance).
+
+    Returns
+    -------
+    Equilibrium
+        ``info["epsilon"]`` is ``epsilon*`` in payoff units and
+        ``info["epsilon_used"]`` the relaxation of the MG solve.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = min_epsilon_max_gini(catalog.prisoners_dilemma(), "ce")
+    >>> eq.joint.round(6).tolist(), abs(eq.info["epsilon"]) < 1e-9
+    ([[0.0, 0.0], [0.0, 1.0]], True)
+    """
+    concept = _check_concept(concept)
+    tol = _check_tol(tol)
+    constraints = correlated_constraints(game, concept)
+    name = method or f"min_epsilon_mg{concept}"
+    if constraints.num_rows == 0:
+        return _gini_at(game, constraints, 0.0, tol, max_iter, name, {"epsilon_used": 0.0, "lp_time": 0.0})
+    lp = smallest_epsilon(constraints.matrix)
+    if not lp.converged:
+        raise RuntimeError(f"HiGHS failed on the smallest-epsilon LP: {lp.status}")
+    eps_star = lp.value * constraints.scale
+    # The polytope at epsilon* may be a single point; the dual is solvable there, but the LP value is
+    # exact only to its tolerance, so if the dual reports trouble, retry with a small slack.
+    for slack in _MIN_EPSILON_SLACKS:
+        eps_used = (lp.value + slack) * constraints.scale
+        a, e = _rows_for(constraints, eps_used / constraints.scale)
+        sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=max_iter if slack else min(max_iter, 100))
+        if sol.converged:
+            break
+    eq = _gini_at(game, constraints, eps_used, tol, max_iter, name, {"lp_time": lp.time}, sol)
+    eq.info["epsilon"] = eps_star
+    eq.info["epsilon_used"] = eps_used
+    eq.info["max_violation"] = _violation(constraints, eq.joint.reshape(-1), eps_star)
+    return eq
+
+
+# ----------------------------------------------------------------- registry
+@register("mgce", concept="ce")
+def mgce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Maximum-Gini correlated equilibrium (unique; the minimum-norm point of the CE polytope).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> (mgce(catalog.bach_or_stravinsky()).values * 43).round(9).tolist()   # 60/43 each
+    [60.0, 60.0]
+    """
+    return max_gini(game, "ce", epsilon, tol, max_iter, "mgce")
+
+
+@register("mgcce", concept="cce")
+def mgcce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Maximum-Gini coarse correlated equilibrium (unique).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> mgcce(catalog.matching_pennies()).joint.round(9).tolist()
+    [[0.25, 0.25], [0.25, 0.25]]
+    """
+    return max_gini(game, "cce", epsilon, tol, max_iter, "mgcce")
+
+
+@register("ce", concept="ce")
+def ce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Correlated equilibrium; the default objective is maximum Gini (same as ``mgce``), as in JPSRO.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> ce(catalog.prisoners_dilemma()).joint.round(9).tolist()
+    [[0.0, 0.0], [0.0, 1.0]]
+    """
+    return max_gini(game, "ce", epsilon, tol, max_iter, "ce")
+
+
+@register("cce", concept="cce")
+def cce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Coarse correlated equilibrium; the default objective is maximum Gini (same as ``mgcce``).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> cce(catalog.prisoners_dilemma()).joint.round(9).tolist()
+    [[0.0, 0.0], [0.0, 1.0]]
+    """
+    return max_gini(game, "cce", epsilon, tol, max_iter, "cce")
+
+
+@register("mwce", concept="ce")
+def mwce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "highs-ds") -> Equilibrium:
+    """Maximum-welfare correlated equilibrium (one HiGHS LP).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> mwce(catalog.chicken()).values.round(9).tolist()
+    [5.25, 5.25]
+    """
+    return max_welfare(game, "ce", epsilon, lp_method, "mwce")
+
+
+@register("mwcce", concept="cce")
+def mwcce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "highs-ds") -> Equilibrium:
+    """Maximum-welfare coarse correlated equilibrium (one HiGHS LP).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> mwcce(catalog.prisoners_dilemma()).values.tolist()
+    [-2.0, -2.0]
+    """
+    return max_welfare(game, "cce", epsilon, lp_method, "mwcce")
+
+
+@register("mece", concept="ce")
+def mece(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Maximum-entropy correlated equilibrium (unique).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> mece(catalog.rock_paper_scissors()).joint.round(9).tolist()[0]   # uniform over the 9 profiles
+    [0.111111111, 0.111111111, 0.111111111]
+    """
+    return max_entropy(game, "ce", epsilon, tol, max_iter, "mece")
+
+
+@register("mecce", concept="cce")
+def mecce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Maximum-entropy coarse correlated equilibrium (unique).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> mecce(catalog.prisoners_dilemma()).joint.round(9).tolist()
+    [[0.0, 0.0], [0.0, 1.0]]
+    """
+    return max_entropy(game, "cce", epsilon, tol, max_iter, "mecce")
+
+
+@register("min_epsilon_mgce", concept="ce")
+def min_epsilon_mgce(game: NormalFormGame, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Maximum-Gini CE at the smallest feasible epsilon (``info["epsilon"]``, at most 0).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = min_epsilon_mgce(catalog.matching_pennies())
+    >>> eq.joint.round(6).tolist()
+    [[0.25, 0.25], [0.25, 0.25]]
+    """
+    return min_epsilon_max_gini(game, "ce", tol, max_iter, "min_epsilon_mgce")
+
+
+@register("min_epsilon_mgcce", concept="cce")
+def min_epsilon_mgcce(game: NormalFormGame, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
+    """Maximum-Gini CCE at the smallest feasible epsilon (``info["epsilon"]``, at most 0).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = min_epsilon_mgcce(catalog.chicken())
+    >>> eq.info["epsilon"] < 0        # chicken has a strict CCE
+    True
+    """
+    return min_epsilon_max_gini(game, "cce", tol, max_iter, "min_epsilon_mgcce")
+
+
+@register("rvce", concept="ce")
+def rvce(game: NormalFormGame, epsilon: float = 0.0, rng=None, seed=None) -> Equilibrium:
+    """A random vertex of the CE polytope (seeded by ``rng`` or ``seed``).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = rvce(catalog.chicken(), seed=3)
+    >>> eq.gap < 1e-9
+    True
+    """
+    return random_vertex(game, "ce", epsilon, rng, seed, "rvce")
+
+
+@register("rvcce", concept="cce")
+def rvcce(game: NormalFormGame, epsilon: float = 0.0, rng=None, seed=None) -> Equilibrium:
+    """A random vertex of the CCE polytope (seeded by ``rng`` or ``seed``).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> eq = rvcce(catalog.chicken(), seed=3)
+    >>> eq.gap < 1e-9
+    True
+    """
+    return random_vertex(game, "cce", epsilon, rng, seed, "rvcce")

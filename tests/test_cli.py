@@ -1,0 +1,111 @@
+"""End-to-end runs of the ``psro`` command (``python -m psro.cli``) with tiny budgets."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from games import EmpiricalGame
+from psro.cli import main
+from psro.config import PSROConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+KUHN = ROOT / "experiments" / "configs" / "kuhn_poker.yaml"
+
+
+def psro(*args, timeout=120):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "psro.cli", *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def kuhn_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "kuhn"
+    result = psro("run", KUHN, "--set", "iterations=3", "--out", out)
+    return out, result
+
+
+def test_run_writes_the_run_directory(kuhn_run):
+    out, result = kuhn_run
+    assert result.returncode == 0, result.stderr
+    for name in ("config.yaml", "history.csv", "nash_conv.png", "meta_strategy.json", "meta_game.npz",
+                 "population.npz", "report.md"):
+        assert (out / name).is_file(), name
+    history = pd.read_csv(out / "history.csv")
+    assert history["iteration"].tolist() == [0, 1, 2, 3]
+    assert yaml.safe_load((out / "config.yaml").read_text())["iterations"] == 3
+    strategy = json.loads((out / "meta_strategy.json").read_text())
+    assert [len(m) for m in strategy["marginals"]] == [4, 4]
+    assert all(abs(sum(m) - 1) < 1e-9 for m in strategy["marginals"])
+    meta_game = EmpiricalGame.load(out / "meta_game.npz")
+    assert meta_game.shape == (4, 4) and meta_game.is_complete()
+    with np.load(out / "population.npz", allow_pickle=False) as pop:
+        assert pop["policies_0"].shape == (4, 6, 2)
+    assert (out / "nash_conv.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_prints_the_table(kuhn_run):
+    _, result = kuhn_run
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if "NashConv" in line and "iter" in line)
+    rows = [line.split() for line in lines[header + 1: header + 5]]
+    assert [int(r[0]) for r in rows] == [0, 1, 2, 3]
+    assert float(rows[0][1]) == pytest.approx(11 / 12, rel=1e-3)   # uniform Kuhn NashConv
+    assert [r[2] for r in rows] == ["1x1", "2x2", "3x3", "4x4"]
+
+
+def test_report_redraws_plots_and_summary(kuhn_run):
+    out, _ = kuhn_run
+    (out / "nash_conv.png").unlink()
+    (out / "report.md").unlink()
+    result = psro("report", out)
+    assert result.returncode == 0, result.stderr
+    assert (out / "nash_conv.png").is_file()
+    report = (out / "report.md").read_text()
+    assert "kuhn_poker" in report and "iterations: 3" in report
+
+
+def test_unknown_field_fails_naming_it(tmp_path):
+    result = psro("run", KUHN, "--set", "iteration=3", "--out", tmp_path / "x")
+    assert result.returncode != 0
+    assert "iteration" in result.stderr and "iterations" in result.stderr
+
+
+def test_bad_values_fail_at_start(tmp_path, capsys):
+    # in-process through the same entry point, to spare the interpreter start-ups
+    assert main(["run", str(KUHN), "--iterations", "many", "--out", str(tmp_path / "a")]) != 0
+    assert "iterations" in capsys.readouterr().err
+    assert main(["run", str(KUHN), "--game", "kuhn_pokr", "--out", str(tmp_path / "b")]) != 0
+    err = capsys.readouterr().err
+    assert "game" in err and "kuhn_poker" in err
+    assert main(["run", str(KUHN), "--meta-solver", "nahs", "--out", str(tmp_path / "c")]) != 0
+    assert "meta_solver" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "missing.yaml")]) != 0
+    assert "missing.yaml" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()   # nothing is written before the config is valid
+
+
+def test_direct_option_overrides(tmp_path, capsys):
+    assert main(["run", str(KUHN), "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    assert len(pd.read_csv(tmp_path / "r" / "history.csv")) == 2
+    assert "done: 1 iterations" in capsys.readouterr().out
+
+
+def test_config_types_and_yaml(tmp_path):
+    cfg = PSROConfig.from_yaml(KUHN)
+    assert cfg.name == "kuhn_poker" and cfg.target_gap == 1e-6
+    path = tmp_path / "bad.yaml"
+    path.write_text("game: kuhn_poker\ntarget_gap: small\n")
+    with pytest.raises(ValueError, match="target_gap"):
+        PSROConfig.from_yaml(path)
+    assert PSROConfig().replace_from_strings(["target_gap=1e-3", "time_limit=null"]).target_gap == 1e-3
+    with pytest.raises(ValueError, match="seed"):
+        PSROConfig.from_dict({"seed": True})

@@ -1,0 +1,289 @@
+"""Learning dynamics (PRD, regret matching, fictitious play) and the logit QRE.
+
+Reference values are derived by hand in the comments, OpenSpiel's projected
+replicator dynamics is the reference for ``prd``, and a 1-D fixed point solved
+with ``scipy.optimize.brentq`` is the reference for the QRE.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+
+from games import NormalFormGame, catalog
+from solvers import nash_conv, solve
+from solvers.dynamics import PayoffOperator, project_to_simplex
+from solvers.fictitious_play import fictitious_play
+from solvers.qre import logit_response, qre, qre_residual
+from solvers.regret_matching import regret_matching
+from solvers.replicator import prd
+
+RPS_START = [np.array([0.6, 0.3, 0.1]), np.array([0.1, 0.2, 0.7])]
+
+
+def _shapes(min_players=2, max_players=4, max_k=3):
+    return st.integers(min_players, max_players).flatmap(
+        lambda n: st.lists(st.integers(2, max_k), min_size=n, max_size=n).map(tuple))
+
+
+def _assert_valid(eq, game):
+    for m, k in zip(eq.marginals, game.shape):
+        assert m.shape == (k,)
+        assert np.all(m >= 0) and abs(m.sum() - 1.0) < 1e-9
+    assert np.isclose(eq.joint.sum(), 1.0)
+    assert eq.gap >= 0
+
+
+def _rps_distance_bound(eq):
+    # In RPS, if x = uniform + e then the opponent's best gain is >= range(e) / 2
+    # (the gains e_R - e_S, e_S - e_P, e_P - e_R are cyclic differences), so
+    # max |x - 1/3| <= range(e) <= 2 * NashConv.
+    for m in eq.marginals:
+        assert np.abs(m - 1.0 / 3).max() <= 2 * eq.gap + 1e-12
+
+
+# ------------------------------------------------------------------- shared machinery
+@settings(max_examples=25)
+@given(shape=_shapes(1, 4), seed=st.integers(0, 2**31 - 1))
+def test_payoff_operator_matches_game_deviation_payoffs(shape, seed):
+    rng = np.random.default_rng(seed)
+    game = catalog.random_game(shape, rng=rng)
+    marg = [rng.dirichlet(np.ones(k)) for k in shape]
+    got = PayoffOperator.from_game(game).deviation_payoffs(marg)
+    for a, b in zip(got, game.deviation_payoffs(marg)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
+
+
+@settings(max_examples=30)
+@given(k=st.integers(1, 8), seed=st.integers(0, 2**31 - 1), floor_frac=st.floats(0.0, 1.0))
+def test_simplex_projection_matches_openspiel(k, seed, floor_frac):
+    from open_spiel.python.algorithms import projected_replicator_dynamics as os_prd
+
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=k)
+    floor = floor_frac / k
+    x = project_to_simplex(v, floor)
+    assert abs(x.sum() - 1) < 1e-12 and x.min() >= floor - 1e-15
+    np.testing.assert_allclose(x, os_prd._simplex_projection(v.copy(), floor), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ PRD
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 2)])
+@pytest.mark.parametrize("average", [True, False])
+def test_prd_matches_openspiel_step_for_step(shape, average):
+    from open_spiel.python.algorithms.projected_replicator_dynamics import projected_replicator_dynamics
+
+    game = catalog.random_game(shape, rng=7)
+    iterations, dt, gamma = 400, 0.05, 1e-3
+    ours = prd(game, iterations=iterations, dt=dt, gamma=gamma, tol=0.0, check_every=10_000, average=average)
+    ref = projected_replicator_dynamics(
+        [game.payoffs[p] for p in range(game.num_players)], prd_iterations=iterations, prd_dt=dt, prd_gamma=gamma,
+        average_over_last_n_strategies=None if average else 1)
+    assert ours.info["iterations"] == iterations
+    for a, b in zip(ours.marginals, ref):
+        np.testing.assert_allclose(a, b / b.sum(), atol=1e-10)
+
+
+def test_prd_average_approaches_uniform_on_rps():
+    eq = prd(catalog.rock_paper_scissors(), dt=0.01, iterations=5000, tol=0.02, initial=RPS_START)
+    assert eq.converged and eq.gap <= 0.02
+    _rps_distance_bound(eq)
+
+
+def test_prd_last_iterate_reaches_dominant_strategy():
+    # Defection dominates: the last iterate sits at the floor gamma on cooperation.
+    eq = prd(catalog.prisoners_dilemma(), average=False, gamma=1e-8, tol=1e-6)
+    assert eq.converged
+    assert eq.marginals[0][1] >= 1 - 1e-6 and eq.marginals[1][1] >= 1 - 1e-6
+
+
+# ---------------------------------------------------------------------- regret matching
+@pytest.mark.parametrize("plus", [True, False])
+def test_regret_matching_average_approaches_uniform_on_rps(plus):
+    tol = 1e-3 if plus else 2e-2
+    eq = regret_matching(catalog.rock_paper_scissors(), tol=tol, plus=plus, initial=RPS_START)
+    assert eq.converged and eq.gap <= tol and eq.info["plus"] is plus
+    _rps_distance_bound(eq)
+
+
+def test_regret_matching_biased_rps_reference():
+    # Unique Nash of biased RPS (Omidshafiei et al. 2019): (1, 10, 5) / 16.
+    eq = regret_matching(catalog.biased_rock_paper_scissors(), tol=1e-4)
+    assert eq.converged and eq.gap <= 1e-4
+    for m in eq.marginals:
+        np.testing.assert_allclose(m, np.array([1, 10, 5]) / 16, atol=1e-3)
+
+
+@settings(max_examples=10)
+@given(k1=st.integers(2, 4), k2=st.integers(2, 4), seed=st.integers(0, 2**31 - 1), plus=st.booleans())
+def test_regret_matching_solves_random_zero_sum_within_budget(k1, k2, seed, plus):
+    game = catalog.random_game((k1, k2), kind="zero_sum", rng=seed)
+    eq = regret_matching(game, tol=1e-2)
+    assert eq.converged, eq.info
+    assert nash_conv(game, eq.marginals) <= 1e-2
+
+
+# ---------------------------------------------------------------------- fictitious play
+def test_fictitious_play_average_approaches_uniform_on_rps():
+    eq = fictitious_play(catalog.rock_paper_scissors(), tol=0.05, initial=RPS_START)
+    assert eq.converged and eq.gap <= 0.05
+    _rps_distance_bound(eq)
+
+
+def test_fictitious_play_does_not_converge_on_shapley_game():
+    # Shapley (1964): fictitious play cycles with exponentially growing cycles, so
+    # the averages never approach the unique (uniform) equilibrium. (Started at the
+    # uniform equilibrium itself it would stop at once, so start from a pure profile.)
+    game = catalog.shapley_game()
+    eq = fictitious_play(game, iterations=4000, tol=1e-2, initial=[np.eye(3)[0], np.eye(3)[1]])
+    assert eq.converged is False and eq.info["converged"] is False
+    assert eq.info["iterations"] == 4000
+    assert eq.gap > 0.1
+    assert eq.gap == pytest.approx(nash_conv(game, eq.marginals))
+
+
+def test_fictitious_play_first_step_by_hand():
+    # Matching pennies from (H, H): the row player (who wants to match) stays on H,
+    # the column player switches to T; the averages after one step are (1, 0), (1/2, 1/2).
+    eq = fictitious_play(catalog.matching_pennies(), iterations=1, tol=0.0,
+                         initial=[np.array([1.0, 0.0]), np.array([1.0, 0.0])])
+    np.testing.assert_allclose(eq.marginals[0], [1.0, 0.0])
+    np.testing.assert_allclose(eq.marginals[1], [0.5, 0.5])
+
+
+# -------------------------------------------------------------- properties of all dynamics
+DYNAMICS = {
+    "prd": {"iterations": 300, "tol": 1e-2},
+    "regret_matching": {"iterations": 300, "tol": 1e-2},
+    "fictitious_play": {"iterations": 300, "tol": 1e-2},
+}
+
+
+@settings(max_examples=12)
+@given(shape=_shapes(2, 4), seed=st.integers(0, 2**31 - 1), method=st.sampled_from(sorted(DYNAMICS)))
+def test_dynamics_return_valid_distributions_and_honest_flags(shape, seed, method):
+    game = catalog.random_game(shape, rng=seed)
+    eq = solve(game, method, **DYNAMICS[method])
+    _assert_valid(eq, game)
+    assert eq.concept == "nash"
+    assert eq.gap == pytest.approx(nash_conv(game, eq.marginals), abs=1e-12)
+    assert eq.info["converged"] == (eq.gap <= DYNAMICS[method]["tol"])
+    assert 0 <= eq.info["iterations"] <= DYNAMICS[method]["iterations"]
+
+
+@pytest.mark.parametrize("method", sorted(DYNAMICS))
+def test_dynamics_reject_bad_options(method):
+    game = catalog.matching_pennies()
+    with pytest.raises(ValueError, match="iterations"):
+        solve(game, method, iterations=0)
+    with pytest.raises(ValueError, match="tol"):
+        solve(game, method, tol=-1.0)
+    with pytest.raises(ValueError, match="initial"):
+        solve(game, method, initial=[np.ones(3) / 3, np.ones(2) / 2])
+    with pytest.raises(ValueError, match="initial"):
+        solve(game, method, initial=[np.array([0.7, 0.7]), np.ones(2) / 2])
+
+
+def test_prd_rejects_infeasible_floor_and_step():
+    with pytest.raises(ValueError, match="gamma"):
+        prd(catalog.rock_paper_scissors(), gamma=0.5)
+    with pytest.raises(ValueError, match="dt"):
+        prd(catalog.rock_paper_scissors(), dt=0.0)
+
+
+# ------------------------------------------------------------------------------- QRE
+def _asymmetric_pennies():
+    a = np.array([[9.0, 0.0], [0.0, 1.0]])
+    return NormalFormGame.from_bimatrix(a, -a)
+
+
+def _logistic(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _qre_2x2_by_brentq(game, lam):
+    """Solve the 2x2 logit QRE as a 1-D fixed point in p = P(row plays 0)."""
+    a, b = game.payoffs[0], game.payoffs[1]
+
+    def q_of(p):  # column's logit response to the row mixture (p, 1 - p)
+        x = np.array([p, 1 - p])
+        return _logistic(lam * (x @ b[:, 0] - x @ b[:, 1]))
+
+    def h(p):
+        q = q_of(p)
+        y = np.array([q, 1 - q])
+        return p - _logistic(lam * (a[0] @ y - a[1] @ y))
+
+    p = brentq(h, 0.0, 1.0, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    return p, q_of(p)
+
+
+@pytest.mark.parametrize("game_fn, lam", [(_asymmetric_pennies, 0.3), (_asymmetric_pennies, 1.5),
+                                          (catalog.bach_or_stravinsky, 0.4), (catalog.chicken, 0.8)])
+def test_qre_2x2_matches_brentq(game_fn, lam):
+    game = game_fn()
+    p, q = _qre_2x2_by_brentq(game, lam)
+    eq = qre(game, rationality=lam)
+    assert eq.converged and eq.info["residual"] <= 1e-10
+    np.testing.assert_allclose(eq.marginals[0], [p, 1 - p], atol=1e-8)
+    np.testing.assert_allclose(eq.marginals[1], [q, 1 - q], atol=1e-8)
+
+
+def test_qre_is_uniform_at_zero_and_near_uniform_for_small_lambda():
+    game = catalog.random_game((3, 4), rng=11)
+    eq0 = qre(game, rationality=0.0)
+    for m, k in zip(eq0.marginals, game.shape):
+        np.testing.assert_array_equal(m, np.full(k, 1.0 / k))
+    # softmax(lam * u) deviates from uniform by at most lam * range(u) / k to first order
+    lam = 1e-4
+    eq = qre(game, rationality=lam)
+    for m, k in zip(eq.marginals, game.shape):
+        assert np.abs(m - 1.0 / k).max() <= lam * np.ptp(game.payoffs)
+
+
+@pytest.mark.parametrize("lam", [1.0, 10.0, 100.0, 1000.0])
+def test_qre_matching_pennies_stays_uniform(lam):
+    eq = qre(catalog.matching_pennies(), rationality=lam)
+    assert eq.converged
+    for m in eq.marginals:
+        np.testing.assert_allclose(m, [0.5, 0.5], atol=1e-12)
+
+
+def test_qre_approaches_nash_as_lambda_grows():
+    # Prisoner's dilemma: defection dominates by 1 whatever the opponent does, so the
+    # QRE puts exactly 1 / (1 + e^lam) on cooperation, and NashConv = 2 / (1 + e^lam).
+    game = catalog.prisoners_dilemma()
+    for lam in [0.5, 2.0, 8.0, 30.0]:
+        eq = qre(game, rationality=lam)
+        coop = 1.0 / (1.0 + np.exp(lam))
+        np.testing.assert_allclose(eq.marginals[0], [coop, 1 - coop], atol=1e-12)
+        assert eq.gap == pytest.approx(2 * coop, abs=1e-12)
+
+
+def test_qre_temperature_is_inverse_rationality_and_options_are_checked():
+    game = catalog.random_game((3, 3), rng=2)
+    a = qre(game, temperature=0.25)
+    b = qre(game, rationality=4.0)
+    for x, y in zip(a.marginals, b.marginals):
+        np.testing.assert_allclose(x, y, atol=1e-12)
+    with pytest.raises(ValueError, match="not both"):
+        qre(game, rationality=1.0, temperature=1.0)
+    with pytest.raises(ValueError, match="rationality"):
+        qre(game, rationality=-1.0)
+    with pytest.raises(ValueError, match="temperature"):
+        qre(game, temperature=0.0)
+
+
+@settings(max_examples=10)
+@given(shape=_shapes(2, 3), seed=st.integers(0, 2**31 - 1), lam=st.floats(0.0, 20.0))
+def test_qre_is_a_fixed_point_or_says_so(shape, seed, lam):
+    game = catalog.random_game(shape, rng=seed)
+    eq = qre(game, rationality=lam)
+    _assert_valid(eq, game)
+    residual = qre_residual(game, eq.marginals, lam)
+    assert eq.info["converged"] == (residual <= eq.info["tol"])
+    if eq.converged:
+        for m, r in zip(eq.marginals, logit_response(game, eq.marginals, lam)):
+            np.testing.assert_allclose(m, r, atol=1e-9)
+    assert eq.gap == pytest.approx(nash_conv(game, eq.marginals), abs=1e-12)

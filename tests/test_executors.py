@@ -1,0 +1,107 @@
+"""Executors: serial and process-pool engines give identical, ordered, seeded results."""
+
+import numpy as np
+import pytest
+
+from games.executors import (
+    ProcessPoolExecutor,
+    SerialExecutor,
+    TaskError,
+    make_executor,
+    spawn_generators,
+)
+
+
+def _square(x):
+    return x * x
+
+
+def _noisy_sum(task, rng):
+    """A seeded task: the mean of ``task`` normal draws."""
+    return float(rng.normal(size=task).sum())
+
+
+def _fail_on_three(x):
+    if x == 3:
+        raise ValueError("three is not allowed")
+    return x
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with ProcessPoolExecutor(workers=2) as ex:
+        yield ex
+
+
+def test_serial_preserves_order():
+    assert SerialExecutor().map(_square, range(7)) == [x * x for x in range(7)]
+
+
+def test_pool_preserves_order_with_small_chunks(pool):
+    assert pool.map(_square, list(range(23)), chunksize=2) == [x * x for x in range(23)]
+
+
+def test_seeded_results_identical_across_engines_chunks_and_workers(pool):
+    tasks = [5, 1, 7, 3, 2, 9, 4]
+    serial = SerialExecutor().map(_noisy_sum, tasks, seed=11)
+    assert pool.map(_noisy_sum, tasks, seed=11) == serial
+    assert pool.map(_noisy_sum, tasks, seed=11, chunksize=3) == serial
+    assert SerialExecutor(chunksize=1).map(_noisy_sum, tasks, seed=11) == serial
+    # the streams are those of SeedSequence(seed).spawn(n)
+    expected = [float(g.normal(size=t).sum()) for g, t in zip(spawn_generators(11, len(tasks)), tasks)]
+    assert serial == expected
+    assert SerialExecutor().map(_noisy_sum, tasks, seed=12) != serial
+
+
+@pytest.mark.parametrize("engine", ["serial", "pool"])
+def test_exceptions_propagate_with_task_index(engine, pool):
+    ex = SerialExecutor() if engine == "serial" else pool
+    with pytest.raises(TaskError, match=r"task 3 \(3\) failed with ValueError: three is not allowed") as info:
+        ex.map(_fail_on_three, [0, 1, 2, 3, 4], chunksize=2)
+    assert info.value.index == 3
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_pool_is_reusable_after_error(pool):
+    with pytest.raises(TaskError):
+        pool.map(_fail_on_three, [3])
+    assert pool.map(_square, [4]) == [16]
+
+
+def test_empty_tasks():
+    assert SerialExecutor().map(_square, []) == []
+
+
+def test_make_executor_specs():
+    assert isinstance(make_executor(None), SerialExecutor)
+    assert isinstance(make_executor("serial"), SerialExecutor)
+    assert isinstance(make_executor(1), SerialExecutor)
+    ex = make_executor(3)
+    assert isinstance(ex, ProcessPoolExecutor) and ex.workers == 3
+    assert isinstance(make_executor("process"), ProcessPoolExecutor)
+    same = SerialExecutor()
+    assert make_executor(same) is same
+
+
+@pytest.mark.parametrize("bad", ["threads", 0, -2, 2.5])
+def test_make_executor_rejects_bad_specs(bad):
+    with pytest.raises(ValueError, match="executor"):
+        make_executor(bad)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="workers"):
+        ProcessPoolExecutor(workers=0)
+    with pytest.raises(ValueError, match="chunksize"):
+        SerialExecutor(chunksize=0)
+    with pytest.raises(TypeError, match="fn must be callable"):
+        SerialExecutor().map(3, [1])
+
+
+def test_progress_bar_does_not_change_results():
+    assert SerialExecutor(progress=True).map(_square, [1, 2]) == [1, 4]
+
+
+def test_spawn_generators_independent_streams():
+    a, b = spawn_generators(0, 2)
+    assert not np.array_equal(a.random(5), b.random(5))

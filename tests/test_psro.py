@@ -1,0 +1,191 @@
+"""The PSRO loop on Kuhn and Leduc poker, checked against OpenSpiel's exploitability and expected returns."""
+
+import itertools
+
+import numpy as np
+import pyspiel
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from games import NormalFormGame
+from psro import PSRO
+from psro.loop import HISTORY_COLUMNS, new_profile_blocks
+from psro.meta_solvers import get_meta_solver, known_names
+from psro.metrics import meta_strategy_nash_conv
+from psro.policies import to_openspiel_dict
+from psro.warm_start_lp import WarmStartZeroSumLP
+from solvers import nash_conv
+from solvers.zero_sum import solve_zero_sum
+
+
+def openspiel_nash_conv(solver: PSRO) -> float:
+    """pyspiel.nash_conv of the aggregated meta-strategy policies (an independent C++ computation)."""
+    table = {}
+    for p, pol in enumerate(solver.aggregate_policies()):
+        table.update(to_openspiel_dict(pol, solver.tree.infostates[p]))
+    return pyspiel.nash_conv(solver.game, pyspiel.TabularPolicy(table))
+
+
+def test_kuhn_reaches_nash_conv_1e_6():
+    history = PSRO("kuhn_poker", meta_solver="nash", progress=False).run(iterations=50, target_gap=1e-6)
+    assert history["gap"].iloc[-1] <= 1e-6
+    assert len(history) < 50   # it stopped on the gap, not on the iteration cap
+    # at the end the aggregate is a Nash equilibrium of Kuhn poker: player 0's value is -1/18
+    solver = PSRO("kuhn_poker", progress=False)
+    solver.run(target_gap=1e-6, iterations=50)
+    assert solver.meta_strategy.values[0] == pytest.approx(-1 / 18, abs=1e-6)
+
+
+def test_nash_conv_metric_matches_openspiel_every_iteration():
+    solver = PSRO("kuhn_poker", progress=False)
+    for _ in range(6):
+        history = solver.run(iterations=1)
+        reference = openspiel_nash_conv(solver)
+        assert history["gap"].iloc[-1] == pytest.approx(reference, abs=1e-12)
+        assert history["gap"].iloc[-1] == pytest.approx(
+            meta_strategy_nash_conv(solver.tree, solver.populations, solver.meta_strategy.marginals), abs=1e-12)
+
+
+def test_leduc_metric_and_meta_game_match_openspiel():
+    solver = PSRO("leduc_poker", progress=False)
+    history = solver.run(iterations=4)
+    assert history["gap"].iloc[-1] == pytest.approx(openspiel_nash_conv(solver), abs=1e-10)
+    # a few meta-game entries against pyspiel.expected_returns
+    root = solver.game.new_initial_state()
+    mean = solver.meta_game.mean()
+    for i, j in [(0, 0), (4, 1), (2, 3)]:
+        pops, infos = solver.populations, solver.tree.infostates
+        profile = [pyspiel.TabularPolicy(to_openspiel_dict(pops[p].policies[k], infos[p])) for p, k in enumerate((i, j))]
+        assert np.abs(mean[:, i, j] - pyspiel.expected_returns(root, profile, -1, True)).max() <= 1e-12
+
+
+def test_only_new_profiles_are_evaluated():
+    solver = PSRO("kuhn_poker", progress=False)
+    seen = []
+    evaluate = solver.evaluator.evaluate
+
+    def counting(populations, index):
+        seen.extend(itertools.product(*index))
+        return evaluate(populations, index)
+
+    solver.evaluator.evaluate = counting
+    history = solver.run(iterations=5, target_gap=0.0)
+    sizes = history["population_0"] * history["population_1"]
+    assert history["evaluations"].tolist() == sizes.tolist()
+    assert len(seen) == len(set(seen)) == sizes.iloc[-1]   # every profile once, never twice
+    assert solver.meta_game.is_complete() and solver.meta_game.exact.all()
+
+
+def test_history_has_the_documented_columns():
+    history = PSRO("kuhn_poker", progress=False).run(iterations=2)
+    expected = ["iteration", "gap", "population_0", "population_1", *HISTORY_COLUMNS[2:]]
+    assert list(history.columns) == expected
+    assert history["iteration"].tolist() == [0, 1, 2]
+    assert (history[[c for c in expected if c.startswith("time_")]] >= 0).all().all()
+    assert history["wall_time"].is_monotonic_increasing
+    # row 0 is the uniform profile, whose NashConv in Kuhn is 11/12 (0.5 - 1/8 + 5/12 + 1/8)
+    assert history["gap"].iloc[0] == pytest.approx(11 / 12, abs=1e-14)
+
+
+def test_run_continues_and_stopping_rules():
+    solver = PSRO("kuhn_poker", progress=False)
+    solver.run(iterations=2)
+    history = solver.run(iterations=3)
+    assert history["iteration"].tolist() == list(range(6))
+    assert len(PSRO("kuhn_poker", progress=False).run(time_limit=0)) == 1
+    with pytest.raises(ValueError, match="stopping rule"):
+        solver.run()
+    with pytest.raises(ValueError, match="iterations"):
+        solver.run(iterations=-1)
+
+
+def test_provenance_is_recorded():
+    solver = PSRO("kuhn_poker", progress=False)
+    solver.run(iterations=2)
+    table = solver.populations[1].provenance_table()
+    assert table["iteration"].tolist() == [0, 1, 2]
+    assert table["oracle"].tolist() == ["initial", "exact", "exact"]
+    assert table["meta_solver"].tolist() == ["", "nash", "nash"]
+    assert np.isnan(table["value"].iloc[0]) and np.isfinite(table["value"].iloc[1:]).all()
+
+
+def test_openspiel_backends_give_the_same_first_gaps_and_converge():
+    ours = PSRO("kuhn_poker", progress=False).run(iterations=1)
+    theirs = PSRO("kuhn_poker", oracle="openspiel", evaluator="openspiel", progress=False).run(
+        iterations=30, target_gap=1e-6)
+    assert theirs["gap"].iloc[0] == pytest.approx(ours["gap"].iloc[0], abs=1e-14)
+    assert theirs["gap"].iloc[-1] <= 1e-6
+
+
+def test_three_player_kuhn_with_uniform_meta_solver():
+    solver = PSRO("kuhn_poker(players=3)", meta_solver="uniform", progress=False)
+    history = solver.run(iterations=3)
+    assert history["evaluations"].iloc[-1] == 4 ** 3
+    assert history["gap"].iloc[-1] == pytest.approx(openspiel_nash_conv(solver), abs=1e-12)
+
+
+def test_bad_input_raises_at_construction():
+    with pytest.raises(ValueError, match="unknown meta_solver 'nahs'"):
+        PSRO("kuhn_poker", meta_solver="nahs")
+    with pytest.raises(ValueError, match=r"game: unknown OpenSpiel game 'kuhn_pokr'.*'kuhn_poker'"):
+        PSRO("kuhn_pokr")
+    with pytest.raises(ValueError, match="meta_solver='nash'.*3 players"):
+        PSRO("kuhn_poker(players=3)", meta_solver="nash")
+    with pytest.raises(ValueError, match="oracle"):
+        PSRO("kuhn_poker", oracle="ppo")
+    with pytest.raises(ValueError, match="evaluator"):
+        PSRO("kuhn_poker", evaluator="sampled")
+    with pytest.raises(TypeError, match="seed"):
+        PSRO("kuhn_poker", seed="0")
+
+
+def test_meta_solver_registry():
+    assert {"nash", "uniform", "nash_zero_sum"} <= set(known_names())
+    assert get_meta_solver("nash").method == "nash_zero_sum"
+    with pytest.raises(ValueError, match="Known meta-solvers: .*nash"):
+        get_meta_solver("not_a_solver")
+
+
+# ------------------------------------------------------- the warm-started LP
+@settings(max_examples=15)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(2, 6))
+def test_warm_started_lp_matches_the_cold_lp_on_growing_games(seed, steps):
+    rng = np.random.default_rng(seed)
+    full = rng.integers(-3, 4, size=(2 + 3 * steps, 2 + 3 * steps)).astype(float)
+    lp = WarmStartZeroSumLP()
+    k1 = k2 = 2
+    for step in range(steps):
+        a = full[:k1, :k2]
+        sol = lp.solve(a)
+        assert sol.warm == (step > 0)
+        _, _, value = solve_zero_sum(a)
+        assert sol.value == pytest.approx(value, abs=1e-9)   # the value of a zero-sum game is unique
+        game = NormalFormGame(np.stack([a, -a]))
+        assert nash_conv(game, [sol.x, sol.y]) <= 1e-9
+        k1 += int(rng.integers(0, 3))
+        k2 += int(rng.integers(1, 3))
+
+
+def test_warm_started_lp_rebuilds_when_old_entries_change():
+    lp = WarmStartZeroSumLP()
+    lp.solve(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    sol = lp.solve(np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 1.0]]))
+    assert not sol.warm
+    # column 2 is dominated for the column player; the value of [[2, 0], [0, 1]] is 2/3
+    assert sol.value == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_nash_and_cold_nash_zero_sum_both_converge_on_kuhn():
+    for name in ("nash", "nash_zero_sum"):
+        history = PSRO("kuhn_poker", meta_solver=name, progress=False).run(iterations=40, target_gap=1e-6)
+        assert history["gap"].iloc[-1] <= 1e-6, name
+
+
+@given(sizes=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=3))
+def test_new_profile_blocks_cover_each_new_profile_once(sizes):
+    old = [o for o, _ in sizes]
+    new = [o + d for o, d in sizes]
+    covered = [p for block in new_profile_blocks(old, new) for p in itertools.product(*block)]
+    expected = [p for p in itertools.product(*map(range, new)) if any(i >= o for i, o in zip(p, old))]
+    assert sorted(covered) == sorted(expected) and len(covered) == len(set(covered))
