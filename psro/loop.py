@@ -1,17 +1,31 @@
-"""Policy-Space Response Oracles on an OpenSpiel game, read top to bottom.
+"""Policy-Space Response Oracles (PSRO) and Joint PSRO (JPSRO) on an OpenSpiel game, read top to bottom.
 
-Each iteration:
+The meta-solver decides the algorithm: a product meta-solver (Nash, alpha-Rank,
+PRD, uniform, RAE, ...) gives PSRO; a correlated one (``mgcce``, ``mgce``, ...)
+gives JPSRO with CCE or CE targets. Any number of players, any general-sum game
+whose tree fits in memory (see :func:`psro.game_tree.build_game_tree`).
 
-1. **oracle**: every player best-responds to the others' meta-strategy mixtures
-   (aggregated into one behaviour policy each); the responses join the populations;
-2. **evaluation**: the meta-game grows and only the new profiles are evaluated, exactly;
-3. **meta-solve**: the meta-solver gives each player a mixture over its population;
-4. **metric**: the best responses to *these* mixtures are computed right away
-   (they are the next iteration's oracle outputs) and give the NashConv of the
-   meta-strategy in the full game: ``sum_p (BR value_p - meta-game value_p)``.
+Each call of :meth:`PSRO._step` (iteration ``t``):
 
-Row 0 of the history is the initial population (one uniform policy per
-player); row ``t`` is the state after ``t`` iterations.
+1. **add**: the best responses found at the end of step ``t - 1`` join the
+   populations (``br_selection`` picks among several per player under CE-JPSRO);
+   at ``t = 0`` the initial population is one uniform policy per player;
+2. **evaluate**: the meta-game grows and only the new joint profiles are
+   evaluated (hook :attr:`PSRO.on_evaluation_batch` runs after each block);
+3. **meta-solve**: ``meta_solver`` solves the meta-game (and ``eval_meta_solver``,
+   when it differs, for the reported gap);
+4. **targets**: the solution becomes best-response targets
+   (:func:`psro.best_response.meta_targets`): the others' product mixture for
+   PSRO, the conditional joint for CCE-JPSRO, one conditional per recommended
+   policy for CE-JPSRO;
+5. **oracles**: every player best-responds to its targets; the responses of
+   the players chosen by ``update_players`` wait to join at step ``t + 1``;
+6. **measure**: the same best-response values give the gap of the meta-strategy
+   in the full game (NashConv, CCE gap or CE gap, :mod:`psro.metrics`).
+
+:meth:`PSRO.run` then records the row, calls the callback and writes the
+checkpoint (:mod:`psro.checkpoint`). Row 0 of the history is the initial
+population; row ``t`` the state after ``t`` iterations.
 """
 
 from __future__ import annotations
@@ -26,22 +40,26 @@ import pandas as pd
 
 import games
 from games.empirical import EmpiricalGame
-from psro.best_response import ORACLES, make_oracle
+from psro.best_response import ORACLES, BestResponse, make_oracle, meta_targets
 from psro.evaluation import EVALUATORS, make_evaluator
 from psro.game_tree import build_game_tree
 from psro.meta_solvers import get_meta_solver
-from psro.policies import behaviour_from_plan, uniform_policy
+from psro.metrics import gap_from_responses
+from psro.policies import uniform_policy
 from psro.population import Population, Provenance
 
-__all__ = ["PSRO", "HISTORY_COLUMNS", "PHASES", "new_profile_blocks"]
+__all__ = ["PSRO", "HISTORY_COLUMNS", "PHASES", "UPDATE_PLAYERS", "BR_SELECTIONS", "new_profile_blocks"]
 
 logger = logging.getLogger(__name__)
 
 PHASES = ("meta_solve", "oracle", "evaluation", "metric")
+UPDATE_PLAYERS = ("all", "cycle", "random")
+BR_SELECTIONS = ("all", "novel", "largest_gap")
 
 HISTORY_COLUMNS = (
     "iteration",        # 0 for the initial population
-    "gap",              # NashConv of the meta-strategy in the full game
+    "gap",              # the eval meta-strategy's gap in the full game: NashConv (PSRO), CCE or CE gap (JPSRO)
+    "train_gap",        # the same measure for the training meta-strategy (equal to gap when the solvers agree)
     # "population_<p>"  # population size of each player (inserted per player)
     "time_meta_solve",  # seconds in each phase during this iteration
     "time_oracle",
@@ -60,28 +78,52 @@ def _constant_sum(game) -> bool:
 
 
 class PSRO:
-    """PSRO with exact best responses and exact meta-game payoffs.
+    """PSRO and JPSRO with exact best responses and exact meta-game payoffs.
 
     Parameters
     ----------
     game : str or pyspiel.Game
-        An OpenSpiel game or its string (``"kuhn_poker"``), loaded with :func:`games.load`.
+        An OpenSpiel game or its string (``"kuhn_poker(players=3)"``), loaded with :func:`games.load`.
     meta_solver : str
-        A name from :func:`psro.meta_solvers.known_names` (``"nash"``, ``"uniform"``, ...).
+        A name from :func:`psro.meta_solvers.known_names`. Product solvers
+        (``"nash"``, ``"alpharank"``, ``"prd"``, ``"uniform"``, ``"rae"``, ...)
+        run PSRO; correlated ones (``"mgcce"``, ``"mgce"``, ...) run JPSRO.
     oracle : {"exact", "openspiel"}
-        Sequence-form best response in numpy, or pyspiel's ``TabularBestResponse``.
+        Sequence-form best response in numpy, or pyspiel's ``TabularBestResponse`` / ``cce_dist``.
     evaluator : {"sequence_form", "openspiel"}
         How new meta-game profiles are evaluated (both exact).
     seed : int
-        Seeds ``self.rng`` (the exact oracles are deterministic; learned ones will draw from it).
+        Seeds ``self.rng`` (``update_players="random"``; learned oracles draw from it too).
     progress : bool
-        Show a ``tqdm`` progress bar in :meth:`run`.
+        Show a ``tqdm`` progress bar with the current gap in :meth:`run`.
+    eval_meta_solver : str, optional
+        The meta-solver whose solution the reported ``gap`` measures (default:
+        ``meta_solver``). It must be of the same kind (product, CCE or CE).
+    update_players : {"all", "cycle", "random"}
+        Whose best responses join each iteration: everyone, players in turn,
+        or one player drawn from ``rng``.
+    br_selection : {"all", "novel", "largest_gap"}
+        Which best responses join when a player has several (CE-JPSRO: one per
+        recommendation): all (identical ones once), only those not already in
+        the population (compared exactly), or the novel one with the largest
+        mass-weighted deviation incentive.
+    meta_solver_options : dict, optional
+        Keyword options for the meta-solver (e.g. ``{"alpha": 10.0}`` for ``"alpharank"``).
+    checkpoint_dir : str or Path, optional
+        Write a checkpoint there after every iteration (see :mod:`psro.checkpoint`).
+
+    Attributes
+    ----------
+    on_evaluation_batch : list of callable
+        Hooks called as ``hook(solver, index)`` after each block of new profiles
+        (``index``: one ``range`` per player) is stored in ``meta_game``; an
+        evaluator that works in batches may checkpoint from here.
 
     Raises
     ------
     ValueError
-        For an unknown game (with suggestions), meta-solver, oracle or
-        evaluator, or a meta-solver that does not fit the game (e.g. the
+        For an unknown game (with suggestions), meta-solver, oracle, evaluator
+        or option, or a meta-solver that does not fit the game (e.g. the
         zero-sum Nash LP on a three-player game).
 
     Examples
@@ -91,24 +133,55 @@ class PSRO:
     [[0, 1, 1, 1], [1, 2, 2, 4], [2, 3, 3, 9], [3, 4, 4, 16]]
     >>> round(float(history["gap"].iloc[0]), 6)   # the uniform policy's NashConv
     0.916667
+    >>> jpsro = PSRO("kuhn_poker(players=3)", meta_solver="mgcce", progress=False)
+    >>> jpsro.kind, bool(jpsro.run(iterations=2)["gap"].iloc[-1] >= 0)
+    ('cce', True)
     """
 
     def __init__(self, game, meta_solver: str = "nash", oracle: str = "exact",
-                 evaluator: str = "sequence_form", seed: int = 0, progress: bool = True):
+                 evaluator: str = "sequence_form", seed: int = 0, progress: bool = True,
+                 eval_meta_solver: str | None = None, update_players: str = "all", br_selection: str = "all",
+                 meta_solver_options: dict | None = None, checkpoint_dir=None):
         try:
             self.game = games.load(game)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"game: {exc}") from None
-        self.meta_solver = get_meta_solver(meta_solver)
-        self.meta_solver.check_fits(self.game.num_players(), _constant_sum(self.game))
+        n, constant_sum = self.game.num_players(), _constant_sum(self.game)
+        options = dict(meta_solver_options or {})
+        self.meta_solver = get_meta_solver(meta_solver, **options)
+        self.meta_solver.check_fits(n, constant_sum)
+        if eval_meta_solver is None or eval_meta_solver == meta_solver:
+            self.eval_meta_solver = self.meta_solver
+        else:
+            try:
+                self.eval_meta_solver = get_meta_solver(eval_meta_solver)
+                self.eval_meta_solver.check_fits(n, constant_sum)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"eval_meta_solver: {exc}") from None
+            if self.eval_meta_solver.kind != self.meta_solver.kind:
+                raise ValueError(
+                    f"eval_meta_solver={eval_meta_solver!r} gives a {self.eval_meta_solver.kind} solution but "
+                    f"meta_solver={meta_solver!r} a {self.meta_solver.kind} one; choose two of the same kind.")
         if oracle not in ORACLES:
             raise ValueError(f"oracle must be one of {list(ORACLES)}; got {oracle!r}.")
         if evaluator not in EVALUATORS:
             raise ValueError(f"evaluator must be one of {sorted(EVALUATORS)}; got {evaluator!r}.")
+        if update_players not in UPDATE_PLAYERS:
+            raise ValueError(f"update_players must be one of {list(UPDATE_PLAYERS)}; got {update_players!r}.")
+        if br_selection not in BR_SELECTIONS:
+            raise ValueError(f"br_selection must be one of {list(BR_SELECTIONS)}; got {br_selection!r}.")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"seed must be an int; got {seed!r}.")
+        self.kind = self.meta_solver.kind   # "product" (PSRO), "cce" or "ce" (JPSRO)
         self.oracle_name, self.evaluator_name, self.seed, self.progress = oracle, evaluator, int(seed), progress
+        self.update_players, self.br_selection = update_players, br_selection
+        self.options = dict(game=str(self.game), meta_solver=meta_solver, oracle=oracle, evaluator=evaluator,
+                            seed=int(seed), eval_meta_solver=self.eval_meta_solver.name,
+                            update_players=update_players, br_selection=br_selection,
+                            meta_solver_options=options)
+        self.checkpoint_dir = checkpoint_dir
         self.rng = np.random.default_rng(seed)
+        self.on_evaluation_batch: list = []
 
         start = time.perf_counter()
         self.tree = build_game_tree(self.game)
@@ -116,18 +189,22 @@ class PSRO:
         self.evaluator = make_evaluator(evaluator, self.tree)
         self.setup_time = time.perf_counter() - start
 
-        n = self.tree.num_players
         self.populations = [Population(info) for info in self.tree.infostates]
         self.meta_game = EmpiricalGame((0,) * n)
-        self.meta_strategy = None   # solvers.Equilibrium of the latest meta-game
-        self.gap = math.nan
-        self.iteration = -1          # becomes 0 once the initial population is evaluated
+        self.meta_strategy = None       # solvers.Equilibrium of the latest meta-game (training meta-solver)
+        self.eval_meta_strategy = None  # the same for eval_meta_solver
+        self.gap = self.train_gap = math.nan
+        self.iteration = -1             # becomes 0 once the initial population is evaluated
         self.evaluations = 0
-        self._responses = [uniform_policy(info) for info in self.tree.infostates]
-        self._response_values = [math.nan] * n
+        # best responses waiting to join at the next step: per player a list of (policy, value)
+        self._pending = [[(uniform_policy(info), math.nan)] for info in self.tree.infostates]
         self._rows: list = []
         self._wall = 0.0
         self._cpu = 0.0
+
+    @property
+    def is_jpsro(self) -> bool:
+        return self.kind != "product"
 
     # ----------------------------------------------------------------- running
     def run(self, iterations: int | None = None, target_gap: float | None = None,
@@ -142,13 +219,13 @@ class PSRO:
         iterations : int, optional
             Iterations to run in this call (the initial evaluation is not one).
         target_gap : float, optional
-            Stop once the NashConv is at most this.
+            Stop once the gap is at most this.
         time_limit : float, optional
             Stop once this call has run this many wall-clock seconds.
         progress : bool, optional
             Override the constructor's ``progress``.
         callback : callable, optional
-            Called with each new history row (a dict).
+            Called with each new history row (a dict), before the checkpoint is written.
 
         Examples
         --------
@@ -167,13 +244,13 @@ class PSRO:
         from tqdm.auto import tqdm
 
         show = self.progress if progress is None else progress
-        bar = tqdm(total=iterations, disable=not show, desc="PSRO", unit="it")
+        bar = tqdm(total=iterations, disable=not show, desc="JPSRO" if self.is_jpsro else "PSRO", unit="it")
         wall0, cpu0 = time.perf_counter() - self._wall, time.process_time() - self._cpu
         started = time.perf_counter()
         done = 0
         try:
             if self.iteration < 0:
-                self._record(self._step(), wall0, cpu0, callback)
+                self._finish_iteration(self._step(), wall0, cpu0, callback)
             while True:
                 if target_gap is not None and self.gap <= target_gap:
                     break
@@ -181,7 +258,7 @@ class PSRO:
                     break
                 if time_limit is not None and time.perf_counter() - started >= time_limit:
                     break
-                self._record(self._step(), wall0, cpu0, callback)
+                self._finish_iteration(self._step(), wall0, cpu0, callback)
                 done += 1
                 bar.update(1)
                 bar.set_postfix(gap=f"{self.gap:.3g}", refresh=False)
@@ -190,57 +267,98 @@ class PSRO:
         return self.history
 
     def _step(self) -> dict:
-        """One iteration: add the pending responses, evaluate, meta-solve, respond. Returns phase times."""
+        """One iteration (steps 1-6 of the module docstring). Returns the seconds spent in each phase."""
         times = dict.fromkeys(PHASES, 0.0)
         self.iteration += 1
         t = self.iteration
 
-        # 1. the responses computed at the end of the last step join the populations (oracle time)
+        # 1. the best responses of the last step join the populations (oracle time)
         start = time.perf_counter()
         old = [len(pop) for pop in self.populations]
-        for pop, policy, value in zip(self.populations, self._responses, self._response_values):
-            if t == 0:
-                source = Provenance(t, "initial")
-            else:
-                source = Provenance(t, self.oracle_name, self.meta_solver.name, value)
-            pop.add(policy, source)
+        for pop, pending in zip(self.populations, self._pending):
+            for policy, value in pending:
+                source = (Provenance(t, "initial") if t == 0
+                          else Provenance(t, self.oracle_name, self.meta_solver.name, value))
+                pop.add(policy, source)
+        self._pending = [[] for _ in self.populations]
         new = [len(pop) for pop in self.populations]
         times["oracle"] = time.perf_counter() - start
 
         # 2. the meta-game grows and only the new profiles are evaluated
         start = time.perf_counter()
         for p in range(len(new)):
-            self.meta_game.grow(p)
+            if new[p] > old[p]:
+                self.meta_game.grow(p, new[p] - old[p])
         for index in new_profile_blocks(old, new):
             _set_exact_block(self.meta_game, index, self.evaluator.evaluate(self.populations, index))
             self.evaluations += math.prod(len(ix) for ix in index)
+            for hook in self.on_evaluation_batch:
+                hook(self, index)
         times["evaluation"] = time.perf_counter() - start
 
-        # 3. meta-solve
+        # 3. meta-solve (training, and evaluation when it differs)
         start = time.perf_counter()
-        self.meta_strategy = self.meta_solver(self.meta_game.mean_game())
+        meta_game = self.meta_game.mean_game()
+        self.meta_strategy = self.meta_solver(meta_game)
+        separate_eval = self.eval_meta_solver is not self.meta_solver
+        self.eval_meta_strategy = self.eval_meta_solver(meta_game) if separate_eval else self.meta_strategy
         times["meta_solve"] = time.perf_counter() - start
 
-        # 4. best responses to the meta-strategy: next step's new policies, and this step's metric
+        # 4-5. targets and best responses for every player (all are needed for the gap)
         start = time.perf_counter()
-        plans = [np.asarray(w) @ pop.plans for w, pop in zip(self.meta_strategy.marginals, self.populations)]
-        policies = None
-        if self.oracle_name == "openspiel":
-            policies = [behaviour_from_plan(x, pop.infostates) for x, pop in zip(plans, self.populations)]
-        responses = [self.oracle(p, plans, policies) for p in range(len(plans))]
+        n = len(self.populations)
+        targets = [meta_targets(self.meta_strategy, self.kind, self.populations, meta_game.payoffs, p)
+                   for p in range(n)]
+        responses = [[self.oracle(p, target) for target in targets[p]] for p in range(n)]
+        for p in self._players_to_update(t):
+            self._pending[p] = self._select(p, targets[p], responses[p])
         times["oracle"] += time.perf_counter() - start
 
+        # 6. measure: the gap of the meta-strategy in the full game
         start = time.perf_counter()
-        self._responses = [br.policy for br in responses]
-        self._response_values = [br.value for br in responses]
-        self.gap = float(sum(self._response_values) - np.sum(self.meta_strategy.values))
+        self.train_gap = gap_from_responses(self.kind, targets, responses)
+        if separate_eval:
+            eval_targets = [meta_targets(self.eval_meta_strategy, self.kind, self.populations, meta_game.payoffs, p)
+                            for p in range(n)]
+            eval_responses = [[self.oracle(p, target) for target in eval_targets[p]] for p in range(n)]
+            self.gap = gap_from_responses(self.kind, eval_targets, eval_responses)
+        else:
+            self.gap = self.train_gap
         times["metric"] = time.perf_counter() - start
         return times
 
-    def _record(self, times: dict, wall0: float, cpu0: float, callback) -> None:
+    def _players_to_update(self, t: int) -> list:
+        """The players whose new best responses join at the next step (``update_players``)."""
+        n = len(self.populations)
+        if self.update_players == "cycle":
+            return [t % n]
+        if self.update_players == "random":
+            return [int(self.rng.integers(n))]
+        return list(range(n))
+
+    def _select(self, player: int, targets: list, responses: list) -> list:
+        """The ``(policy, value)`` pairs of ``player`` that join the population (``br_selection``)."""
+        pop = self.populations[player]
+        chosen, seen = [], []
+        for target, br in zip(targets, responses):
+            duplicate = any(np.array_equal(br.policy, other) for other in seen)
+            if duplicate:
+                continue
+            seen.append(br.policy)
+            known = bool(np.any(np.all(pop.policies == br.policy, axis=(1, 2))))
+            if self.br_selection != "all" and known:
+                continue
+            gain = target.mass * max(br.value - target.on_policy_value, 0.0)
+            chosen.append((br, gain))
+        if self.br_selection == "largest_gap" and chosen:
+            chosen = [max(chosen, key=lambda pair: pair[1])]   # the first one among equals
+        return [(br.policy, br.value) for br, _ in chosen]
+
+    def _finish_iteration(self, times: dict, wall0: float, cpu0: float, callback) -> None:
+        """Record the history row, call the callback, write the checkpoint."""
         self._wall = time.perf_counter() - wall0
         self._cpu = time.process_time() - cpu0
-        row = {"iteration": self.iteration, "gap": self.gap}
+        row = {"iteration": self.iteration, "gap": self.gap, "train_gap": self.train_gap}
         row.update({f"population_{p}": len(pop) for p, pop in enumerate(self.populations)})
         row.update({f"time_{k}": v for k, v in times.items()})
         row.update(wall_time=self._wall, cpu_time=self._cpu, evaluations=self.evaluations)
@@ -249,20 +367,47 @@ class PSRO:
                     [len(p) for p in self.populations], self._wall)
         if callback is not None:
             callback(row)
+        if self.checkpoint_dir is not None:
+            from psro.checkpoint import save_checkpoint
+
+            save_checkpoint(self.checkpoint_dir, self)
 
     # ----------------------------------------------------------------- results
     @property
     def history(self) -> pd.DataFrame:
         """One row per iteration; see :data:`HISTORY_COLUMNS` (plus ``population_<p>`` per player)."""
         n = self.tree.num_players
-        columns = ["iteration", "gap", *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[2:]]
+        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:]]
         return pd.DataFrame(self._rows, columns=columns)
 
+    @property
+    def pending_responses(self) -> list:
+        """Per player, the ``(policy, value)`` best responses that join at the next step."""
+        return [list(p) for p in self._pending]
+
     def aggregate_policies(self) -> list:
-        """Each player's population mixed with its current meta-strategy, as one behaviour policy ``(I, A)``."""
+        """Each player's population mixed with its current meta-strategy marginal, as one behaviour policy ``(I, A)``."""
         if self.meta_strategy is None:
             raise ValueError("run() has not evaluated any population yet; call run() first.")
         return [pop.aggregate(w) for pop, w in zip(self.populations, self.meta_strategy.marginals)]
+
+    @classmethod
+    def resume(cls, checkpoint_dir, progress: bool = True) -> "PSRO":
+        """Rebuild a solver from the checkpoint in ``checkpoint_dir``; :meth:`run` continues it.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> a = PSRO("kuhn_poker", progress=False, checkpoint_dir=out)
+        >>> _ = a.run(iterations=2)
+        >>> b = PSRO.resume(out, progress=False)
+        >>> b.iteration, [len(p) for p in b.populations]
+        (2, [3, 3])
+        """
+        from psro.checkpoint import load_checkpoint, restore
+
+        return restore(load_checkpoint(checkpoint_dir), checkpoint_dir=checkpoint_dir, progress=progress)
 
 
 def new_profile_blocks(old_sizes, new_sizes) -> list:

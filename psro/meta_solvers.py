@@ -1,14 +1,24 @@
 """The meta-solver registry: names in a PSRO config mapped to solver-registry functions.
 
 A meta-solver takes the meta-game (a :class:`games.NormalFormGame`) and returns
-a :class:`solvers.Equilibrium`; Nash-style PSRO uses its ``marginals`` as the
-mixtures that the oracles respond to. Names are PSRO aliases (``"nash"``) or
-any method of :func:`solvers.methods` with a product concept.
+a :class:`solvers.Equilibrium`. Its ``kind`` decides the loop:
 
-``"nash"`` solves the same LP as ``"nash_zero_sum"`` but keeps the LP between
-iterations and warm-starts it (:mod:`psro.warm_start_lp`), since the meta-game
-only grows. Its answer is checked like any solver's: if its NashConv on the
-meta-game exceeds a round-off tolerance, the cold solve of the registry is used.
+* ``"product"`` (concepts nash, qre, rae, uniform, dynamics, alpharank):
+  Nash-style PSRO; each player responds to the product of the others'
+  ``marginals``;
+* ``"cce"`` / ``"ce"`` (the correlated family: ``ce``, ``cce``, ``mgce``,
+  ``mgcce``, ...): JPSRO; players respond to conditionals of the ``joint``.
+
+Names are any method of :func:`solvers.methods`, plus ``"alpharank"``
+(:func:`ranking.alpharank` on the meta-game as a multi-population chain, its
+stationary distribution over joint profiles marginalised per player).
+
+``"nash"`` is the registry's Nash dispatcher (general-sum and n-player
+meta-games), except on two-player constant-sum meta-games, where it keeps the
+zero-sum LP between iterations and warm-starts it (:mod:`psro.warm_start_lp`),
+since the meta-game only grows. The warm answer is checked like any solver's:
+if its NashConv on the meta-game exceeds a round-off tolerance, the cold solve
+of ``"nash_zero_sum"`` is used.
 """
 
 from __future__ import annotations
@@ -26,13 +36,11 @@ from solvers.registry import PRODUCT_CONCEPTS, method_info
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MetaSolver", "ALIASES", "WARM_STARTED", "known_names", "get_meta_solver"]
+__all__ = ["MetaSolver", "WARM_STARTED", "JOINT_KINDS", "known_names", "get_meta_solver"]
 
-ALIASES = {
-    "nash": "nash_zero_sum",  # two-player constant-sum meta-games; an n-player "nash" comes with the engine issue
-}
-
-WARM_STARTED = frozenset({"nash"})  # aliases whose LP is kept and warm-started across iterations
+WARM_STARTED = frozenset({"nash"})  # names whose 2-player constant-sum LP is kept and warm-started across iterations
+JOINT_KINDS = ("ce", "cce")         # meta-solver kinds that make the loop JPSRO
+ALPHARANK = "alpharank"
 
 
 @dataclass(frozen=True)
@@ -42,36 +50,50 @@ class MetaSolver:
     Attributes
     ----------
     name : str
-        The name used in configs (``"nash"``, ``"uniform"``, ...).
+        The name used in configs (``"nash"``, ``"mgcce"``, ``"alpharank"``, ...).
     method : str
-        The :func:`solvers.solve` method it calls.
+        The :func:`solvers.solve` method it calls (``"alpharank"`` for alpha-Rank).
+    kind : {"product", "ce", "cce"}
+        What the loop does with its answer: PSRO on the marginals, or JPSRO on the joint.
+    options : tuple of (str, value)
+        Keyword options passed to the solver.
 
     Examples
     --------
     >>> from games import catalog
     >>> get_meta_solver("nash")(catalog.matching_pennies()).marginals[0].tolist()
     [0.5, 0.5]
+    >>> get_meta_solver("mgcce").kind
+    'cce'
     """
 
     name: str
     method: str
+    kind: str = "product"
+    options: tuple = ()
     warm_lp: WarmStartZeroSumLP | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def is_joint(self) -> bool:
+        return self.kind in JOINT_KINDS
+
     def __call__(self, meta_game: NormalFormGame) -> Equilibrium:
-        if self.warm_lp is None or not meta_game.is_constant_sum():
-            return solve(meta_game, self.method)
+        if self.method == ALPHARANK:
+            return _alpharank_meta(meta_game, dict(self.options))
+        if self.warm_lp is None or meta_game.num_players != 2 or not meta_game.is_constant_sum():
+            return solve(meta_game, self.method, **dict(self.options))
         try:
             sol = self.warm_lp.solve(meta_game.payoffs[0])
         except RuntimeError as exc:
             logger.warning("warm-started LP failed (%s); solving from scratch", exc)
-            return solve(meta_game, self.method)
+            return solve(meta_game, "nash_zero_sum")
         eq = make_equilibrium(meta_game, marginals=[sol.x, sol.y], concept="nash", method=self.method,
                               info={"value": sol.value, "warm_start": sol.warm, "simplex_iterations": sol.iterations,
                                     "converged": True})
         scale = max(1.0, float(np.abs(meta_game.payoffs).max()))
         if eq.gap > 1e-9 * scale:
             logger.info("warm-started LP gave meta-game NashConv %.3g; solving from scratch", eq.gap)
-            return solve(meta_game, self.method)
+            return solve(meta_game, "nash_zero_sum")
         return eq
 
     def check_fits(self, num_players: int, constant_sum: bool) -> None:
@@ -79,11 +101,14 @@ class MetaSolver:
 
         Examples
         --------
-        >>> get_meta_solver("nash").check_fits(3, constant_sum=False)  # doctest: +ELLIPSIS
+        >>> get_meta_solver("nash_zero_sum").check_fits(3, constant_sum=False)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: meta_solver='nash' (solver 'nash_zero_sum') solves 2-player constant-sum meta-games; ...
+        ValueError: meta_solver='nash_zero_sum' (solver 'nash_zero_sum') solves 2-player constant-sum meta-games; ...
+        >>> get_meta_solver("nash").check_fits(3, constant_sum=False)   # the n-player dispatcher
         """
+        if self.method == ALPHARANK:
+            return
         spec = method_info(self.method)
         too_few = num_players < spec.min_players
         too_many = spec.max_players is not None and num_players > spec.max_players
@@ -97,9 +122,22 @@ class MetaSolver:
             kind = "constant-sum" if constant_sum else "not constant-sum"
             raise ValueError(
                 f"meta_solver={self.name!r} (solver {self.method!r}) solves {' '.join(need)} meta-games; the game "
-                f"has {num_players} players and is {kind}. Use meta_solver='uniform' or another of: "
-                f"{', '.join(known_names())}."
+                f"has {num_players} players and is {kind}. Use meta_solver='nash', 'uniform', a correlated "
+                f"solver such as 'mgcce', or another of: {', '.join(known_names())}."
             )
+
+
+def _alpharank_meta(meta_game: NormalFormGame, options: dict) -> Equilibrium:
+    """alpha-Rank of the meta-game as a multi-population chain; ``pi`` (C order) marginalised per player."""
+    from ranking import alpharank
+
+    options.setdefault("single_population", False)
+    result = alpharank(meta_game, **options)
+    joint = np.asarray(result.pi, dtype=np.float64).reshape(meta_game.shape)
+    n = meta_game.num_players
+    marginals = [joint.sum(axis=tuple(q for q in range(n) if q != p)) for p in range(n)]
+    return make_equilibrium(meta_game, marginals=marginals, concept="alpharank", method=ALPHARANK,
+                            info={"pi": joint})
 
 
 def known_names() -> list:
@@ -107,22 +145,29 @@ def known_names() -> list:
 
     Examples
     --------
-    >>> {"nash", "uniform"} <= set(known_names())
+    >>> {"nash", "uniform", "alpharank", "mgcce", "mgce"} <= set(known_names())
     True
     """
-    product = [m for m in methods() if method_info(m).concept in PRODUCT_CONCEPTS]
-    return sorted(set(ALIASES) | set(product))
+    return sorted(set(methods()) | {ALPHARANK})
 
 
-def get_meta_solver(name: str) -> MetaSolver:
+def get_meta_solver(name: str, **options) -> MetaSolver:
     """Resolve a meta-solver name; unknown names raise ``ValueError`` listing the known ones.
+
+    Parameters
+    ----------
+    name : str
+    **options
+        Keyword options for the solver (e.g. ``alpha=10.0`` for ``"alpharank"``).
 
     Examples
     --------
     >>> get_meta_solver("nash")
-    MetaSolver(name='nash', method='nash_zero_sum')
+    MetaSolver(name='nash', method='nash', kind='product', options=())
     >>> get_meta_solver("nash_zero_sum").warm_lp is None   # the registry's cold solve
     True
+    >>> get_meta_solver("mgce").kind
+    'ce'
     >>> get_meta_solver("nahs")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -130,14 +175,17 @@ def get_meta_solver(name: str) -> MetaSolver:
     """
     if not isinstance(name, str):
         raise TypeError(f"meta_solver must be a name (str); got {type(name).__name__}.")
-    method = ALIASES.get(name, name)
-    if method not in methods():
+    if name == ALPHARANK:
+        return MetaSolver(name=name, method=ALPHARANK, kind="product", options=tuple(sorted(options.items())))
+    if name not in methods():
         raise ValueError(f"unknown meta_solver {name!r}. Known meta-solvers: {', '.join(known_names())}.")
-    concept = method_info(method).concept
-    if concept not in PRODUCT_CONCEPTS:
-        raise ValueError(
-            f"meta_solver {name!r} gives a {concept!r} joint distribution, which needs JPSRO (not available yet). "
-            f"Use a product meta-solver: {', '.join(known_names())}."
-        )
-    warm = WarmStartZeroSumLP() if name in WARM_STARTED else None
-    return MetaSolver(name=name, method=method, warm_lp=warm)
+    concept = method_info(name).concept
+    if concept in PRODUCT_CONCEPTS:
+        kind = "product"
+    elif concept in JOINT_KINDS:
+        kind = concept
+    else:
+        raise ValueError(f"meta_solver {name!r} has concept {concept!r}, which PSRO cannot use; "
+                         f"choose one of: {', '.join(known_names())}.")
+    warm = WarmStartZeroSumLP() if name in WARM_STARTED and not options else None
+    return MetaSolver(name=name, method=name, kind=kind, options=tuple(sorted(options.items())), warm_lp=warm)

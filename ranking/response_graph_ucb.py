@@ -483,7 +483,7 @@ def response_graph_ucb(
     empirical_game: EmpiricalGame | None = None,
     shape=None,
     payoff_range=None,
-    batch_size: int = 256,
+    batch_size: int = 64,
     max_batch_size: int = 4096,
 ) -> ResponseGraphUCBResult:
     """Sample a noisy game adaptively until its response graph is known with confidence.

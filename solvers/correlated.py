@@ -22,7 +22,13 @@ Numerical methods (chosen by ``experiments/benchmarks/solvers.py``):
   final Newton steps solve the KKT system of the active set exactly. ME first
   removes the profiles that every feasible point leaves at zero (one LP), so
   that its dual optimum is finite.
-- MW, RV and the smallest epsilon: HiGHS (dual simplex) on the sparse matrix.
+- MW, RV and the smallest epsilon: HiGHS on the sparse matrix (dual simplex;
+  interior point with crossover for the dense, few-row MW CCE LP). MW first
+  checks whether a welfare-maximising pure profile is an equilibrium, which
+  certifies it optimal without an LP.
+- If the dual Newton method does not converge (it reports ``status``), the
+  MG QP is re-solved with Clarabel (a high-accuracy interior point) and
+  ``info["solver"]`` says so.
 
 Payoffs are divided by the largest deviation gain before solving and
 ``epsilon`` is given in payoff units, so games with payoffs of any magnitude
@@ -40,7 +46,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from games.normal_form import NormalFormGame
+from games.normal_form import NormalFormGame, as_game
 from solvers.correlated_constraints import CorrelatedConstraints, correlated_constraints
 from solvers.correlated_dual import solve_regularised_dual
 from solvers.correlated_lp import LP_METHODS, maximal_support, maximise_linear, smallest_epsilon
@@ -77,6 +83,12 @@ def _check_tol(tol) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise ValueError(f"tol must be positive and finite (e.g. 1e-11); got {tol!r}.")
     return value
+
+
+def _check_max_iter(max_iter) -> int:
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer (e.g. 500); got {max_iter!r}.")
+    return int(max_iter)
 
 
 def _check_concept(concept: str) -> str:
@@ -153,8 +165,8 @@ def max_gini(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, to
     >>> (eq.values * 17).round(9).tolist()          # 72/17 each
     [72.0, 72.0]
     """
-    concept = _check_concept(concept)
-    eps, tol = _check_epsilon(epsilon), _check_tol(tol)
+    game, concept = as_game(game), _check_concept(concept)
+    eps, tol, max_iter = _check_epsilon(epsilon), _check_tol(tol), _check_max_iter(max_iter)
     constraints = correlated_constraints(game, concept)
     _require_feasible(constraints, eps)
     return _gini_at(game, constraints, eps, tol, max_iter, method or f"mg{concept}", {})
@@ -223,8 +235,8 @@ def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     >>> eq.joint.round(9).tolist()
     [[0.25, 0.25], [0.25, 0.25]]
     """
-    concept = _check_concept(concept)
-    eps, tol = _check_epsilon(epsilon), _check_tol(tol)
+    game, concept = as_game(game), _check_concept(concept)
+    eps, tol, max_iter = _check_epsilon(epsilon), _check_tol(tol), _check_max_iter(max_iter)
     constraints = correlated_constraints(game, concept)
     _require_feasible(constraints, eps)
     a, e = _rows_for(constraints, eps / constraints.scale)
@@ -261,7 +273,7 @@ def _linear(game, constraints, eps, objective, lp_method, method, extra) -> Equi
                             info=info)
 
 
-def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, lp_method: str = "highs-ds",
+def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, lp_method: str = "auto",
                 method: str | None = None) -> Equilibrium:
     """A maximum-welfare epsilon-CE or CCE (the sum of the players' payoffs), by one LP.
 
@@ -271,13 +283,16 @@ def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     ----------
     game, concept, epsilon, method
         As for :func:`max_gini`.
-    lp_method : {"highs-ds", "highs-ipm", "highs"}
-        scipy's HiGHS variant.
+    lp_method : {"auto", "highs-ds", "highs-ipm", "highs"}
+        scipy's HiGHS variant; ``"auto"`` takes the dual simplex for CE (sparse,
+        many rows) and the interior point (with crossover) for CCE (few dense
+        rows), the faster ones in ``experiments/benchmarks/solvers.py``.
 
     Returns
     -------
     Equilibrium
-        ``info["welfare"]`` is the optimal welfare.
+        ``info["welfare"]`` is the optimal welfare. When a welfare-maximising
+        pure profile is itself an equilibrium it is returned without an LP.
 
     Examples
     --------
@@ -286,17 +301,41 @@ def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     >>> eq.values.round(9).tolist(), eq.info["welfare"]
     ([5.25, 5.25], 10.5)
     """
-    concept = _check_concept(concept)
+    game, concept = as_game(game), _check_concept(concept)
     eps = _check_epsilon(epsilon)
+    if lp_method == "auto":
+        lp_method = "highs-ds" if concept == "ce" else "highs-ipm"
     if lp_method not in LP_METHODS:
-        raise ValueError(f"lp_method must be one of {LP_METHODS}; got {lp_method!r}.")
+        raise ValueError(f"lp_method must be 'auto' or one of {LP_METHODS}; got {lp_method!r}.")
+    name = method or f"mw{concept}"
     constraints = correlated_constraints(game, concept)
     _require_feasible(constraints, eps)
     welfare = game.payoffs.reshape(game.num_players, -1).sum(axis=0)
-    welfare_scale = float(np.abs(welfare).max()) or 1.0
-    eq = _linear(game, constraints, eps, welfare / welfare_scale, lp_method, method or f"mw{concept}", {})
+    pure = _best_pure_equilibrium(constraints, eps, welfare)
+    if pure is not None:
+        # No distribution has more welfare than the best profile, so a best profile that is itself an
+        # equilibrium is optimal: the LP is not needed.
+        x = np.zeros(game.num_profiles)
+        x[pure] = 1.0
+        info = {"converged": True, "status": "optimal (a welfare-maximising profile is an equilibrium)",
+                "iterations": 0, "solver": "pure-profile check", "epsilon": eps,
+                "num_constraints": constraints.num_rows, "max_violation": _violation(constraints, x, eps)}
+        eq = make_equilibrium(game, joint=x.reshape(game.shape), concept=concept, method=name, info=info)
+    else:
+        welfare_scale = float(np.abs(welfare).max()) or 1.0
+        eq = _linear(game, constraints, eps, welfare / welfare_scale, lp_method, name, {})
     eq.info["welfare"] = float(eq.values.sum())
     return eq
+
+
+def _best_pure_equilibrium(constraints: CorrelatedConstraints, eps: float, welfare: np.ndarray):
+    """Index of a welfare-maximising pure profile that satisfies every row, or None."""
+    best = np.flatnonzero(welfare == welfare.max())
+    if constraints.num_rows == 0:
+        return int(best[0])
+    columns = constraints.matrix[:, best].toarray()
+    ok = np.flatnonzero(columns.max(axis=0) <= eps / constraints.scale)
+    return int(best[ok[0]]) if ok.size else None
 
 
 def random_vertex(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, rng=None, seed=None,
@@ -319,7 +358,7 @@ def random_vertex(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.
     >>> eq.joint.tolist()
     [[0.0, 0.0], [0.0, 1.0]]
     """
-    concept = _check_concept(concept)
+    game, concept = as_game(game), _check_concept(concept)
     eps = _check_epsilon(epsilon)
     generator = _rng(rng, seed)
     constraints = correlated_constraints(game, concept)
@@ -352,8 +391,8 @@ def min_epsilon_max_gini(game: NormalFormGame, concept: str = "ce", tol: float =
     >>> eq.joint.round(6).tolist(), abs(eq.info["epsilon"]) < 1e-9
     ([[0.0, 0.0], [0.0, 1.0]], True)
     """
-    concept = _check_concept(concept)
-    tol = _check_tol(tol)
+    game, concept = as_game(game), _check_concept(concept)
+    tol, max_iter = _check_tol(tol), _check_max_iter(max_iter)
     constraints = correlated_constraints(game, concept)
     name = method or f"min_epsilon_mg{concept}"
     if constraints.num_rows == 0:
@@ -431,7 +470,7 @@ def cce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter
 
 
 @register("mwce", concept="ce")
-def mwce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "highs-ds") -> Equilibrium:
+def mwce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "auto") -> Equilibrium:
     """Maximum-welfare correlated equilibrium (one HiGHS LP).
 
     Examples
@@ -444,7 +483,7 @@ def mwce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "highs-ds"
 
 
 @register("mwcce", concept="cce")
-def mwcce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "highs-ds") -> Equilibrium:
+def mwcce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "auto") -> Equilibrium:
     """Maximum-welfare coarse correlated equilibrium (one HiGHS LP).
 
     Examples

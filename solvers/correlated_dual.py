@@ -99,9 +99,10 @@ def project_to_simplex(v: np.ndarray) -> np.ndarray:
 class _Dual:
     """Values, gradients and Hessian blocks of the dual ``f``."""
 
-    def __init__(self, a, e: np.ndarray, regulariser: str):
+    def __init__(self, a, e: np.ndarray, regulariser: str, shift: np.ndarray | None = None):
         self.regulariser = regulariser
         self.e = e
+        self.shift = shift
         m, n = a.shape
         sparse = sp.issparse(a) and a.nnz < _DENSE_FRACTION * max(1, m * n)
         if sparse:
@@ -113,11 +114,14 @@ class _Dual:
         self.dense = not sparse
 
     def evaluate(self, lam: np.ndarray):
-        """``f(lam)``, the primal point ``x`` and its weight vector ``w``."""
+        """``f(lam)``, the primal point ``x`` and ``w``: the shifted scores ``v - tau`` (Gini) or ``x`` (entropy)."""
         v = -(self.at @ lam)
+        if self.shift is not None:
+            v += self.shift
         if self.regulariser == "gini":
             x = project_to_simplex(v)
-            w = (x > 0).astype(np.float64)
+            support = x > 0
+            w = v - float((v[support] - x[support]).mean())  # x = max(w, 0): the margin of every profile
             f = float(x @ v - 0.5 * x @ x)
         else:
             top = v.max()
@@ -131,8 +135,16 @@ class _Dual:
     def gradient(self, x: np.ndarray) -> np.ndarray:
         return self.e - self.a @ x
 
-    def hessian(self, free: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """``A_F (diag(w) - w w^T / sum(w)) A_F^T`` as a dense matrix."""
+    def hessian(self, free: np.ndarray, w: np.ndarray, margin: float) -> np.ndarray:
+        """``A_F (diag(w) - w w^T / sum(w)) A_F^T`` as a dense matrix.
+
+        For Gini the weights are the indicator of the support, widened to the
+        profiles within ``margin`` of entering it: near a degenerate solution
+        (a profile at zero whose score is exactly at the threshold) this keeps
+        the Newton steps on one piece of the dual instead of alternating.
+        """
+        if self.regulariser == "gini":
+            w = (w > -margin).astype(np.float64)
         a_f = self.a[free]
         if self.dense:
             h = (a_f * w) @ a_f.T
@@ -151,7 +163,8 @@ def _solve_psd(h: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, max_iter: int = 500,
-                           ridge: float = 1e-3) -> DualSolution:
+                           ridge: float = 1e-3, shift: np.ndarray | None = None,
+                           initial: np.ndarray | None = None) -> DualSolution:
     """Minimise ``R(x)`` over ``{x in simplex : a @ x <= e}`` through its dual.
 
     Parameters
@@ -171,6 +184,11 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
     ridge : float
         The Newton system is regularised by ``ridge * ||projected gradient||``
         (a Levenberg-Marquardt term that vanishes at the solution).
+    shift : ndarray, shape (n,), optional
+        Minimise ``R(x) - shift @ x`` instead (for Gini: the projection of
+        ``shift`` onto the polytope).
+    initial : ndarray, shape (m,), optional
+        Starting multipliers (a warm start); zeros by default.
 
     Returns
     -------
@@ -191,8 +209,8 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
     start = time.perf_counter()
     e = np.asarray(e, dtype=np.float64)
     m = e.size
-    dual = _Dual(a, e, regulariser)
-    lam = np.zeros(m)
+    dual = _Dual(a, e, regulariser, None if shift is None else np.asarray(shift, dtype=np.float64))
+    lam = np.zeros(m) if initial is None else np.maximum(np.asarray(initial, dtype=np.float64), 0.0)
     f, x, w = dual.evaluate(lam)
     status = "max_iter"
     iterations = 0
@@ -222,7 +240,7 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
         step = np.zeros(m)
         step[fixed] = -lam[fixed]
         if free.any():
-            h = dual.hessian(free, w)
+            h = dual.hessian(free, w, pg_norm)
             h[np.diag_indices_from(h)] += ridge * pg_norm + 1e-15 * max(1.0, float(np.abs(np.diag(h)).max()))
             step[free] = -_solve_psd(h, g[free])
         accepted = False

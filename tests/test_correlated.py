@@ -227,12 +227,14 @@ def _openspiel_jpsro(monkeypatch):
     from open_spiel.python.algorithms import jpsro
 
     # jpsro's LPs ask for ECOS, which cvxpy no longer ships; use Clarabel at tight tolerances instead.
+    # (The games below are ones on which jpsro's OSQP settings terminate: with max_iter=1e9 it does not
+    # stop on some small games, e.g. catalog.random_game((2, 3, 2), rng=2) for mgcce.)
     monkeypatch.setattr(jpsro, "DEFAULT_ECOS_SOLVER_KWARGS",
                         dict(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, verbose=False))
     return jpsro
 
 
-@pytest.mark.parametrize("shape,seed", [((3, 3), 0), ((2, 4), 1), ((2, 3, 2), 2), ((3, 3, 3), 3)])
+@pytest.mark.parametrize("shape,seed", [((3, 3), 0), ((2, 4), 1), ((2, 3, 2), 3), ((3, 3, 3), 3)])
 def test_agrees_with_openspiel_jpsro(monkeypatch, shape, seed):
     jpsro = _openspiel_jpsro(monkeypatch)
     game = catalog.random_game(shape, rng=seed)
@@ -275,7 +277,9 @@ def test_duplicate_strategies_are_split_evenly():
     a = np.array([[0, 7], [2, 6], [2, 6]], dtype=float)
     b = np.array([[0, 2], [7, 6], [7, 6]], dtype=float)
     game = NormalFormGame.from_bimatrix(a, b)
-    assert ce_constraints(game).num_rows == 2 * 1 + 2  # row: D->S, S->D, S'->D; col: 2 rows
+    # rows: D->S (D->S' is the same row), S->D, S'->D for the row player (S->S' gains nothing);
+    # D->S and S->D for the column player
+    assert ce_constraints(game).num_rows == 3 + 2
     for name in ("mgce", "mgcce", "mece", "mecce", "min_epsilon_mgce"):
         eq = solve(game, name)
         np.testing.assert_allclose(eq.joint[1], eq.joint[2], atol=1e-9, err_msg=name)
@@ -350,3 +354,20 @@ def test_rng_and_seed_together_are_rejected():
 def test_bad_lp_method_is_rejected():
     with pytest.raises(ValueError, match="lp_method"):
         solve(catalog.chicken(), "mwce", lp_method="simplex")
+
+
+def test_bad_max_iter_is_rejected():
+    with pytest.raises(ValueError, match="max_iter"):
+        solve(catalog.chicken(), "mgce", max_iter=0)
+
+
+def test_non_convergence_is_reported_and_recovered():
+    # One Newton iteration is not enough here: the result must say so and come from the Clarabel
+    # fallback, still the minimum-norm CE.
+    game = catalog.random_game((4, 4), rng=0)
+    reference = solve(game, "mgce")
+    capped = solve(game, "mgce", max_iter=1)
+    assert capped.info["solver"].startswith("clarabel (after dual Newton: max_iter")
+    assert capped.converged
+    np.testing.assert_allclose(capped.joint, reference.joint, atol=1e-6)
+    assert capped.gap <= 1e-7

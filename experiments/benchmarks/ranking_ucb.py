@@ -178,7 +178,16 @@ def main(argv=None) -> int:
         f"delta={delta} per payoff, {seeds} seeds (soccer: {min(seeds, 3)}), medians over seeds; both read the "
         "same per-profile "
         "outcome streams. Budget-limited runs (soccer) stop at the budget with unresolved edges.\n\n"
-        + "\n".join(lines) + "\n"
+        + "\n".join(lines) + "\n\n"
+        "Notes. Time per sample = wall time of the whole run / samples drawn (the sampler included: both "
+        "read the same pre-drawn tables). `count-weighted` is deterministic given the outcomes, so both "
+        "implementations must draw exactly the same samples (the 'seeds equal' column). "
+        "`uniform-exhaustive` and `valence-weighted` choose profiles at random from different generators "
+        "(OpenSpiel: the global `random`/`np.random`; ours: the seeded `rng`), so their sample counts "
+        "differ per seed but not systematically. On budget-limited soccer runs the wrong-edge counts "
+        "come from unresolved edges, which follow the sample means. Our per-sample cost is "
+        "per batch of samples (numpy calls), so it is highest on tiny games that resolve in a few "
+        "hundred samples, where fixed costs dominate.\n"
     )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -1,0 +1,250 @@
+"""Learned best-response oracles (DQN, PPO) behind the interface of the exact ones.
+
+A :class:`LearnedOracle` is called like the oracles of :func:`psro.best_response.make_oracle`:
+``oracle(player, opponent_plans, opponent_policies)``. It turns the target
+into an :class:`psro.rl_env.OpponentMixture`, trains a fresh network against
+it with :func:`psro.dqn_oracle.train_dqn` or :func:`psro.ppo_oracle.train_ppo`,
+and returns a :class:`LearnedBestResponse`. Its ``policy`` is the network's
+tabular form (when a :class:`psro.game_tree.GameTree` is given) and its
+``value`` is measured exactly against the target when the tree is known, and
+estimated from evaluation episodes otherwise; both are kept.
+
+Every call draws its own seed from a ``numpy.random.SeedSequence`` of the
+oracle's ``seed``, so a whole PSRO run is reproducible from one number.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from psro.evaluation import SequenceFormEvaluator
+from psro.game_tree import GameTree
+from psro.neural_policy import LearnedProvenance, NeuralPolicy
+from psro.policies import behaviour_from_plan, check_policy, realization_plans
+from psro.rl_env import EpisodeStats, OpponentMixture, TabularStatePolicy
+
+__all__ = ["TrainingResult", "LearnedBestResponse", "LearnedOracle", "ALGORITHMS", "exact_value",
+           "make_learned_oracle"]
+
+logger = logging.getLogger(__name__)
+
+ALGORITHMS = ("dqn", "ppo")
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingResult:
+    """What a training run (:func:`psro.dqn_oracle.train_dqn`, :func:`psro.ppo_oracle.train_ppo`) returns.
+
+    Attributes
+    ----------
+    policy : NeuralPolicy
+        The trained network (``mode="greedy"`` for DQN, ``"softmax"`` for PPO).
+    evaluation : EpisodeStats
+        Mean return of the greedy policy over the evaluation episodes.
+    training_steps : int
+        Learner decisions used for training.
+    training_episodes : int
+        Episodes finished during training.
+    seconds : float
+        Wall-clock seconds of training and evaluation.
+    seed : int
+    """
+
+    policy: NeuralPolicy
+    evaluation: EpisodeStats
+    training_steps: int
+    training_episodes: int
+    seconds: float
+    seed: int
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedBestResponse:
+    """A learned response, with the fields of :class:`psro.best_response.BestResponse` and more.
+
+    Attributes
+    ----------
+    player : int
+    policy : ndarray or None
+        The greedy tabular policy ``(num_infostates, num_actions)`` when the game tree is known.
+    value : float
+        ``exact_value`` when known, else ``estimated_value``.
+    exact_value : float
+        The tabular policy's exact expected payoff against the target (NaN without a tree).
+    estimated_value : float
+        Mean return over the evaluation episodes.
+    estimated_stderr : float
+    network : NeuralPolicy
+    training : TrainingResult
+    """
+
+    player: int
+    policy: np.ndarray | None
+    value: float
+    exact_value: float
+    estimated_value: float
+    estimated_stderr: float
+    network: NeuralPolicy
+    training: TrainingResult
+
+
+def exact_value(tree: GameTree, player: int, policy: np.ndarray, opponent_plans: Sequence) -> float:
+    """Exact expected payoff of ``player``'s tabular ``policy`` against the others' realization plans.
+
+    Parameters
+    ----------
+    tree : GameTree
+    player : int
+    policy : ndarray, shape (num_infostates, num_actions)
+    opponent_plans : sequence of ndarray
+        One realization plan per player (the learner's entry is ignored), for
+        example the mixture ``weights @ population.plans``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
+    >>> round(exact_value(tree, 0, uniform_policy(tree.infostates[0]), plans), 6)   # uniform vs uniform
+    0.125
+    """
+    info = tree.infostates[player]
+    own = realization_plans(check_policy(policy, info, argname="policy"), info)
+    plans = [own if q == player else np.asarray(x, dtype=np.float64).reshape(1, -1)
+             for q, x in enumerate(opponent_plans)]
+    return float(SequenceFormEvaluator(tree).payoffs(plans)[player].reshape(-1)[0])
+
+
+def _trainer(algorithm: str):
+    if algorithm == "dqn":
+        from psro.dqn_oracle import DQNConfig, train_dqn
+
+        return DQNConfig, train_dqn
+    if algorithm == "ppo":
+        from psro.ppo_oracle import PPOConfig, train_ppo
+
+        return PPOConfig, train_ppo
+    raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}; got {algorithm!r}.")
+
+
+class LearnedOracle:
+    """A DQN or PPO best-response oracle with the call signature of the exact ones.
+
+    Parameters
+    ----------
+    tree : GameTree
+        The game and its infostates (for the tabular form and exact values).
+    algorithm : {"dqn", "ppo"}
+    config : DQNConfig or PPOConfig, optional
+        Training settings; its ``seed`` is replaced by one drawn per call.
+    seed : int
+        Root of the per-call seeds.
+    meta_solver : str
+        Recorded in the provenance of the networks it trains.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.dqn_oracle import DQNConfig
+    >>> from psro.policies import uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=2000, eval_episodes=200), seed=0)
+    >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
+    >>> br = oracle(0, plans, None)
+    >>> br.policy.shape, br.value == br.exact_value, br.network.provenance.oracle
+    ((6, 2), True, 'dqn')
+    """
+
+    def __init__(self, tree: GameTree, algorithm: str = "ppo", config=None, seed: int = 0, meta_solver: str = ""):
+        config_type, self._train = _trainer(algorithm)
+        if config is None:
+            config = config_type()
+        if not isinstance(config, config_type):
+            raise TypeError(f"config must be a {config_type.__name__} for algorithm={algorithm!r}; "
+                            f"got {type(config).__name__}.")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int; got {seed!r}.")
+        self.tree, self.name, self.config, self.meta_solver = tree, algorithm, config, meta_solver
+        self._seeds = np.random.SeedSequence(int(seed))
+        self.calls = 0
+
+    def next_seed(self) -> int:
+        """The seed of the next training run (a fresh child of the root ``SeedSequence``)."""
+        (child,) = self._seeds.spawn(1)
+        return int(child.generate_state(1, dtype=np.uint32)[0])
+
+    def __call__(self, player: int, opponent_plans: Sequence, opponent_policies: Sequence | None = None,
+                 iteration: int | None = None) -> LearnedBestResponse:
+        """Respond to the opponents' aggregated behaviour policies (from ``opponent_policies`` or the plans)."""
+        tree = self.tree
+        if len(opponent_plans) != tree.num_players:
+            raise ValueError(f"opponent_plans needs one entry per player ({tree.num_players}); "
+                             f"got {len(opponent_plans)}.")
+        profile = []
+        for q, info in enumerate(tree.infostates):
+            if q == player:
+                profile.append(None)
+                continue
+            if opponent_policies is not None and opponent_policies[q] is not None:
+                pol = np.asarray(opponent_policies[q])
+            else:
+                pol = behaviour_from_plan(np.asarray(opponent_plans[q], dtype=np.float64), info)
+            profile.append(TabularStatePolicy(pol, info))
+        return self.respond(player, OpponentMixture.single(profile), opponent_plans, iteration)
+
+    def respond(self, player: int, opponents: OpponentMixture, opponent_plans: Sequence | None = None,
+                iteration: int | None = None) -> LearnedBestResponse:
+        """Train against ``opponents`` (any mixture of profiles); measure exactly if ``opponent_plans`` is given.
+
+        Examples
+        --------
+        See :class:`LearnedOracle`; :meth:`psro.rl_env.OpponentMixture.from_populations`
+        builds a target that samples one opponent per episode.
+        """
+        if not 0 <= player < self.tree.num_players:
+            raise ValueError(f"player must be in [0, {self.tree.num_players}); got {player}.")
+        config = replace(self.config, seed=self.next_seed())
+        result = self._train(self.tree.game, player, opponents, config)
+        self.calls += 1
+        policy = result.policy.to_tabular(self.tree, player, greedy=True)
+        exact = math.nan if opponent_plans is None else exact_value(self.tree, player, policy, opponent_plans)
+        value = result.evaluation.mean if math.isnan(exact) else exact
+        result.policy.provenance = LearnedProvenance(
+            iteration=self.calls if iteration is None else int(iteration), oracle=self.name,
+            meta_solver=self.meta_solver, value=value, training_steps=result.training_steps, seed=config.seed)
+        logger.info("%s response of player %d: value %.4f (estimated %.4f +- %.4f) after %d steps, %.2fs",
+                    self.name, player, value, result.evaluation.mean, result.evaluation.stderr,
+                    result.training_steps, result.seconds)
+        return LearnedBestResponse(player=player, policy=policy, value=value, exact_value=exact,
+                                   estimated_value=result.evaluation.mean,
+                                   estimated_stderr=result.evaluation.stderr,
+                                   network=result.policy, training=result)
+
+
+def make_learned_oracle(name: str, tree: GameTree, seed: int = 0, **config_fields) -> LearnedOracle:
+    """A :class:`LearnedOracle` by name, with config fields given as keyword arguments.
+
+    This is what :func:`psro.best_response.make_oracle` calls for ``"dqn"`` and ``"ppo"``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> make_learned_oracle("ppo", tree, total_steps=1000).config.total_steps
+    1000
+    """
+    config_type, _ = _trainer(name)
+    known = set(config_type.__dataclass_fields__) - {"seed"}
+    unknown = sorted(set(config_fields) - known)
+    if unknown:
+        raise TypeError(f"{config_type.__name__} has no field(s) {unknown}; its fields are {sorted(known)}.")
+    return LearnedOracle(tree, name, config_type(**config_fields), seed=seed)
