@@ -7,7 +7,7 @@ from games.openspiel_games import load, registered_names
 from games.custom_normal_form import from_payoff_function
 from games.custom_sequential import CHANCE, TERMINAL, SequentialGame, register_game
 from games.check_game import GameCheckReport, Problem, check_game
-from games.executors import Executor, ProcessPoolExecutor, SerialExecutor, TaskError, make_executor
+from games.executors import Executor, ProcessPoolExecutor, RayExecutor, SerialExecutor, TaskError, make_executor
 
 __all__ = [
     "NormalFormGame",
@@ -29,6 +29,7 @@ __all__ = [
     "Executor",
     "SerialExecutor",
     "ProcessPoolExecutor",
+    "RayExecutor",
     "TaskError",
     "make_executor",
 ]

@@ -147,7 +147,7 @@ def meta_targets(solution, kind: str, populations: Sequence, payoffs: np.ndarray
     >>> eq = make_equilibrium(game, joint=np.array([[0.5, 0.0], [0.0, 0.5]]), concept="ce", method="example")
     >>> [(t.recommendation, t.mass, t.profiles.tolist(), t.on_policy_value)
     ...  for t in meta_targets(eq, "ce", [None, None], game.payoffs, 0)]
-    [(0, 0.5, [[0, 0]], 1.0), (1, 0.5, [[0, 1]], 1.0)]
+    [(0, 0.5, [[0, 0]], 1.0), (1, 0.5, [[1, 1]], 1.0)]
     """
     n = payoffs.shape[0]
     if kind == "product":
@@ -398,15 +398,18 @@ class OpenSpielBestResponse:
         return policy
 
 
-ORACLES = ("exact", "openspiel")
+ORACLES = ("exact", "openspiel", "dqn", "ppo")
+LEARNED = ("dqn", "ppo")
 
 
-def make_oracle(name: str, tree: GameTree):
+def make_oracle(name: str, tree: GameTree, seed: int = 0, **options):
     """The oracle called ``name``: a callable ``oracle(player, target) -> BestResponse``.
 
     ``"exact"`` is the numpy sequence-form best response; ``"openspiel"`` is
     pyspiel's ``TabularBestResponse`` (product targets) or ``cce_dist`` (joint
-    targets). Both are exact and deterministic. A learned oracle implements
+    targets). Both are exact and deterministic. ``"dqn"`` and ``"ppo"`` are
+    learned oracles (:func:`psro.oracles_rl.make_learned_oracle`, seeded with
+    ``seed``, configured with ``options``). A learned oracle implements
     the same call: it reads the target (:class:`Target`: the populations and
     either per-player mixtures or a joint distribution over profiles) and
     returns a :class:`BestResponse` with the new policy of ``player`` and its
@@ -425,6 +428,12 @@ def make_oracle(name: str, tree: GameTree):
     >>> round(make_oracle("exact", tree)(1, target).value, 6)
     0.416667
     """
+    if name in LEARNED:
+        from psro.oracles_rl import make_learned_oracle
+
+        return make_learned_oracle(name, tree, seed=seed, **options)
+    if options:
+        raise TypeError(f"oracle {name!r} takes no options; got {sorted(options)}.")
     if name == "exact":
         def exact(player: int, target: Target) -> BestResponse:
             if target.is_joint:

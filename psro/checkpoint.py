@@ -17,8 +17,11 @@ files of an iteration are written before the JSON that names them, and older
 ones are removed only after it, so a process killed at any moment leaves the
 last complete checkpoint readable. No pickle anywhere (``allow_pickle=False``).
 
-The unit of work is the iteration: a run killed in the middle of one resumes
-at its start (exact evaluations of that iteration are redone).
+:meth:`psro.PSRO.run` writes one after every iteration; a run killed in the
+middle of one resumes at the start of that iteration. A checkpoint may also be
+written in the middle of the evaluation phase (``PSRO.save_checkpoint`` from
+an ``on_evaluation_batch`` hook, e.g. after each Monte Carlo batch): the
+resumed run keeps the blocks already evaluated and evaluates only the rest.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from games.empirical import EmpiricalGame
+from games.normal_form import NormalFormGame
 
 __all__ = ["CHECKPOINT_FILE", "save_checkpoint", "load_checkpoint", "restore", "has_checkpoint", "atomic_write"]
 
@@ -154,6 +158,8 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             "gap": solver.gap,
             "train_gap": solver.train_gap,
             "evaluations": solver.evaluations,
+            "in_iteration": solver.in_iteration,
+            "sizes_before": [int(k) for k in solver._sizes_before],
             "wall_time": solver._wall,
             "cpu_time": solver._cpu,
             "meta_strategy": method_of(solver.meta_strategy),
@@ -243,10 +249,12 @@ def restore(document: dict, checkpoint_dir=None, progress: bool = True):
     solver.iteration = int(state["iteration"])
     solver.gap, solver.train_gap = float(state["gap"]), float(state["train_gap"])
     solver.evaluations = int(state["evaluations"])
+    solver.in_iteration = bool(state["in_iteration"])
+    solver._sizes_before = [int(k) for k in state["sizes_before"]]
     solver._wall, solver._cpu = float(state["wall_time"]), float(state["cpu_time"])
     solver._rows = [dict(row) for row in document["history"]]
     solver.rng.bit_generator.state = document["rng"]
-    if solver.iteration >= 0:
+    if solver.iteration >= 0 and not solver.in_iteration:
         game = solver.meta_game.mean_game()
         n = game.num_players
         for prefix, attr in (("meta", "meta_strategy"), ("eval_meta", "eval_meta_strategy")):
@@ -260,7 +268,7 @@ def restore(document: dict, checkpoint_dir=None, progress: bool = True):
                 setattr(solver, attr, eq)
         if solver.eval_meta_solver is solver.meta_solver:
             solver.eval_meta_strategy = solver.meta_strategy
-        _replay_warm_start(solver)
+    _replay_warm_start(solver)
     return solver
 
 
@@ -269,8 +277,8 @@ def _replay_warm_start(solver) -> None:
     for meta_solver in {id(m): m for m in (solver.meta_solver, solver.eval_meta_solver)}.values():
         if meta_solver.warm_lp is None:
             continue
-        full = solver.meta_game.mean_game()
-        n = full.num_players
-        for row in solver._rows:
-            sizes = tuple(int(row[f"population_{p}"]) for p in range(n))
-            meta_solver(type(full)(full.payoffs[(slice(None), *[slice(0, k) for k in sizes])]))
+        total, count = solver.meta_game.total, solver.meta_game.count
+        n = solver.meta_game.num_players
+        for row in solver._rows:   # every profile of a recorded row was evaluated
+            block = (slice(None), *[slice(0, int(row[f"population_{p}"])) for p in range(n)])
+            meta_solver(NormalFormGame(total[block] / count[block]))

@@ -1,7 +1,10 @@
 """The ``psro`` command.
 
 ``psro run CONFIG [--out RUN_DIR] [--set field=value ...] [--<field> value ...]``
-trains, prints one table row per iteration and writes a run directory.
+trains, prints one table row per iteration (and a progress bar with the current
+gap on a terminal), checkpoints after every iteration and writes a run directory.
+``psro run --resume RUN_DIR`` and ``psro resume RUN_DIR`` continue a run from its
+checkpoint (stopping rules count the whole run; ``--set`` may change them).
 ``psro report RUN_DIR`` re-draws the plot and the summary of a run directory.
 """
 
@@ -19,7 +22,7 @@ __all__ = ["main", "build_parser"]
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),
-    ("NashConv", "gap", "{:>11.3e}"),
+    ("gap", "gap", "{:>11.3e}"),
     ("pop", None, "{:>9}"),
     ("meta_s", "time_meta_solve", "{:>8.3f}"),
     ("oracle_s", "time_oracle", "{:>8.3f}"),
@@ -40,13 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles.")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="train from a YAML config and write a run directory")
-    run.add_argument("config", help="YAML config, e.g. experiments/configs/kuhn_poker.yaml")
+    run.add_argument("config", nargs="?", help="YAML config, e.g. experiments/configs/kuhn_poker.yaml")
     run.add_argument("--out", help="run directory (default: runs/<name>-<timestamp>)")
-    run.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                     help="override a config field (repeatable), e.g. --set iterations=5")
-    for name in PSROConfig.field_names():
-        run.add_argument(f"--{name.replace('_', '-')}", f"--{name}", dest=name, default=None, metavar="VALUE",
-                         help=f"override config field {name!r}")
+    run.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its checkpoint")
+    resume = sub.add_parser("resume", help="continue a run from the checkpoint in its run directory")
+    resume.add_argument("run_dir")
+    for command in (run, resume):
+        command.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                             help="override a config field (repeatable), e.g. --set iterations=5")
+        for name in PSROConfig.field_names():
+            command.add_argument(f"--{name.replace('_', '-')}", f"--{name}", dest=name, default=None,
+                                 metavar="VALUE", help=f"override config field {name!r}")
     report = sub.add_parser("report", help="re-draw the plot and report.md of a run directory")
     report.add_argument("run_dir")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
@@ -69,8 +76,8 @@ def _header() -> str:
     return " ".join(h.rjust(w) for (h, _, _), w in zip(TABLE, widths))
 
 
-def _resolve_config(args) -> PSROConfig:
-    config = PSROConfig.from_yaml(args.config)
+def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
+    config = PSROConfig.from_yaml(args.config) if base is None else base
     config = config.replace_from_strings(args.set)
     direct = [f"{name}={getattr(args, name)}" for name in PSROConfig.field_names() if getattr(args, name) is not None]
     config = config.replace_from_strings(direct)
@@ -79,25 +86,62 @@ def _resolve_config(args) -> PSROConfig:
 
 
 def _run(args) -> int:
+    from psro.checkpoint import has_checkpoint, load_checkpoint, restore
     from psro.loop import PSRO
-    from psro.run_dir import default_run_dir, write_config, write_run
+    from psro.run_dir import default_run_dir, write_config
 
-    config = _resolve_config(args)
-    run_dir = Path(args.out) if args.out else default_run_dir(config)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    resume_dir = getattr(args, "resume", None) or getattr(args, "run_dir", None)
+    if resume_dir is not None:
+        run_dir = Path(resume_dir)
+        if not has_checkpoint(run_dir / "checkpoint"):
+            raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint (checkpoint/checkpoint.json); "
+                             "start it with `psro run CONFIG --out RUN_DIR`.")
+        document = load_checkpoint(run_dir / "checkpoint")
+        if document.get("config") is None:
+            raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
+        saved = PSROConfig.from_dict(document["config"])
+        config = _resolve_config(args, base=saved)
+        changed = [k for k in ("game", "meta_solver", "eval_meta_solver", "oracle", "evaluator", "seed",
+                               "update_players", "br_selection") if getattr(config, k) != getattr(saved, k)]
+        if changed:
+            raise ValueError(f"{changed[0]}: cannot change {', '.join(changed)} when resuming; only the stopping "
+                             "rules and the output options may change.")
+        solver = restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
+                         progress=False)
+        print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
+    else:
+        if args.config is None:
+            raise ValueError("config: give a YAML config (psro run CONFIG) or --resume RUN_DIR.")
+        config = _resolve_config(args)
+        run_dir = Path(args.out) if args.out else default_run_dir(config)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        solver = PSRO(**config.solver_kwargs(), progress=False,
+                      checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
+        kind = "JPSRO" if solver.is_jpsro else "PSRO"
+        print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory {run_dir}", flush=True)
     write_config(run_dir, config)
-    print(f"PSRO on {config.game} with meta-solver {config.meta_solver!r}; run directory {run_dir}", flush=True)
-    solver = PSRO(config.game, meta_solver=config.meta_solver, oracle=config.oracle, evaluator=config.evaluator,
-                  seed=config.seed, progress=False)
+    solver.run_config = config.to_dict()
+    return _train(solver, config, run_dir)
+
+
+def _train(solver, config: PSROConfig, run_dir: Path) -> int:
+    """Run to the config's stopping rules (counted over the whole run), then write the run directory."""
+    from psro.run_dir import write_run
+
+    remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
+    time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver._wall)
+    show_bar = config.progress and sys.stderr.isatty()
     print(_header(), flush=True)
+    for row in solver._rows:
+        print(_format_row(row), flush=True)
     try:
-        solver.run(iterations=config.iterations, target_gap=config.target_gap, time_limit=config.time_limit,
+        solver.run(iterations=remaining, target_gap=config.target_gap, time_limit=time_left, progress=show_bar,
                    callback=lambda row: print(_format_row(row), flush=True))
     except KeyboardInterrupt:
         print("interrupted; writing what was done so far", flush=True)
     write_run(run_dir, config, solver)
     last = solver.history.iloc[-1]
-    print(f"done: {int(last['iteration'])} iterations, NashConv {last['gap']:.3e}, {last['wall_time']:.2f} s wall; "
+    print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}, {last['wall_time']:.2f} s wall; "
           f"wrote {run_dir}", flush=True)
     return 0
 
@@ -124,7 +168,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
-        return _run(args) if args.command == "run" else _report(args)
+        return _report(args) if args.command == "report" else _run(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -35,22 +35,44 @@ class PSROConfig:
     """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``."""
 
     meta_solver: str = "nash"
-    """Meta-solver name (see ``psro.meta_solvers.known_names()``); ``nash`` is the zero-sum Nash LP."""
+    """Meta-solver name (see ``psro.meta_solvers.known_names()``). Product solvers (``nash``, ``alpharank``,
+    ``prd``, ``uniform``, ``rae``, ...) run PSRO; correlated ones (``mgcce``, ``mgce``, ...) run JPSRO with CCE or
+    CE targets. ``nash`` warm-starts the zero-sum LP on two-player constant-sum games and otherwise calls the
+    general-sum / n-player Nash dispatcher."""
+
+    eval_meta_solver: typing.Optional[str] = None
+    """Meta-solver whose solution the reported gap measures (null: the same as ``meta_solver``); it must give
+    the same kind of solution (product, CCE or CE)."""
+
+    update_players: str = "all"
+    """Whose best responses join each iteration: ``all``, ``cycle`` (one player in turn) or ``random``
+    (one player drawn from the seeded generator)."""
+
+    br_selection: str = "all"
+    """Which best responses join when a player has several (CE-JPSRO: one per recommended policy): ``all``,
+    ``novel`` (only those not already in the population) or ``largest_gap`` (the novel one with the largest
+    mass-weighted deviation incentive)."""
 
     oracle: str = "exact"
-    """Best-response oracle: ``exact`` (sequence form, numpy) or ``openspiel`` (pyspiel.TabularBestResponse)."""
+    """Best-response oracle: ``exact`` (sequence form, numpy), ``openspiel`` (pyspiel.TabularBestResponse and
+    cce_dist), or the learned ``dqn`` / ``ppo`` (psro.oracles_rl)."""
 
     evaluator: str = "sequence_form"
     """Meta-game evaluator: ``sequence_form`` (numpy) or ``openspiel`` (pyspiel.expected_returns)."""
 
     iterations: typing.Optional[int] = 100
-    """Stop after this many PSRO iterations (null: no limit)."""
+    """Stop after this many PSRO iterations in total, resumed parts included (null: no limit)."""
 
     target_gap: typing.Optional[float] = 1e-6
-    """Stop once the meta-strategy's NashConv in the full game is at most this (null: never)."""
+    """Stop once the meta-strategy's gap in the full game (NashConv, or the CCE / CE gap for JPSRO) is at most
+    this (null: never)."""
 
     time_limit: typing.Optional[float] = None
-    """Stop once the run has taken this many wall-clock seconds (null: no limit)."""
+    """Stop once the run has taken this many wall-clock seconds in total, resumed parts included (null: no
+    limit)."""
+
+    checkpoint: bool = True
+    """Write a checkpoint into the run directory after every iteration, so ``psro resume RUN_DIR`` can continue."""
 
     seed: int = 0
     """Seed of the run's random generator."""
@@ -118,6 +140,18 @@ class PSROConfig:
             changes[key.strip()] = yaml.safe_load(text) if text.strip() else ""
         return self.replace(**changes)
 
+    def solver_kwargs(self) -> dict:
+        """The keyword arguments of :class:`psro.PSRO` that this config sets.
+
+        Examples
+        --------
+        >>> PSROConfig(meta_solver="mgcce").solver_kwargs()["meta_solver"]
+        'mgcce'
+        """
+        return dict(game=self.game, meta_solver=self.meta_solver, oracle=self.oracle, evaluator=self.evaluator,
+                    seed=self.seed, eval_meta_solver=self.eval_meta_solver, update_players=self.update_players,
+                    br_selection=self.br_selection)
+
     def to_dict(self) -> dict:
         """The fields as a plain dict (what the run directory's ``config.yaml`` holds)."""
         return {k: getattr(self, k) for k in self.field_names()}
@@ -137,7 +171,7 @@ class PSROConfig:
         import games
         from psro.best_response import ORACLES
         from psro.evaluation import EVALUATORS
-        from psro.loop import _constant_sum
+        from psro.loop import BR_SELECTIONS, UPDATE_PLAYERS, _constant_sum
         from psro.meta_solvers import get_meta_solver
 
         try:
@@ -148,6 +182,18 @@ class PSROConfig:
             get_meta_solver(self.meta_solver).check_fits(game.num_players(), _constant_sum(game))
         except (ValueError, TypeError) as exc:
             raise ValueError(f"meta_solver: {exc}") from None
+        if self.eval_meta_solver is not None:
+            try:
+                get_meta_solver(self.eval_meta_solver).check_fits(game.num_players(), _constant_sum(game))
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"eval_meta_solver: {exc}") from None
+            if get_meta_solver(self.eval_meta_solver).kind != get_meta_solver(self.meta_solver).kind:
+                raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a different kind of solution "
+                                 f"than meta_solver={self.meta_solver!r}; choose one of the same kind.")
+        if self.update_players not in UPDATE_PLAYERS:
+            raise ValueError(f"update_players: must be one of {list(UPDATE_PLAYERS)}; got {self.update_players!r}.")
+        if self.br_selection not in BR_SELECTIONS:
+            raise ValueError(f"br_selection: must be one of {list(BR_SELECTIONS)}; got {self.br_selection!r}.")
         if self.oracle not in ORACLES:
             raise ValueError(f"oracle: must be one of {list(ORACLES)}; got {self.oracle!r}.")
         if self.evaluator not in EVALUATORS:

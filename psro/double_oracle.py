@@ -10,8 +10,13 @@ in the full game: the restricted solution is then an equilibrium of the full
 game (the exact Nash equilibrium for two-player zero-sum games, McMahan,
 Gordon and Blum 2003).
 
-The restricted sets are kept as index arrays; a restricted game is one
-``np.ix_`` gather of the payoff tensor.
+The restricted sets are kept as index arrays in the order strategies were
+added, so a restricted game is one ``np.ix_`` gather of the payoff tensor and
+extends the previous one by a row and a column. For two-player constant-sum
+games with ``meta_solver="nash"`` the restricted LP is therefore kept in HiGHS
+and warm-started (:class:`psro.warm_start_lp.WarmStartZeroSumLP`); once no
+player can improve, the last restricted game is re-solved from scratch by the
+exact LP of :mod:`solvers`, so the answer has that solver's accuracy.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from games.normal_form import NormalFormGame, as_game
+from psro.warm_start_lp import WarmStartZeroSumLP
 from solvers import make_equilibrium, solve
 from solvers.equilibrium import Equilibrium
 from solvers.registry import PRODUCT_CONCEPTS, method_info
@@ -150,15 +156,12 @@ def double_oracle(game, meta_solver="nash", initial: Sequence | None = None, max
     threshold = tol * max(1.0, float(np.abs(game.payoffs).max()))
     limit = max_iterations if max_iterations is not None else sum(game.shape) + 1
     sets = _initial_sets(game, initial)
+    warm_lp = WarmStartZeroSumLP() if meta_solver == "nash" and n == 2 and game.is_constant_sum() else None
 
-    supports, rows = [], []
-    start = time.perf_counter()
-    converged = False
-    for t in range(limit):
-        sub = game.payoffs[(slice(None), *np.ix_(*sets))]
-        eq = solver(NormalFormGame(sub))
+    def lift(marginals):
+        """The restricted solution in the full game, every pure strategy's payoff against it, and the gains."""
         full = []
-        for idx, m, k in zip(sets, eq.marginals, game.shape):
+        for idx, m, k in zip(sets, marginals, game.shape):
             x = np.zeros(k)
             x[idx] = m
             full.append(x)
@@ -166,6 +169,28 @@ def double_oracle(game, meta_solver="nash", initial: Sequence | None = None, max
         values = np.array([d @ x for d, x in zip(deviation, full)])
         best = [int(d.argmax()) for d in deviation]
         gains = np.maximum(np.array([d[b] for d, b in zip(deviation, best)]) - values, 0.0)
+        return full, deviation, values, best, gains
+
+    supports, rows = [], []
+    start = time.perf_counter()
+    converged = False
+    for t in range(limit):
+        sub = game.payoffs[(slice(None), *np.ix_(*sets))]
+        marginals = None
+        if warm_lp is not None:
+            try:
+                sol = warm_lp.solve(sub[0])
+                marginals = [sol.x, sol.y]
+            except RuntimeError as exc:
+                logger.info("warm-started LP failed (%s); solving from scratch from now on", exc)
+                warm_lp = None
+        if marginals is not None:
+            full, deviation, values, best, gains = lift(marginals)
+            if np.all(gains <= threshold):   # looks converged: confirm with the exact solver
+                marginals = None
+        if marginals is None:
+            marginals = solver(NormalFormGame(sub)).marginals
+            full, deviation, values, best, gains = lift(marginals)
         supports.append(tuple(s.copy() for s in sets))
         row = {"iteration": t, "nash_conv": float(gains.sum())}
         row.update({f"gain_{p}": float(g) for p, g in enumerate(gains)})
@@ -195,7 +220,9 @@ def double_oracle(game, meta_solver="nash", initial: Sequence | None = None, max
             break
 
     equilibrium = make_equilibrium(game, marginals=full, concept="nash", method="double_oracle",
-                                   info={"meta_solver": getattr(eq, "method", str(meta_solver)),
+                                   info={"meta_solver": meta_solver if isinstance(meta_solver, str) else
+                                         getattr(meta_solver, "__name__", "callable"),
+                                         "warm_started": warm_lp is not None,
                                          "iterations": len(supports), "converged": converged,
                                          "time": time.perf_counter() - start})
     return DoubleOracleResult(equilibrium=equilibrium, supports=tuple(supports), history=pd.DataFrame(rows),

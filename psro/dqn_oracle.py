@@ -39,17 +39,17 @@ class DQNConfig:
     """learner decisions to train for, summed over the parallel games"""
     num_envs: int = 16
     """games stepped side by side (one network call per step for all of them)"""
-    learning_rate: float = 2e-3
+    learning_rate: float = 1e-3
     """Adam step size"""
     buffer_size: int = 20_000
     """transitions kept in the replay buffer"""
     batch_size: int = 128
     """transitions per gradient step"""
-    gradient_steps: int = 1
+    gradient_steps: int = 2
     """gradient steps per environment step of all games"""
     gamma: float = 1.0
     """discount (1: the return of a finite game)"""
-    target_update_interval: int = 50
+    target_update_interval: int = 100
     """gradient steps between copies of the online network into the target network"""
     start_epsilon: float = 1.0
     """exploration rate at the start"""

@@ -40,7 +40,7 @@ import pandas as pd
 
 import games
 from games.empirical import EmpiricalGame
-from psro.best_response import ORACLES, BestResponse, make_oracle, meta_targets
+from psro.best_response import ORACLES, make_oracle, meta_targets
 from psro.evaluation import EVALUATORS, make_evaluator
 from psro.game_tree import build_game_tree
 from psro.meta_solvers import get_meta_solver
@@ -88,8 +88,9 @@ class PSRO:
         A name from :func:`psro.meta_solvers.known_names`. Product solvers
         (``"nash"``, ``"alpharank"``, ``"prd"``, ``"uniform"``, ``"rae"``, ...)
         run PSRO; correlated ones (``"mgcce"``, ``"mgce"``, ...) run JPSRO.
-    oracle : {"exact", "openspiel"}
-        Sequence-form best response in numpy, or pyspiel's ``TabularBestResponse`` / ``cce_dist``.
+    oracle : {"exact", "openspiel", "dqn", "ppo"}
+        Sequence-form best response in numpy, pyspiel's ``TabularBestResponse`` / ``cce_dist``, or a
+        learned oracle (:mod:`psro.oracles_rl`; its training is not part of the checkpoint).
     evaluator : {"sequence_form", "openspiel"}
         How new meta-game profiles are evaluated (both exact).
     seed : int
@@ -116,8 +117,9 @@ class PSRO:
     ----------
     on_evaluation_batch : list of callable
         Hooks called as ``hook(solver, index)`` after each block of new profiles
-        (``index``: one ``range`` per player) is stored in ``meta_game``; an
-        evaluator that works in batches may checkpoint from here.
+        (``index``: one ``range`` per player) is stored in ``meta_game``. A hook
+        may call :meth:`save_checkpoint`: the resumed run then skips the blocks
+        already evaluated, so no finished evaluation is lost.
 
     Raises
     ------
@@ -180,12 +182,13 @@ class PSRO:
                             update_players=update_players, br_selection=br_selection,
                             meta_solver_options=options)
         self.checkpoint_dir = checkpoint_dir
+        self.run_config = None   # the CLI's config (a dict), stored in checkpoints
         self.rng = np.random.default_rng(seed)
         self.on_evaluation_batch: list = []
 
         start = time.perf_counter()
         self.tree = build_game_tree(self.game)
-        self.oracle = make_oracle(oracle, self.tree)
+        self.oracle = make_oracle(oracle, self.tree, seed=self.seed)
         self.evaluator = make_evaluator(evaluator, self.tree)
         self.setup_time = time.perf_counter() - start
 
@@ -198,6 +201,8 @@ class PSRO:
         self.evaluations = 0
         # best responses waiting to join at the next step: per player a list of (policy, value)
         self._pending = [[(uniform_policy(info), math.nan)] for info in self.tree.infostates]
+        self.in_iteration = False      # True between adding the new policies and the end of the step
+        self._sizes_before = [0] * n   # population sizes before the policies of the current step joined
         self._rows: list = []
         self._wall = 0.0
         self._cpu = 0.0
@@ -249,7 +254,7 @@ class PSRO:
         started = time.perf_counter()
         done = 0
         try:
-            if self.iteration < 0:
+            if self.iteration < 0 or self.in_iteration:   # the initial population, or a step cut short
                 self._finish_iteration(self._step(), wall0, cpu0, callback)
             while True:
                 if target_gap is not None and self.gap <= target_gap:
@@ -269,29 +274,21 @@ class PSRO:
     def _step(self) -> dict:
         """One iteration (steps 1-6 of the module docstring). Returns the seconds spent in each phase."""
         times = dict.fromkeys(PHASES, 0.0)
-        self.iteration += 1
-        t = self.iteration
-
-        # 1. the best responses of the last step join the populations (oracle time)
         start = time.perf_counter()
-        old = [len(pop) for pop in self.populations]
-        for pop, pending in zip(self.populations, self._pending):
-            for policy, value in pending:
-                source = (Provenance(t, "initial") if t == 0
-                          else Provenance(t, self.oracle_name, self.meta_solver.name, value))
-                pop.add(policy, source)
-        self._pending = [[] for _ in self.populations]
-        new = [len(pop) for pop in self.populations]
+        if not self.in_iteration:   # (a run resumed from a checkpoint written in step 2 has done step 1)
+            # 1. the best responses of the last step join the populations (oracle time)
+            self._add_pending()
+        t, old, new = self.iteration, self._sizes_before, [len(pop) for pop in self.populations]
         times["oracle"] = time.perf_counter() - start
 
-        # 2. the meta-game grows and only the new profiles are evaluated
+        # 2. only the new profiles are evaluated (blocks a resumed run already has are skipped)
         start = time.perf_counter()
-        for p in range(len(new)):
-            if new[p] > old[p]:
-                self.meta_game.grow(p, new[p] - old[p])
         for index in new_profile_blocks(old, new):
+            ix = np.ix_(*[np.asarray(i, dtype=np.intp) for i in index])
+            if (self.meta_game.count[0][ix] > 0).all():
+                continue
             _set_exact_block(self.meta_game, index, self.evaluator.evaluate(self.populations, index))
-            self.evaluations += math.prod(len(ix) for ix in index)
+            self.evaluations += math.prod(len(i) for i in index)
             for hook in self.on_evaluation_batch:
                 hook(self, index)
         times["evaluation"] = time.perf_counter() - start
@@ -325,7 +322,22 @@ class PSRO:
         else:
             self.gap = self.train_gap
         times["metric"] = time.perf_counter() - start
+        self.in_iteration = False
         return times
+
+    def _add_pending(self) -> None:
+        """Start a new iteration: the waiting best responses join the populations and the meta-game grows."""
+        self.iteration += 1
+        t = self.iteration
+        self._sizes_before = [len(pop) for pop in self.populations]
+        for p, (pop, pending) in enumerate(zip(self.populations, self._pending)):
+            for policy, value in pending:
+                pop.add(policy, Provenance(t, "initial") if t == 0
+                        else Provenance(t, self.oracle_name, self.meta_solver.name, value))
+            if pending:
+                self.meta_game.grow(p, len(pending))
+        self._pending = [[] for _ in self.populations]
+        self.in_iteration = True
 
     def _players_to_update(self, t: int) -> list:
         """The players whose new best responses join at the next step (``update_players``)."""
@@ -368,9 +380,7 @@ class PSRO:
         if callback is not None:
             callback(row)
         if self.checkpoint_dir is not None:
-            from psro.checkpoint import save_checkpoint
-
-            save_checkpoint(self.checkpoint_dir, self)
+            self.save_checkpoint()
 
     # ----------------------------------------------------------------- results
     @property
@@ -380,13 +390,35 @@ class PSRO:
         columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:]]
         return pd.DataFrame(self._rows, columns=columns)
 
+    def save_checkpoint(self, directory=None):
+        """Write a checkpoint now (into ``directory`` or ``checkpoint_dir``); return its path.
+
+        Safe to call from an :attr:`on_evaluation_batch` hook: a checkpoint
+        written in the middle of step 2 keeps the blocks evaluated so far, and
+        the resumed run evaluates only the rest.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> solver = PSRO("kuhn_poker", progress=False)
+        >>> _ = solver.run(iterations=1)
+        >>> solver.save_checkpoint(tempfile.mkdtemp()).name
+        'checkpoint.json'
+        """
+        from psro.checkpoint import save_checkpoint
+
+        directory = self.checkpoint_dir if directory is None else directory
+        if directory is None:
+            raise ValueError("directory: give a directory, or construct PSRO with checkpoint_dir.")
+        return save_checkpoint(directory, self)
+
     @property
     def pending_responses(self) -> list:
         """Per player, the ``(policy, value)`` best responses that join at the next step."""
         return [list(p) for p in self._pending]
 
     def aggregate_policies(self) -> list:
-        """Each player's population mixed with its current meta-strategy marginal, as one behaviour policy ``(I, A)``."""
+        """Each population mixed with its meta-strategy marginal, as one behaviour policy ``(I, A)`` per player."""
         if self.meta_strategy is None:
             raise ValueError("run() has not evaluated any population yet; call run() first.")
         return [pop.aggregate(w) for pop, w in zip(self.populations, self.meta_strategy.marginals)]

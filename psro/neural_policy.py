@@ -16,6 +16,7 @@ evaluation and NashConv work unchanged. Weights are saved as a torch
 
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 from dataclasses import asdict, dataclass
@@ -27,7 +28,7 @@ from torch import nn
 from psro.game_tree import GameTree
 from psro.population import Provenance
 
-__all__ = ["LearnedProvenance", "PolicyNetwork", "NeuralPolicy", "infostate_tensors", "MODES"]
+__all__ = ["MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "infostate_tensors"]
 
 MODES = ("softmax", "greedy")
 _MASKED = -1e9  # score given to illegal actions: finite, so softmax never sees -inf - -inf
@@ -75,7 +76,7 @@ class PolicyNetwork(nn.Module):
         super().__init__()
         sizes = (int(obs_dim), *(int(h) for h in hidden))
         layers: list = []
-        for a, b in zip(sizes[:-1], sizes[1:]):
+        for a, b in itertools.pairwise(sizes):
             layers += [nn.Linear(a, b), nn.ReLU()]
         layers.append(nn.Linear(sizes[-1], int(num_actions)))
         self.layers = nn.Sequential(*layers)
@@ -131,7 +132,7 @@ class NeuralPolicy:
         self.network = PolicyNetwork(self.obs_dim, self.num_actions, self.hidden)
 
     @classmethod
-    def for_game(cls, game, hidden: tuple = (64,), mode: str = "softmax", **kwargs) -> "NeuralPolicy":
+    def for_game(cls, game, hidden: tuple = (64,), mode: str = "softmax", **kwargs) -> NeuralPolicy:
         """A fresh policy sized for ``game`` (a ``pyspiel.Game`` with information-state tensors).
 
         Examples
@@ -147,7 +148,8 @@ class NeuralPolicy:
         return cls(obs_dim, game.num_distinct_actions(), hidden=hidden, mode=mode, **kwargs)
 
     def __repr__(self) -> str:
-        return f"NeuralPolicy(obs_dim={self.obs_dim}, actions={self.num_actions}, hidden={self.hidden}, mode={self.mode!r})"
+        return (f"NeuralPolicy(obs_dim={self.obs_dim}, actions={self.num_actions}, hidden={self.hidden}, "
+                f"mode={self.mode!r})")
 
     # ------------------------------------------------------------ acting
     def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -242,7 +244,7 @@ class NeuralPolicy:
         torch.save(self.state_dict(), path)
 
     @classmethod
-    def from_state_dict(cls, data: dict) -> "NeuralPolicy":
+    def from_state_dict(cls, data: dict) -> NeuralPolicy:
         """Rebuild a policy from :meth:`state_dict` output.
 
         Examples
@@ -262,7 +264,7 @@ class NeuralPolicy:
         return policy
 
     @classmethod
-    def load(cls, path) -> "NeuralPolicy":
+    def load(cls, path) -> NeuralPolicy:
         """Read a policy written by :meth:`save` (``weights_only=True``: no pickle is executed).
 
         Examples
@@ -272,7 +274,7 @@ class NeuralPolicy:
         return cls.from_state_dict(torch.load(path, weights_only=True))
 
 
-_TENSOR_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TENSOR_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:

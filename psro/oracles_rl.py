@@ -1,8 +1,12 @@
 """Learned best-response oracles (DQN, PPO) behind the interface of the exact ones.
 
-A :class:`LearnedOracle` is called like the oracles of :func:`psro.best_response.make_oracle`:
-``oracle(player, opponent_plans, opponent_policies)``. It turns the target
-into an :class:`psro.rl_env.OpponentMixture`, trains a fresh network against
+A :class:`LearnedOracle` is called like the oracles of :func:`psro.best_response.make_oracle`,
+``oracle(player, target)`` with a :class:`psro.best_response.Target` (product
+or joint), or with the opponents' mixed realization plans,
+``oracle(player, opponent_plans)``. It turns the target into an
+:class:`psro.rl_env.OpponentMixture` (the aggregated behaviour policies, or
+one population member per seat drawn per episode with ``target_mode="sample"``;
+joint targets are always sampled), trains a fresh network against
 it with :func:`psro.dqn_oracle.train_dqn` or :func:`psro.ppo_oracle.train_ppo`,
 and returns a :class:`LearnedBestResponse`. Its ``policy`` is the network's
 tabular form (when a :class:`psro.game_tree.GameTree` is given) and its
@@ -22,18 +26,26 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from psro.best_response import BestResponse
 from psro.evaluation import SequenceFormEvaluator
 from psro.game_tree import GameTree
 from psro.neural_policy import LearnedProvenance, NeuralPolicy
 from psro.policies import behaviour_from_plan, check_policy, realization_plans
 from psro.rl_env import EpisodeStats, OpponentMixture, TabularStatePolicy
 
-__all__ = ["TrainingResult", "LearnedBestResponse", "LearnedOracle", "ALGORITHMS", "exact_value",
-           "make_learned_oracle"]
+__all__ = [
+    "ALGORITHMS",
+    "LearnedBestResponse",
+    "LearnedOracle",
+    "TrainingResult",
+    "exact_value",
+    "make_learned_oracle",
+]
 
 logger = logging.getLogger(__name__)
 
 ALGORITHMS = ("dqn", "ppo")
+TARGET_MODES = ("aggregate", "sample")
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,14 +76,14 @@ class TrainingResult:
 
 
 @dataclass(frozen=True, eq=False)
-class LearnedBestResponse:
-    """A learned response, with the fields of :class:`psro.best_response.BestResponse` and more.
+class LearnedBestResponse(BestResponse):
+    """A learned response: a :class:`psro.best_response.BestResponse` with training facts.
 
     Attributes
     ----------
     player : int
-    policy : ndarray or None
-        The greedy tabular policy ``(num_infostates, num_actions)`` when the game tree is known.
+    policy : ndarray
+        The greedy tabular policy ``(num_infostates, num_actions)``.
     value : float
         ``exact_value`` when known, else ``estimated_value``.
     exact_value : float
@@ -83,9 +95,6 @@ class LearnedBestResponse:
     training : TrainingResult
     """
 
-    player: int
-    policy: np.ndarray | None
-    value: float
     exact_value: float
     estimated_value: float
     estimated_stderr: float
@@ -148,6 +157,9 @@ class LearnedOracle:
         Root of the per-call seeds.
     meta_solver : str
         Recorded in the provenance of the networks it trains.
+    target_mode : {"aggregate", "sample"}
+        For product targets: train against the opponents' aggregated behaviour
+        policies, or draw one member of each opponent population per episode.
 
     Examples
     --------
@@ -158,12 +170,16 @@ class LearnedOracle:
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=2000, eval_episodes=200), seed=0)
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
-    >>> br = oracle(0, plans, None)
+    >>> br = oracle(0, plans)
     >>> br.policy.shape, br.value == br.exact_value, br.network.provenance.oracle
     ((6, 2), True, 'dqn')
     """
 
-    def __init__(self, tree: GameTree, algorithm: str = "ppo", config=None, seed: int = 0, meta_solver: str = ""):
+    def __init__(self, tree: GameTree, algorithm: str = "ppo", config=None, seed: int = 0, meta_solver: str = "",
+                 target_mode: str = "aggregate"):
+        if target_mode not in TARGET_MODES:
+            raise ValueError(f"target_mode must be one of {TARGET_MODES}; got {target_mode!r}.")
+        self.target_mode = target_mode
         config_type, self._train = _trainer(algorithm)
         if config is None:
             config = config_type()
@@ -181,9 +197,16 @@ class LearnedOracle:
         (child,) = self._seeds.spawn(1)
         return int(child.generate_state(1, dtype=np.uint32)[0])
 
-    def __call__(self, player: int, opponent_plans: Sequence, opponent_policies: Sequence | None = None,
+    def __call__(self, player: int, target, opponent_policies: Sequence | None = None,
                  iteration: int | None = None) -> LearnedBestResponse:
-        """Respond to the opponents' aggregated behaviour policies (from ``opponent_policies`` or the plans)."""
+        """Respond to a :class:`psro.best_response.Target`, or to the opponents' mixed realization plans.
+
+        With plans, the opponents play the aggregated behaviour policies
+        (``opponent_policies`` if given, else computed from the plans).
+        """
+        if hasattr(target, "populations"):
+            return self._respond_to_target(player, target, iteration)
+        opponent_plans = target
         tree = self.tree
         if len(opponent_plans) != tree.num_players:
             raise ValueError(f"opponent_plans needs one entry per player ({tree.num_players}); "
@@ -199,6 +222,28 @@ class LearnedOracle:
                 pol = behaviour_from_plan(np.asarray(opponent_plans[q], dtype=np.float64), info)
             profile.append(TabularStatePolicy(pol, info))
         return self.respond(player, OpponentMixture.single(profile), opponent_plans, iteration)
+
+    def _respond_to_target(self, player: int, target, iteration: int | None) -> LearnedBestResponse:
+        tree = self.tree
+        pops = target.populations
+        if not target.is_joint:
+            if self.target_mode == "aggregate":
+                return self(player, target.opponent_plans(), None, iteration)
+            mixture = OpponentMixture.from_populations(
+                player, [None if q == player else pop.policies for q, pop in enumerate(pops)],
+                [None if q == player else w for q, w in enumerate(target.mixtures)], tree.infostates)
+            return self.respond(player, mixture, target.opponent_plans(), iteration)
+        profiles = np.asarray(target.profiles)
+        weights = np.asarray(target.weights, dtype=np.float64)
+        seats = [[None if q == player else TabularStatePolicy(pops[q].policies[row[q]], info)
+                  for q, info in enumerate(tree.infostates)] for row in profiles]
+        result = self.respond(player, OpponentMixture(tuple(seats), weights), None, iteration)
+        # exact value against the joint target: the weighted sum over its support profiles
+        value = sum(w * exact_value(tree, player, result.policy,
+                                    [pops[q].plans[row[q]] if q != player else None for q in range(len(pops))])
+                    for row, w in zip(profiles, weights))
+        result.network.provenance = replace(result.network.provenance, value=float(value))
+        return replace(result, value=float(value), exact_value=float(value))
 
     def respond(self, player: int, opponents: OpponentMixture, opponent_plans: Sequence | None = None,
                 iteration: int | None = None) -> LearnedBestResponse:

@@ -24,8 +24,15 @@ import numpy as np
 from psro.game_tree import PlayerInfostates
 from psro.policies import check_policy
 
-__all__ = ["StatePolicy", "TabularStatePolicy", "OpponentMixture", "VectorEnv", "Step", "play_episodes",
-           "EpisodeStats"]
+__all__ = [
+    "EpisodeStats",
+    "OpponentMixture",
+    "StatePolicy",
+    "Step",
+    "TabularStatePolicy",
+    "VectorEnv",
+    "play_episodes",
+]
 
 
 class StatePolicy(Protocol):
@@ -103,7 +110,7 @@ class OpponentMixture:
         object.__setattr__(self, "_cumulative", np.cumsum(self.weights))
 
     @classmethod
-    def single(cls, profile: Sequence) -> "OpponentMixture":
+    def single(cls, profile: Sequence) -> OpponentMixture:
         """One fixed profile, e.g. the aggregated behaviour policies of a meta-strategy.
 
         Examples
@@ -114,7 +121,7 @@ class OpponentMixture:
 
     @classmethod
     def from_populations(cls, player: int, populations: Sequence, marginals: Sequence,
-                         infostates: Sequence[PlayerInfostates]) -> "OpponentMixture":
+                         infostates: Sequence[PlayerInfostates]) -> OpponentMixture:
         """Independent mixtures over tabular populations ``(k_q, I_q, A)``: one profile per joint support point.
 
         Examples

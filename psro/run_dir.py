@@ -7,7 +7,8 @@ Layout::
     meta_strategy.json   the final mixture of each player over its population
     meta_game.npz        the EmpiricalGame (games.EmpiricalGame.save)
     population.npz       every policy, infostate keys and provenance (no pickle)
-    nash_conv.png        NashConv against iteration and against wall time (log scale)
+    nash_conv.png        the gap (NashConv, or the CCE / CE gap for JPSRO) against iteration and wall time (log scale)
+    checkpoint/          the latest checkpoint (psro.checkpoint), from which `psro resume RUN_DIR` continues
     report.md            a short summary
 """
 
@@ -26,6 +27,7 @@ from psro.population import save_populations
 
 __all__ = ["default_run_dir", "write_run", "write_report", "plot_history"]
 
+GAP_NAMES = {"product": "NashConv", "cce": "CCE gap", "ce": "CE gap"}
 GAP_FLOOR = 1e-16  # gaps at or below round-off are drawn at this floor on the log axis
 
 
@@ -71,11 +73,16 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
     strategy = {
         "meta_solver": solver.meta_solver.name,
         "method": solver.meta_solver.method,
+        "kind": solver.kind,
+        "gap_measure": GAP_NAMES[solver.kind],
         "iteration": solver.iteration,
         "gap": solver.gap,
         "marginals": [np.asarray(m).tolist() for m in solver.meta_strategy.marginals],
         "values": np.asarray(solver.meta_strategy.values).tolist(),
     }
+    if solver.is_jpsro:
+        strategy["joint_shape"] = list(solver.meta_strategy.joint.shape)
+        strategy["joint"] = np.asarray(solver.meta_strategy.joint).ravel().tolist()   # C order
     with open(run_dir / "meta_strategy.json", "w") as fh:
         json.dump(strategy, fh, indent=2)
     solver.meta_game.save(run_dir / "meta_game.npz")
@@ -83,8 +90,8 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
     write_report(run_dir)
 
 
-def plot_history(history: pd.DataFrame, path, title: str = "") -> None:
-    """NashConv against iteration and against wall time, log y-axis, as a PNG (Agg backend).
+def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "NashConv") -> None:
+    """The gap (NashConv by default) against iteration and against wall time, log y-axis, as a PNG (Agg backend).
 
     Examples
     --------
@@ -107,7 +114,7 @@ def plot_history(history: pd.DataFrame, path, title: str = "") -> None:
         ax.set_yscale("log")
         ax.set_xlabel(label)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("NashConv of the meta-strategy")
+    axes[0].set_ylabel(f"{gap_name} of the meta-strategy")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -136,17 +143,20 @@ def write_report(run_dir) -> Path:
         with open(run_dir / "meta_strategy.json") as fh:
             strategy = json.load(fh)
     game = config.get("game", "?")
-    plot_history(history, run_dir / "nash_conv.png", title=f"PSRO on {game} ({config.get('meta_solver', '?')})")
+    gap_name = GAP_NAMES.get(strategy.get("kind", "product"), "NashConv")
+    algorithm = "PSRO" if strategy.get("kind", "product") == "product" else "JPSRO"
+    plot_history(history, run_dir / "nash_conv.png", title=f"{algorithm} on {game} ({config.get('meta_solver', '?')})",
+                 gap_name=gap_name)
 
     last = history.iloc[-1]
     pops = [c for c in history.columns if c.startswith("population_")]
     phases = [c for c in history.columns if c.startswith("time_")]
     lines = [
-        f"# PSRO run: {config.get('name') or run_dir.name}",
+        f"# {algorithm} run: {config.get('name') or run_dir.name}",
         "",
         f"- game: `{game}`, meta-solver: `{config.get('meta_solver', '?')}`, oracle: `{config.get('oracle', '?')}`, "
         f"evaluator: `{config.get('evaluator', '?')}`, seed: {config.get('seed', '?')}",
-        f"- iterations: {int(last['iteration'])}, final NashConv: {last['gap']:.3e}",
+        f"- iterations: {int(last['iteration'])}, final {gap_name}: {last['gap']:.3e}",
         f"- population sizes: {', '.join(str(int(last[c])) for c in pops)}; "
         f"evaluated profiles: {int(last['evaluations'])}",
         f"- wall time: {last['wall_time']:.2f} s, CPU time: {last['cpu_time']:.2f} s",
@@ -155,7 +165,7 @@ def write_report(run_dir) -> Path:
         hit = history[history["gap"] <= threshold]
         if len(hit):
             row = hit.iloc[0]
-            lines.append(f"- NashConv <= {threshold:g} first at iteration {int(row['iteration'])} "
+            lines.append(f"- {gap_name} <= {threshold:g} first at iteration {int(row['iteration'])} "
                          f"({row['wall_time']:.2f} s)")
     lines += ["", "## Time per phase (s)", "", "| phase | total | share |", "|---|---|---|"]
     total = float(history[phases].to_numpy().sum()) or 1.0
@@ -168,7 +178,7 @@ def write_report(run_dir) -> Path:
             top = np.argsort(-m)[:5]
             lines.append(f"- player {p}: support {int((m > 1e-9).sum())} of {m.size}; largest weights "
                          + ", ".join(f"#{i}: {m[i]:.3f}" for i in top))
-    lines += ["", "![NashConv](nash_conv.png)", ""]
+    lines += ["", f"![{gap_name}](nash_conv.png)", ""]
     path = run_dir / "report.md"
     path.write_text("\n".join(lines))
     return path

@@ -133,31 +133,45 @@ def confidence_bounds(
 
 
 def bounds_kernel(n, total, total_sq, delta, base: str, relaxed: bool, lo: float, hi: float, eps: float):
-    """:func:`confidence_bounds` without argument checks, for inner loops (float arrays in, same out)."""
+    """:func:`confidence_bounds` without argument checks, for inner loops (float arrays in, same out).
+
+    Written for small arrays, where the number of numpy calls sets the cost: no
+    masking when every entry has samples, and no rescaling for the range ``[0, 1]``.
+    """
     span = hi - lo
+    unit = lo == 0.0 and span == 1.0
+    has = n > 0
+    all_have = bool(has.all()) if isinstance(has, np.ndarray) else bool(has)
     with np.errstate(divide="ignore", invalid="ignore"):
-        has = n > 0
-        mean01 = np.where(has, (total - n * lo) / (span * np.maximum(n, 1)), 0.5)
+        if all_have:
+            mean01 = total / n if unit else (total - n * lo) / (span * n)
+        else:
+            mean01 = np.where(has, (total - n * lo) / (span * np.maximum(n, 1)), 0.5)
         if base == "hoeffding":
             half = np.sqrt(np.log(2.0 / delta) / (2.0 * n))
             low01, up01 = mean01 - half, mean01 + half
         elif base == "clopper-pearson":
-            k = np.clip(np.rint(mean01 * n), 0, n)
+            k = np.minimum(np.maximum(np.rint(mean01 * n), 0), n)
             low01 = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-300), n - k + 1, delta / 2), 0.0)
             up01 = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1e-300), 1 - delta / 2), 1.0)
         else:
-            sq01 = (total_sq - 2 * lo * total + n * lo * lo) / (span * span)
+            sq01 = total_sq / (span * span) if unit else (total_sq - 2 * lo * total + n * lo * lo) / (span * span)
             var = np.maximum((sq01 - n * mean01 * mean01) / np.maximum(n - 1, 1), 0.0)
             log_term = np.log(4.0 / delta)
             half = np.where(
                 n > 1, np.sqrt(2.0 * var * log_term / n) + 7.0 * log_term / (3.0 * np.maximum(n - 1, 1)), np.inf
             )
             low01, up01 = mean01 - half, mean01 + half
-        low01 = np.where(has, np.clip(low01, 0.0, 1.0), 0.0)
-        up01 = np.where(has, np.clip(up01, 0.0, 1.0), 1.0)
+        low01 = np.minimum(np.maximum(low01, 0.0), 1.0)
+        up01 = np.minimum(np.maximum(up01, 0.0), 1.0)
+        if not all_have:
+            low01 = np.where(has, low01, 0.0)
+            up01 = np.where(has, up01, 1.0)
     if relaxed:
         low01 = low01 + eps / span
         up01 = up01 - eps / span
+    if unit:
+        return ConfidenceBounds(lower=low01, upper=up01, mean=mean01)
     return ConfidenceBounds(lower=lo + span * low01, upper=lo + span * up01, mean=lo + span * mean01)
 
 

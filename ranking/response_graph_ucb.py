@@ -39,6 +39,7 @@ the run equals the sequential algorithm fed with per-profile outcome streams.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -101,7 +102,12 @@ def profile_edges(shape) -> ProfileEdges:
     >>> len(e.u), e.incidence.shape    # 3 * 1 + 2 * 3 edges; degree 1 + 2
     (9, (6, 3))
     """
-    shape = tuple(int(k) for k in shape)
+    return _profile_edges(tuple(int(k) for k in shape))
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_edges(shape: tuple) -> ProfileEdges:
+    """:func:`profile_edges`, cached per shape (the arrays are read-only)."""
     num = int(np.prod(shape))
     strides = np.array([int(np.prod(shape[p + 1 :])) for p in range(len(shape))], dtype=np.int64)
     index = np.arange(num, dtype=np.int64)
@@ -122,7 +128,14 @@ def profile_edges(shape) -> ProfileEdges:
     order = np.argsort(ends, kind="stable")
     incidence = edge_ids[order].reshape(num, degree)
     other = np.where(u[incidence] == index[:, None], v[incidence], u[incidence])
+    for arr in (u, v, player, incidence, other):
+        arr.setflags(write=False)
     return ProfileEdges(shape, u, v, player, incidence, other)
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_tuples(shape: tuple) -> tuple:
+    return tuple(tuple(int(c) for c in x) for x in np.ndindex(*shape))
 
 
 def _orient(u, v, better_is_v) -> list:
@@ -130,7 +143,7 @@ def _orient(u, v, better_is_v) -> list:
 
 
 def _digraph(shape, edges: ProfileEdges, better_is_v: np.ndarray) -> nx.DiGraph:
-    nodes = [tuple(int(c) for c in x) for x in np.ndindex(*shape)]
+    nodes = _profile_tuples(tuple(shape))
     g = nx.DiGraph()
     g.add_nodes_from(nodes)
     g.add_edges_from((nodes[a], nodes[b]) for a, b in _orient(edges.u, edges.v, better_is_v))
@@ -276,26 +289,24 @@ class _Run:
         return self._count_weighted(size)
 
     def _count_weighted(self, size: int) -> np.ndarray:
-        """The next ``size`` picks of 'least-sampled eligible profile, lowest index first'."""
+        """The next ``size`` picks of 'least-sampled eligible profile, lowest index first'.
+
+        Profile ``s`` with count ``c_s`` is picked at levels ``c_s, c_s + 1, ...``;
+        picks come in (level, index) order. The last level needed is the least
+        ``L`` with ``sum_s max(L - c_s + 1, 0) >= size``: with the counts sorted,
+        the sum is ``max_j j (L + 1) - (c_(1) + ... + c_(j))``, so
+        ``L = min_j ceil((size + c_(1) + ... + c_(j)) / j) - 1``.
+        """
         elig = np.flatnonzero(self.valence > 0)
         c = self.cnt[0, elig].astype(np.int64)
-        base = int(c.min())
-
-        def slots(level):  # number of picks with count value <= level
-            return int(np.maximum(level - c + 1, 0).sum())
-
-        lo_l, hi_l = base, base + size
-        while lo_l < hi_l:  # smallest level with at least `size` picks
-            mid = (lo_l + hi_l) // 2
-            if slots(mid) >= size:
-                hi_l = mid
-            else:
-                lo_l = mid + 1
-        reps = np.maximum(lo_l - c + 1, 0)
+        prefix = np.cumsum(np.sort(c))
+        j = np.arange(1, len(c) + 1)
+        level = int((-((-(size + prefix)) // j)).min()) - 1
+        reps = np.maximum(level - c + 1, 0)
         who = np.repeat(elig, reps)
-        level = np.repeat(c, reps) + (np.arange(len(who)) - np.repeat(np.cumsum(reps) - reps, reps))
-        order = np.lexsort((who, level))
-        return who[order[:size]]
+        starts = np.cumsum(reps) - reps
+        lvl = np.repeat(c - starts, reps) + np.arange(len(who))
+        return who[np.lexsort((who, lvl))[:size]]
 
     # ---- outcomes, reusing queued ones first
     def _outcomes(self, sched: np.ndarray) -> np.ndarray:
@@ -335,11 +346,12 @@ class _Run:
         (``rows[i]`` is the row of ``cb`` holding the state after sample ``i``).
         """
         S = self.S
-        self.cnt += np.bincount(prof, minlength=S)[None, :]
+        added = np.bincount(prof, minlength=S)
+        self.cnt += added
         for p in range(self.n):
             self.tot[p] += np.bincount(prof, weights=out[:, p], minlength=S)
             self.sq[p] += np.bincount(prof, weights=out[:, p] ** 2, minlength=S)
-        self.samples += np.bincount(prof, minlength=S)
+        self.samples += added
         self.total += len(prof)
         if cb is None:
             touched = np.unique(prof)
@@ -483,7 +495,7 @@ def response_graph_ucb(
     empirical_game: EmpiricalGame | None = None,
     shape=None,
     payoff_range=None,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     max_batch_size: int = 4096,
 ) -> ResponseGraphUCBResult:
     """Sample a noisy game adaptively until its response graph is known with confidence.
@@ -521,9 +533,15 @@ def response_graph_ucb(
     shape, payoff_range : optional
         For function samplers.
     batch_size, max_batch_size : int
-        Initial and largest number of samples scheduled at once. They change
-        speed only, not the samples drawn: the run equals the one-at-a-time
-        algorithm for a given seed and batch schedule.
+        Initial and largest number of samples scheduled at once (the size doubles
+        while no resolution changes the schedule). ``batch_size`` defaults to 256,
+        or 64 with ``"clopper-pearson"`` bounds, whose per-sample cost makes
+        overshooting a resolution expensive. They change speed, not the
+        algorithm: the run equals the one-at-a-time algorithm fed with per-profile
+        outcome streams. (With the deterministic ``"count-weighted"`` scheme and a
+        sampler that reads fixed per-profile streams, the samples are identical for
+        every batch size; otherwise random numbers are drawn in batch-sized blocks,
+        so which run a seed gives depends on the batch sizes.)
 
     Returns
     -------
@@ -547,6 +565,8 @@ def response_graph_ucb(
         raise ValueError(f"eps must be >= 0; got {eps!r}.")
     if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)) or max_samples < 1:
         raise ValueError(f"max_samples must be a positive int; got {max_samples!r}.")
+    if batch_size is None:
+        batch_size = min(64 if base == "clopper-pearson" else 256, max_batch_size)
     if batch_size < 1 or max_batch_size < batch_size:
         raise ValueError(f"need 1 <= batch_size <= max_batch_size; got {batch_size}, {max_batch_size}.")
     smp = as_sampler(sampler, shape=shape, payoff_range=payoff_range)

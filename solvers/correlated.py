@@ -22,8 +22,8 @@ Numerical methods (chosen by ``experiments/benchmarks/solvers.py``):
   final Newton steps solve the KKT system of the active set exactly. ME first
   removes the profiles that every feasible point leaves at zero (one LP), so
   that its dual optimum is finite.
-- MW, RV and the smallest epsilon: HiGHS on the sparse matrix (dual simplex;
-  interior point with crossover for the dense, few-row MW CCE LP). MW first
+- MW, RV and the smallest epsilon: HiGHS (dual simplex) on the sparse matrix;
+  MW by column generation over it (certified by reduced costs). MW first
   checks whether a welfare-maximising pure profile is an equilibrium, which
   certifies it optimal without an LP.
 - If the dual Newton method does not converge (it reports ``status``), the
@@ -49,7 +49,13 @@ import scipy.sparse as sp
 from games.normal_form import NormalFormGame, as_game
 from solvers.correlated_constraints import CorrelatedConstraints, correlated_constraints
 from solvers.correlated_dual import solve_regularised_dual
-from solvers.correlated_lp import LP_METHODS, maximal_support, maximise_linear, smallest_epsilon
+from solvers.correlated_lp import (
+    LP_METHODS,
+    maximal_support,
+    maximise_linear,
+    maximise_linear_by_columns,
+    smallest_epsilon,
+)
 from solvers.equilibrium import Equilibrium
 from solvers.registry import make_equilibrium, register
 
@@ -61,7 +67,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_MIN_EPSILON_SLACKS = (0.0, 1e-9, 1e-7)  # scaled slacks tried on the LP's smallest epsilon for the MG solve
+_MIN_EPSILON_SLACKS = (0.0, 1e-9)  # scaled slacks tried on the LP's smallest epsilon for the MG solve
 
 
 # ----------------------------------------------------------------- validation
@@ -261,9 +267,10 @@ def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
                             info=info)
 
 
-def _linear(game, constraints, eps, objective, lp_method, method, extra) -> Equilibrium:
+def _linear(game, constraints, eps, objective, lp_method, method, extra, columns=False) -> Equilibrium:
     a, e = _rows_for(constraints, eps / constraints.scale)
-    lp = maximise_linear(a, e, objective, method=lp_method)
+    solver = maximise_linear_by_columns if columns else maximise_linear
+    lp = solver(a, e, objective, method=lp_method)
     if not lp.converged:
         raise RuntimeError(f"HiGHS failed on the {method} LP: {lp.status}")
     info = {"converged": lp.converged, "status": lp.status, "iterations": lp.iterations, "solver": lp_method,
@@ -284,9 +291,11 @@ def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     game, concept, epsilon, method
         As for :func:`max_gini`.
     lp_method : {"auto", "highs-ds", "highs-ipm", "highs"}
-        scipy's HiGHS variant; ``"auto"`` takes the dual simplex for CE (sparse,
-        many rows) and the interior point (with crossover) for CCE (few dense
-        rows), the faster ones in ``experiments/benchmarks/solvers.py``.
+        scipy's HiGHS variant on the whole LP. ``"auto"`` runs the dual
+        simplex by column generation
+        (:func:`solvers.correlated_lp.maximise_linear_by_columns`): an optimal
+        vertex has few non-zeros, and this is several times faster than the
+        whole LP on the games of ``experiments/benchmarks/solvers.py``.
 
     Returns
     -------
@@ -303,8 +312,9 @@ def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     """
     game, concept = as_game(game), _check_concept(concept)
     eps = _check_epsilon(epsilon)
+    columns = lp_method == "auto"
     if lp_method == "auto":
-        lp_method = "highs-ds" if concept == "ce" else "highs-ipm"
+        lp_method = "highs-ds"
     if lp_method not in LP_METHODS:
         raise ValueError(f"lp_method must be 'auto' or one of {LP_METHODS}; got {lp_method!r}.")
     name = method or f"mw{concept}"
@@ -323,7 +333,7 @@ def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
         eq = make_equilibrium(game, joint=x.reshape(game.shape), concept=concept, method=name, info=info)
     else:
         welfare_scale = float(np.abs(welfare).max()) or 1.0
-        eq = _linear(game, constraints, eps, welfare / welfare_scale, lp_method, name, {})
+        eq = _linear(game, constraints, eps, welfare / welfare_scale, lp_method, name, {}, columns)
     eq.info["welfare"] = float(eq.values.sum())
     return eq
 
@@ -374,9 +384,10 @@ def min_epsilon_max_gini(game: NormalFormGame, concept: str = "ce", tol: float =
     One LP finds ``epsilon* = min_x max_r (A x)_r`` over the simplex (at most 0,
     since an exact CE always exists; negative when a strict one exists); the
     maximum-Gini point is then computed at ``epsilon*`` (retrying with a slack
-    of ``1e-9`` and then ``1e-7`` times the largest gain if the dual Newton
-    method does not converge there, since the LP is exact only to its
-    tolerance).
+    of ``1e-9`` times the largest gain if the dual Newton method does not
+    converge there, since the LP is exact only to its tolerance, and then with
+    Clarabel: the polytope at ``epsilon*`` is often a single point or a thin
+    face, where the dual is degenerate).
 
     Returns
     -------
@@ -406,7 +417,7 @@ def min_epsilon_max_gini(game: NormalFormGame, concept: str = "ce", tol: float =
     for slack in _MIN_EPSILON_SLACKS:
         eps_used = (lp.value + slack) * constraints.scale
         a, e = _rows_for(constraints, eps_used / constraints.scale)
-        sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=max_iter if slack else min(max_iter, 100))
+        sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=min(max_iter, 100))
         if sol.converged:
             break
     eq = _gini_at(game, constraints, eps_used, tol, max_iter, name, {"lp_time": lp.time}, sol)

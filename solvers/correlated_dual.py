@@ -99,10 +99,9 @@ def project_to_simplex(v: np.ndarray) -> np.ndarray:
 class _Dual:
     """Values, gradients and Hessian blocks of the dual ``f``."""
 
-    def __init__(self, a, e: np.ndarray, regulariser: str, shift: np.ndarray | None = None):
+    def __init__(self, a, e: np.ndarray, regulariser: str):
         self.regulariser = regulariser
         self.e = e
-        self.shift = shift
         m, n = a.shape
         sparse = sp.issparse(a) and a.nnz < _DENSE_FRACTION * max(1, m * n)
         if sparse:
@@ -116,8 +115,6 @@ class _Dual:
     def evaluate(self, lam: np.ndarray):
         """``f(lam)``, the primal point ``x`` and ``w``: the shifted scores ``v - tau`` (Gini) or ``x`` (entropy)."""
         v = -(self.at @ lam)
-        if self.shift is not None:
-            v += self.shift
         if self.regulariser == "gini":
             x = project_to_simplex(v)
             support = x > 0
@@ -163,8 +160,7 @@ def _solve_psd(h: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, max_iter: int = 500,
-                           ridge: float = 1e-3, shift: np.ndarray | None = None,
-                           initial: np.ndarray | None = None) -> DualSolution:
+                           ridge: float = 1e-3) -> DualSolution:
     """Minimise ``R(x)`` over ``{x in simplex : a @ x <= e}`` through its dual.
 
     Parameters
@@ -184,11 +180,6 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
     ridge : float
         The Newton system is regularised by ``ridge * ||projected gradient||``
         (a Levenberg-Marquardt term that vanishes at the solution).
-    shift : ndarray, shape (n,), optional
-        Minimise ``R(x) - shift @ x`` instead (for Gini: the projection of
-        ``shift`` onto the polytope).
-    initial : ndarray, shape (m,), optional
-        Starting multipliers (a warm start); zeros by default.
 
     Returns
     -------
@@ -209,8 +200,8 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
     start = time.perf_counter()
     e = np.asarray(e, dtype=np.float64)
     m = e.size
-    dual = _Dual(a, e, regulariser, None if shift is None else np.asarray(shift, dtype=np.float64))
-    lam = np.zeros(m) if initial is None else np.maximum(np.asarray(initial, dtype=np.float64), 0.0)
+    dual = _Dual(a, e, regulariser)
+    lam = np.zeros(m)
     f, x, w = dual.evaluate(lam)
     status = "max_iter"
     iterations = 0

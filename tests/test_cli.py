@@ -55,7 +55,7 @@ def test_run_writes_the_run_directory(kuhn_run):
 def test_run_prints_the_table(kuhn_run):
     _, result = kuhn_run
     lines = result.stdout.splitlines()
-    header = next(i for i, line in enumerate(lines) if "NashConv" in line and "iter" in line)
+    header = next(i for i, line in enumerate(lines) if "gap" in line and "iter" in line)
     rows = [line.split() for line in lines[header + 1: header + 5]]
     assert [int(r[0]) for r in rows] == [0, 1, 2, 3]
     assert float(rows[0][1]) == pytest.approx(11 / 12, rel=1e-3)   # uniform Kuhn NashConv
@@ -109,3 +109,28 @@ def test_config_types_and_yaml(tmp_path):
     assert PSROConfig().replace_from_strings(["target_gap=1e-3", "time_limit=null"]).target_gap == 1e-3
     with pytest.raises(ValueError, match="seed"):
         PSROConfig.from_dict({"seed": True})
+
+
+def test_jpsro_config_runs_resumes_and_reports(tmp_path, capsys):
+    config = ROOT / "experiments" / "configs" / "kuhn_poker_3p_jpsro_cce.yaml"
+    out = tmp_path / "jpsro"
+    assert main(["run", str(config), "--iterations", "2", "--out", str(out)]) == 0
+    assert (out / "checkpoint" / "checkpoint.json").is_file()
+    strategy = json.loads((out / "meta_strategy.json").read_text())
+    assert strategy["kind"] == "cce" and strategy["joint_shape"] == [3, 3, 3]
+    assert "CCE gap" in (out / "report.md").read_text()
+    # continue to 4 iterations in total, through both spellings
+    assert main(["resume", str(out), "--set", "iterations=3"]) == 0
+    assert main(["run", "--resume", str(out), "--iterations", "4"]) == 0
+    history = pd.read_csv(out / "history.csv")
+    assert history["iteration"].tolist() == [0, 1, 2, 3, 4]
+    assert "resuming" in capsys.readouterr().out
+    assert main(["resume", str(out), "--meta-solver", "mgce"]) == 2
+    assert "cannot change" in capsys.readouterr().err
+    assert main(["resume", str(tmp_path / "nothing")]) == 2
+    assert "checkpoint" in capsys.readouterr().err
+
+
+def test_shipped_configs_are_valid():
+    for path in sorted((ROOT / "experiments" / "configs").glob("*.yaml")):
+        PSROConfig.from_yaml(path).validate()

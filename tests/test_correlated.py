@@ -230,7 +230,8 @@ def _openspiel_jpsro(monkeypatch):
     # (The games below are ones on which jpsro's OSQP settings terminate: with max_iter=1e9 it does not
     # stop on some small games, e.g. catalog.random_game((2, 3, 2), rng=2) for mgcce.)
     monkeypatch.setattr(jpsro, "DEFAULT_ECOS_SOLVER_KWARGS",
-                        dict(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, verbose=False))
+                        {"solver": "CLARABEL", "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                         "verbose": False})
     return jpsro
 
 
@@ -371,3 +372,22 @@ def test_non_convergence_is_reported_and_recovered():
     assert capped.converged
     np.testing.assert_allclose(capped.joint, reference.joint, atol=1e-6)
     assert capped.gap <= 1e-7
+
+
+@pytest.mark.parametrize("shape,concept", [((5, 5, 5), "cce"), ((6, 6, 4), "cce"), ((12, 12), "cce"),
+                                           ((4, 4, 4, 4), "ce")])
+def test_column_generation_matches_the_whole_lp(shape, concept):
+    from solvers.correlated_lp import maximise_linear, maximise_linear_by_columns
+
+    game = catalog.random_game(shape, rng=4)
+    c = (ce_constraints if concept == "ce" else cce_constraints)(game)
+    welfare = game.payoffs.sum(axis=0).ravel()
+    by_columns = maximise_linear_by_columns(c.matrix, np.zeros(c.num_rows), welfare)
+    whole = maximise_linear(c.matrix, np.zeros(c.num_rows), welfare)
+    assert "column generation" in by_columns.status
+    assert by_columns.value == pytest.approx(whole.value, abs=1e-9)
+    assert c.violations(by_columns.x).max() <= 1e-9
+    # and through the solver, which reports the same welfare with either LP route
+    auto = solve(game, "mw" + concept)
+    assert auto.info["welfare"] == pytest.approx(solve(game, "mw" + concept, lp_method="highs-ds").info["welfare"],
+                                                 abs=1e-9)

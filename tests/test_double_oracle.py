@@ -100,12 +100,12 @@ def test_meta_solver_callable_and_name():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(meta_solver="cce"), "product solver"),
-    (dict(meta_solver="nashh"), "unknown solver"),
-    (dict(initial=[[5], [0]]), r"initial\[0\]"),
-    (dict(initial=[[0]]), "one list of strategy indices per player"),
-    (dict(max_iterations=0), "max_iterations"),
-    (dict(tol=-1.0), "tol"),
+    ({"meta_solver": "cce"}, "product solver"),
+    ({"meta_solver": "nashh"}, "unknown solver"),
+    ({"initial": [[5], [0]]}, r"initial\[0\]"),
+    ({"initial": [[0]]}, "one list of strategy indices per player"),
+    ({"max_iterations": 0}, "max_iterations"),
+    ({"tol": -1.0}, "tol"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -105,3 +105,48 @@ def test_progress_bar_does_not_change_results():
 def test_spawn_generators_independent_streams():
     a, b = spawn_generators(0, 2)
     assert not np.array_equal(a.random(5), b.random(5))
+
+
+def test_make_executor_dict_and_ray_specs():
+    from games.executors import RayExecutor
+
+    ex = make_executor({"engine": "process", "workers": 2})
+    assert isinstance(ex, ProcessPoolExecutor) and ex.workers == 2
+    assert isinstance(make_executor({"engine": "serial"}), SerialExecutor)
+    ray_ex = make_executor({"engine": "ray", "num_cpus": 2, "address": None})
+    assert isinstance(ray_ex, RayExecutor) and ray_ex.num_cpus == 2 and ray_ex.address is None
+    assert make_executor("ray", address="auto").address == "auto"
+    with pytest.raises(ValueError, match="'engine'"):
+        make_executor({"workers": 2})
+    with pytest.raises(ValueError, match="not both"):
+        RayExecutor(num_cpus=2, address="auto")
+    with pytest.raises(ValueError, match="num_cpus must be a positive int"):
+        RayExecutor(num_cpus=0)
+    with pytest.raises(ValueError, match="max_in_flight"):
+        RayExecutor(max_in_flight=0)
+    with pytest.raises(ValueError, match="worker_niceness"):
+        RayExecutor(worker_niceness=-1)
+    with pytest.raises(ValueError, match="worker_niceness applies to a local instance"):
+        RayExecutor(address="auto", worker_niceness=0)
+    with pytest.raises(TypeError, match="transient"):
+        RayExecutor(transient=("ConnectionError",))
+
+
+def test_importing_the_library_does_not_import_ray():
+    import subprocess
+    import sys
+
+    code = ("import sys, games, psro.evaluation; from games.executors import make_executor; "
+            "make_executor('ray'); print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_missing_ray_names_the_extra(monkeypatch):
+    import sys
+
+    from games.executors import RayExecutor
+
+    monkeypatch.setitem(sys.modules, "ray", None)    # makes `import ray` raise ImportError
+    with pytest.raises(ImportError, match=r"pip install 'psro-toolkit\[ray\]'"):
+        RayExecutor(num_cpus=1).map(abs, [-1])

@@ -79,7 +79,7 @@ def test_only_new_profiles_are_evaluated():
 
 def test_history_has_the_documented_columns():
     history = PSRO("kuhn_poker", progress=False).run(iterations=2)
-    expected = ["iteration", "gap", "population_0", "population_1", *HISTORY_COLUMNS[2:]]
+    expected = ["iteration", "gap", "train_gap", "population_0", "population_1", *HISTORY_COLUMNS[3:]]
     assert list(history.columns) == expected
     assert history["iteration"].tolist() == [0, 1, 2]
     assert (history[[c for c in expected if c.startswith("time_")]] >= 0).all().all()
@@ -130,10 +130,18 @@ def test_bad_input_raises_at_construction():
         PSRO("kuhn_poker", meta_solver="nahs")
     with pytest.raises(ValueError, match=r"game: unknown OpenSpiel game 'kuhn_pokr'.*'kuhn_poker'"):
         PSRO("kuhn_pokr")
-    with pytest.raises(ValueError, match="meta_solver='nash'.*3 players"):
-        PSRO("kuhn_poker(players=3)", meta_solver="nash")
+    with pytest.raises(ValueError, match="meta_solver='nash_zero_sum'.*3 players"):
+        PSRO("kuhn_poker(players=3)", meta_solver="nash_zero_sum")
+    with pytest.raises(ValueError, match="meta_solver='lemke_howson'.*3 players"):
+        PSRO("kuhn_poker(players=3)", meta_solver="lemke_howson")
+    with pytest.raises(ValueError, match="update_players"):
+        PSRO("kuhn_poker", update_players="some")
+    with pytest.raises(ValueError, match="br_selection"):
+        PSRO("kuhn_poker", br_selection="best")
+    with pytest.raises(ValueError, match="eval_meta_solver"):
+        PSRO("kuhn_poker", meta_solver="nash", eval_meta_solver="mgcce")
     with pytest.raises(ValueError, match="oracle"):
-        PSRO("kuhn_poker", oracle="ppo")
+        PSRO("kuhn_poker", oracle="sarsa")
     with pytest.raises(ValueError, match="evaluator"):
         PSRO("kuhn_poker", evaluator="sampled")
     with pytest.raises(TypeError, match="seed"):
@@ -142,7 +150,9 @@ def test_bad_input_raises_at_construction():
 
 def test_meta_solver_registry():
     assert {"nash", "uniform", "nash_zero_sum"} <= set(known_names())
-    assert get_meta_solver("nash").method == "nash_zero_sum"
+    assert get_meta_solver("nash").method == "nash" and get_meta_solver("nash").warm_lp is not None
+    assert get_meta_solver("mgcce").kind == "cce" and get_meta_solver("mgce").kind == "ce"
+    assert get_meta_solver("alpharank").kind == "product"
     with pytest.raises(ValueError, match="Known meta-solvers: .*nash"):
         get_meta_solver("not_a_solver")
 

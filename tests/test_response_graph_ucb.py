@@ -287,3 +287,29 @@ def test_argument_errors():
 def test_graph_nodes_are_profiles():
     g = response_graph_ucb(NormalFormGame(_gapped_game((2, 3), 0.4, 2)), rng=0).graph
     assert isinstance(g, nx.DiGraph) and set(g.nodes) == {(i, j) for i in range(2) for j in range(3)}
+
+
+@settings(max_examples=25)
+@given(counts=st.lists(st.integers(0, 6), min_size=1, max_size=7), valence=st.lists(st.integers(0, 2), min_size=7,
+       max_size=7), size=st.integers(1, 40))
+def test_count_weighted_schedule_equals_one_pick_at_a_time(counts, valence, size):
+    # the closed-form schedule equals repeatedly picking the least-sampled eligible profile (lowest index on ties)
+    import sys
+
+    module = sys.modules["ranking.response_graph_ucb"]
+    k = len(counts)
+    valence = np.array(valence[:k])
+    if not valence.any():
+        valence[0] = 1
+    run = module._Run(FunctionSampler(lambda p, rng: [0.5], (k,)), EmpiricalGame((k,)), "hoeffding", 0.1, 0.0,
+                      False, "count-weighted", np.random.default_rng(0), 10**6)
+    run.cnt[0] = counts
+    run.valence = valence
+    c = np.array(counts, dtype=float)
+    expected = []
+    for _ in range(size):
+        pick = int(np.argmin(np.where(valence > 0, c, np.inf)))
+        expected.append(pick)
+        c[pick] += 1
+    assert run._count_weighted(size).tolist() == expected
+

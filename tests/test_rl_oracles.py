@@ -18,7 +18,12 @@ from psro.dqn_oracle import DQNConfig, train_dqn
 from psro.game_tree import build_game_tree
 from psro.neural_policy import LearnedProvenance, NeuralPolicy, infostate_tensors
 from psro.oracles_rl import LearnedOracle, exact_value, make_learned_oracle
-from psro.policies import check_policy, realization_plans, to_openspiel_dict, uniform_policy
+from psro.policies import (
+    check_policy,
+    realization_plans,
+    to_openspiel_dict,
+    uniform_policy,
+)
 from psro.population import Population
 from psro.ppo_oracle import PPOConfig, train_ppo
 from psro.rl_env import OpponentMixture, TabularStatePolicy, VectorEnv, play_episodes
@@ -56,7 +61,8 @@ def test_reference_best_response_values(tree, uniform_plans):
 
 
 @pytest.mark.parametrize("algorithm, config", [
-    ("dqn", DQNConfig(total_steps=5000, eval_episodes=400)),
+    ("dqn", DQNConfig(total_steps=5000, eval_episodes=400, gradient_steps=1, learning_rate=2e-3,
+                      target_update_interval=50)),
     ("ppo", PPOConfig(total_steps=5120, eval_episodes=400)),
 ])
 def test_learned_response_reaches_the_exact_value_against_uniform(tree, uniform_plans, algorithm, config):
@@ -86,7 +92,7 @@ def test_response_to_a_sampled_mixture_of_pure_opponents(tree):
     weights = np.array([0.3, 0.7])
     target = OpponentMixture.from_populations(0, [None, pure], [None, weights], tree.infostates)
     mixture_plan = weights @ realization_plans(pure, info1)
-    oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=5000, eval_episodes=200), seed=3)
+    oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=5000, eval_episodes=200, gradient_steps=1), seed=3)
     br = oracle.respond(0, target, [None, mixture_plan])
     exact = best_response(tree, 0, [None, mixture_plan]).value
     assert exact - TOLERANCE <= br.exact_value <= exact + 1e-12
@@ -198,3 +204,46 @@ def test_bad_input(tree, uniform_plans):
     with pytest.raises(ValueError, match="not a NeuralPolicy"):
         NeuralPolicy.from_state_dict({"weights": 1})
     assert not math.isnan(exact_value(tree, 1, uniform_policy(tree.infostates[1]), uniform_plans))
+
+
+def _populations(tree):
+    """Player 1's population: uniform, always pass, always bet; player 0's: uniform."""
+    from psro.population import Provenance
+
+    pops = [Population(info) for info in tree.infostates]
+    info1 = tree.infostates[1]
+    always_pass = np.zeros((info1.num_infostates, 2)); always_pass[:, 0] = 1
+    always_bet = np.zeros((info1.num_infostates, 2)); always_bet[:, 1] = 1
+    pops[0].add(uniform_policy(tree.infostates[0]), Provenance(0, "initial"))
+    pops[1].add(np.stack([uniform_policy(info1), always_pass, always_bet]), [Provenance(0, "initial")] * 3)
+    return pops
+
+
+@pytest.mark.parametrize("target_mode", ["aggregate", "sample"])
+def test_product_target_of_the_oracle_interface(tree, target_mode):
+    from psro.best_response import BestResponse, Target, make_oracle
+
+    pops = _populations(tree)
+    target = Target(player=0, populations=pops, mixtures=(np.ones(1), np.array([0.2, 0.3, 0.5])))
+    oracle = LearnedOracle(tree, "ppo", PPOConfig(total_steps=5120, eval_episodes=200), seed=0,
+                           target_mode=target_mode)
+    br = oracle(0, target)
+    exact = make_oracle("exact", tree)(0, target)
+    assert isinstance(br, BestResponse)
+    assert exact.value - TOLERANCE <= br.value <= exact.value + 1e-12
+    assert br.value == pytest.approx(exact_value(tree, 0, br.policy, target.opponent_plans()), abs=1e-12)
+
+
+def test_joint_target_of_the_oracle_interface(tree):
+    from psro.best_response import Target, make_oracle
+
+    pops = _populations(tree)
+    profiles = np.array([[0, 1], [0, 2]])   # player 1 passes always or bets always
+    target = Target(player=0, populations=pops, profiles=profiles, weights=np.array([0.4, 0.6]))
+    oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=5000, eval_episodes=200, gradient_steps=1), seed=2)
+    br = oracle(0, target)
+    exact = make_oracle("exact", tree)(0, target)
+    assert exact.value - TOLERANCE <= br.value <= exact.value + 1e-12
+    # the joint value is the weighted sum over the two opponent profiles
+    by_profile = [exact_value(tree, 0, br.policy, [None, pops[1].plans[k]]) for k in (1, 2)]
+    assert br.value == pytest.approx(0.4 * by_profile[0] + 0.6 * by_profile[1], abs=1e-12)

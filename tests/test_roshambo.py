@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 
 from games.executors import ProcessPoolExecutor, SerialExecutor
-from games.roshambo import bot_names, compare_with_published, play_match, play_tournament
+from games.roshambo import (
+    bot_names,
+    compare_with_published,
+    play_match,
+    play_tournament,
+)
 
 BOTS = ["iocainebot", "randbot", "rotatebot"]
 

@@ -6,8 +6,10 @@ this process on the same game with the same delta and sample budget, for
 several seeds. Both read their outcomes from the same per-profile outcome
 streams (outcome ``i`` of profile ``s`` is fixed by the seed), so with the
 deterministic count-weighted scheme the two runs must draw exactly the same
-samples. Reported: median samples, median wall time, time per sample, their
-ratio, and the number of wrong edges against the true response graph.
+samples. Reported: median samples, median CPU time per sample (``time.process_time``:
+both run single-threaded, and CPU time is less disturbed than wall time by other
+processes on a shared machine), the median ratio, and the number of wrong edges
+against the true response graph.
 
     OMP_NUM_THREADS=1 python experiments/benchmarks/ranking_ucb.py [--quick] [--out FILE]
 """
@@ -29,7 +31,11 @@ from open_spiel.python.algorithms import response_graph_ucb as os_rgucb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from games import datasets
-from ranking.response_graph_ucb import count_wrong_edges, response_graph, response_graph_ucb
+from ranking.response_graph_ucb import (
+    count_wrong_edges,
+    response_graph,
+    response_graph_ucb,
+)
 
 OS_BOUND = {"hoeffding": "ucb-standard", "clopper-pearson": "clopper-pearson-ucb"}
 
@@ -97,7 +103,7 @@ class StreamSampler:
         idx[order] = st.pos[sp] + rank
         if idx.max() >= st.length:
             raise RuntimeError("outcome stream exhausted; raise the stream length")
-        np.add.at(st.pos, profiles, 1)
+        st.pos += np.bincount(profiles, minlength=len(st.pos))
         return st.table[profiles, idx]
 
 
@@ -121,10 +127,10 @@ def run_pair(means, bound, scheme, delta, budget, seed):
     true = response_graph(means)
     rows = {}
     streams = OutcomeStreams(means, length=budget + 10, seed=seed)
-    t = time.perf_counter()
+    t = time.process_time()
     res = response_graph_ucb(ours_sampler(streams), delta=delta, bound=bound, scheme=scheme, rng=seed,
                              max_samples=budget)
-    rows["ours"] = (res.total_samples, time.perf_counter() - t, count_wrong_edges(res.graph, true))
+    rows["ours"] = (res.total_samples, time.process_time() - t, count_wrong_edges(res.graph, true))
     streams = OutcomeStreams(means, length=budget + 10, seed=seed)
     np.random.seed(seed)
     import random
@@ -132,9 +138,9 @@ def run_pair(means, bound, scheme, delta, budget, seed):
     random.seed(seed)
     ucb = os_rgucb.ResponseGraphUCB(OpenSpielStreamGame(streams), exploration_strategy=scheme,
                                     confidence_method=OS_BOUND[bound], delta=delta)
-    t = time.perf_counter()
+    t = time.process_time()
     out = ucb.run(verbose=False, max_total_iterations=budget)
-    rows["openspiel"] = (out["interactions"], time.perf_counter() - t, count_wrong_edges(out["graph"], true))
+    rows["openspiel"] = (out["interactions"], time.process_time() - t, count_wrong_edges(out["graph"], true))
     return rows
 
 
@@ -179,7 +185,8 @@ def main(argv=None) -> int:
         "same per-profile "
         "outcome streams. Budget-limited runs (soccer) stop at the budget with unresolved edges.\n\n"
         + "\n".join(lines) + "\n\n"
-        "Notes. Time per sample = wall time of the whole run / samples drawn (the sampler included: both "
+        "Notes. Time per sample = CPU time (`time.process_time`, single-threaded; less sensitive than wall "
+        "time to other processes on a shared machine) of the whole run / samples drawn (the sampler included: both "
         "read the same pre-drawn tables). `count-weighted` is deterministic given the outcomes, so both "
         "implementations must draw exactly the same samples (the 'seeds equal' column). "
         "`uniform-exhaustive` and `valence-weighted` choose profiles at random from different generators "

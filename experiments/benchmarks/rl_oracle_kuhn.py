@@ -46,7 +46,7 @@ def markdown(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
 
 
 def run_psro(tree, oracle_name: str, iterations: int, target: float, seed: int, steps: int,
-             eval_episodes: int) -> tuple:
+             eval_episodes: int, overrides: dict | None = None) -> tuple:
     """One PSRO run; returns (history DataFrame, final marginals, populations)."""
     from games import NormalFormGame
     from psro.best_response import best_response
@@ -62,8 +62,9 @@ def run_psro(tree, oracle_name: str, iterations: int, target: float, seed: int, 
         def oracle(p, plans):
             return best_response(tree, p, plans)
     else:
-        config = (DQNConfig(total_steps=steps, eval_episodes=eval_episodes) if oracle_name == "dqn"
-                  else PPOConfig(total_steps=steps, eval_episodes=eval_episodes))
+        config_type = DQNConfig if oracle_name == "dqn" else PPOConfig
+        extra = {k: v for k, v in (overrides or {}).items() if k in config_type.__dataclass_fields__}
+        config = config_type(total_steps=steps, eval_episodes=eval_episodes, **extra)
         learned = LearnedOracle(tree, oracle_name, config, seed=seed, meta_solver="nash")
 
         def oracle(p, plans):
@@ -117,6 +118,8 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.05)
     parser.add_argument("--steps", type=int, default=5000, help="training steps per learned best response")
     parser.add_argument("--eval-episodes", type=int, default=200)
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                        help="override DQNConfig/PPOConfig fields (applied where the field exists)")
     parser.add_argument("--out", default=str(RESULTS / "rl_oracle_kuhn"))
     args = parser.parse_args()
 
@@ -126,12 +129,16 @@ def main() -> None:
     from psro.game_tree import build_game_tree
 
     torch.set_num_threads(1)
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        overrides[key] = float(value) if any(c in value for c in ".e") else int(value)
     tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     histories, summary = [], []
     for name in args.oracles:
         for seed in range(1 if name == "exact" else args.seeds):
             hist, marginals, pops = run_psro(tree, name, args.iterations, args.target, seed, args.steps,
-                                             args.eval_episodes)
+                                             args.eval_episodes, overrides)
             histories.append(hist)
             last = hist.iloc[-1]
             check = openspiel_nash_conv(tree, pops, marginals)
@@ -146,9 +153,10 @@ def main() -> None:
     history.to_csv(f"{args.out}_history.csv", index=False)
 
     lines = [f"# PSRO on Kuhn poker: learned vs exact best responses (target NashConv <= {args.target})", "",
-             f"Learned oracles: {args.steps} training steps per response, {args.eval_episodes} evaluation "
-             "episodes, default DQNConfig/PPOConfig otherwise; one torch/BLAS thread; machine shared with "
-             "other jobs. CPU seconds exclude the exact NashConv measurement.", "",
+             (f"Learned oracles: {args.steps} training steps per response, {args.eval_episodes} evaluation "
+              f"episodes, overrides {overrides or 'none'}, default DQNConfig/PPOConfig otherwise; one "
+              "torch/BLAS thread; machine shared with other jobs. CPU seconds exclude the exact NashConv "
+              "measurement."), "",
              "| oracle | runs | reached | median iterations | median CPU s | median final NashConv |",
              "|---|---|---|---|---|---|"]
     for name, grp in table.groupby("oracle", sort=False):

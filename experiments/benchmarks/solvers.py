@@ -91,8 +91,8 @@ def _patch_openspiel_lps() -> None:
     from open_spiel.python.algorithms import jpsro, lp_solver
 
     if "ECOS" not in cp.installed_solvers():
-        jpsro.DEFAULT_ECOS_SOLVER_KWARGS = dict(solver="CLARABEL", tol_gap_abs=1e-7, tol_gap_rel=1e-7,
-                                                tol_feas=1e-7, verbose=False)
+        jpsro.DEFAULT_ECOS_SOLVER_KWARGS = {"solver": "CLARABEL", "tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7,
+                                            "tol_feas": 1e-7, "verbose": False}
         lp_solver.LinearProgram.solve.__defaults__ = (cp.CLARABEL, {})
 
 
@@ -211,8 +211,8 @@ def main(argv=None) -> None:
     text = [
         "# Meta-solver benchmark: ours vs OpenSpiel",
         "",
-        f"Command: `python experiments/benchmarks/solvers.py --repeats {args.repeats}"
-        f"{' --quick' if args.quick else ''}`, BLAS threads pinned to 1, random games seeded with {args.seed}.",
+        (f"Command: `python experiments/benchmarks/solvers.py --repeats {args.repeats}"
+         f"{' --quick' if args.quick else ''}`, BLAS threads pinned to 1, random games seeded with {args.seed}."),
         "Reference = OpenSpiel (zero-sum LP, jpsro) or cvxpy + Clarabel (max entropy, which OpenSpiel lacks).",
         "Ratio = reference median / our median. The reference runs once where `runs` is 1 (it takes seconds).",
         "OpenSpiel's LPs use Clarabel (ECOS is not installed); its MG QPs use OSQP as jpsro configures it.",
