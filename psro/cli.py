@@ -140,10 +140,24 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     except KeyboardInterrupt:
         print("interrupted; writing what was done so far", flush=True)
     write_run(run_dir, config, solver)
+    if config.rank_population:
+        _rank(solver, config, run_dir)
     last = solver.history.iloc[-1]
     print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}, {last['wall_time']:.2f} s wall; "
           f"wrote {run_dir}", flush=True)
     return 0
+
+
+def _rank(solver, config: PSROConfig, run_dir: Path) -> None:
+    """Rank the final population with alpha-Rank and Elo; print the table and write ``ranking.csv``."""
+    from psro.population_ranking import rank_population
+
+    table = rank_population(solver.meta_game.mean_game(), alpha=config.ranking_alpha)
+    table.to_csv(run_dir / "ranking.csv", index=False)
+    top = table.groupby("player", sort=False).head(5)
+    print(f"final population ranked by alpha-Rank (alpha={config.ranking_alpha:g}) and Elo; top 5 per player "
+          f"(all in {run_dir / 'ranking.csv'}):", flush=True)
+    print(top.to_string(index=False, float_format=lambda v: f"{v:.4g}"), flush=True)
 
 
 def _report(args) -> int:

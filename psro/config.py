@@ -58,7 +58,15 @@ class PSROConfig:
     cce_dist), or the learned ``dqn`` / ``ppo`` (psro.oracles_rl)."""
 
     evaluator: str = "sequence_form"
-    """Meta-game evaluator: ``sequence_form`` (numpy) or ``openspiel`` (pyspiel.expected_returns)."""
+    """Meta-game evaluator: ``sequence_form`` (exact, numpy), ``openspiel`` (exact, pyspiel.expected_returns) or
+    ``monte_carlo`` (sampled episodes, with counts and variances in the meta-game)."""
+
+    episodes_per_profile: int = 1000
+    """Episodes per meta-game profile for the ``monte_carlo`` evaluator (ignored by the exact ones)."""
+
+    executor: str = "serial"
+    """Where the ``monte_carlo`` evaluator plays its episodes: ``serial``, ``process`` (a local process pool),
+    ``ray`` (a local Ray instance; needs the ``ray`` extra) or a number of worker processes such as ``2``."""
 
     iterations: typing.Optional[int] = 100
     """Stop after this many PSRO iterations in total, resumed parts included (null: no limit)."""
@@ -79,6 +87,13 @@ class PSROConfig:
 
     progress: bool = True
     """Show a progress bar (the CLI prints its table instead)."""
+
+    rank_population: bool = True
+    """When the run ends, rank the final population with alpha-Rank and Elo (``ranking.csv`` in the run
+    directory, and a table on the console); see :mod:`psro.population_ranking`."""
+
+    ranking_alpha: float = 10.0
+    """alpha-Rank's selection intensity for that ranking."""
 
     # ---------------------------------------------------------------- building
     @classmethod
@@ -148,9 +163,13 @@ class PSROConfig:
         >>> PSROConfig(meta_solver="mgcce").solver_kwargs()["meta_solver"]
         'mgcce'
         """
+        evaluator_options = None
+        if self.evaluator == "monte_carlo":
+            executor = int(self.executor) if self.executor.isdigit() else self.executor
+            evaluator_options = dict(episodes_per_profile=self.episodes_per_profile, executor=executor)
         return dict(game=self.game, meta_solver=self.meta_solver, oracle=self.oracle, evaluator=self.evaluator,
                     seed=self.seed, eval_meta_solver=self.eval_meta_solver, update_players=self.update_players,
-                    br_selection=self.br_selection)
+                    br_selection=self.br_selection, evaluator_options=evaluator_options)
 
     def to_dict(self) -> dict:
         """The fields as a plain dict (what the run directory's ``config.yaml`` holds)."""

@@ -40,7 +40,7 @@ import pandas as pd
 
 import games
 from games.empirical import EmpiricalGame
-from psro.best_response import ORACLES, make_oracle, meta_targets
+from psro.best_response import LEARNED, ORACLES, make_oracle, meta_targets
 from psro.evaluation import EVALUATORS, make_evaluator
 from psro.game_tree import build_game_tree
 from psro.meta_solvers import get_meta_solver
@@ -91,8 +91,13 @@ class PSRO:
     oracle : {"exact", "openspiel", "dqn", "ppo"}
         Sequence-form best response in numpy, pyspiel's ``TabularBestResponse`` / ``cce_dist``, or a
         learned oracle (:mod:`psro.oracles_rl`; its training is not part of the checkpoint).
-    evaluator : {"sequence_form", "openspiel"}
-        How new meta-game profiles are evaluated (both exact).
+    evaluator : {"sequence_form", "openspiel", "monte_carlo"}
+        How new meta-game profiles are evaluated: exactly (sequence form in numpy,
+        or pyspiel's C++), or by sampled episodes recorded with their counts and
+        variances (:class:`psro.evaluation.MonteCarloEvaluator`).
+    evaluator_options : dict, optional
+        Options of the ``monte_carlo`` evaluator (``episodes_per_profile``,
+        ``executor``, ...); its seed defaults to ``seed``.
     seed : int
         Seeds ``self.rng`` (``update_players="random"``; learned oracles draw from it too).
     progress : bool
@@ -143,7 +148,8 @@ class PSRO:
     def __init__(self, game, meta_solver: str = "nash", oracle: str = "exact",
                  evaluator: str = "sequence_form", seed: int = 0, progress: bool = True,
                  eval_meta_solver: str | None = None, update_players: str = "all", br_selection: str = "all",
-                 meta_solver_options: dict | None = None, checkpoint_dir=None):
+                 meta_solver_options: dict | None = None, evaluator_options: dict | None = None,
+                 checkpoint_dir=None):
         try:
             self.game = games.load(game)
         except (ValueError, TypeError) as exc:
@@ -180,7 +186,7 @@ class PSRO:
         self.options = dict(game=str(self.game), meta_solver=meta_solver, oracle=oracle, evaluator=evaluator,
                             seed=int(seed), eval_meta_solver=self.eval_meta_solver.name,
                             update_players=update_players, br_selection=br_selection,
-                            meta_solver_options=options)
+                            meta_solver_options=options, evaluator_options=dict(evaluator_options or {}))
         self.checkpoint_dir = checkpoint_dir
         self.run_config = None   # the CLI's config (a dict), stored in checkpoints
         self.rng = np.random.default_rng(seed)
@@ -189,7 +195,15 @@ class PSRO:
         start = time.perf_counter()
         self.tree = build_game_tree(self.game)
         self.oracle = make_oracle(oracle, self.tree, seed=self.seed)
-        self.evaluator = make_evaluator(evaluator, self.tree)
+        # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
+        self.metric_oracle = make_oracle("exact", self.tree) if oracle in LEARNED else self.oracle
+        evaluator_opts = dict(evaluator_options or {})
+        if evaluator == "monte_carlo":
+            evaluator_opts.setdefault("seed", self.seed)
+        try:
+            self.evaluator = make_evaluator(evaluator, self.tree, **evaluator_opts)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"evaluator_options: {exc}") from None
         self.setup_time = time.perf_counter() - start
 
         self.populations = [Population(info) for info in self.tree.infostates]
@@ -284,6 +298,13 @@ class PSRO:
         # 2. only the new profiles are evaluated (blocks a resumed run already has are skipped)
         start = time.perf_counter()
         for index in new_profile_blocks(old, new):
+            if not self.evaluator.exact:
+                # sampled: plays only the episodes a profile still lacks, recording batch by batch
+                self.evaluator.evaluate(self.populations, index, meta_game=self.meta_game,
+                                        on_batch=lambda batch, index=index: [h(self, index)
+                                                                             for h in self.on_evaluation_batch])
+                self.evaluations += math.prod(len(i) for i in index)
+                continue
             ix = np.ix_(*[np.asarray(i, dtype=np.intp) for i in index])
             if (self.meta_game.count[0][ix] > 0).all():
                 continue
@@ -313,11 +334,13 @@ class PSRO:
 
         # 6. measure: the gap of the meta-strategy in the full game
         start = time.perf_counter()
+        if self.metric_oracle is not self.oracle:
+            responses = [[self.metric_oracle(p, target) for target in targets[p]] for p in range(n)]
         self.train_gap = gap_from_responses(self.kind, targets, responses)
         if separate_eval:
             eval_targets = [meta_targets(self.eval_meta_strategy, self.kind, self.populations, meta_game.payoffs, p)
                             for p in range(n)]
-            eval_responses = [[self.oracle(p, target) for target in eval_targets[p]] for p in range(n)]
+            eval_responses = [[self.metric_oracle(p, target) for target in eval_targets[p]] for p in range(n)]
             self.gap = gap_from_responses(self.kind, eval_targets, eval_responses)
         else:
             self.gap = self.train_gap

@@ -43,6 +43,8 @@ REGULARISERS = ("gini", "entropy")
 _DENSE_FRACTION = 0.25  # use dense products when the matrix is at least this full
 _LAMBDA_LIMIT = 1e14  # multipliers beyond this mean the constraints are (numerically) infeasible
 _ACTIVE_SCALE = 1e-3  # a row is fixed at zero when lam_r <= _ACTIVE_SCALE * grad_r (and grad_r > 0)
+_CERTIFICATE_GAP = 1e-15  # an exact KKT point is accepted when primal minus dual value is below this
+_POLISH_START = 1e-4  # try the active-set KKT solve once the projected gradient is below this
 _POLISH_FACTOR = 1e-3  # after reaching tol, Newton polishes until this factor or until it stops improving
 
 
@@ -159,6 +161,64 @@ def _solve_psd(h: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         return np.linalg.lstsq(h, rhs, rcond=None)[0]
 
 
+@dataclass(frozen=True)
+class _Certificate:
+    """A primal point solved exactly on a guessed active set, with the multipliers that certify it."""
+
+    x: np.ndarray
+    multipliers: np.ndarray
+    violation: float
+    gap: float
+
+
+def _active_set_kkt(dual: "_Dual", support: np.ndarray, rows: np.ndarray) -> _Certificate | None:
+    """Solve the Gini KKT system on a guessed support and set of binding rows, and certify the result.
+
+    On the face ``{x_j = 0 (j not in support), A_B x = e_B, sum x = 1}`` the
+    minimum-norm point is the least-squares solution of minimum norm of
+    ``[A_BS; 1] x_S = [e_B; 1]`` (``lstsq`` handles the rank deficiency that
+    duplicate or dependent rows cause). It is the optimum of the whole problem
+    exactly when it is feasible and ``x_S = -A_BS^T lam_B - tau`` for some
+    ``lam_B >= 0`` (non-negative least squares) such that no profile outside
+    the support would enter. Both checks are folded into one number: the
+    duality gap ``1/2 ||x||^2 + f(lam)``, which bounds ``1/2 ||x - x*||^2``.
+    Returns ``None`` when the guess is wrong.
+    """
+    from scipy.optimize import nnls
+
+    s_idx = np.flatnonzero(support)
+    b_idx = np.flatnonzero(rows)
+    if s_idx.size == 0:
+        return None
+    a_b = dual.a[b_idx]
+    a_bs = (a_b[:, s_idx].toarray() if sp.issparse(a_b) else a_b[:, s_idx])
+    lhs = np.vstack([a_bs, np.ones((1, s_idx.size))])
+    rhs = np.concatenate([dual.e[b_idx], [1.0]])
+    x_s = np.linalg.lstsq(lhs, rhs, rcond=None)[0]
+    if x_s.min() < -1e-12 or np.abs(lhs @ x_s - rhs).max() > 1e-12:
+        return None
+    x = np.zeros(dual.a.shape[1])
+    x[s_idx] = np.maximum(x_s, 0.0)
+    x /= x.sum()
+    slack = dual.e - dual.a @ x
+    violation = float(max(0.0, -slack.min()))
+    if violation > 1e-13:
+        return None
+    # multipliers of the rows binding at x: x_S = -A_BS^T lam_B - tau, lam_B >= 0, tau = tau+ - tau-
+    binding = np.flatnonzero(slack <= 1e-12)
+    a_bind = dual.a[binding]
+    a_bind_s = (a_bind[:, s_idx].toarray() if sp.issparse(a_bind) else a_bind[:, s_idx])
+    ones = np.ones((s_idx.size, 1))
+    z, _ = nnls(np.hstack([-a_bind_s.T, -ones, ones]), x[s_idx], maxiter=20 * (binding.size + 2))
+    lam = np.zeros(dual.e.size)
+    lam[binding] = z[:binding.size]
+    f, _, _ = dual.evaluate(lam)
+    gap = 0.5 * float(x @ x) + f
+    if gap > _CERTIFICATE_GAP:
+        return None
+    return _Certificate(x=x, multipliers=lam, violation=violation, gap=abs(gap))
+
+
 def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, max_iter: int = 500,
                            ridge: float = 1e-3) -> DualSolution:
     """Minimise ``R(x)`` over ``{x in simplex : a @ x <= e}`` through its dual.
@@ -207,6 +267,7 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
     iterations = 0
     best_pg = np.inf
     polishes = 0
+    tried = None
     for iterations in range(max_iter + 1):
         g = dual.gradient(x)
         pg = np.where(lam > 0, g, np.minimum(g, 0.0))
@@ -218,6 +279,16 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
                 break
             polishes += 1
         best_pg = min(best_pg, pg_norm)
+        if regulariser == "gini" and pg_norm <= _POLISH_START:
+            # Guess the final face from the iterate and solve its KKT system exactly; stop if it is certified.
+            guess = (x > 0, lam > 0)
+            key = (guess[0].tobytes(), guess[1].tobytes())
+            if key != tried:
+                tried = key
+                certificate = _active_set_kkt(dual, *guess)
+                if certificate is not None:
+                    x, lam, status = certificate.x, certificate.multipliers, "optimal"
+                    break
         if iterations == max_iter:
             break
         if lam.size and lam.max() > _LAMBDA_LIMIT:
@@ -249,6 +320,8 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
         if not accepted or np.array_equal(trial, lam):
             status = "optimal" if pg_norm <= tol else "stalled"
             break
+        logger.debug("it %d pg %.3e f %.12e free %d alpha %.3g dir %s support %d", iterations, pg_norm, f,
+                     int(free.sum()), alpha, "newton" if direction is step else "gradient", int((x_new > 0).sum()))
         lam, f, x, w = trial, f_new, x_new, w_new
     violation = float(max(0.0, (dual.a @ x - e).max())) if m else 0.0
     gap = float(abs(lam @ (e - dual.a @ x))) if m else 0.0

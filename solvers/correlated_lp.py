@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ __all__ = ["LPResult", "maximise_linear", "maximise_linear_by_columns", "smalles
 
 LP_METHODS = ("highs-ds", "highs-ipm", "highs")
 # Presolve is off: on these small dense-ish LPs it costs more than it saves (see the benchmark).
+_DENSE_FRACTION = 0.25  # column generation works on a dense copy above this fill
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10, "presolve": False}
 
 
@@ -70,25 +72,54 @@ class _HighsResult:
     eqlin: _Duals
 
 
-_HIGHS_MADE = False
+_HIGHS_LOCAL = threading.local()
 
 
-def _new_highs(highspy):
-    """A ``highspy.Highs`` instance; the first one prints a banner to the C stdout, which is silenced."""
-    global _HIGHS_MADE
-    if _HIGHS_MADE:
-        return highspy.Highs()
+def _silently(make):
+    """Call ``make()`` with the C-level stdout silenced (HiGHS prints a banner when its first instance is made)."""
     sys.stdout.flush()
     saved = os.dup(1)
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 1)
-            instance = highspy.Highs()
+            return make()
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-    _HIGHS_MADE = True
-    return instance
+
+
+def _shared_highs(highspy):
+    """This thread's ``highspy.Highs`` instance, cleared for a new model.
+
+    Making a ``Highs`` object and setting its options costs about as much as
+    solving one of these small LPs, so one instance per thread is kept and
+    its model and options are reset before each solve.
+    """
+    h = getattr(_HIGHS_LOCAL, "highs", None)
+    if h is None:
+        h = _silently(highspy.Highs)
+        _HIGHS_LOCAL.highs = h
+    else:
+        h.clearModel()
+        h.clearSolver()
+        h.resetOptions()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("primal_feasibility_tolerance", _HIGHS_OPTIONS["primal_feasibility_tolerance"])
+    h.setOptionValue("dual_feasibility_tolerance", _HIGHS_OPTIONS["dual_feasibility_tolerance"])
+    return h
+
+
+def _with_equality_row(a_ub, n: int):
+    """CSR arrays of ``a_ub`` (or no rows) stacked over one row of ones, without scipy's ``vstack``."""
+    if a_ub is None:
+        return np.array([0, n], dtype=np.int32), np.arange(n, dtype=np.int32), np.ones(n), 0
+    a_ub = a_ub if sp.issparse(a_ub) and a_ub.format == "csr" else sp.csr_matrix(a_ub)
+    indptr = np.concatenate([a_ub.indptr, [a_ub.indptr[-1] + n]]).astype(np.int32)
+    indices = np.concatenate([a_ub.indices, np.arange(n)]).astype(np.int32)
+    data = np.concatenate([a_ub.data, np.ones(n)])
+    return indptr, indices, data, a_ub.shape[0]
 
 
 def _run(c, a_ub, b_ub, a_eq, b_eq, bounds, method: str):
@@ -96,15 +127,19 @@ def _run(c, a_ub, b_ub, a_eq, b_eq, bounds, method: str):
 
     scipy's ``linprog`` wrapper validates every option on every call, which
     costs more than HiGHS itself on these small LPs; with ``highspy``
-    installed (it comes with cvxpy) the model is passed to HiGHS directly.
+    installed (it comes with cvxpy) the model is passed to HiGHS directly as
+    numpy arrays, on one reused ``Highs`` instance. ``a_eq`` must be a single
+    row; ``method`` may also be ``"highs-ps"`` (primal simplex, used by
+    column generation).
     """
-    if method not in LP_METHODS:
+    if method not in LP_METHODS + ("highs-ps",):
         raise ValueError(f"lp_method must be one of {LP_METHODS}; got {method!r}.")
     if a_ub is not None and a_ub.shape[0] == 0:
         a_ub, b_ub = None, None
     try:
         import highspy
     except ImportError:  # pragma: no cover - highspy ships with cvxpy
+        method = "highs-ds" if method == "highs-ps" else method
         return linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method=method,
                        options=_HIGHS_OPTIONS)
     n = len(c)
@@ -114,39 +149,30 @@ def _run(c, a_ub, b_ub, a_eq, b_eq, bounds, method: str):
     else:
         lower = np.array([-np.inf if b[0] is None else b[0] for b in bounds], dtype=np.float64)
         upper = np.array([np.inf if b[1] is None else b[1] for b in bounds], dtype=np.float64)
-    blocks, row_lo, row_hi = [], [], []
-    m_ub = 0
-    if a_ub is not None:
-        blocks.append(a_ub if sp.issparse(a_ub) else sp.csr_matrix(a_ub))
-        m_ub = a_ub.shape[0]
-        row_lo.append(np.full(m_ub, -np.inf))
-        row_hi.append(np.asarray(b_ub, dtype=np.float64))
-    blocks.append(sp.csr_matrix(a_eq))
-    row_lo.append(np.asarray(b_eq, dtype=np.float64))
-    row_hi.append(np.asarray(b_eq, dtype=np.float64))
-    matrix = sp.vstack(blocks, format="csr")
+    a_eq = np.asarray(a_eq.toarray() if sp.issparse(a_eq) else a_eq, dtype=np.float64).reshape(1, n)
+    if np.all(a_eq == 1.0):
+        indptr, indices, data, m_ub = _with_equality_row(a_ub, n)
+    else:
+        matrix = sp.vstack(([a_ub] if a_ub is not None else []) + [sp.csr_matrix(a_eq)], format="csr")
+        indptr, indices, data = matrix.indptr.astype(np.int32), matrix.indices.astype(np.int32), matrix.data
+        m_ub = 0 if a_ub is None else a_ub.shape[0]
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, matrix.shape[0]
+    lp.num_col_, lp.num_row_ = n, m_ub + 1
     lp.col_cost_ = np.asarray(c, dtype=np.float64)
     lp.col_lower_ = np.where(np.isinf(lower), -inf, lower)
     lp.col_upper_ = np.where(np.isinf(upper), inf, upper)
-    lo, hi = np.concatenate(row_lo), np.concatenate(row_hi)
-    lp.row_lower_ = np.where(np.isinf(lo), -inf, lo)
-    lp.row_upper_ = np.where(np.isinf(hi), inf, hi)
+    eq = np.asarray(b_eq, dtype=np.float64)
+    lp.row_lower_ = np.concatenate([np.full(m_ub, -inf), eq])
+    lp.row_upper_ = np.concatenate([np.asarray(b_ub, dtype=np.float64) if m_ub else np.zeros(0), eq])
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = matrix.indptr
-    lp.a_matrix_.index_ = matrix.indices
-    lp.a_matrix_.value_ = matrix.data
-    h = _new_highs(highspy)
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("presolve", "off")
-    h.setOptionValue("primal_feasibility_tolerance", _HIGHS_OPTIONS["primal_feasibility_tolerance"])
-    h.setOptionValue("dual_feasibility_tolerance", _HIGHS_OPTIONS["dual_feasibility_tolerance"])
-    if method == "highs-ds":
+    lp.a_matrix_.start_ = indptr
+    lp.a_matrix_.index_ = indices
+    lp.a_matrix_.value_ = data
+    h = _shared_highs(highspy)
+    if method in ("highs-ds", "highs-ps"):
         h.setOptionValue("solver", "simplex")
-        h.setOptionValue("simplex_strategy", 1)
+        h.setOptionValue("simplex_strategy", 1 if method == "highs-ds" else 4)
     elif method == "highs-ipm":
         h.setOptionValue("solver", "ipm")
     h.passModel(lp)
@@ -213,8 +239,13 @@ def maximise_linear_by_columns(a, e, objective, method: str = "highs-ds", reduce
     batch = 2 * (m + 1)
     if m == 0 or n <= 2 * batch:
         return maximise_linear(a, e, objective, method)
-    a_csc = a.tocsc()
-    column_max = a_csc.max(axis=0).toarray().ravel()
+    # CCE rows are dense (every profile appears in every row): numpy arrays beat scipy's slicing there.
+    dense = a.nnz >= _DENSE_FRACTION * m * n
+    cols_of = a.toarray() if dense else a.tocsc()
+    column_max = cols_of.max(axis=0) if dense else cols_of.max(axis=0).toarray().ravel()
+    # The restricted LPs gain columns between rounds, which keeps their last vertex primal feasible: the
+    # primal simplex suits them (and is several times faster than the dual one on these shapes).
+    restricted_method = "highs-ps" if method == "highs-ds" else method
     by_objective = np.argsort(-objective, kind="stable")
     by_slack = np.argsort(column_max, kind="stable")
     chosen = np.zeros(n, dtype=bool)
@@ -223,7 +254,8 @@ def maximise_linear_by_columns(a, e, objective, method: str = "highs-ds", reduce
     iterations = 0
     for _ in range(max_rounds):
         cols = np.flatnonzero(chosen)
-        res = _run(-objective[cols], a_csc[:, cols], e, np.ones((1, cols.size)), [1.0], (0, None), method)
+        sub = sp.csr_matrix(cols_of[:, cols]) if dense else cols_of[:, cols].tocsr()
+        res = _run(-objective[cols], sub, e, np.ones((1, cols.size)), [1.0], (0, None), restricted_method)
         iterations += int(getattr(res, "nit", 0))
         if res.status == 2:  # restricted LP infeasible: add the least violating columns not yet in
             extra = by_slack[~chosen[by_slack]][:batch]
@@ -235,7 +267,7 @@ def maximise_linear_by_columns(a, e, objective, method: str = "highs-ds", reduce
             break
         prices = -res.ineqlin.marginals
         shift = -res.eqlin.marginals[0]
-        reduced = objective - a_csc.T @ prices - shift
+        reduced = objective - (prices @ cols_of if dense else cols_of.T @ prices) - shift
         reduced[cols] = -np.inf
         entering = np.flatnonzero(reduced > reduced_cost_tol)
         if entering.size == 0:

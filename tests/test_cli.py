@@ -62,6 +62,17 @@ def test_run_prints_the_table(kuhn_run):
     assert [r[2] for r in rows] == ["1x1", "2x2", "3x3", "4x4"]
 
 
+def test_run_ends_by_ranking_the_population(kuhn_run):
+    out, result = kuhn_run
+    assert "ranked by alpha-Rank" in result.stdout
+    table = pd.read_csv(out / "ranking.csv")
+    assert len(table) == 8 and set(table["player"]) == {"p0", "p1"}
+    for _, rows in table.groupby("player"):
+        assert rows["alpharank_mass"].sum() == pytest.approx(1.0, abs=1e-9)
+        assert sorted(rows["alpharank_rank"]) == sorted(rows["alpharank_mass"].rank(ascending=False, method="min"))
+    assert np.isfinite(table["elo"]).all()
+
+
 def test_report_redraws_plots_and_summary(kuhn_run):
     out, _ = kuhn_run
     (out / "nash_conv.png").unlink()

@@ -47,6 +47,21 @@ def test_nash_conv_metric_matches_openspiel_every_iteration():
             meta_strategy_nash_conv(solver.tree, solver.populations, solver.meta_strategy.marginals), abs=1e-12)
 
 
+def test_gap_is_exact_even_when_the_learned_oracle_is_poor():
+    solver = PSRO("kuhn_poker", oracle="dqn", progress=False)
+
+    def poor_oracle(player, target):   # a learned oracle that failed: it returns the uniform policy
+        from psro.best_response import BestResponse
+        from psro.policies import uniform_policy
+
+        return BestResponse(player, uniform_policy(solver.tree.infostates[player]), 0.0)
+
+    solver.oracle = poor_oracle
+    for _ in range(2):
+        history = solver.run(iterations=1)
+        assert history["gap"].iloc[-1] == pytest.approx(openspiel_nash_conv(solver), abs=1e-12)
+
+
 def test_leduc_metric_and_meta_game_match_openspiel():
     solver = PSRO("leduc_poker", progress=False)
     history = solver.run(iterations=4)

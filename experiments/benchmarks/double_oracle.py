@@ -75,15 +75,15 @@ def main() -> None:
 
     lines = ["# Double oracle on zero-sum matrix games: ours vs OpenSpiel's DoubleOracleSolver", "",
              f"Median of {args.repeats} runs, one BLAS thread, machine shared with other jobs.", "",
-             "| game | ours s | OpenSpiel s | ratio | ours iters | OS iters | ours NashConv | OS NashConv | "
-             "ours - LP value | OS - LP value |", "|---|---|---|---|---|---|---|---|---|---|"]
+             ("| game | ours s | OpenSpiel s | ratio | ours iters | OS iters | ours NashConv | OS NashConv | "
+              "ours - LP value | OS - LP value |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for label, game in games_to_run(args.sizes, args.seed):
         lp = solve_zero_sum(game.payoffs[0]).value
-        ours, t_ours = timed(lambda: double_oracle(game), args.repeats)
+        ours, t_ours = timed(lambda game=game: double_oracle(game), args.repeats)
         os_game = game.to_pyspiel()
         k = sum(game.shape)
 
-        def run_openspiel():
+        def run_openspiel(os_game=os_game, k=k):
             with contextlib.redirect_stdout(io.StringIO()):
                 return DoubleOracleSolver(os_game).solve(max_steps=k, tolerance=1e-7, verbose=False)
 
