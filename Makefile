@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# one BLAS thread: tests and benchmarks measure the code, not the BLAS thread pool
+PINNED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: run test install bench clean
 
@@ -19,10 +21,14 @@ run: $(STAMP)
 	$(BIN)/psro run experiments/configs/kuhn_poker.yaml
 
 test: $(STAMP)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest
+	$(PINNED) $(BIN)/python -m pytest
 
 bench: $(STAMP)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python experiments/benchmarks/solvers.py
+	$(PINNED) $(BIN)/python experiments/benchmarks/solvers.py
+	$(PINNED) $(BIN)/python experiments/benchmarks/ranking.py
+	$(PINNED) $(BIN)/python experiments/benchmarks/ranking_ucb.py
+	$(PINNED) $(BIN)/python experiments/benchmarks/psro_leduc.py
+	$(PINNED) $(BIN)/python experiments/benchmarks/jpsro.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

@@ -23,7 +23,8 @@ Numerical methods (chosen by ``experiments/benchmarks/solvers.py``):
   removes the profiles that every feasible point leaves at zero (one LP), so
   that its dual optimum is finite.
 - MW, RV and the smallest epsilon: HiGHS (dual simplex) on the sparse matrix;
-  MW by column generation over it (certified by reduced costs). MW first
+  MW by column generation over it (certified by reduced costs; the restricted
+  LPs of the dense CCE rows by primal simplex, on one reused HiGHS instance). MW first
   checks whether a welfare-maximising pure profile is an equilibrium, which
   certifies it optimal without an LP.
 - If the dual Newton method does not converge (it reports ``status``), the

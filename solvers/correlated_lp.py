@@ -224,6 +224,9 @@ def maximise_linear_by_columns(a, e, objective, method: str = "highs-ds", reduce
     ``reduced_cost_tol``: the restricted optimum is then optimal for the full
     LP (HiGHS's duals certify it). If the restricted LP is infeasible, more
     columns are added; in the worst case the full LP is solved.
+    Dense constraint rows (CCE) are handled as numpy arrays and their
+    restricted LPs solved by the primal simplex, which is several times faster
+    than the dual one there.
 
     Examples
     --------
@@ -243,9 +246,9 @@ def maximise_linear_by_columns(a, e, objective, method: str = "highs-ds", reduce
     dense = a.nnz >= _DENSE_FRACTION * m * n
     cols_of = a.toarray() if dense else a.tocsc()
     column_max = cols_of.max(axis=0) if dense else cols_of.max(axis=0).toarray().ravel()
-    # The restricted LPs gain columns between rounds, which keeps their last vertex primal feasible: the
-    # primal simplex suits them (and is several times faster than the dual one on these shapes).
-    restricted_method = "highs-ps" if method == "highs-ds" else method
+    # On the dense (CCE) shapes the primal simplex is several times faster than the dual one on the
+    # restricted LPs; on the sparse CE ones it is not.
+    restricted_method = "highs-ps" if dense and method == "highs-ds" else method
     by_objective = np.argsort(-objective, kind="stable")
     by_slack = np.argsort(column_max, kind="stable")
     chosen = np.zeros(n, dtype=bool)

@@ -224,14 +224,16 @@ def test_random_vertex_is_seeded():
 
 # ---------------------------------------------------------------- OpenSpiel
 def _openspiel_jpsro(monkeypatch):
+    import cvxpy as cp
     from open_spiel.python.algorithms import jpsro
 
-    # jpsro's LPs ask for ECOS, which cvxpy no longer ships; use Clarabel at tight tolerances instead.
-    # (The games below are ones on which jpsro's OSQP settings terminate: with max_iter=1e9 it does not
-    # stop on some small games, e.g. catalog.random_game((2, 3, 2), rng=2) for mgcce.)
-    monkeypatch.setattr(jpsro, "DEFAULT_ECOS_SOLVER_KWARGS",
-                        {"solver": "CLARABEL", "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
-                         "verbose": False})
+    # jpsro's LPs use ECOS, its default, when installed; only without it are they switched to Clarabel at
+    # tight tolerances. (The games below are ones on which jpsro's OSQP settings terminate: with
+    # max_iter=1e9 it does not stop on some small games, e.g. catalog.random_game((2, 3, 2), rng=2) for mgcce.)
+    if "ECOS" not in cp.installed_solvers():
+        monkeypatch.setattr(jpsro, "DEFAULT_ECOS_SOLVER_KWARGS",
+                            {"solver": "CLARABEL", "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                             "verbose": False})
     return jpsro
 
 
@@ -391,3 +393,19 @@ def test_column_generation_matches_the_whole_lp(shape, concept):
     auto = solve(game, "mw" + concept)
     assert auto.info["welfare"] == pytest.approx(solve(game, "mw" + concept, lp_method="highs-ds").info["welfare"],
                                                  abs=1e-9)
+
+
+def test_column_generation_reuses_one_highs_instance_safely():
+    # The LP helpers share one HiGHS object per thread; options set for one LP (primal simplex for the
+    # restricted CCE LPs, interior point on request) must not leak into the next one.
+    from solvers.correlated_lp import maximise_linear
+
+    game = catalog.random_game((6, 6, 5), rng=8)
+    c = cce_constraints(game)
+    welfare = game.payoffs.sum(axis=0).ravel()
+    ipm = maximise_linear(c.matrix, np.zeros(c.num_rows), welfare, method="highs-ipm")
+    first = solve(game, "mwcce").info["welfare"]
+    simplex = maximise_linear(c.matrix, np.zeros(c.num_rows), welfare)
+    assert first == pytest.approx(simplex.value, abs=1e-9)
+    assert ipm.value == pytest.approx(simplex.value, abs=1e-7)
+    assert "column generation" in solve(game, "mwcce").info["status"]

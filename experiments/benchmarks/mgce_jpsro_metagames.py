@@ -9,23 +9,33 @@ Two steps:
     ``results/mgce_metagames/kuhn3_ce_<k>.npz`` (key ``payoffs``).
 ``--bench`` (the default)
     Loads every saved meta-game and, for MGCE and MGCCE, times ours
-    (``solvers.solve(game, "mgce")``, median of ``--repeats``), an independent
+    (``solvers.solve(game, "mgce")``, median of ``--repeats``), the same call
+    with the dual solver of git revision ``--baseline-rev`` (the code before
+    this change, loaded from git and patched in), an independent
     high-accuracy solve of the same QP with cvxpy + Clarabel (tolerances 1e-12,
     on the CE rows built here), and OpenSpiel's ``jpsro._mgce`` / ``_mgcce``
     (its cvxpy program, ``--openspiel-repeats`` runs), and prints the
-    iterations of the dual Newton method, the largest difference from
+    iterations (interior point + Newton), the largest difference from
     Clarabel and the CE/CCE gap of our answer.
+``--jpsro``
+    Wall time of CE-JPSRO on three-player Kuhn until the gap is at most
+    ``--target`` (median of ``--repeats`` runs), now and with the baseline solver.
 
 Run with BLAS threads pinned::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/mgce_jpsro_metagames.py --capture
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/mgce_jpsro_metagames.py --bench
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/mgce_jpsro_metagames.py --jpsro
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +46,34 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 
 GAME = "kuhn_poker(players=3)"
 OUT = Path(__file__).resolve().parent / "results" / "mgce_metagames"
+
+
+def baseline_dual(rev: str):
+    """``solvers/correlated_dual.py`` at git revision ``rev``, loaded as a separate module."""
+    root = Path(__file__).resolve().parents[2]
+    source = subprocess.run(["git", "show", f"{rev}:solvers/correlated_dual.py"], cwd=root, check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "correlated_dual_baseline.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("correlated_dual_baseline", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def patched_dual(module):
+    """Make ``solvers.correlated`` call ``module.solve_regularised_dual`` (``None``: leave it)."""
+    import solvers.correlated as correlated
+
+    original = correlated.solve_regularised_dual
+    if module is not None:
+        correlated.solve_regularised_dual = module.solve_regularised_dual
+    try:
+        yield
+    finally:
+        correlated.solve_regularised_dual = original
 
 
 def capture(sizes: list, time_limit: float) -> None:
@@ -82,7 +120,7 @@ def _median_time(fn, repeats: int):
     return float(np.median(times)), out
 
 
-def bench(repeats: int, openspiel_repeats: int) -> None:
+def bench(repeats: int, openspiel_repeats: int, baseline) -> None:
     from games import NormalFormGame
     from solvers import cce_gap, ce_gap, solve
     from solvers.correlated_constraints import correlated_constraints
@@ -90,13 +128,16 @@ def bench(repeats: int, openspiel_repeats: int) -> None:
     files = sorted(OUT.glob("kuhn3_ce_*.npz"), key=lambda f: int(f.stem.rsplit("_", 1)[1]))
     if not files:
         raise SystemExit(f"no meta-games under {OUT}; run with --capture first")
-    print(f"{'game':>16} {'solver':>6} {'ours s':>8} {'iters':>5} {'conv':>5} {'status':>9} {'|x-clar|':>9} "
-          f"{'gap':>9} {'clarabel s':>10} {'openspiel s':>11} {'ratio':>7}")
+    print(f"{'game':>13} {'solver':>6} {'ours s':>8} {'iters':>5} {'conv':>5} {'|x-clar|':>9} {'gap':>9} "
+          f"{'before s':>8} {'iters':>5} {'solver before':>24} {'clarabel s':>10} {'openspiel s':>11} "
+          f"{'OS/ours':>7} {'before/ours':>11}")
     for path in files:
         game = NormalFormGame(np.load(path)["payoffs"])
         for concept in ("ce", "cce"):
             name = "mg" + concept
             t_ours, eq = _median_time(lambda: solve(game, name), repeats)
+            with patched_dual(baseline):
+                t_before, eq_before = _median_time(lambda: solve(game, name), repeats)
             c = correlated_constraints(game, concept)
             a = c.matrix
             t_cl, x_cl = _median_time(lambda: clarabel_gini(a, np.zeros(a.shape[0])), 1)
@@ -109,9 +150,29 @@ def bench(repeats: int, openspiel_repeats: int) -> None:
                 fn = jpsro._mgce if concept == "ce" else jpsro._mgcce
                 repeats_pp = [np.ones(k, dtype=int) for k in game.shape]
                 t_os, _ = _median_time(lambda: fn(game.payoffs, repeats_pp, ignore_repeats=True), openspiel_repeats)
-            print(f"{str(game.shape):>16} {name:>6} {t_ours:8.4f} {eq.info['iterations']:5d} "
-                  f"{str(eq.info['converged']):>5} {eq.info['status']:>9} {diff:9.2e} {gap:9.2e} {t_cl:10.3f} "
-                  f"{t_os:11.3f} {t_os / t_ours:7.1f}")
+            print(f"{str(game.shape):>13} {name:>6} {t_ours:8.4f} {eq.info['iterations']:5d} "
+                  f"{str(eq.info['converged']):>5} {diff:9.2e} {gap:9.2e} {t_before:8.4f} "
+                  f"{eq_before.info['iterations']:5d} {eq_before.info['solver'][:24]:>24} {t_cl:10.3f} "
+                  f"{t_os:11.3f} {t_os / t_ours:7.1f} {t_before / t_ours:11.1f}", flush=True)
+
+
+def jpsro_time_to_gap(repeats: int, target: float, budget: float, baseline) -> None:
+    """Median wall time (setup included) of CE-JPSRO on 3-player Kuhn until the gap is at most ``target``."""
+    from psro import PSRO
+
+    for label, module in (("now", None), ("before", baseline)):
+        times = []
+        for _ in range(repeats):
+            with patched_dual(module):
+                start = time.perf_counter()
+                solver = PSRO(GAME, meta_solver="mgce", br_selection="largest_gap", seed=0, progress=False)
+                history = solver.run(target_gap=target, time_limit=budget)
+                elapsed = time.perf_counter() - start
+            reached = bool(history["gap"].iloc[-1] <= target)
+            times.append(elapsed if reached else float("inf"))
+            print(f"{label}: {elapsed:.2f} s, {len(history) - 1} iterations, final gap {history['gap'].iloc[-1]:.3g}, "
+                  f"meta-game {solver.meta_game.shape}", flush=True)
+        print(f"{label}: median time to gap <= {target:g}: {np.median(times):.2f} s over {repeats} runs", flush=True)
 
 
 def main() -> None:
@@ -122,11 +183,18 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=300.0, help="capture budget in seconds")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--openspiel-repeats", type=int, default=1)
+    parser.add_argument("--jpsro", action="store_true", help="time CE-JPSRO to --target, now and before")
+    parser.add_argument("--target", type=float, default=1e-3)
+    parser.add_argument("--budget", type=float, default=120.0, help="wall seconds per JPSRO run")
+    parser.add_argument("--baseline-rev", default="f576def", help="git revision of the solver to compare with")
     args = parser.parse_args()
+    baseline = baseline_dual(args.baseline_rev) if args.baseline_rev else None
     if args.capture:
         capture(args.sizes, args.time_limit)
-    if args.bench or not args.capture:
-        bench(args.repeats, args.openspiel_repeats)
+    if args.bench or not (args.capture or args.jpsro):
+        bench(args.repeats, args.openspiel_repeats, baseline)
+    if args.jpsro:
+        jpsro_time_to_gap(args.repeats, args.target, args.budget, baseline)
 
 
 if __name__ == "__main__":

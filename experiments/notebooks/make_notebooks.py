@@ -1,0 +1,260 @@
+"""Write the example notebooks of this folder (``python experiments/notebooks/make_notebooks.py``).
+
+The notebooks are generated so that their source stays reviewable as Python;
+``tests/test_notebooks.py`` executes each one top to bottom.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = """\
+import sys
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+%matplotlib inline
+print(sys.executable)"""
+
+QUICKSTART = [
+    new_markdown_cell("# Quickstart\n\nA custom game, PSRO on Kuhn poker with a small budget, rankings "
+                      "(Elo, alpha-Rank) and plots. Every cell runs in seconds."),
+    new_code_cell(SETUP),
+    new_markdown_cell("## A custom normal-form game\n\n`games.from_payoff_function` evaluates a payoff "
+                      "function at every pure profile. Here: a Cournot duopoly with quantities 0..4, price "
+                      "`8 - q0 - q1` and unit cost 1."),
+    new_code_cell("""\
+import games
+from solvers import solve, nash_conv
+
+cournot = games.from_payoff_function(
+    lambda q: [(8 - q[0] - q[1] - 1) * q[0], (8 - q[0] - q[1] - 1) * q[1]],
+    [range(5), range(5)], name="cournot")
+eq = solve(cournot, "nash")
+print(cournot.shape, [m.round(3).tolist() for m in eq.marginals], "NashConv", nash_conv(cournot, eq.marginals))
+assert nash_conv(cournot, eq.marginals) < 1e-8"""),
+    new_markdown_cell("## A custom sequential game: the trust dilemma\n\nImporting "
+                      "`games.examples.trust_dilemma` registers a sequential stag hunt written with "
+                      "`games.SequentialGame`; `games.check_game` checks it like OpenSpiel's own games."),
+    new_code_cell("""\
+import games.examples.trust_dilemma  # registers "trust_dilemma"
+from games import catalog
+
+trust = games.load("trust_dilemma")
+print(games.check_game(trust).ok)
+stag_hunt = catalog.stag_hunt()
+for method in ("nash", "rae"):
+    e = solve(stag_hunt, method)
+    print(method, [m.round(3).tolist() for m in e.marginals])"""),
+    new_markdown_cell("## PSRO on Kuhn poker"),
+    new_code_cell("""\
+from psro import PSRO
+
+solver = PSRO("kuhn_poker", meta_solver="nash", progress=False, seed=0)
+history = solver.run(iterations=6)
+history[["iteration", "gap", "population_0", "population_1", "wall_time"]]"""),
+    new_code_cell("""\
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.semilogy(history["iteration"], history["gap"].clip(lower=1e-12), marker="o")
+ax.set_xlabel("iteration"); ax.set_ylabel("NashConv"); ax.set_title("PSRO on Kuhn poker")
+plt.show()
+assert history["gap"].iloc[-1] < history["gap"].iloc[0]"""),
+    new_markdown_cell("## Rankings\n\nalpha-Rank of the PSRO meta-game (two populations), and Elo of the "
+                      "soccer meta-game (win probabilities) from Rowland et al. (2019)."),
+    new_code_cell("""\
+from ranking import alpharank, elo
+from ranking.alpharank_plots import plot_response_graph
+
+meta = solver.meta_game.mean_game()
+ar = alpharank(meta, alpha=10.0)
+print("alpha-Rank mass of the top profiles:", np.sort(ar.pi)[::-1][:3].round(3))
+plot_response_graph(ar, top=6)
+plt.show()"""),
+    new_code_cell("""\
+soccer = games.datasets.load_soccer()
+ratings = elo(soccer).sort_values("rating", ascending=False)
+ax = ratings["rating"].plot.barh(figsize=(5, 3), title="Elo of the soccer agents")
+plt.show()
+ratings.head()"""),
+]
+
+ANALYSE = [
+    new_markdown_cell("# Analyse a PSRO run directory\n\nSet `PSRO_RUN_DIR` to analyse an existing run "
+                      "(`psro run CONFIG` writes one under `runs/`); otherwise the notebook first writes a "
+                      "tiny Kuhn poker run into a temporary folder."),
+    new_code_cell(SETUP),
+    new_code_cell("""\
+import json, os, tempfile
+from pathlib import Path
+
+run_dir = os.environ.get("PSRO_RUN_DIR")
+if run_dir is None:
+    from psro import PSRO, PSROConfig
+    from psro.run_dir import write_run
+
+    config = PSROConfig(game="kuhn_poker", iterations=5)
+    solver = PSRO(config.game, meta_solver=config.meta_solver, progress=False, seed=0)
+    solver.run(iterations=config.iterations)
+    run_dir = tempfile.mkdtemp(prefix="psro_run_")
+    write_run(run_dir, config, solver)
+run_dir = Path(run_dir)
+sorted(p.name for p in run_dir.iterdir())"""),
+    new_markdown_cell("## Gap curves"),
+    new_code_cell("""\
+history = pd.read_csv(run_dir / "history.csv")
+fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+for ax, x in zip(axes, ("iteration", "wall_time")):
+    ax.semilogy(history[x], history["gap"].clip(lower=1e-12), marker="o", label="gap")
+    if "train_gap" in history:
+        ax.semilogy(history[x], history["train_gap"].clip(lower=1e-12), ls="--", label="train_gap")
+    ax.set_xlabel(x); ax.set_ylabel("gap"); ax.legend()
+plt.show()
+history.tail()"""),
+    new_markdown_cell("## Meta-strategy over time\n\nThe run directory keeps the final meta-strategy and the "
+                      "whole meta-game. Since the populations grow by one policy per iteration, the meta-game "
+                      "of iteration `t` is the leading `(t+1) x (t+1)` block: re-solving it gives the "
+                      "meta-strategy over time (with the run's meta-solver when it is a plain solver name)."),
+    new_code_cell("""\
+from games import EmpiricalGame
+from solvers import solve, methods
+
+meta_game = EmpiricalGame.load(run_dir / "meta_game.npz").mean_game()
+final = json.loads((run_dir / "meta_strategy.json").read_text())
+method = "nash_zero_sum" if meta_game.is_zero_sum() else "nash"
+sizes = history[[c for c in history.columns if c.startswith("population_")]].to_numpy()
+rows = []
+for t, size in enumerate(sizes):
+    sub = meta_game.payoffs[(slice(None),) + tuple(slice(0, int(k)) for k in size)]
+    from games import NormalFormGame
+    eq = solve(NormalFormGame(sub), method)
+    rows.append(np.pad(eq.marginals[0], (0, int(sizes[-1][0]) - len(eq.marginals[0]))))
+over_time = np.array(rows)
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.stackplot(np.arange(len(over_time)), over_time.T, labels=[f"policy {i}" for i in range(over_time.shape[1])])
+ax.set_xlabel("iteration"); ax.set_ylabel("player 0 meta-strategy"); ax.legend(fontsize=6, loc="upper left")
+plt.show()
+print("final (from meta_strategy.json):", np.round(final["marginals"][0], 3))"""),
+    new_markdown_cell("## Response graph\n\nalpha-Rank of the final meta-game, drawn with the plot helper."),
+    new_code_cell("""\
+from ranking import alpharank
+from ranking.alpharank_plots import plot_response_graph
+
+ar = alpharank(meta_game, alpha=10.0)
+plot_response_graph(ar, top=8)
+plt.show()"""),
+    new_markdown_cell("## Rating confidence intervals (Elo bootstrap)\n\nMatches between player 0's and "
+                      "player 1's policies are simulated as wins with probability `(u + 2) / 4` (Kuhn returns "
+                      "lie in [-2, 2]); Elo with a bootstrap of the matches gives intervals."),
+    new_code_cell("""\
+from ranking import elo
+
+rng = np.random.default_rng(0)
+u = meta_game.payoffs[0]
+records = []
+for i in range(u.shape[0]):
+    for j in range(u.shape[1]):
+        wins = rng.random(40) < (u[i, j] + 2) / 4
+        records += [{"agent_a": f"p0:{i}", "agent_b": f"p1:{j}", "score_a": float(w)} for w in wins]
+ratings = elo(pd.DataFrame(records), bootstrap=100, rng=0).sort_values("rating")
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.errorbar(ratings["rating"], np.arange(len(ratings)), fmt="o",
+            xerr=[ratings["rating"] - ratings["lower"], ratings["upper"] - ratings["rating"]])
+ax.set_yticks(np.arange(len(ratings)), ratings.index); ax.set_xlabel("Elo (95% bootstrap interval)")
+plt.show()
+assert (ratings["lower"] <= ratings["upper"]).all()"""),
+]
+
+NOISY = [
+    new_markdown_cell("# Ranking the soccer meta-game under noise\n\nThe soccer meta-game (Rowland et al. "
+                      "2019) gives win probabilities; we only see Bernoulli match outcomes. How many matches "
+                      "fix its response graph, and how certain is alpha-Rank?"),
+    new_code_cell(SETUP),
+    new_code_cell("""\
+from games import datasets, EmpiricalGame
+from ranking import alpharank, response_graph, response_graph_ucb, count_wrong_edges
+
+soccer = datasets.load_soccer()
+exact = alpharank(soccer, alpha=10.0, single_population=True)
+names = soccer.strategy_names[0]
+print("exact alpha-Rank:", dict(zip(names, exact.pi.round(3))))"""),
+    new_markdown_cell("## Bernoulli sampling\n\n`n` matches per profile; the alpha-Rank of the sample means."),
+    new_code_cell("""\
+rng = np.random.default_rng(0)
+
+def sampled_game(n):
+    eg = EmpiricalGame(soccer.shape)
+    wins = rng.binomial(n, soccer.payoffs[0])
+    for prof in np.ndindex(*soccer.shape):
+        w = float(wins[prof])
+        eg.add_statistics(prof, n, [w, n - w], [w, n - w])
+    return eg
+
+from games import NormalFormGame
+
+for n in (10, 100, 1000):
+    row = sampled_game(n).mean()[0]   # P(i beats j) estimated from player 0's outcomes
+    pi = alpharank(NormalFormGame.from_bimatrix(row, row.T), alpha=10.0, single_population=True).pi
+    print(n, "matches/profile: L1 distance to the exact masses", np.abs(pi - exact.pi).sum().round(3))"""),
+    new_markdown_cell("## ResponseGraphUCB\n\nAdaptive sampling until every edge of the response graph is "
+                      "resolved (epsilon-relaxed Hoeffding bounds: soccer has near-ties)."),
+    new_code_cell("""\
+ref = response_graph(soccer)
+rows = []
+for scheme in ("uniform-exhaustive", "count-weighted"):
+    r = response_graph_ucb(soccer, delta=0.1, bound="hoeffding-relaxed", eps=0.1, scheme=scheme, rng=0)
+    rows.append({"scheme": scheme, "samples": r.total_samples, "resolved": r.resolved,
+                 "wrong_edges": count_wrong_edges(r.graph, ref), "edges": r.num_edges})
+ucb = r
+pd.DataFrame(rows)"""),
+    new_code_cell("""\
+fig, ax = plt.subplots(figsize=(4, 4))
+im = ax.imshow(ucb.samples, cmap="viridis")
+ax.set_title("samples per profile (count-weighted)"); fig.colorbar(im)
+plt.show()"""),
+    new_markdown_cell("## alpha-Rank with confidence intervals\n\nSound outer bounds over the Hoeffding box "
+                      "(`alpharank_mass_bounds`) and a parametric bootstrap (`bootstrap_alpharank`) on the "
+                      "samples ResponseGraphUCB drew."),
+    new_code_cell("""\
+from ranking import alpharank_mass_bounds, bootstrap_alpharank
+
+eg = ucb.empirical_game
+bounds = alpharank_mass_bounds(eg, alpha=10.0, single_population=True, rng=0)
+boot = bootstrap_alpharank(eg, 50, alpha=10.0, single_population=True, rng=0)
+table = pd.DataFrame({"exact": exact.pi, "estimate": bounds.point, "outer_lower": bounds.outer_lower,
+                      "outer_upper": bounds.outer_upper, "boot_lower": boot.lower, "boot_upper": boot.upper},
+                     index=names)
+order = np.argsort(-table["estimate"].to_numpy())
+t = table.iloc[order]
+fig, ax = plt.subplots(figsize=(6, 3))
+x = np.arange(len(t))
+ax.vlines(x - 0.1, t.outer_lower, t.outer_upper, color="grey", label="outer bounds")
+ax.vlines(x + 0.1, t.boot_lower, t.boot_upper, color="C0", lw=3, label="bootstrap 95%")
+ax.plot(x, t.exact, "k*", label="exact")
+ax.set_xticks(x, t.index, rotation=45); ax.set_ylabel("alpha-Rank mass"); ax.legend(fontsize=7)
+plt.show()
+assert ((table.outer_lower <= table.exact + 1e-9) & (table.exact <= table.outer_upper + 1e-9)).mean() >= 0.9
+t"""),
+]
+
+
+def write(name: str, cells: list) -> Path:
+    nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                            "language": "python"}})
+    path = HERE / name
+    nbformat.write(nb, path)
+    return path
+
+
+def main() -> None:
+    for name, cells in (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE),
+                        ("noisy_ranking.ipynb", NOISY)):
+        print(write(name, cells))
+
+
+if __name__ == "__main__":
+    main()
