@@ -20,7 +20,8 @@ from torch import nn
 
 from psro.neural_policy import NeuralPolicy, masked_scores
 from psro.oracles_rl import TrainingResult
-from psro.rl_env import OpponentMixture, VectorEnv, play_episodes
+from psro.rl_env import OpponentMixture
+from psro.rl_training import check_positive_ints, greedy_result, seeded_env
 
 __all__ = ["DQNConfig", "train_dqn"]
 
@@ -67,11 +68,8 @@ class DQNConfig:
     """seeds torch and the numpy generator that drives chance, opponents and exploration"""
 
     def __post_init__(self):
-        for name in ("total_steps", "num_envs", "buffer_size", "batch_size", "gradient_steps",
-                     "target_update_interval", "eval_episodes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive int; got {value!r}.")
+        check_positive_ints(self, ("total_steps", "num_envs", "buffer_size", "batch_size", "gradient_steps",
+                                   "target_update_interval", "eval_episodes"))
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be positive; got {self.learning_rate!r}.")
         if not (0 <= self.end_epsilon <= 1 and 0 <= self.start_epsilon <= 1):
@@ -111,11 +109,7 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     (992, 'greedy')
     """
     start = time.perf_counter()
-    # ---- seeding: everything random below draws from these two
-    rng = np.random.default_rng(config.seed)
-    torch.manual_seed(config.seed)
-
-    env = VectorEnv(game, player, opponents, config.num_envs, rng)
+    rng, env = seeded_env(game, player, opponents, config.num_envs, config.seed)
     q_policy = NeuralPolicy.for_game(game, hidden=config.hidden, mode="greedy")
     q_network = q_policy.network
     target_network = copy.deepcopy(q_network)
@@ -173,14 +167,5 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
             if updates % config.target_update_interval == 0:
                 target_network.load_state_dict(q_network.state_dict())
 
-    training_episodes = len(env.episode_returns)
-
-    # ---- evaluate the greedy policy
-    def act(obs_, mask_):
-        with torch.no_grad():
-            return masked_scores(q_network(torch.from_numpy(obs_)), torch.from_numpy(mask_)).argmax(dim=1).numpy()
-
-    evaluation = play_episodes(env, act, config.eval_episodes)
-    return TrainingResult(policy=q_policy, evaluation=evaluation, training_steps=num_iterations * config.num_envs,
-                          training_episodes=training_episodes, seconds=time.perf_counter() - start,
-                          seed=config.seed)
+    return greedy_result(env, q_policy, eval_episodes=config.eval_episodes,
+                         training_steps=num_iterations * config.num_envs, seed=config.seed, start=start)

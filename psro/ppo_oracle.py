@@ -18,7 +18,8 @@ from torch import nn
 
 from psro.neural_policy import NeuralPolicy, PolicyNetwork, masked_scores
 from psro.oracles_rl import TrainingResult
-from psro.rl_env import OpponentMixture, VectorEnv, play_episodes
+from psro.rl_env import OpponentMixture
+from psro.rl_training import check_positive_ints, greedy_result, seeded_env
 
 __all__ = ["PPOConfig", "train_ppo"]
 
@@ -67,10 +68,8 @@ class PPOConfig:
     """seeds torch and the numpy generator that drives chance and the opponents"""
 
     def __post_init__(self):
-        for name in ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "eval_episodes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive int; got {value!r}.")
+        check_positive_ints(self, ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
+                                   "eval_episodes"))
         if self.total_steps < self.num_envs * self.num_steps:
             raise ValueError(f"total_steps ({self.total_steps}) must be at least one rollout, "
                              f"num_envs * num_steps = {self.num_envs * self.num_steps}.")
@@ -109,11 +108,7 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
     (1024, 'softmax')
     """
     start = time.perf_counter()
-    # ---- seeding: everything random below draws from these two
-    rng = np.random.default_rng(config.seed)
-    torch.manual_seed(config.seed)
-
-    env = VectorEnv(game, player, opponents, config.num_envs, rng)
+    rng, env = seeded_env(game, player, opponents, config.num_envs, config.seed)
     actor = NeuralPolicy.for_game(game, hidden=config.hidden, mode="softmax")
     critic = PolicyNetwork(env.obs_dim, 1, config.hidden)
     params = list(actor.network.parameters()) + list(critic.parameters())
@@ -189,15 +184,5 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
                 nn.utils.clip_grad_norm_(params, config.max_grad_norm)
                 optimizer.step()
 
-    training_episodes = len(env.episode_returns)
-
-    # ---- evaluate the greedy policy
-    def act(obs_, mask_):
-        with torch.no_grad():
-            scores = masked_scores(actor.network(torch.from_numpy(obs_)), torch.from_numpy(mask_))
-            return scores.argmax(dim=1).numpy()
-
-    evaluation = play_episodes(env, act, config.eval_episodes)
-    return TrainingResult(policy=actor, evaluation=evaluation, training_steps=num_iterations * batch_size,
-                          training_episodes=training_episodes, seconds=time.perf_counter() - start,
-                          seed=config.seed)
+    return greedy_result(env, actor, eval_episodes=config.eval_episodes,
+                         training_steps=num_iterations * batch_size, seed=config.seed, start=start)

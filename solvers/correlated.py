@@ -183,7 +183,7 @@ def _gini_at(game, constraints, eps, tol, max_iter, method, extra, sol=None) -> 
     a, e = _rows_for(constraints, eps / constraints.scale)
     if sol is None:
         sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=max_iter)
-    x, converged, status, solver = sol.x, sol.converged, sol.status, "dual projected Newton"
+    x, converged, status, solver = sol.x, sol.converged, sol.status, sol.method
     if not converged:
         logger.info("falling back to Clarabel for the maximum-Gini QP (dual Newton status %s)", sol.status)
         x_fb, status_fb = _gini_by_interior_point(a, e)

@@ -76,7 +76,8 @@ class DualSolution:
     multipliers : ndarray
         The row multipliers ``lam >= 0``.
     converged : bool
-        Whether the projected-gradient norm reached ``tol``.
+        Whether the projected-gradient norm reached ``tol``, or (Gini) an exact
+        face solve was certified by a duality gap of at most 1e-15.
     status : str
         ``"optimal"``, ``"max_iter"``, ``"stalled"`` or ``"infeasible"``.
     iterations : int

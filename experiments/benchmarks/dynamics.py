@@ -22,26 +22,18 @@ from __future__ import annotations
 
 import argparse
 import logging
-import statistics
-import time
 
 import numpy as np
+from bench_common import median_time, use_repo_packages
 
-from games import catalog
-from solvers import nash_conv
-from solvers.regret_matching import regret_matching
-from solvers.replicator import prd
+use_repo_packages()
+
+from games import catalog  # noqa: E402
+from solvers import nash_conv  # noqa: E402
+from solvers.regret_matching import regret_matching  # noqa: E402
+from solvers.replicator import prd  # noqa: E402
 
 logger = logging.getLogger("dynamics_benchmark")
-
-
-def _median_time(fn, repeats: int) -> tuple:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 def _tensors(game):
@@ -66,16 +58,16 @@ def main(argv=None) -> None:
     logger.info("%-10s %-16s %12s %12s %8s %12s", "shape", "method", "ours [ms]", "openspiel", "ratio", "max |diff|")
     for shape in shapes:
         game = catalog.random_game(shape, rng=0)
-        t_ours, ours = _median_time(lambda game=game: prd(game, iterations=args.steps, dt=0.01, tol=0.0,
+        t_ours, ours = median_time(lambda game=game: prd(game, iterations=args.steps, dt=0.01, tol=0.0,
                                                 check_every=10**9), args.repeats)
-        t_os, ref = _median_time(lambda game=game: projected_replicator_dynamics(
+        t_os, ref = median_time(lambda game=game: projected_replicator_dynamics(
             _tensors(game), prd_iterations=args.steps, prd_dt=0.01), args.repeats)
         diff = max(float(np.abs(a - b).max()) for a, b in zip(ours.marginals, ref))
         logger.info("%-10s %-16s %12.1f %12.1f %8.1f %12.2e", "x".join(map(str, shape)), "prd",
                     1e3 * t_ours, 1e3 * t_os, t_os / t_ours, diff)
-        t_ours, ours = _median_time(lambda game=game: regret_matching(game, iterations=args.steps, tol=0.0, plus=False,
+        t_ours, ours = median_time(lambda game=game: regret_matching(game, iterations=args.steps, tol=0.0, plus=False,
                                                             check_every=10**9), args.repeats)
-        t_os, ref = _median_time(lambda game=game: os_regret_matching(_tensors(game), iterations=args.steps, gamma=0.0),
+        t_os, ref = median_time(lambda game=game: os_regret_matching(_tensors(game), iterations=args.steps, gamma=0.0),
                                  args.repeats)
         diff = max(float(np.abs(a - b).max()) for a, b in zip(ours.marginals, ref))
         logger.info("%-10s %-16s %12.1f %12.1f %8.1f %12.2e", "x".join(map(str, shape)), "regret_matching",
@@ -89,8 +81,8 @@ def main(argv=None) -> None:
              "zero_sum 10x10": catalog.random_game((10, 10), kind="zero_sum", rng=1),
              "general 3x3x3": catalog.random_game((3, 3, 3), rng=2)}
     for name, game in games.items():
-        t_ours, ours = _median_time(lambda game=game: prd(game), args.repeats)
-        t_os, ref = _median_time(lambda game=game: projected_replicator_dynamics(_tensors(game)), args.os_repeats)
+        t_ours, ours = median_time(lambda game=game: prd(game), args.repeats)
+        t_os, ref = median_time(lambda game=game: projected_replicator_dynamics(_tensors(game)), args.os_repeats)
         logger.info("%-22s %12.1f %12.1f %8.1f %12.2e %12.2e", name, 1e3 * t_ours, 1e3 * t_os, t_os / t_ours,
                     ours.gap, nash_conv(game, [r / r.sum() for r in ref]))
 

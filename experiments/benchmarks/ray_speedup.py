@@ -29,25 +29,18 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 
+import bench_common
 import numpy as np
 
 # This folder holds a script named solvers.py; keep it from shadowing the solvers package.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+bench_common.use_repo_packages()
 
 
 def median_time(fn, repeats: int):
     """Warm-up call, then the median of ``repeats`` timed calls; returns (median seconds, last result)."""
-    fn()
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+    return bench_common.median_time(fn, repeats, warmup=True)
 
 
 def random_populations(tree, k: int, seed: int):

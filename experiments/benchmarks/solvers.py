@@ -35,20 +35,14 @@ nothing measurable (``_mgcce`` on 3 players x 10: 0.17 s either way).
 
 from __future__ import annotations
 
-import os
-import sys
+import bench_common
 
 # This file is named solvers.py: drop its own folder from the import path so that
 # ``import solvers`` finds the package, not this script.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+bench_common.use_repo_packages()
+bench_common.pin_threads()
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -79,15 +73,6 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.openspiel_s / self.ours_s
-
-
-def _median_time(fn, repeats: int):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 SOLVER_USED = {"lp": "ECOS", "qp": "OSQP"}  # set by _patch_openspiel_lps
@@ -123,8 +108,8 @@ def zero_sum_rows(sizes, repeats: int, seed: int) -> list:
         a = catalog.random_game((k, k), kind="zero_sum", rng=seed).payoffs[0]
         os_runs = 1 if k >= 1000 else repeats
         game = pyspiel.create_matrix_game(a.tolist(), (-a).tolist())
-        t_os, os_out = _median_time(lambda: lp_solver.solve_zero_sum_matrix_game(game), os_runs)
-        t_us, ours = _median_time(lambda: solve_zero_sum(a), repeats)
+        t_os, os_out = bench_common.median_time(lambda: lp_solver.solve_zero_sum_matrix_game(game), os_runs)
+        t_us, ours = bench_common.median_time(lambda: solve_zero_sum(a), repeats)
         value = float(ours.value)
         diff = abs(float(os_out[2]) - value)
         rows.append(Row(f"zero-sum {k}x{k}", "nash LP", t_os, os_runs, t_us, repeats, diff, "value",
@@ -151,8 +136,8 @@ def jpsro_rows(shapes, repeats: int, seed: int, once_above: int) -> list:
             os_runs = 1 if game.num_profiles > once_above else repeats
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t_os, (dist, _) = _median_time(lambda: fn(game.payoffs, repeats_one), os_runs)
-            t_us, eq = _median_time(lambda: solve(game, name), repeats)
+                t_os, (dist, _) = bench_common.median_time(lambda: fn(game.payoffs, repeats_one), os_runs)
+            t_us, eq = bench_common.median_time(lambda: solve(game, name), repeats)
             if diff_of == "joint":
                 diff = float(np.abs(eq.joint - dist).max())
             else:
@@ -185,8 +170,8 @@ def entropy_rows(shapes, repeats: int, seed: int) -> list:
                 problem.solve(solver="CLARABEL")
                 return problem.value
 
-            t_ref, value = _median_time(reference, 1)
-            t_us, eq = _median_time(lambda: solve(game, "me" + concept), repeats)
+            t_ref, value = bench_common.median_time(reference, 1)
+            t_us, eq = bench_common.median_time(lambda: solve(game, "me" + concept), repeats)
             rows.append(Row(label, f"me{concept} (vs cvxpy+Clarabel exp cone)", t_ref, 1, t_us, repeats,
                             abs(float(value) - eq.info["entropy"]), "entropy", "Clarabel"))
             print(_format(rows[-1]), flush=True)

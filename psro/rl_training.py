@@ -1,0 +1,115 @@
+"""Scaffolding shared by the learned oracles (:mod:`psro.dqn_oracle`, :mod:`psro.ppo_oracle`).
+
+The parts of a training run that do not depend on the learning rule: checking
+the integer settings of a config, seeding and building the vector of games,
+and the final evaluation of the greedy policy packed into a
+:class:`psro.oracles_rl.TrainingResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+import numpy as np
+import torch
+
+from psro.neural_policy import NeuralPolicy, masked_scores
+from psro.oracles_rl import TrainingResult
+from psro.rl_env import OpponentMixture, VectorEnv, play_episodes
+
+__all__ = ["check_positive_ints", "seeded_env", "greedy_result"]
+
+
+def check_positive_ints(config, names: Iterable[str]) -> None:
+    """Raise ``ValueError`` unless every field ``names`` of ``config`` is a positive int (bools are not).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> check_positive_ints(SimpleNamespace(total_steps=10), ["total_steps"])
+    >>> check_positive_ints(SimpleNamespace(total_steps=0), ["total_steps"])
+    Traceback (most recent call last):
+    ...
+    ValueError: total_steps must be a positive int; got 0.
+    """
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive int; got {value!r}.")
+
+
+def seeded_env(game, player: int, opponents: OpponentMixture, num_envs: int,
+               seed: int) -> tuple[np.random.Generator, VectorEnv]:
+    """Seed torch and a numpy generator with ``seed`` and build the games the learner plays.
+
+    Everything random in a training run draws from these two: torch (network
+    initialisation, sampling) and the returned generator (chance, opponents,
+    exploration), which the environment shares.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> from psro.rl_env import TabularStatePolicy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> uniform = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
+    >>> rng, env = seeded_env(tree.game, 0, OpponentMixture.single([None, uniform]), 4, seed=0)
+    >>> obs, mask = env.reset()
+    >>> obs.shape[0], mask.shape
+    (4, (4, 2))
+    """
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    return rng, VectorEnv(game, player, opponents, num_envs, rng)
+
+
+def greedy_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, training_steps: int,
+                  seed: int, start: float) -> TrainingResult:
+    """Evaluate the greedy (highest legal score) play of ``policy.network`` and pack the training run.
+
+    Parameters
+    ----------
+    env : VectorEnv
+        The games the policy was trained on; the episodes finished so far
+        count as training episodes.
+    policy : NeuralPolicy
+        The trained network (its scores are Q-values or logits).
+    eval_episodes : int
+        Episodes to play greedily.
+    training_steps : int
+        Learner decisions used for training.
+    seed : int
+        The seed of the run, recorded in the result.
+    start : float
+        ``time.perf_counter()`` at the start of the run.
+
+    Returns
+    -------
+    TrainingResult
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> from psro.rl_env import TabularStatePolicy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> uniform = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
+    >>> rng, env = seeded_env(tree.game, 0, OpponentMixture.single([None, uniform]), 4, seed=0)
+    >>> result = greedy_result(env, NeuralPolicy.for_game(tree.game), eval_episodes=8, training_steps=0, seed=0,
+    ...                        start=time.perf_counter())
+    >>> result.training_episodes, result.evaluation.episodes
+    (0, 8)
+    """
+    training_episodes = len(env.episode_returns)
+
+    def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            scores = masked_scores(policy.network(torch.from_numpy(obs)), torch.from_numpy(mask))
+            return scores.argmax(dim=1).numpy()
+
+    evaluation = play_episodes(env, act, eval_episodes)
+    return TrainingResult(policy=policy, evaluation=evaluation, training_steps=training_steps,
+                          training_episodes=training_episodes, seconds=time.perf_counter() - start, seed=seed)
