@@ -50,12 +50,9 @@ def seeded_env(game, player: int, opponents: OpponentMixture, num_envs: int,
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
-    >>> from psro.policies import uniform_policy
-    >>> from psro.rl_env import TabularStatePolicy
-    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
-    >>> uniform = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
-    >>> rng, env = seeded_env(tree.game, 0, OpponentMixture.single([None, uniform]), 4, seed=0)
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> opponent = NeuralPolicy.for_game(game)   # any policy with action_probabilities(state, player)
+    >>> rng, env = seeded_env(game, 0, OpponentMixture.single([None, opponent]), 4, seed=0)
     >>> obs, mask = env.reset()
     >>> obs.shape[0], mask.shape
     (4, (4, 2))
@@ -92,13 +89,10 @@ def greedy_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, t
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
-    >>> from psro.policies import uniform_policy
-    >>> from psro.rl_env import TabularStatePolicy
-    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
-    >>> uniform = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
-    >>> rng, env = seeded_env(tree.game, 0, OpponentMixture.single([None, uniform]), 4, seed=0)
-    >>> result = greedy_result(env, NeuralPolicy.for_game(tree.game), eval_episodes=8, training_steps=0, seed=0,
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> untrained = NeuralPolicy.for_game(game, mode="greedy")
+    >>> _, env = seeded_env(game, 0, OpponentMixture.single([None, untrained]), num_envs=4, seed=0)   # self-play
+    >>> result = greedy_result(env, untrained, eval_episodes=8, training_steps=0, seed=0,
     ...                        start=time.perf_counter())
     >>> result.training_episodes, result.evaluation.episodes
     (0, 8)

@@ -10,6 +10,7 @@ products per player and no validation.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -156,6 +157,8 @@ def project_to_simplex(v: np.ndarray, floor: float = 0.0) -> np.ndarray:
     k = v.shape[0]
     shifted = v - floor
     mass = 1.0 - floor * k
+    if mass <= 1e-15:   # the floor leaves no freedom: the only point is the uniform distribution
+        return np.full(k, 1.0 / k)
     u = np.sort(shifted)[::-1]
     css = np.cumsum(u) - mass
     idx = np.arange(1, k + 1)
@@ -206,11 +209,12 @@ class FlatLayout:
 
 
 def nash_result(game: NormalFormGame, method: str, marginals: Sequence[np.ndarray], *, tol: float,
-                iterations: int, info: dict | None = None) -> Equilibrium:
+                iterations: int, info: dict | None = None, logger: logging.Logger | None = None) -> Equilibrium:
     """Package the output of a dynamic as a ``"nash"`` :class:`Equilibrium`.
 
     The gap is NashConv, recomputed by :func:`solvers.nash_conv` on the returned
-    strategies; ``info["converged"]`` says whether it is within ``tol``.
+    strategies; ``info["converged"]`` says whether it is within ``tol``. When it
+    is not and a ``logger`` is given, an info message says where ``method`` stopped.
 
     Examples
     --------
@@ -224,4 +228,6 @@ def nash_result(game: NormalFormGame, method: str, marginals: Sequence[np.ndarra
     full = {"iterations": int(iterations), "tol": float(tol), "converged": bool(gap <= tol)}
     full.update(info or {})
     full["nash_conv"] = gap
+    if logger is not None and not full["converged"]:
+        logger.info("%s stopped after %d iterations with NashConv %.3g > tol %.3g", method, iterations, gap, tol)
     return make_equilibrium(game, marginals=marginals, concept="nash", method=method, info=full, gap=gap)

@@ -85,8 +85,4 @@ def fictitious_play(game: NormalFormGame, iterations: int = 10_000, tol: float =
             avg[p] *= 1.0 - step
             avg[p][best[p]] += step
         done = t
-    eq = nash_result(game, "fictitious_play", avg, tol=tol, iterations=done)
-    if not eq.converged:
-        logger.info("fictitious_play stopped after %d iterations with NashConv %.3g > tol %.3g",
-                    done, eq.gap, tol)
-    return eq
+    return nash_result(game, "fictitious_play", avg, tol=tol, iterations=done, logger=logger)

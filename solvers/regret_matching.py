@@ -124,9 +124,5 @@ def regret_matching(game: NormalFormGame, iterations: int = 10_000, tol: float =
             avg = layout.split(total / weight_sum)
             if nash_conv_from_deviations(op.deviation_payoffs(avg), avg) <= tol:
                 break
-    eq = nash_result(game, "regret_matching", layout.split(total / weight_sum), tol=tol, iterations=done,
-                     info={"plus": bool(plus)})
-    if not eq.converged:
-        logger.info("regret_matching stopped after %d iterations with NashConv %.3g > tol %.3g",
-                    done, eq.gap, tol)
-    return eq
+    return nash_result(game, "regret_matching", layout.split(total / weight_sum), tol=tol, iterations=done,
+                       info={"plus": bool(plus)}, logger=logger)

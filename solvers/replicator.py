@@ -38,7 +38,8 @@ logger = logging.getLogger(__name__)
 
 @register("prd", concept="nash")
 def prd(game: NormalFormGame, iterations: int = 5_000, dt: float = 2e-2, gamma: float = 1e-6,
-        average: bool = True, tol: float = 1e-2, check_every: int = 100, initial: Sequence[np.ndarray] | None = None) -> Equilibrium:
+        average: bool = True, tol: float = 1e-2, check_every: int = 100,
+        initial: Sequence[np.ndarray] | None = None) -> Equilibrium:
     """Projected replicator dynamics (Lanctot et al. 2017), n players; returns the average or last iterate.
 
     Parameters
@@ -116,8 +117,5 @@ def prd(game: NormalFormGame, iterations: int = 5_000, dt: float = 2e-2, gamma: 
             if nash_conv_from_deviations(op.deviation_payoffs(out), out) <= tol:
                 break
     out = layout.split(total / (done + 1) if average else flat)
-    eq = nash_result(game, "prd", out, tol=tol, iterations=done,
-                     info={"dt": dt, "gamma": gamma, "average": bool(average)})
-    if not eq.converged:
-        logger.info("prd stopped after %d iterations with NashConv %.3g > tol %.3g", done, eq.gap, tol)
-    return eq
+    return nash_result(game, "prd", out, tol=tol, iterations=done,
+                       info={"dt": dt, "gamma": gamma, "average": bool(average)}, logger=logger)

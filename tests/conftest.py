@@ -1,7 +1,8 @@
-"""Shared pytest configuration: a hypothesis profile sized for 2-core CI."""
+"""Shared pytest configuration: a hypothesis profile sized for 2-core CI, and the poker game-tree fixtures."""
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -13,3 +14,24 @@ settings.register_profile(
 )
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _poker_tree(name: str):
+    # imported here so that sessions which never use these fixtures do not pay for importing psro
+    import pyspiel
+
+    from psro.game_tree import build_game_tree
+
+    return build_game_tree(pyspiel.load_game(name))
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    """The game tree of Kuhn poker (built once per test module)."""
+    return _poker_tree("kuhn_poker")
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    """The game tree of Leduc poker (built once per test module)."""
+    return _poker_tree("leduc_poker")

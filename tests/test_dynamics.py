@@ -56,7 +56,7 @@ def test_payoff_operator_matches_game_deviation_payoffs(shape, seed):
 
 
 @settings(max_examples=30)
-@given(k=st.integers(1, 8), seed=st.integers(0, 2**31 - 1), floor_frac=st.floats(0.0, 1.0))
+@given(k=st.integers(1, 8), seed=st.integers(0, 2**31 - 1), floor_frac=st.floats(0.0, 0.99))
 def test_simplex_projection_matches_openspiel(k, seed, floor_frac):
     from open_spiel.python.algorithms import projected_replicator_dynamics as os_prd
 
@@ -66,6 +66,13 @@ def test_simplex_projection_matches_openspiel(k, seed, floor_frac):
     x = project_to_simplex(v, floor)
     assert abs(x.sum() - 1) < 1e-12 and x.min() >= floor - 1e-15
     np.testing.assert_allclose(x, os_prd._simplex_projection(v.copy(), floor), atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_simplex_projection_with_a_floor_of_one_over_k_is_uniform(k):
+    # the feasible set is the single point 1/k (OpenSpiel's projection returns a vector that does not sum to 1 here)
+    v = np.random.default_rng(k).normal(size=k)
+    np.testing.assert_allclose(project_to_simplex(v, 1.0 / k), np.full(k, 1.0 / k), rtol=0, atol=1e-15)
 
 
 # ------------------------------------------------------------------------------ PRD

@@ -27,16 +27,6 @@ from psro.policies import (
 from psro.population import Population, Provenance, load_populations, save_populations
 
 
-@pytest.fixture(scope="module")
-def kuhn():
-    return build_game_tree(pyspiel.load_game("kuhn_poker"))
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return build_game_tree(pyspiel.load_game("leduc_poker"))
-
-
 def random_policies(info, k, rng, sparsity=0.0):
     """k random policies; with sparsity > 0 some legal actions get probability zero."""
     r = rng.random((k, info.num_infostates, info.num_actions)) * info.legal_mask

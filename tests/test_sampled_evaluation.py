@@ -3,7 +3,6 @@
 import dataclasses
 
 import numpy as np
-import pyspiel
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,20 +14,9 @@ from psro.evaluation import (
     SequenceFormEvaluator,
     make_evaluator,
 )
-from psro.game_tree import build_game_tree
 from psro.population import Population, Provenance
 from psro.sampled_play import build_play_tree
 from ranking.response_graph_ucb import count_wrong_edges, response_graph
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return build_game_tree(pyspiel.load_game("kuhn_poker"))
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return build_game_tree(pyspiel.load_game("leduc_poker"))
 
 
 def random_populations(tree, k, seed):

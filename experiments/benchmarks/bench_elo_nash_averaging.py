@@ -16,6 +16,7 @@ import argparse
 import logging
 import time
 
+import bench_common
 import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import elo as openspiel_elo
@@ -23,8 +24,10 @@ from open_spiel.python.algorithms.nash_averaging import (
     nash_averaging as openspiel_nash_averaging,
 )
 
-from ranking.elo import elo
-from ranking.nash_averaging import max_entropy_nash
+bench_common.use_repo_packages()
+
+from ranking.elo import elo  # noqa: E402
+from ranking.nash_averaging import max_entropy_nash  # noqa: E402
 
 
 def median_time(fn, repeats: int) -> tuple:

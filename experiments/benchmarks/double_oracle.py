@@ -18,25 +18,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import statistics
-import sys
-import time
 from pathlib import Path
 
+import bench_common
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # scripts next to this one (e.g. solvers.py) must not shadow the library's packages
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != RESULTS.parent]
+bench_common.use_repo_packages()
 
 
 def timed(fn, repeats: int):
-    out, times = None, []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, statistics.median(times)
+    seconds, out = bench_common.median_time(fn, repeats)
+    return out, seconds
 
 
 def games_to_run(sizes, seed: int):

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
-from pathlib import Path
 
+import bench_common
 import numpy as np
 
 # this folder holds scripts named like packages (solvers.py); keep them from shadowing the packages
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+bench_common.use_repo_packages()
 
 GAME = "kuhn_poker(players=3)"
 THRESHOLDS = (1e-1, 1e-2, 3e-3, 1e-3)

@@ -22,17 +22,15 @@ import argparse
 import statistics
 import time
 
+import bench_common
 import numpy as np
+
+# scripts next to this one (e.g. solvers.py) must not shadow the library's packages
+bench_common.use_repo_packages()
 
 
 def median_time(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return bench_common.median_time(fn, repeats, warmup=True)[0]
 
 
 def main() -> None:

@@ -21,22 +21,20 @@ import argparse
 import logging
 import os
 import statistics
-import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import bench_common
 import numpy as np
 
 # Run as a script, this file's folder would come first on sys.path and its name
 # would shadow the ``ranking`` package; put the repository root there instead.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parents[1]))
+bench_common.use_repo_packages()
 
-from ranking import alpharank
+from ranking import alpharank  # noqa: E402
 
 logger = logging.getLogger("benchmarks.ranking")
 

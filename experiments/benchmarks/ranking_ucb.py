@@ -17,21 +17,20 @@ against the true response graph.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import bench_common
 
-import numpy as np
-from open_spiel.python.algorithms import response_graph_ucb as os_rgucb
+bench_common.pin_threads()
+bench_common.use_repo_packages()
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from games import datasets
-from ranking.response_graph_ucb import (
+import numpy as np  # noqa: E402
+from open_spiel.python.algorithms import response_graph_ucb as os_rgucb  # noqa: E402
+
+from games import datasets  # noqa: E402
+from ranking.response_graph_ucb import (  # noqa: E402
     count_wrong_edges,
     response_graph,
     response_graph_ucb,

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
+import bench_common
 import numpy as np
 import pandas as pd
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # scripts next to this one (e.g. solvers.py) must not shadow the library's packages
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != RESULTS.parent]
+bench_common.use_repo_packages()
 
 
 def markdown(df: pd.DataFrame, floatfmt: str = ".4g") -> str:

@@ -19,18 +19,18 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import bench_common
 
-import numpy as np
-import pyspiel
+bench_common.pin_threads()
+bench_common.use_repo_packages()
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from games.executors import make_executor
-from games.roshambo import (
+import numpy as np  # noqa: E402
+import pyspiel  # noqa: E402
+
+from games.executors import make_executor  # noqa: E402
+from games.roshambo import (  # noqa: E402
     GAME_STRING,
     _play_chunk,
     bot_names,

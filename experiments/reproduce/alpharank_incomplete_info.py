@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from common import Summary, parse_args
 
 from games import NormalFormGame, datasets

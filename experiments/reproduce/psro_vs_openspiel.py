@@ -17,9 +17,7 @@ import importlib.util
 from pathlib import Path
 
 import pandas as pd
-
 from common import Summary, parse_args
-
 
 
 def _load_benchmark():

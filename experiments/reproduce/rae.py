@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from common import Summary, parse_args
 
 import games.examples.trust_dilemma  # noqa: F401  (registers "trust_dilemma")

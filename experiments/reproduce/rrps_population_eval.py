@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from common import Summary, parse_args
 
 from games import NormalFormGame, datasets, make_executor
@@ -51,18 +50,17 @@ def rankings(game: NormalFormGame) -> pd.DataFrame:
     a = (m - m.T) / 2.0                                # antisymmetrised (the table is zero-sum up to noise)
     p = (1.0 + a) / 2.0                                # a throw's expected score as a win probability
     pgame = NormalFormGame.from_bimatrix(p, p.T, strategy_names=(tuple(names),) * 2)
-    e = elo(pgame).set_index("agent")["rating"] if "agent" in elo(pgame).columns else elo(pgame)["rating"]
+    e = elo(pgame)["rating"]                           # indexed by agent
     me = melo(pgame, k=1).to_frame()["rating"]
     ar = alpharank(NormalFormGame.from_bimatrix(m, m.T, strategy_names=(tuple(names),) * 2), alpha=10.0,
                    population_size=50, single_population=True).pi
-    na = nash_averaging(a, agents=names)
-    na_col = "skill" if "skill" in na.columns else [c for c in na.columns if na[c].dtype.kind == "f"][-1]
-    na_vals = na.set_index("agent")[na_col] if "agent" in na.columns else na[na_col]
+    na = nash_averaging(a, agents=names)               # columns "nash" (max-entropy Nash mass), "rating"
     out = pd.DataFrame({"bot": names,
                         "elo": e.reindex(names).to_numpy(),
                         "melo": me.reindex(names).to_numpy(),
                         "alpharank_mass": ar,
-                        "nash_averaging": na_vals.reindex(names).to_numpy()})
+                        "nash_averaging": na["rating"].reindex(names).to_numpy(),
+                        "nash_mass": na["nash"].reindex(names).to_numpy()})
     for col in ("elo", "melo", "alpharank_mass", "nash_averaging"):
         out[f"rank_{col}"] = out[col].rank(ascending=False, method="min").astype(int)
     return out.sort_values("rank_alpharank_mass").reset_index(drop=True)
@@ -127,7 +125,7 @@ def main() -> None:
           f"Paper (alpha-Rank at alpha = 10): top three {PAPER_ALPHARANK_TOP3}. Ours: **{top3}**"
           f" ({'match' if top3 == PAPER_ALPHARANK_TOP3 else 'differs'}).", "")
     s.table(ranks.head(10)[["bot", "alpharank_mass", "rank_alpharank_mass", "rank_elo", "rank_melo",
-                            "rank_nash_averaging", "elo", "nash_averaging"]])
+                            "rank_nash_averaging", "elo", "nash_averaging", "nash_mass"]])
 
     per_bot, expl, nash = population_measures(game)
     s.csv(per_bot, "population_measures.csv")
