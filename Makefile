@@ -21,6 +21,7 @@ run: $(STAMP)
 	$(BIN)/psro run experiments/configs/kuhn_poker.yaml
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(PINNED) $(BIN)/python -m pytest
 
 bench: $(STAMP)

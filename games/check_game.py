@@ -234,7 +234,8 @@ def check_game(
     if isinstance(game, NormalFormGame):
         label = game.name or repr(game)
         _check_normal_form(game, log)
-        stats = {"num_nodes": game.num_profiles, "num_terminals": game.num_profiles, "exhaustive": True, "num_playouts": 0}
+        stats = {"num_nodes": game.num_profiles, "num_terminals": game.num_profiles, "exhaustive": True,
+                 "num_playouts": 0}
     else:
         pyspiel_game = _as_pyspiel_game(game)
         label = str(pyspiel_game)

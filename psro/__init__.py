@@ -7,7 +7,7 @@
 """
 
 from psro.config import PSROConfig
-from psro.loop import PSRO
 from psro.double_oracle import DoubleOracleResult, double_oracle  # noqa: E402  (the function shadows the module name)
+from psro.loop import PSRO
 
 __all__ = ["PSRO", "PSROConfig", "double_oracle", "DoubleOracleResult"]

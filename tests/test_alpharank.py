@@ -126,10 +126,10 @@ def test_population_model_matches_high_precision_product_formula():
             if s == r:
                 continue
             total, partial = mp.mpf(0), mp.mpf(0)
-            for l in range(m):
-                if l > 0:  # l mutants r among m
-                    f_r = (mp.mpf(l - 1) * a[r, r] + (m - l) * mp.mpf(a[r, s])) / (m - 1)
-                    f_s = (mp.mpf(m - l - 1) * a[s, s] + l * mp.mpf(a[s, r])) / (m - 1)
+            for n_mut in range(m):
+                if n_mut > 0:  # n_mut mutants r among m
+                    f_r = (mp.mpf(n_mut - 1) * a[r, r] + (m - n_mut) * mp.mpf(a[r, s])) / (m - 1)
+                    f_s = (mp.mpf(m - n_mut - 1) * a[s, s] + n_mut * mp.mpf(a[s, r])) / (m - 1)
                     partial += f_r - f_s
                 total += mp.exp(-alpha * partial)
             rates[s, r] = 1 / total

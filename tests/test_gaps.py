@@ -36,7 +36,8 @@ def brute_cce_gains(game, joint):
     n = game.num_players
     out = np.zeros(n)
     for p in range(n):
-        value = sum(joint[prof] * game.payoffs[(p, *prof)] for prof in itertools.product(*[range(k) for k in game.shape]))
+        profiles = list(itertools.product(*[range(k) for k in game.shape]))
+        value = sum(joint[prof] * game.payoffs[(p, *prof)] for prof in profiles)
         best = value
         for b in range(game.shape[p]):
             dev_value = 0.0

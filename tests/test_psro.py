@@ -71,7 +71,8 @@ def test_leduc_metric_and_meta_game_match_openspiel():
     mean = solver.meta_game.mean()
     for i, j in [(0, 0), (4, 1), (2, 3)]:
         pops, infos = solver.populations, solver.tree.infostates
-        profile = [pyspiel.TabularPolicy(to_openspiel_dict(pops[p].policies[k], infos[p])) for p, k in enumerate((i, j))]
+        profile = [pyspiel.TabularPolicy(to_openspiel_dict(pops[p].policies[k], infos[p]))
+                   for p, k in enumerate((i, j))]
         assert np.abs(mean[:, i, j] - pyspiel.expected_returns(root, profile, -1, True)).max() <= 1e-12
 
 

@@ -43,7 +43,8 @@ def test_clopper_pearson_matches_scipy_exact_interval(k, n):
 
 def test_clopper_pearson_closed_forms():
     # k = 0: upper = 1 - (delta/2)^(1/n); k = n: lower = (delta/2)^(1/n)
-    assert float(confidence_bounds(8, 0, delta=0.1, bound="clopper-pearson").upper) == pytest.approx(1 - 0.05 ** (1 / 8))
+    upper = float(confidence_bounds(8, 0, delta=0.1, bound="clopper-pearson").upper)
+    assert upper == pytest.approx(1 - 0.05 ** (1 / 8))
     assert float(confidence_bounds(8, 8, delta=0.1, bound="clopper-pearson").lower) == pytest.approx(0.05 ** (1 / 8))
 
 

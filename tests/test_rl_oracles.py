@@ -86,8 +86,10 @@ def test_learned_response_reaches_the_exact_value_against_uniform(tree, uniform_
 def test_response_to_a_sampled_mixture_of_pure_opponents(tree):
     """Opponent profiles drawn per episode: the response must beat the *mixture*, checked exactly."""
     info1 = tree.infostates[1]
-    always_pass = np.zeros((info1.num_infostates, 2)); always_pass[:, 0] = 1
-    always_bet = np.zeros((info1.num_infostates, 2)); always_bet[:, 1] = 1
+    always_pass = np.zeros((info1.num_infostates, 2))
+    always_pass[:, 0] = 1
+    always_bet = np.zeros((info1.num_infostates, 2))
+    always_bet[:, 1] = 1
     pure = np.stack([always_pass, always_bet])
     weights = np.array([0.3, 0.7])
     target = OpponentMixture.from_populations(0, [None, pure], [None, weights], tree.infostates)
@@ -134,7 +136,8 @@ def test_neural_to_tabular_is_a_valid_policy_matching_the_network(tree):
         np.testing.assert_array_equal(greedy.argmax(axis=1), table.argmax(axis=1))
     # every row equals the network's probabilities at a real state with that infostate
     state = tree.game.new_initial_state()
-    state.apply_action(2); state.apply_action(0); state.apply_action(1)   # K vs J, player 0 bets
+    for action in (2, 0, 1):   # K vs J, player 0 bets
+        state.apply_action(action)
     row = tree.infostates[1].index(state.information_state_string(1))
     np.testing.assert_allclose(policy.to_tabular(tree, 1)[row], policy.action_probabilities(state, 1), atol=1e-6)
     np.testing.assert_array_equal(infostate_tensors(tree, 1)[row], np.float32(state.information_state_tensor(1)))
@@ -212,8 +215,10 @@ def _populations(tree):
 
     pops = [Population(info) for info in tree.infostates]
     info1 = tree.infostates[1]
-    always_pass = np.zeros((info1.num_infostates, 2)); always_pass[:, 0] = 1
-    always_bet = np.zeros((info1.num_infostates, 2)); always_bet[:, 1] = 1
+    always_pass = np.zeros((info1.num_infostates, 2))
+    always_pass[:, 0] = 1
+    always_bet = np.zeros((info1.num_infostates, 2))
+    always_bet[:, 1] = 1
     pops[0].add(uniform_policy(tree.infostates[0]), Provenance(0, "initial"))
     pops[1].add(np.stack([uniform_policy(info1), always_pass, always_bet]), [Provenance(0, "initial")] * 3)
     return pops

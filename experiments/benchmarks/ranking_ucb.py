@@ -171,7 +171,8 @@ def main(argv=None) -> int:
             rs = [run_pair(means, bound, scheme, delta, budget, seed) for seed in range(n_seeds)]
             med = {k: [statistics.median(r[k][i] for r in rs) for i in range(3)] for k in ("ours", "openspiel")}
             per = {k: statistics.median(r[k][1] / r[k][0] * 1e6 for r in rs) for k in ("ours", "openspiel")}
-            ratio = statistics.median((r["openspiel"][1] / r["openspiel"][0]) / (r["ours"][1] / r["ours"][0]) for r in rs)
+            ratio = statistics.median((r["openspiel"][1] / r["openspiel"][0]) / (r["ours"][1] / r["ours"][0])
+                                      for r in rs)
             same = sum(r["ours"][0] == r["openspiel"][0] for r in rs)
             line = (f"| {name} | {bound} | {scheme} | {med['ours'][0]:.0f} | {med['openspiel'][0]:.0f} "
                     f"({same}/{n_seeds} seeds equal) | {med['ours'][2]:.0f} / {med['openspiel'][2]:.0f} | "

@@ -116,7 +116,8 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if "openspiel" in args.variants:
         print(f"OpenSpiel lp_solver backend: {_openspiel_backend()}")
-    print(f"{'size':>6} {'variant':>20} {'median s':>10} {'ratio':>8} {'max NashConv/range':>19} {'max |v - v_os|':>15}")
+    print(f"{'size':>6} {'variant':>20} {'median s':>10} {'ratio':>8} "
+          f"{'max NashConv/range':>19} {'max |v - v_os|':>15}")
     for n in args.sizes:
         rng = np.random.default_rng([args.seed, n])
         games = [rng.uniform(-1, 1, (n, n)) for _ in range(args.repeats)]
