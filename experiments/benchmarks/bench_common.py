@@ -28,9 +28,16 @@ def pin_threads() -> None:
 
 
 def use_repo_packages() -> None:
-    """Drop this folder from ``sys.path`` and put the repository root first."""
+    """Put the repository root first on ``sys.path`` and this folder last.
+
+    This folder holds scripts named like the packages (``solvers.py``,
+    ``ranking.py``); last on the path they cannot shadow them, while
+    ``bench_common`` stays importable, also in worker processes that re-import
+    the script (multiprocessing's spawn start method passes ``sys.path`` on).
+    """
     sys.path[:] = [p for p in sys.path if Path(p or os.curdir).resolve() != HERE]
     sys.path.insert(0, str(REPO_ROOT))
+    sys.path.append(str(HERE))
 
 
 def median_time(fn: Callable[[], object], repeats: int, warmup: bool = False) -> tuple[float, object]:

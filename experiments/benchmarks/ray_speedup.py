@@ -145,6 +145,9 @@ def main() -> None:
 
     # OpenSpiel psro_v2 sampled estimation of the same entries, same number of episodes per entry.
     profiles = [(i // k, i % k) for i in range(min(args.openspiel_profiles, k * k))]
+    if not profiles:   # --openspiel-profiles 0: engines only
+        print(f"end: {load()}")
+        return
     os_pols = [[openspiel_policy(game, np.asarray(pop.policies[i]), pop.infostates) for i in range(k)]
                for pop in pops]
     np.random.seed(args.seed)   # psro_v2's sampling draws from numpy's global generator
