@@ -428,3 +428,18 @@ def test_scalar_and_vectorized_tabulation_agree(shape, seed):
 def test_from_payoff_function_errors(fn, strategies, kwargs, error, match):
     with pytest.raises(error, match=match):
         from_payoff_function(fn, strategies, **kwargs)
+
+
+def test_a_custom_game_passes_check_game_and_trains_with_psro():
+    # The flow of the README: write the class, register it, check it, train PSRO on it by name.
+    from psro import PSRO
+
+    TinyPoker.register()
+    report = games.check_game("test_tiny_poker")
+    assert report.ok, report
+    solver = PSRO("test_tiny_poker", meta_solver="nash", progress=False)
+    history = solver.run(iterations=30, target_gap=1e-9)
+    assert history["gap"].iloc[-1] <= 1e-9
+    # By hand: player 0 always bets a high card and bluffs a low one w.p. 1/3; player 1 calls a bet w.p. 2/3.
+    # Player 0's value is 1/2 * (2/3 * 2 + 1/3 * 1) + 1/2 * (-1) = 1/3.
+    assert solver.meta_strategy.values[0] == pytest.approx(1 / 3, abs=1e-9)
