@@ -13,12 +13,11 @@ read from the duals of the column constraints.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from dataclasses import dataclass
 
 import numpy as np
+
+from solvers.highs_backend import new_highs
 
 __all__ = ["WarmStartZeroSumLP", "WarmLPSolution"]
 
@@ -32,25 +31,6 @@ class WarmLPSolution:
     value: float
     iterations: int
     warm: bool
-
-
-@contextlib.contextmanager
-def _quiet_stdout():
-    """Send file descriptor 1 to ``/dev/null`` for the duration (C++ output bypasses ``sys.stdout``)."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, ValueError, OSError):   # stdout replaced by an object without a descriptor
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(fd)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), fd)
-        yield
-    finally:
-        os.dup2(saved, fd)
-        os.close(saved)
 
 
 class WarmStartZeroSumLP:
@@ -74,13 +54,7 @@ class WarmStartZeroSumLP:
     def _fresh(self):
         import highspy
 
-        with _quiet_stdout():   # some highspy versions print a banner when the object is built
-            h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("log_to_console", False)
-        # HiGHS keeps one scheduler per process, sized by the first run; every instance must ask for the same
-        # number of threads, and the other HiGHS users of this toolkit (solvers.correlated_lp) ask for one
-        h.setOptionValue("threads", 1)
+        h = new_highs()   # silent, one thread (see solvers.highs_backend)
         # HiGHS's default 1e-7 feasibility tolerances leave meta-game NashConv up to ~1e-7 on the nearly
         # degenerate meta-games of late PSRO iterations (many near-duplicate policies); 1e-9 costs nothing measurable
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)

@@ -8,8 +8,6 @@ the maximum-entropy solver needs.
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -17,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
+
+from solvers.highs_backend import configure_highs, new_highs
 
 __all__ = ["LPResult", "maximise_linear", "maximise_linear_by_columns", "smallest_epsilon", "maximal_support",
            "LP_METHODS"]
@@ -75,19 +75,6 @@ class _HighsResult:
 _HIGHS_LOCAL = threading.local()
 
 
-def _silently(make):
-    """Call ``make()`` with the C-level stdout silenced (HiGHS prints a banner when its first instance is made)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            return make()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def _shared_highs(highspy):
     """This thread's ``highspy.Highs`` instance, cleared for a new model.
 
@@ -97,14 +84,13 @@ def _shared_highs(highspy):
     """
     h = getattr(_HIGHS_LOCAL, "highs", None)
     if h is None:
-        h = _silently(highspy.Highs)
+        h = new_highs()
         _HIGHS_LOCAL.highs = h
     else:
         h.clearModel()
         h.clearSolver()
         h.resetOptions()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+        configure_highs(h)
     h.setOptionValue("presolve", "off")
     h.setOptionValue("primal_feasibility_tolerance", _HIGHS_OPTIONS["primal_feasibility_tolerance"])
     h.setOptionValue("dual_feasibility_tolerance", _HIGHS_OPTIONS["dual_feasibility_tolerance"])
