@@ -106,3 +106,48 @@ def test_psro_vs_openspiel_curves(outputs):
     ours = curves[(curves.implementation == "ours") & (curves.game == "kuhn_poker")]
     assert ours.nash_conv.iloc[-1] < 1e-6     # PSRO with exact best responses solves Kuhn poker
     assert ours.nash_conv.iloc[0] == pytest.approx(0.916667, abs=1e-6)  # the uniform policy's NashConv
+
+
+def test_jpsro_quick_and_readme_results(tmp_path):
+    out = run_quick("jpsro", tmp_path / "jpsro")
+    curves = pd.read_csv(out / "gap_curves.csv")
+    assert {"kuhn_poker(players=3)", "sheriff"} <= set(curves.game)
+    assert set(curves.meta_solver) == {"uniform", "alpharank", "MGCCE", "MWCCE", "MGCE", "MWCE"}
+    # iteration 0 is the single all-uniform profile: every meta-solver's meta-distribution is the same point
+    # mass, and for one profile the CCE gap, the CE gap and NashConv coincide
+    first = curves[curves.iteration == 0]
+    for _, grp in first.groupby("game"):
+        np.testing.assert_allclose(grp.cce_gap, grp.cce_gap.iloc[0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(grp.own_gap, grp.cce_gap, rtol=1e-9, atol=1e-12)
+    assert (curves.cce_gap >= -1e-9).all()
+    ce = curves[curves.own_gap_kind == "ce"]
+    assert (ce.cce_gap <= ce.own_gap + 1e-9).all()   # every CE is a CCE: the CCE gap is the smaller
+    kuhn = curves[curves.game == "kuhn_poker(players=3)"].set_index(["meta_solver", "iteration"]).cce_gap
+    last = min(kuhn.loc["MGCCE"].index.max(), kuhn.loc["uniform"].index.max())
+    assert last >= 2
+    assert kuhn.loc[("MGCCE", last)] < kuhn.loc[("uniform", last)]
+    assert kuhn.loc[("MGCCE", last)] < kuhn.loc[("MGCCE", 0)]
+
+    # readme_results.py: fills the block between the markers from a fake summary, idempotently
+    results = tmp_path / "results"
+    (results / "fake").mkdir(parents=True)
+    (results / "fake" / "summary.md").write_text(
+        "# Fake paper\n\nintro\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nrest\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("# Project\n\nbefore\n\n<!-- reproductions:start -->\nstale\n<!-- reproductions:end -->\n"
+                      "\nafter\n")
+    cmd = [sys.executable, str(SCRIPTS / "readme_results.py"), "--readme", str(readme), "--results", str(results)]
+    check = cmd + ["--check"]
+    assert subprocess.run(check, capture_output=True).returncode == 1     # stale block: out of date
+    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    text = readme.read_text()
+    block = text.split("<!-- reproductions:start -->")[1].split("<!-- reproductions:end -->")[0]
+    assert "### Fake paper" in block and "| 1 | 2 |" in block and "results/fake/summary.md" in block
+    assert "stale" not in block and "intro" not in block and "rest" not in block
+    assert text.startswith("# Project\n\nbefore\n\n") and text.endswith("\n\nafter\n")
+    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    assert readme.read_text() == text                                      # idempotent
+    assert subprocess.run(check, capture_output=True).returncode == 0
+    (results / "fake" / "summary.md").write_text("# Fake paper\n\n| a |\n|---|\n| 9 |\n")
+    assert subprocess.run(check, capture_output=True).returncode == 1
+    assert readme.read_text() == text                                      # --check writes nothing
