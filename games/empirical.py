@@ -114,14 +114,34 @@ class EmpiricalGame:
     def set_exact(self, profile, values) -> None:
         """Set the exact expected payoffs at a profile (zero variance)."""
         profile = self._profile(profile)
-        v = np.asarray(values, dtype=np.float64).reshape(self.num_players)
+        v = np.asarray(values, dtype=np.float64).reshape((self.num_players,) + (1,) * self.num_players)
+        self.set_exact_block([[a] for a in profile], v)
+
+    def set_exact_block(self, index, values) -> None:
+        """Set exact payoffs for a block of profiles at once (zero variance).
+
+        Parameters
+        ----------
+        index : sequence of sequences of int
+            One list of strategy indices per player; the block is their product.
+        values : array_like, shape (num_players, len(index[0]), ..., len(index[-1]))
+
+        Examples
+        --------
+        >>> eg = EmpiricalGame((2, 3))
+        >>> eg.set_exact_block([[1], [0, 2]], [[[1.0, 2.0]], [[-1.0, -2.0]]])
+        >>> eg.missing_profiles()
+        [(0, 0), (0, 1), (0, 2), (1, 1)]
+        """
+        ix = np.ix_(*[np.asarray(i, dtype=np.intp) for i in index])
+        v = np.asarray(values, dtype=np.float64)
         if not np.all(np.isfinite(v)):
             raise ValueError("values must be finite payoffs; found NaN or inf.")
-        idx = (slice(None), *profile)
-        self.count[idx] = 1.0
-        self.total[idx] = v
-        self.total_sq[idx] = v * v
-        self.exact[profile] = True
+        for p in range(self.num_players):
+            self.count[p][ix] = 1.0
+            self.total[p][ix] = v[p]
+            self.total_sq[p][ix] = v[p] ** 2
+        self.exact[ix] = True
 
     # ------------------------------------------------------------- estimates
     def evaluated(self) -> np.ndarray:
@@ -219,8 +239,5 @@ class EmpiricalGame:
     def from_game(cls, game: NormalFormGame) -> "EmpiricalGame":
         """An empirical game whose every profile is set exactly from ``game``."""
         eg = cls(game.shape, player_names=game.player_names, strategy_names=game.strategy_names)
-        eg.count[:] = 1.0
-        eg.total[:] = game.payoffs
-        eg.total_sq[:] = game.payoffs ** 2
-        eg.exact[:] = True
+        eg.set_exact_block([range(k) for k in game.shape], game.payoffs)
         return eg

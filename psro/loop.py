@@ -308,7 +308,7 @@ class PSRO:
             ix = np.ix_(*[np.asarray(i, dtype=np.intp) for i in index])
             if (self.meta_game.count[0][ix] > 0).all():
                 continue
-            _set_exact_block(self.meta_game, index, self.evaluator.evaluate(self.populations, index))
+            self.meta_game.set_exact_block(index, self.evaluator.evaluate(self.populations, index))
             self.evaluations += math.prod(len(i) for i in index)
             for hook in self.on_evaluation_batch:
                 hook(self, index)
@@ -484,15 +484,3 @@ def new_profile_blocks(old_sizes, new_sizes) -> list:
         if all(len(ix) for ix in index):
             blocks.append(index)
     return blocks
-
-
-def _set_exact_block(meta_game: EmpiricalGame, index, values: np.ndarray) -> None:
-    """Record exact payoffs for a block of profiles at once (``set_exact`` for each, without the loop)."""
-    ix = np.ix_(*[np.asarray(i, dtype=np.intp) for i in index])
-    if not np.all(np.isfinite(values)):
-        raise ValueError("the evaluator returned non-finite payoffs.")
-    for p in range(meta_game.num_players):
-        meta_game.count[p][ix] = 1.0
-        meta_game.total[p][ix] = values[p]
-        meta_game.total_sq[p][ix] = values[p] ** 2
-    meta_game.exact[ix] = True
