@@ -24,23 +24,24 @@ Sampling schemes (which profile to sample next):
     Among profiles with unresolved edges, the least-sampled one (lowest C-order
     index on ties).
 
-How it is computed. State is kept as counts, sums and sums of squares in an
-:class:`~games.EmpiricalGame`. None of the schemes looks at the outcomes
-between two resolution events, so the schedule of the next ``B`` samples is
-drawn at once, their outcomes are drawn in one vectorised call, running
-statistics and confidence bounds along the batch come from grouped cumulative
-sums, and the edges incident to each sampled profile are checked for all ``B``
-steps together. The batch is committed up to the first step at which an edge
-resolves -- exactly what the one-sample-at-a-time algorithm would have done.
-Outcomes drawn beyond that step are kept in a per-profile queue and used, in
-order, the next times those profiles are sampled, so no sample is wasted and
-the run equals the sequential algorithm fed with per-profile outcome streams.
+How it is computed. None of the schemes looks at the outcomes between two
+resolution events, so the schedule of the next ``B`` samples is drawn at once.
+Outcomes are drawn per profile, in blocks that double, and the running
+statistics and confidence bounds after each outcome are computed for the whole
+block with cumulative sums (one vectorised bound evaluation per block). A
+batch then only looks up, for every step, the state of the sampled profile and
+of the other end of each of its open edges, finds each edge's first
+separation, and keeps the batch up to the first resolution that changes the
+schedule. Outcomes not used yet wait for the next time their profile is
+sampled, so the run equals the one-sample-at-a-time algorithm fed with
+per-profile outcome streams; those left when the run ends are not recorded.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -228,48 +229,99 @@ class ResponseGraphUCBResult:
 
 
 # -------------------------------------------------------------------------- engine
+class _Outcomes:
+    """Every profile's outcomes in the order drawn, with the statistics and bounds after each one.
+
+    Row ``start[s] + j`` of ``data`` holds profile ``s`` after ``j`` samples of
+    this run: ``data[row, 0:3]`` the mean, lower and upper bounds and
+    ``data[row, 3:5]`` the sums and sums of squares of those ``j`` outcomes, each
+    per player. Row ``start[s]`` is the state the run started from. A profile
+    that needs more rows than it has draws a block of outcomes (at least as
+    many as it has, so blocks double) and moves, with its old rows, to the end
+    of ``data``.
+    """
+
+    def __init__(self, sampler, rng, cnt, tot, sq, bounds, first_block: int):
+        self.sampler, self.rng, self.bounds, self.first_block = sampler, rng, bounds, first_block
+        self.before = (cnt.T.astype(float), tot.T.copy(), sq.T.copy())   # (S, n) statistics before the run
+        cb = bounds(*self.before)
+        self.data = np.zeros((cnt.shape[1], 5, cnt.shape[0]))
+        self.data[:, 0], self.data[:, 1], self.data[:, 2] = cb.mean, cb.lower, cb.upper
+        self.start = np.arange(cnt.shape[1])
+        self.length = np.ones(cnt.shape[1], dtype=np.int64)
+
+    def ensure(self, need: np.ndarray, room: int, soon=None) -> None:
+        """Make row ``need[s]`` exist for every profile, drawing blocks of at least ``first_block``.
+
+        A block is as large as the rows a profile already has (so blocks double), but
+        at most ``room`` (the samples left in the budget) beyond what is needed.
+        Profiles flagged in ``soon`` that have fewer than ``first_block`` rows
+        beyond ``need`` get their next block in the same draw.
+        """
+        short = need >= self.length
+        if soon is not None and short.any():
+            short |= soon & (self.length - need <= self.first_block)
+        grow = short.nonzero()[0]
+        if not grow.size:
+            return
+        old = self.length[grow]
+        m = np.maximum(need[grow] + 1 - old, np.minimum(np.maximum(old, self.first_block), room))
+        new_len = old + m
+        begins = new_len.cumsum() - new_len
+        j = np.arange(begins[-1] + new_len[-1]) - begins.repeat(new_len)   # sample index of each row
+        last_old = (old - 1).repeat(new_len)
+        # old rows are copied; new rows start as a copy of the profile's last row (its running sums)
+        block = self.data[self.start[grow].repeat(new_len) + np.minimum(j, last_old)]
+        fresh = j > last_old
+        who = grow.repeat(new_len)[fresh]
+        out = np.asarray(self.sampler.draw(who, self.rng), dtype=float)
+        pair = np.concatenate([out, out * out], axis=1)
+        csum = pair.cumsum(0)
+        seg = m.cumsum() - m   # where each profile's new rows start among the fresh rows
+        csum -= (csum[seg] - pair[seg]).repeat(m, axis=0)
+        rows = block[fresh]
+        rows[:, 3:5] += csum.reshape(len(out), 2, -1)
+        cnt, tot, sq = self.before
+        cb = self.bounds(cnt[who] + j[fresh, None], tot[who] + rows[:, 3], sq[who] + rows[:, 4])
+        rows[:, 0], rows[:, 1], rows[:, 2] = cb.mean, cb.lower, cb.upper
+        block[fresh] = rows
+        self.start[grow] = len(self.data) + begins
+        self.length[grow] = new_len
+        self.data = np.concatenate([self.data, block])
+
+    def state(self, used: np.ndarray) -> np.ndarray:
+        """``(mean, lower, upper, sum, sum of squares)`` per profile after ``used`` samples, shape (S, 5, n)."""
+        return self.data[self.start + used]
+
+
 class _Run:
     """Mutable state of one run (kept private; the public entry is :func:`response_graph_ucb`)."""
 
-    def __init__(self, sampler, eg, bound, delta, eps, td_delta, scheme, rng, max_samples):
-        self.sampler = sampler
-        self.eg = eg
-        self.bound = bound
-        self.delta = delta
-        self.eps = eps
-        self.td_delta = td_delta
-        self.scheme = scheme
-        self.rng = rng
-        self.max_samples = max_samples
-        self.range = tuple(float(x) for x in sampler.payoff_range)
-        self.base, self.relaxed = parse_bound(bound)
+    def __init__(self, sampler, eg, bound, delta, eps, td_delta, scheme, rng, max_samples, first_block=64):
+        self.eg, self.scheme, self.rng, self.max_samples = eg, scheme, rng, max_samples
+        base, relaxed = parse_bound(bound)
+        lo, hi = (float(x) for x in sampler.payoff_range)
+
+        def bounds(cnt, tot, sq):
+            level = time_dependent_delta(delta, cnt) if td_delta else delta
+            return bounds_kernel(cnt, tot, sq, level, base, relaxed, lo, hi, eps)
+
         shape = sampler.shape
-        self.n = len(shape)
-        self.S = int(np.prod(shape))
+        self.n, self.S = len(shape), int(np.prod(shape))
         self.edges = profile_edges(shape)
         E = len(self.edges.u)
-        # Views on the empirical game's arrays, shape (num_players, num_profiles).
         self.cnt = eg.count.reshape(self.n, self.S)
-        self.tot = eg.total.reshape(self.n, self.S)
-        self.sq = eg.total_sq.reshape(self.n, self.S)
-        self.samples = np.zeros(self.S, dtype=np.int64)
+        self.outcomes = _Outcomes(sampler, rng, self.cnt, eg.total.reshape(self.n, self.S),
+                                  eg.total_sq.reshape(self.n, self.S), bounds, first_block)
+        self.used = np.zeros(self.S, dtype=np.int64)   # samples of each profile in this run
         self.unresolved = np.ones(E, dtype=bool)
         self.better_is_v = np.zeros(E, dtype=bool)
         self.valence = np.full(self.S, self.edges.incidence.shape[1], dtype=np.int64)
         self.total = 0
         self.batches = 0
-        self.buf_prof = np.zeros(0, dtype=np.int64)
-        self.buf_out = np.zeros((0, self.n))
         if scheme == "uniform-exhaustive":
             self.order = rng.permutation(E)
             self.pointer = 0
-        cb = self._bounds(self.cnt, self.tot, self.sq)
-        self.lo, self.up, self.mu = cb.lower, cb.upper, cb.mean
-
-    # ---- bounds
-    def _bounds(self, cnt, tot, sq):
-        delta = time_dependent_delta(self.delta, cnt) if self.td_delta else self.delta
-        return bounds_kernel(cnt, tot, sq, delta, self.base, self.relaxed, self.range[0], self.range[1], self.eps)
 
     # ---- schedules
     def _schedule(self, size: int) -> np.ndarray:
@@ -280,12 +332,12 @@ class _Run:
             k = self.order[self.pointer]
             return np.where(rng.integers(0, 2, size=size) == 1, e.v[k], e.u[k])
         if self.scheme == "uniform":
-            open_edges = np.flatnonzero(self.unresolved)
+            open_edges = self.unresolved.nonzero()[0]
             k = open_edges[rng.integers(0, len(open_edges), size=size)]
             return np.where(rng.integers(0, 2, size=size) == 1, e.v[k], e.u[k])
         if self.scheme == "valence-weighted":
-            w = np.cumsum(self.valence.astype(float) ** 2)
-            return np.minimum(np.searchsorted(w, rng.random(size) * w[-1], side="right"), self.S - 1)
+            w = (self.valence * self.valence).cumsum()
+            return np.minimum(w.searchsorted(rng.random(size) * w[-1], side="right"), self.S - 1)
         return self._count_weighted(size)
 
     def _count_weighted(self, size: int) -> np.ndarray:
@@ -297,188 +349,112 @@ class _Run:
         the sum is ``max_j j (L + 1) - (c_(1) + ... + c_(j))``, so
         ``L = min_j ceil((size + c_(1) + ... + c_(j)) / j) - 1``.
         """
-        elig = np.flatnonzero(self.valence > 0)
-        c = self.cnt[0, elig].astype(np.int64)
-        prefix = np.cumsum(np.sort(c))
+        elig = (self.valence > 0).nonzero()[0]
+        c = self.cnt[0, elig].astype(np.int64) + self.used[elig]
+        if c.min() == c.max():   # the usual case: whole rounds in index order
+            return elig[np.arange(size) % len(elig)]
+        prefix = np.sort(c).cumsum()
         j = np.arange(1, len(c) + 1)
         level = int((-((-(size + prefix)) // j)).min()) - 1
         reps = np.maximum(level - c + 1, 0)
-        who = np.repeat(elig, reps)
-        starts = np.cumsum(reps) - reps
-        lvl = np.repeat(c - starts, reps) + np.arange(len(who))
+        who = elig.repeat(reps)
+        starts = reps.cumsum() - reps
+        lvl = (c - starts).repeat(reps) + np.arange(len(who))
         return who[np.lexsort((who, lvl))[:size]]
 
-    # ---- outcomes, reusing queued ones first
-    def _outcomes(self, sched: np.ndarray) -> np.ndarray:
-        out = np.empty((len(sched), self.n))
-        fresh = np.ones(len(sched), dtype=bool)
-        if len(self.buf_prof):
-            order = np.argsort(sched, kind="stable")
-            sp = sched[order]
-            first = np.searchsorted(sp, sp, side="left")
-            rank = np.arange(len(sp)) - first  # occurrence number of each scheduled profile
-            bstart = np.searchsorted(self.buf_prof, sp, side="left")
-            bend = np.searchsorted(self.buf_prof, sp, side="right")
-            use = rank < bend - bstart
-            out[order[use]] = self.buf_out[bstart[use] + rank[use]]
-            fresh[order[use]] = False
-            keep = np.ones(len(self.buf_prof), dtype=bool)
-            keep[bstart[use] + rank[use]] = False
-            self.buf_prof, self.buf_out = self.buf_prof[keep], self.buf_out[keep]
-        if fresh.any():
-            out[fresh] = self.sampler.draw(sched[fresh], self.rng)
-        return out
-
-    def _queue(self, prof: np.ndarray, out: np.ndarray) -> None:
-        if len(prof):
-            # Leftovers come first: for each profile they are older than what is still queued
-            # (queued outcomes are consumed first; fresh ones are drawn only once its queue is empty).
-            allp = np.concatenate([prof, self.buf_prof])
-            allo = np.concatenate([out, self.buf_out])
-            order = np.argsort(allp, kind="stable")
-            self.buf_prof, self.buf_out = allp[order], allo[order]
-
-    # ---- commit
-    def _commit(self, prof: np.ndarray, out: np.ndarray, cb=None, rows=None) -> None:
-        """Add samples; refresh the cached bounds of the touched profiles.
-
-        ``cb`` and ``rows`` optionally give bounds already computed along the batch
-        (``rows[i]`` is the row of ``cb`` holding the state after sample ``i``).
-        """
-        S = self.S
-        added = np.bincount(prof, minlength=S)
-        self.cnt += added
-        for p in range(self.n):
-            self.tot[p] += np.bincount(prof, weights=out[:, p], minlength=S)
-            self.sq[p] += np.bincount(prof, weights=out[:, p] ** 2, minlength=S)
-        self.samples += added
-        self.total += len(prof)
-        if cb is None:
-            touched = np.unique(prof)
-            fresh = self._bounds(self.cnt[:, touched], self.tot[:, touched], self.sq[:, touched])
-            self.lo[:, touched], self.up[:, touched], self.mu[:, touched] = fresh.lower, fresh.upper, fresh.mean
-        else:
-            # The latest sample of each profile carries its current bounds.
-            touched, back = np.unique(prof[::-1], return_index=True)
-            r = rows[len(prof) - 1 - back]
-            self.lo[:, touched] = cb.lower[r].T
-            self.up[:, touched] = cb.upper[r].T
-            self.mu[:, touched] = cb.mean[r].T
-
     def _resolve(self, edge_ids: np.ndarray, better_is_v: np.ndarray) -> None:
+        e = self.edges
         self.unresolved[edge_ids] = False
         self.better_is_v[edge_ids] = better_is_v
-        np.subtract.at(self.valence, self.edges.u[edge_ids], 1)
-        np.subtract.at(self.valence, self.edges.v[edge_ids], 1)
-
-    @staticmethod
-    def _separated(mu_a, lo_a, up_a, mu_b, lo_b, up_b, b_is_v):
-        """(resolved, b_is_better) comparing endpoint a with b; equal means favour the v endpoint."""
-        b_better = (mu_b > mu_a) | ((mu_b == mu_a) & b_is_v)
-        resolved = np.where(b_better, up_a < lo_b, up_b < lo_a)
-        return resolved, b_better
+        self.valence -= np.bincount(np.concatenate([e.u[edge_ids], e.v[edge_ids]]), minlength=self.S)
 
     # ---- phases
     def explore(self) -> None:
         """Sample every profile without samples once, then check every edge."""
-        missing = np.flatnonzero(self.cnt.min(axis=0) == 0)
-        missing = missing[: max(0, self.max_samples - self.total)]
-        if len(missing):
-            self._commit(missing, self._outcomes(missing))
+        missing = (self.cnt.min(axis=0) == 0).nonzero()[0][: self.max_samples]
+        self.used[missing] = 1
+        self.total = len(missing)
+        self.outcomes.ensure(self.used, self.max_samples)
         e = self.edges
-        ok = self.cnt[e.player, e.u] * self.cnt[e.player, e.v] > 0
-        res, v_better = self._separated(
-            self.mu[e.player, e.u], self.lo[e.player, e.u], self.up[e.player, e.u],
-            self.mu[e.player, e.v], self.lo[e.player, e.v], self.up[e.player, e.v], True,
-        )
-        hit = np.flatnonzero(res & ok)
-        if len(hit):
-            self._resolve(hit, v_better[hit])
+        now = self.outcomes.state(self.used)
+        a, b = now[e.u, :3, e.player], now[e.v, :3, e.player]
+        counted = (self.cnt.min(axis=0) + self.used > 0)
+        hit = ((b[:, 0] >= a[:, 0]) & (a[:, 2] < b[:, 1]) | (b[:, 0] < a[:, 0]) & (b[:, 2] < a[:, 1]))
+        hit = (hit & counted[e.u] & counted[e.v]).nonzero()[0]
+        if hit.size:
+            self._resolve(hit, b[hit, 0] >= a[hit, 0])
 
     def step(self, size: int) -> int:
-        """Schedule, draw and check a batch; commit up to the first resolution. Returns samples used."""
-        e = self.edges
+        """Schedule a batch, check it, and keep it up to the first resolution that changes the schedule.
+
+        Returns the samples kept.
+
+        Every sampled profile is compared, at each open incident edge, with the
+        state of the other endpoint at that step. Each edge resolves at its first
+        separation. ``uniform-exhaustive`` keeps the batch until the edge in focus
+        resolves, ``valence-weighted`` and ``uniform`` until the first resolution
+        (it changes their probabilities). ``count-weighted`` keeps the whole
+        batch: a profile that runs out of open edges just drops out of the rest of
+        it, which leaves the order of the others as it was.
+        """
+        e, S = self.edges, self.S
         sched = self._schedule(size)
-        out = self._outcomes(sched)
         B = len(sched)
-        t = np.arange(B)
-        # Running statistics of the sampled profile after each step.
-        order = np.argsort(sched, kind="stable")
-        sp = sched[order]
-        group_start = np.searchsorted(sp, sp, side="left")
-        n = self.n
-        ordered = out[order]
-        cs = np.zeros((B + 1, 2 * n))
-        np.cumsum(np.concatenate([ordered, ordered * ordered], axis=1), axis=0, out=cs[1:])
-        within = cs[1:] - cs[group_start]  # sums over this profile's samples so far in the batch
-        run_n = (t - group_start + 1)[:, None] + self.cnt[:, sp].T
-        run_tot = within[:, :n] + self.tot[:, sp].T
-        run_sq = within[:, n:] + self.sq[:, sp].T
-        cb = self._bounds(run_n, run_tot, run_sq)  # rows in sorted order, shape (B, n)
-        pos_of_t = np.empty(B, dtype=np.int64)
-        pos_of_t[order] = t
-        # Edges touching each sampled profile, and the state of the other endpoint at that step.
-        inc = e.incidence[sched]  # (B, degree)
-        live = self.unresolved[inc]
-        if not live.any():
-            self._commit(sched, out, cb, pos_of_t)
+        counts = (sched[:, None] == np.arange(S)).cumsum(0)   # (B, S): samples in the batch after each step
+        counts += self.used
+        self.outcomes.ensure(counts[-1], self.max_samples - self.total, self.valence > 0)
+        inc = e.incidence[sched]
+        tt, jj = self.unresolved[inc].nonzero()   # open edges at each sampled profile, in time order
+        if not tt.size:
+            self.used = counts[-1]
+            self.total += B
             return B
-        other = e.neighbour[sched]
-        pl = e.player[inc]
-        key_sorted = sp * B + order
-        qpos = np.searchsorted(key_sorted, other * B + t[:, None], side="right") - 1
-        seen = (qpos >= 0) & (sp[np.maximum(qpos, 0)] == other)
-        qrow = np.maximum(qpos, 0)
-        mu_q = np.where(seen, cb.mean[qrow, pl], self.mu[pl, other])
-        lo_q = np.where(seen, cb.lower[qrow, pl], self.lo[pl, other])
-        up_q = np.where(seen, cb.upper[qrow, pl], self.up[pl, other])
-        srow = pos_of_t[:, None]
-        s_is_v = e.v[inc] == sched[:, None]
-        res, q_better = self._separated(
-            cb.mean[srow, pl], cb.lower[srow, pl], cb.upper[srow, pl], mu_q, lo_q, up_q, ~s_is_v
-        )
-        res &= live
-        tt, jj = np.nonzero(res)  # candidate resolutions, in time order
-        if len(tt) == 0:
-            self._commit(sched, out, cb, pos_of_t)
-            return B
-        ids = inc[tt, jj]
-        # The better endpoint is v when the neighbour is better and is v, or the sampled profile is better and is v.
-        sv = s_is_v[tt, jj]
-        v_better = np.where(q_better[tt, jj], ~sv, sv)
-        ids, first = np.unique(ids, return_index=True)  # each edge resolves at its first separation
-        ev_t, v_better = tt[first], v_better[first]
-        stop = self._breaking_time(ids, ev_t)
-        if stop is None:
-            self._commit(sched, out, cb, pos_of_t)
-            self._resolve(ids, v_better)
-            return B
-        self._commit(sched[: stop + 1], out[: stop + 1], cb, pos_of_t)
-        self._queue(sched[stop + 1 :], out[stop + 1 :])
+        k, s = inc[tt, jj], sched[tt]
+        other = e.neighbour[s, jj]
+        p = e.player[k]
+        data, start = self.outcomes.data, self.outcomes.start
+        a = data[start[s] + counts[tt, s], :3, p]
+        b = data[start[other] + counts[tt, other], :3, p]
+        s_is_v = e.v[k] == s
+        b_better = (b[:, 0] > a[:, 0]) | ((b[:, 0] == a[:, 0]) & ~s_is_v)   # ties favour the v endpoint
+        hit = np.where(b_better, a[:, 2] < b[:, 1], b[:, 2] < a[:, 1]).nonzero()[0]
+        # first separation of each edge, and whether v is the better end there (time * 2 + bit)
+        first = np.full(len(e.u), 2 * B)
+        np.minimum.at(first, k[hit], tt[hit] * 2 + (b_better[hit] != s_is_v[hit]))
+        ids = (first < 2 * B).nonzero()[0]
+        ev_t, v_better = first[ids] >> 1, (first[ids] & 1).astype(bool)
+        if self.scheme == "count-weighted":
+            ends = np.concatenate([e.u[ids], e.v[ids]])
+            last = np.full(S, -1)
+            np.maximum.at(last, ends, np.concatenate([ev_t, ev_t]))
+            dropout = np.where(np.bincount(ends, minlength=S) == self.valence, last, B)
+            kept = sched[np.arange(B) <= dropout[sched]]
+            self.used += np.bincount(kept, minlength=S)
+            self.total += kept.size
+            if ids.size:
+                self._resolve(ids, v_better)
+            return kept.size
+        stop = B - 1
+        if ids.size:
+            if self.scheme == "uniform-exhaustive":
+                focus = first[self.order[self.pointer]]
+                stop = int(focus >> 1) if focus < 2 * B else B - 1
+            else:
+                stop = int(ev_t.min())
+        self.used = counts[stop]
+        self.total += stop + 1
         now = ev_t <= stop
-        self._resolve(ids[now], v_better[now])
+        if now.any():
+            self._resolve(ids[now], v_better[now])
         return stop + 1
 
-    def _breaking_time(self, ids: np.ndarray, ev_t: np.ndarray):
-        """First batch step whose resolutions change the sampling schedule (None: the schedule holds).
-
-        Resolutions that leave the schedule unchanged are applied without
-        ending the batch: for ``count-weighted`` until a profile runs out of
-        unresolved edges, for ``uniform-exhaustive`` until the edge in focus resolves.
-        """
-        if self.scheme == "uniform-exhaustive":
-            hit = ev_t[ids == self.order[self.pointer]]
-            return int(hit[0]) if len(hit) else None
-        if self.scheme == "count-weighted":
-            e = self.edges
-            ends = np.concatenate([e.u[ids], e.v[ids]])
-            times = np.concatenate([ev_t, ev_t])
-            o = np.lexsort((times, ends))
-            ends, times = ends[o], times[o]
-            rank = np.arange(len(ends)) - np.searchsorted(ends, ends, side="left")
-            empty = rank + 1 == self.valence[ends]
-            return int(times[empty].min()) if empty.any() else None
-        return int(ev_t.min())
+    def finish(self) -> np.ndarray:
+        """Add the samples used to the empirical game; return the final state, shape (S, 5, n)."""
+        now = self.outcomes.state(self.used)
+        self.cnt += self.used
+        self.eg.total.reshape(self.n, self.S)[...] += now[:, 3].T
+        self.eg.total_sq.reshape(self.n, self.S)[...] += now[:, 4].T
+        return now
 
 
 def response_graph_ucb(
@@ -534,9 +510,11 @@ def response_graph_ucb(
         For function samplers.
     batch_size, max_batch_size : int
         Initial and largest number of samples scheduled at once (the size doubles
-        while no resolution changes the schedule). ``batch_size`` defaults to 256,
-        or 64 with ``"clopper-pearson"`` bounds, whose per-sample cost makes
-        overshooting a resolution expensive. They change speed, not the
+        while no resolution changes the schedule). ``batch_size`` defaults to 64
+        with ``"clopper-pearson"`` bounds (each outcome drawn costs two beta
+        quantiles), else 1024 for ``"count-weighted"`` (whose batches never stop
+        early) and 256 for the others. The first draw gives every profile
+        ``batch_size // num_profiles + 1`` outcomes. They change speed, not the
         algorithm: the run equals the one-at-a-time algorithm fed with per-profile
         outcome streams. (With the deterministic ``"count-weighted"`` scheme and a
         sampler that reads fixed per-profile streams, the samples are identical for
@@ -566,7 +544,8 @@ def response_graph_ucb(
     if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)) or max_samples < 1:
         raise ValueError(f"max_samples must be a positive int; got {max_samples!r}.")
     if batch_size is None:
-        batch_size = min(64 if base == "clopper-pearson" else 256, max_batch_size)
+        batch_size = min(64 if base == "clopper-pearson" else 1024 if scheme == "count-weighted" else 256,
+                         max_batch_size)
     if batch_size < 1 or max_batch_size < batch_size:
         raise ValueError(f"need 1 <= batch_size <= max_batch_size; got {batch_size}, {max_batch_size}.")
     smp = as_sampler(sampler, shape=shape, payoff_range=payoff_range)
@@ -588,33 +567,38 @@ def response_graph_ucb(
     n = len(smp.shape)
     eff_delta = delta if per_payoff_confidence else delta / (n * int(np.prod(smp.shape)))
     start = time.perf_counter()
-    run = _Run(smp, empirical_game, bound, eff_delta, eps, time_dependent, scheme, generator, int(max_samples))
+    first_block = max(1, batch_size // math.prod(smp.shape)) + 1   # the first draw covers the first batch
+    run = _Run(smp, empirical_game, bound, eff_delta, eps, time_dependent, scheme, generator, int(max_samples),
+               first_block)
     run.explore()
     size = batch_size
     while run.unresolved.any() and run.total < run.max_samples:
         room = run.max_samples - run.total
-        used = run.step(min(size, room))
+        asked = min(size, room, max(16, (1 << 22) // run.S))   # the batch holds a (size, S) array of counts
+        used = run.step(asked)
         run.batches += 1
-        size = min(max_batch_size, 2 * size) if used >= size else max(batch_size, used)
+        size = min(max_batch_size, 2 * size) if used >= asked else max(batch_size, used)
+    final = run.finish()
     seconds = time.perf_counter() - start
     e = run.edges
     better = run.better_is_v.copy()
     open_ = run.unresolved
-    better[open_] = run.mu[e.player[open_], e.u[open_]] <= run.mu[e.player[open_], e.v[open_]]
+    mean = final[:, 0].T
+    better[open_] = mean[e.player[open_], e.u[open_]] <= mean[e.player[open_], e.v[open_]]
     num_open = int(open_.sum())
     if num_open:
         logger.info("budget of %d samples spent with %d of %d edges unresolved", max_samples, num_open, len(e.u))
     shape = smp.shape
     return ResponseGraphUCBResult(
         graph=_digraph(shape, e, better),
-        samples=run.samples.reshape(shape),
+        samples=run.used.reshape(shape),
         total_samples=int(run.total),
         resolved=num_open == 0,
         num_edges=len(e.u),
         num_unresolved=num_open,
         empirical_game=empirical_game,
-        lower=run.lo.reshape((n, *shape)).copy(),
-        upper=run.up.reshape((n, *shape)).copy(),
+        lower=final[:, 1].T.reshape((n, *shape)).copy(),
+        upper=final[:, 2].T.reshape((n, *shape)).copy(),
         info={
             "delta": delta, "bound": bound, "scheme": scheme, "eps": eps, "time_dependent": time_dependent,
             "per_payoff_confidence": per_payoff_confidence, "max_samples": int(max_samples),
