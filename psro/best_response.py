@@ -408,8 +408,10 @@ def make_oracle(name: str, tree: GameTree, seed: int = 0, **options):
     ``"exact"`` is the numpy sequence-form best response; ``"openspiel"`` is
     pyspiel's ``TabularBestResponse`` (product targets) or ``cce_dist`` (joint
     targets). Both are exact and deterministic. ``"dqn"`` and ``"ppo"`` are
-    learned oracles (:func:`psro.oracles_rl.make_learned_oracle`, seeded with
-    ``seed``, configured with ``options``). A learned oracle implements
+    learned oracles (:func:`psro.oracles_rl.make_learned_oracle`, configured
+    with ``options``: config fields and ``target_mode``); each call's training
+    seed is derived from ``seed`` and the call's iteration, player and target
+    index (:func:`psro.oracle_jobs.job_seed`). A learned oracle implements
     the same call: it reads the target (:class:`Target`: the populations and
     either per-player mixtures or a joint distribution over profiles) and
     returns a :class:`BestResponse` with the new policy of ``player`` and its

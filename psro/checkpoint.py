@@ -8,7 +8,8 @@ A checkpoint directory holds
   (``bit_generator.state``) and the history rows; it names the two array
   files of its iteration;
 * ``arrays-<iteration>.npz``: every population (policies and provenance), the
-  best responses waiting to join, and the meta-strategy;
+  best responses waiting to join, the meta-strategy, and the state of a Monte
+  Carlo top-up in progress (its meta-strategy and a round's target counts);
 * ``meta_game-<iteration>.npz``: the :class:`games.EmpiricalGame`.
 
 Every file is written to a temporary file in the same directory, flushed to
@@ -135,6 +136,11 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             arrays[f"{prefix}_joint"] = np.asarray(eq.joint)
             for p, m in enumerate(eq.marginals):
                 arrays[f"{prefix}_marginal_{p}"] = np.asarray(m)
+    topped = solver.top_up_progress
+    if topped.target is not None:
+        arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
+    if topped.strategy is not None:
+        arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
     atomic_write(directory / arrays_name, lambda fh: np.savez(fh, **arrays))
     solver.meta_game.save(directory / meta_name)   # atomic (temporary file + rename) ...
     fd = os.open(directory / meta_name, os.O_RDONLY)  # ... and now on disk before the JSON names it
@@ -164,6 +170,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             "cpu_time": solver._cpu,
             "meta_strategy": method_of(solver.meta_strategy),
             "eval_meta_strategy": method_of(solver.eval_meta_strategy),
+            "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
         },
         "rng": solver.rng.bit_generator.state,
         "history": solver._rows,
@@ -216,13 +223,17 @@ def load_checkpoint(directory, arrays: bool = True) -> dict:
     return document
 
 
-def restore(document: dict, checkpoint_dir=None, progress: bool = True):
+def restore(document: dict, checkpoint_dir=None, progress: bool = True, executor=None):
     """A :class:`psro.PSRO` in the state a checkpoint document (from :func:`load_checkpoint`) describes.
 
     The random generator, the best responses waiting to join and the
     meta-strategy are restored exactly; a warm-started meta-solver (``"nash"``)
     replays its solves over the recorded population sizes, so that the resumed
-    run makes the same choices as an uninterrupted one.
+    run makes the same choices as an uninterrupted one. Learned oracles keep
+    no state between calls (each response's seed is derived from the run's
+    seed, the iteration, the player and the target), so they need none.
+
+    ``executor``, when given, replaces the checkpoint's executor (results do not depend on it).
 
     Examples
     --------
@@ -233,6 +244,10 @@ def restore(document: dict, checkpoint_dir=None, progress: bool = True):
     from solvers import make_equilibrium
 
     options = dict(document["options"])
+    if executor is not None:
+        options["executor"] = executor
+        options["evaluator_options"] = {k: v for k, v in options.get("evaluator_options", {}).items()
+                                        if k != "executor"}
     solver = PSRO(**options, progress=progress, checkpoint_dir=checkpoint_dir)
     solver.run_config = document.get("config")
     arrays, state = document["arrays"], document["state"]
@@ -254,6 +269,13 @@ def restore(document: dict, checkpoint_dir=None, progress: bool = True):
     solver._wall, solver._cpu = float(state["wall_time"]), float(state["cpu_time"])
     solver._rows = [dict(row) for row in document["history"]]
     solver.rng.bit_generator.state = document["rng"]
+    if "top_up" in state:   # a checkpoint written during a Monte Carlo top-up resumes it at its batch
+        from psro.evaluation import TopUpProgress
+
+        topped = state["top_up"]
+        solver._top_up_progress = TopUpProgress(key=tuple(int(k) for k in topped["key"]), round=int(topped["round"]),
+                                                spent=int(topped["spent"]), target=arrays.get("top_up_target"),
+                                                strategy=arrays.get("top_up_strategy"))
     if solver.iteration >= 0 and not solver.in_iteration:
         game = solver.meta_game.mean_game()
         n = game.num_players

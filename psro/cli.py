@@ -11,6 +11,7 @@ checkpoint (stopping rules count the whole run; ``--set`` may change them).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import signal
 import sys
@@ -19,6 +20,11 @@ from pathlib import Path
 from psro.config import PSROConfig
 
 __all__ = ["main", "build_parser"]
+
+# config fields a resumed run may change: the stopping rules, the engine (results do not depend on it)
+# and the output options; every other field must match the checkpoint
+RESUMABLE_CHANGES = ("iterations", "target_gap", "time_limit", "executor", "checkpoint", "progress", "name",
+                     "rank_population", "ranking_alpha")
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),
@@ -101,13 +107,13 @@ def _run(args) -> int:
             raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
         saved = PSROConfig.from_dict(document["config"])
         config = _resolve_config(args, base=saved)
-        changed = [k for k in ("game", "meta_solver", "eval_meta_solver", "oracle", "evaluator", "seed",
-                               "update_players", "br_selection") if getattr(config, k) != getattr(saved, k)]
+        changed = [f.name for f in dataclasses.fields(PSROConfig)
+                   if f.name not in RESUMABLE_CHANGES and getattr(config, f.name) != getattr(saved, f.name)]
         if changed:
-            raise ValueError(f"{changed[0]}: cannot change {', '.join(changed)} when resuming; only the stopping "
-                             "rules and the output options may change.")
+            raise ValueError(f"{changed[0]}: cannot change {', '.join(changed)} when resuming; only "
+                             f"{', '.join(RESUMABLE_CHANGES)} may change.")
         solver = restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
-                         progress=False)
+                         progress=False, executor=config.executor_spec())
         print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
     else:
         if args.config is None:

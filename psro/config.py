@@ -65,8 +65,24 @@ class PSROConfig:
     """Episodes per meta-game profile for the ``monte_carlo`` evaluator (ignored by the exact ones)."""
 
     executor: str = "serial"
-    """Where the ``monte_carlo`` evaluator plays its episodes: ``serial``, ``process`` (a local process pool),
-    ``ray`` (a local Ray instance; needs the ``ray`` extra) or a number of worker processes such as ``2``."""
+    """Where the run's jobs go: the learned oracles' (``dqn``, ``ppo``) best-response jobs of all players and
+    targets of an iteration, and the ``monte_carlo`` evaluator's episodes. ``serial``, ``process`` (a local
+    process pool), ``ray`` (a local Ray instance; needs the ``ray`` extra) or a number of worker processes such
+    as ``2``. Results do not depend on it (every job's seed is derived from ``seed``); exact oracles are called
+    in-process whatever it is."""
+
+    top_up_episodes: int = 0
+    """Extra episodes per iteration for the ``monte_carlo`` evaluator, spent after the new profiles are evaluated
+    and before the meta-solve on the profiles whose uncertainty matters (0: none; must be 0 with an exact
+    evaluator)."""
+
+    top_up_method: str = "support"
+    """Where the top-up episodes go: ``support`` (profiles weighted by how much they enter the current
+    meta-strategy's regret, times their standard errors) or ``response_graph_ucb`` (the ends of single-deviation
+    edges whose confidence intervals still overlap)."""
+
+    top_up_rounds: int = 4
+    """Rounds each iteration's top-up is split into (each re-allocates from the samples so far)."""
 
     iterations: typing.Optional[int] = 100
     """Stop after this many PSRO iterations in total, resumed parts included (null: no limit)."""
@@ -165,11 +181,23 @@ class PSROConfig:
         """
         evaluator_options = None
         if self.evaluator == "monte_carlo":
-            executor = int(self.executor) if self.executor.isdigit() else self.executor
-            evaluator_options = dict(episodes_per_profile=self.episodes_per_profile, executor=executor)
+            evaluator_options = dict(episodes_per_profile=self.episodes_per_profile)
         return dict(game=self.game, meta_solver=self.meta_solver, oracle=self.oracle, evaluator=self.evaluator,
                     seed=self.seed, eval_meta_solver=self.eval_meta_solver, update_players=self.update_players,
-                    br_selection=self.br_selection, evaluator_options=evaluator_options)
+                    br_selection=self.br_selection, evaluator_options=evaluator_options,
+                    executor=self.executor_spec(), top_up_episodes=self.top_up_episodes,
+                    top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds)
+
+    def executor_spec(self):
+        """``executor`` as :func:`games.executors.make_executor` takes it: a worker count becomes an int.
+
+        Examples
+        --------
+        >>> PSROConfig(executor="2").executor_spec(), PSROConfig(executor="ray").executor_spec()
+        (2, 'ray')
+        """
+        text = self.executor.strip()
+        return int(text) if text.isdigit() else text
 
     def to_dict(self) -> dict:
         """The fields as a plain dict (what the run directory's ``config.yaml`` holds)."""
@@ -217,6 +245,17 @@ class PSROConfig:
             raise ValueError(f"oracle: must be one of {list(ORACLES)}; got {self.oracle!r}.")
         if self.evaluator not in EVALUATORS:
             raise ValueError(f"evaluator: must be one of {sorted(EVALUATORS)}; got {self.evaluator!r}.")
+        spec = self.executor_spec()
+        if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
+            raise ValueError(f"executor: must be 'serial', 'process', 'ray' or a number of worker processes "
+                             f"such as 2; got {self.executor!r}.")
+        from psro.loop import _check_top_up
+
+        try:
+            _check_top_up(self.top_up_episodes, self.top_up_method, self.top_up_rounds, self.evaluator)
+        except ValueError as exc:
+            field = next(f for f in ("top_up_episodes", "top_up_method", "top_up_rounds") if str(exc).startswith(f))
+            raise ValueError(f"{field}: {exc}") from None
         if self.iterations is None and self.target_gap is None and self.time_limit is None:
             raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
 
@@ -257,6 +296,8 @@ def _coerce(key: str, value, annotation):
     elif base is str:
         if isinstance(value, str):
             return value
+        if isinstance(value, int) and not isinstance(value, bool):   # YAML reads `executor: 2` as an int
+            return str(value)
     raise ValueError(
         f"config field {key!r} must be {'null or ' if optional else ''}{_article(base.__name__)} {base.__name__}; "
         f"got {value!r} "

@@ -16,6 +16,7 @@ so the payoffs of a whole block of profiles are two matrix products.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,9 +35,12 @@ __all__ = [
     "EVALUATORS",
     "EvaluationBatch",
     "MonteCarloEvaluator",
+    "TOP_UP_METHODS",
+    "TopUpProgress",
     "OpenSpielEvaluator",
     "SequenceFormEvaluator",
     "make_evaluator",
+    "support_weights",
 ]
 
 logger = logging.getLogger(__name__)
@@ -303,7 +307,8 @@ class MonteCarloEvaluator:
         return np.split(segments, cuts)
 
     def sample(self, populations, profiles, episodes, starts=None, meta_game: EmpiricalGame | None = None,
-               on_batch: Callable[[EvaluationBatch], None] | None = None) -> SampleStatistics:
+               on_batch: Callable[[EvaluationBatch], None] | None = None,
+               profile_sampler: ProfileSampler | None = None) -> SampleStatistics:
         """Play ``episodes[i]`` episodes of ``profiles[i]``; return per-profile statistics.
 
         Parameters
@@ -318,6 +323,8 @@ class MonteCarloEvaluator:
             If given, every batch's statistics are added to it as soon as the batch ends.
         on_batch : callable, optional
             Called with an :class:`EvaluationBatch` after each batch is recorded.
+        profile_sampler : ProfileSampler, optional
+            ``self.sampler(populations)`` built earlier (saves rebuilding it for calls on the same populations).
 
         Returns
         -------
@@ -335,7 +342,7 @@ class MonteCarloEvaluator:
         sizes = np.array([len(pop) for pop in populations])
         if m and (np.any(profiles < 0) or np.any(profiles >= sizes)):
             raise ValueError(f"profiles must index the populations, whose sizes are {sizes.tolist()}.")
-        sampler = self.sampler(populations)
+        sampler = self.sampler(populations) if profile_sampler is None else profile_sampler
         count = np.zeros(m, dtype=np.int64)
         total = np.zeros((m, n))
         total_sq = np.zeros((m, n))
@@ -480,11 +487,7 @@ class MonteCarloEvaluator:
         """
         if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
             raise ValueError(f"budget must be a positive int (episodes); got {budget!r}.")
-        shape = tuple(len(pop) for pop in populations)
-        if tuple(meta_game.shape) != shape:
-            raise ValueError(f"meta_game has shape {meta_game.shape} but the populations have sizes {shape}.")
-        if meta_game.exact.any():
-            raise ValueError("meta_game has exact (set_exact) profiles; top_up needs sampled statistics only.")
+        _check_top_up_game(meta_game, populations)
         if method == "support":
             return self._top_up_support(meta_game, populations, int(budget), strategy, rounds)
         if method != "response_graph_ucb":
@@ -499,43 +502,311 @@ class MonteCarloEvaluator:
                                   rng=rng, empirical_game=meta_game, **options)
 
     def _top_up_support(self, meta_game: EmpiricalGame, populations, budget: int, strategy, rounds: int):
-        shape = meta_game.shape
-        n = meta_game.num_players
         if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
             raise ValueError(f"rounds must be a positive int; got {rounds!r}.")
         if strategy is None:
             raise ValueError("method='support' needs strategy= (an Equilibrium, a joint or one mixture per player).")
-        joint = getattr(strategy, "joint", strategy)
-        if isinstance(joint, (list, tuple)):
-            if len(joint) != n:
-                raise ValueError(f"strategy needs one mixed strategy per player ({n}); got {len(joint)}.")
-            joint = product_distribution([np.asarray(m, dtype=np.float64) for m in joint])
-        joint = np.asarray(joint, dtype=np.float64)
-        if joint.shape != shape or np.any(joint < -1e-12) or not np.isclose(joint.sum(), 1.0, atol=1e-6):
-            raise ValueError(f"strategy must be a probability distribution over the {shape} profiles; "
-                             f"got shape {joint.shape}.")
-        # w[p, a] = P(a_{-p}) under the joint: how much player p's payoff at a enters its deviation payoffs
-        weight = np.stack([np.broadcast_to(joint.sum(axis=p, keepdims=True), shape) for p in range(n)])
+        weight = support_weights(meta_game.shape, strategy)
         if not meta_game.is_complete():
             raise ValueError("meta_game must have samples at every profile before a top-up; evaluate it first.")
-        played = np.zeros(shape, dtype=np.int64)
+        played = np.zeros(meta_game.shape, dtype=np.int64)
         remaining = budget
         for r in range(rounds):
             share = remaining // (rounds - r)
-            se = np.nan_to_num(meta_game.standard_error(), nan=np.inf)
-            score = (weight * np.where(weight > 0, se, 0.0)).sum(axis=0).ravel()
-            if not np.isfinite(score).all():      # a profile with a single sample: its error is unknown
-                score = np.where(np.isfinite(score), 0.0, 1.0) * (weight.sum(axis=0).ravel() > 0)
-            if share == 0 or score.sum() <= 0:
-                continue
-            episodes = _apportion(score / score.sum(), share)
+            episodes = _support_allocation(meta_game, weight, share)
             todo = np.flatnonzero(episodes)
-            profiles = np.stack(np.unravel_index(todo, shape), axis=1)
+            if len(todo) == 0:
+                continue
+            profiles = np.stack(np.unravel_index(todo, meta_game.shape), axis=1)
             starts = meta_game.count[0].ravel()[todo].astype(np.int64)
-            self.sample(populations, profiles, episodes[todo], starts=starts, meta_game=meta_game)
-            played.ravel()[todo] += episodes[todo]
+            self.sample(populations, profiles, episodes.ravel()[todo], starts=starts, meta_game=meta_game)
+            played += episodes
             remaining -= int(episodes.sum())
         return played
+
+    def top_up_rounds(self, meta_game: EmpiricalGame, populations, budget: int, *, method: str = "support",
+                      rounds: int = 4, key: tuple = (), strategy=None, progress: TopUpProgress | None = None,
+                      on_progress: Callable[[TopUpProgress], None] | None = None,
+                      on_batch: Callable[[EvaluationBatch], None] | None = None, **options) -> TopUpProgress:
+        """:meth:`top_up` cut into ``rounds`` rounds that a checkpoint can resume exactly.
+
+        Round ``r`` gets ``(budget - spent) // (rounds - r)`` episodes, so the
+        rounds together spend the whole budget unless a round finds nothing to
+        sample (``"support"``: every weighted profile has zero variance;
+        ``"response_graph_ucb"``: every edge is resolved).
+
+        ``"support"``: the meta-strategy is ``strategy(meta_game)`` (or
+        ``strategy`` itself when it is not callable), taken once, before the
+        first round, and kept in ``progress.strategy``. Each round's episodes
+        are apportioned as in :meth:`top_up`, from the standard errors so far,
+        in equal quanta to at most :data:`TOP_UP_PROFILES_PER_ROUND` profiles
+        (every profile costs a random stream), and stored as a target count
+        per profile (``progress.target``); they are then played in batches
+        with episode numbers that continue each profile's stream
+        (:func:`psro.sampled_play.segment_generator`), so a round cut short
+        after any batch resumes to the same samples.
+        ``"response_graph_ucb"``: one ResponseGraphUCB run per round with the
+        generator ``SeedSequence(seed, spawn_key=(2**31 - 1, *key, r))``; a
+        round is the unit of resumption (``on_batch`` runs once after it).
+
+        Parameters
+        ----------
+        meta_game : EmpiricalGame
+            Sampled statistics of every profile (no ``set_exact`` entries); updated in place.
+        populations : sequence of Population
+        budget : int
+            Episodes to spend over all rounds (0: none).
+        method : {"support", "response_graph_ucb"}
+        rounds : int
+            Number of rounds (positive).
+        key : tuple of int
+            Names this top-up (the PSRO loop passes ``(iteration,)``); part of the round seeds.
+        strategy : callable or strategy, optional
+            For ``"support"``: ``strategy(meta_game)`` gives the meta-strategy
+            (an :class:`~solvers.Equilibrium`, a joint or one mixture per
+            player), or a fixed one.
+        progress : TopUpProgress, optional
+            Where a previous call stopped; ignored unless its ``key`` is ``key``.
+        on_progress : callable, optional
+            Called with the new :class:`TopUpProgress` whenever it changes
+            (before a round's episodes are played, and after each round): keep
+            it where a checkpoint will find it.
+        on_batch : callable, optional
+            Called with an :class:`EvaluationBatch` after each batch is recorded.
+        **options
+            For ``"response_graph_ucb"``: ``delta``, ``bound``, ``scheme``, ... of :meth:`top_up`.
+
+        Returns
+        -------
+        TopUpProgress
+            With ``round == rounds``; ``spent`` is the number of episodes played.
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from games import EmpiricalGame
+        >>> from psro.policies import uniform_policy
+        >>> from psro.population import Population, Provenance
+        >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+        >>> pops = [Population(i) for i in tree.infostates]
+        >>> for p in pops:
+        ...     always = np.zeros((6, 2)); always[:, 1] = 1          # always bet / call
+        ...     _ = p.add(np.stack([uniform_policy(p.infostates), always]), [Provenance(0, "initial")] * 2)
+        >>> mc = MonteCarloEvaluator(tree, episodes_per_profile=100, seed=0)
+        >>> meta = EmpiricalGame((2, 2))
+        >>> _ = mc.evaluate(pops, [range(2), range(2)], meta_game=meta)
+        >>> done = mc.top_up_rounds(meta, pops, 1000, rounds=3, key=(7,), strategy=[[1.0, 0.0], [0.5, 0.5]])
+        >>> done.round, done.spent, int(meta.count[0].sum())
+        (3, 1000, 1400)
+        """
+        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
+            raise ValueError(f"budget must be a non-negative int (episodes); got {budget!r}.")
+        if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+            raise ValueError(f"rounds must be a positive int; got {rounds!r}.")
+        if method not in TOP_UP_METHODS:
+            raise ValueError(f"method must be one of {list(TOP_UP_METHODS)}; got {method!r}.")
+        if method == "support" and strategy is None:
+            raise ValueError("method='support' needs strategy= (a function of the meta-game, an Equilibrium, "
+                             "a joint or one mixture per player).")
+        key = tuple(int(k) for k in key)
+        _check_top_up_game(meta_game, populations)
+        if progress is None or progress.key != key:
+            progress = TopUpProgress(key=key)
+        budget, rounds = int(budget), int(rounds)
+
+        def advance(new: TopUpProgress) -> TopUpProgress:
+            if on_progress is not None:
+                on_progress(new)
+            return new
+
+        profile_sampler = None
+
+        while progress.round < rounds:
+            r = progress.round
+            share = (budget - progress.spent) // (rounds - r)
+            if progress.target is None and share > 0 and method == "response_graph_ucb":
+                rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(_TOP_UP_KEY, *key, r)))
+                before = meta_game.count[0].copy()
+                result = self.top_up(meta_game, populations, share, method=method, rng=rng, **options)
+                progress = advance(dataclasses.replace(progress, round=r + 1,
+                                                       spent=progress.spent + int(result.total_samples)))
+                if on_batch is not None and result.total_samples:
+                    played = meta_game.count[0] - before
+                    touched = np.flatnonzero(played)
+                    on_batch(EvaluationBatch(
+                        profiles=np.stack(np.unravel_index(touched, meta_game.shape), axis=1),
+                        episodes=played.ravel()[touched].astype(np.int64), batch=r, num_batches=rounds))
+                continue
+            if progress.target is None and share > 0:
+                if not meta_game.is_complete():
+                    raise ValueError("meta_game must have samples at every profile before a top-up; "
+                                     "evaluate it first.")
+                if progress.strategy is None:
+                    chosen = strategy(meta_game) if callable(strategy) else strategy
+                    progress = advance(dataclasses.replace(progress, strategy=_as_joint(meta_game.shape, chosen)))
+                weight = support_weights(meta_game.shape, progress.strategy)
+                episodes = _support_allocation(meta_game, weight, share, TOP_UP_PROFILES_PER_ROUND)
+                if episodes.any():
+                    progress = advance(dataclasses.replace(progress, spent=progress.spent + int(episodes.sum()),
+                                                           target=meta_game.count[0].astype(np.int64) + episodes))
+            if progress.target is not None:
+                if profile_sampler is None:
+                    profile_sampler = self.sampler(populations)
+                self.fill_to(meta_game, populations, progress.target, on_batch=on_batch,
+                             profile_sampler=profile_sampler)
+            progress = advance(dataclasses.replace(progress, round=r + 1, target=None))
+        if progress.spent < budget:
+            logger.info("top-up %s spent %d of %d episodes: %s", key, progress.spent, budget,
+                        "every edge of the response graph is resolved" if method == "response_graph_ucb"
+                        else "the profiles the meta-strategy depends on have zero variance")
+        return progress
+
+    def fill_to(self, meta_game: EmpiricalGame, populations, target,
+                on_batch: Callable[[EvaluationBatch], None] | None = None,
+                profile_sampler: ProfileSampler | None = None) -> int:
+        """Bring every profile's count in ``meta_game`` up to ``target``; return the episodes played.
+
+        Each profile's new episodes continue its stream where its samples stop,
+        so calling this again after an interruption plays exactly the episodes
+        that were missing.
+
+        Parameters
+        ----------
+        meta_game : EmpiricalGame
+        populations : sequence of Population
+        target : array_like of int, shape ``meta_game.shape``
+        on_batch : callable, optional
+        profile_sampler : ProfileSampler, optional
+            As in :meth:`sample`.
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from games import EmpiricalGame
+        >>> from psro.policies import uniform_policy
+        >>> from psro.population import Population, Provenance
+        >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+        >>> pops = [Population(i) for i in tree.infostates]
+        >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]
+        >>> meta = EmpiricalGame((1, 1))
+        >>> mc = MonteCarloEvaluator(tree, episodes_per_profile=10, seed=0)
+        >>> mc.fill_to(meta, pops, [[30]]), mc.fill_to(meta, pops, [[30]]), int(meta.count[0, 0, 0])
+        (30, 0, 30)
+        """
+        target = np.asarray(target)
+        if target.shape != tuple(meta_game.shape) or not np.issubdtype(target.dtype, np.integer):
+            raise ValueError(f"target must be an int array of the meta-game's shape {meta_game.shape}; "
+                             f"got {target.dtype} of shape {target.shape}.")
+        have = meta_game.count[0].astype(np.int64)
+        need = np.maximum(target.astype(np.int64) - have, 0).ravel()
+        todo = np.flatnonzero(need)
+        if len(todo) == 0:
+            return 0
+        profiles = np.stack(np.unravel_index(todo, meta_game.shape), axis=1)
+        self.sample(populations, profiles, need[todo], starts=have.ravel()[todo], meta_game=meta_game,
+                    on_batch=on_batch, profile_sampler=profile_sampler)
+        return int(need.sum())
+
+
+TOP_UP_METHODS = ("support", "response_graph_ucb")
+TOP_UP_PROFILES_PER_ROUND = 128   # most profiles one round of a "support" top-up in rounds samples
+_TOP_UP_KEY = 2 ** 31 - 1   # first spawn-key entry of top-up generators (segment keys start with a profile index)
+
+
+@dataclass(frozen=True, eq=False)
+class TopUpProgress:
+    """How far :meth:`MonteCarloEvaluator.top_up_rounds` has got: what a checkpoint keeps to resume it.
+
+    Attributes
+    ----------
+    key : tuple of int
+        The top-up it belongs to (the PSRO loop: ``(iteration,)``).
+    round : int
+        Rounds finished.
+    spent : int
+        Episodes of the finished rounds, plus those planned for a ``"support"`` round in progress.
+    target : ndarray of int, optional
+        During a ``"support"`` round: the count (per profile, the meta-game's
+        shape) that the round brings every profile up to; None between rounds.
+    strategy : ndarray, optional
+        ``"support"``: the joint meta-strategy (the meta-game's shape) the rounds weight profiles by.
+    """
+
+    key: tuple = ()
+    round: int = 0
+    spent: int = 0
+    target: np.ndarray | None = None
+    strategy: np.ndarray | None = None
+
+
+def support_weights(shape, strategy) -> np.ndarray:
+    """How much each payoff enters the deviation payoffs of a meta-strategy: ``w[p, a] = P(a_{-p})``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Strategies per player.
+    strategy : Equilibrium, ndarray or sequence of ndarray
+        A meta-strategy (its ``joint``), a joint distribution over profiles, or one mixed strategy per player.
+
+    Returns
+    -------
+    ndarray, shape (num_players, *shape)
+
+    Examples
+    --------
+    >>> support_weights((2, 2), [[1.0, 0.0], [0.25, 0.75]])[0].tolist()   # player 0: the column's probability
+    [[0.25, 0.75], [0.25, 0.75]]
+    """
+    shape = tuple(int(k) for k in shape)
+    joint = _as_joint(shape, strategy)
+    return np.stack([np.broadcast_to(joint.sum(axis=p, keepdims=True), shape) for p in range(len(shape))])
+
+
+def _as_joint(shape: tuple, strategy) -> np.ndarray:
+    """The joint distribution of a strategy given as an Equilibrium, a joint or one mixture per player (validated)."""
+    shape = tuple(int(k) for k in shape)
+    joint = getattr(strategy, "joint", strategy)
+    if isinstance(joint, (list, tuple)):
+        if len(joint) != len(shape):
+            raise ValueError(f"strategy needs one mixed strategy per player ({len(shape)}); got {len(joint)}.")
+        joint = product_distribution([np.asarray(m, dtype=np.float64) for m in joint])
+    joint = np.asarray(joint, dtype=np.float64)
+    if joint.shape != shape or np.any(joint < -1e-12) or not np.isclose(joint.sum(), 1.0, atol=1e-6):
+        raise ValueError(f"strategy must be a probability distribution over the {shape} profiles; "
+                         f"got shape {joint.shape}.")
+    return joint
+
+
+def _support_allocation(meta_game: EmpiricalGame, weight: np.ndarray, episodes: int,
+                        max_profiles: int | None = None) -> np.ndarray:
+    """``episodes`` apportioned to profiles by ``sum_p w_p(a) * standard_error_p(a)`` (the meta-game's shape).
+
+    Profiles whose error is unknown (one sample) come first: when any has weight, only they get episodes.
+    With ``max_profiles``, episodes go in quanta of ``ceil(episodes / max_profiles)`` (the remainder to the
+    profile with the largest score), so at most about ``max_profiles`` profiles get any.
+    """
+    out = np.zeros(meta_game.shape, dtype=np.int64)
+    if episodes <= 0:
+        return out
+    se = np.nan_to_num(meta_game.standard_error(), nan=np.inf)
+    score = (weight * np.where(weight > 0, se, 0.0)).sum(axis=0).ravel()
+    if not np.isfinite(score).all():      # a profile with a single sample: its error is unknown
+        score = np.where(np.isfinite(score), 0.0, 1.0) * (weight.sum(axis=0).ravel() > 0)
+    if score.sum() <= 0:
+        return out
+    quantum = 1 if max_profiles is None else max(1, -(-episodes // max_profiles))
+    units = _apportion(score / score.sum(), episodes // quantum) * quantum
+    units[int(np.argmax(score))] += episodes - int(units.sum())
+    return units.reshape(meta_game.shape)
+
+
+def _check_top_up_game(meta_game: EmpiricalGame, populations) -> None:
+    shape = tuple(len(pop) for pop in populations)
+    if tuple(meta_game.shape) != shape:
+        raise ValueError(f"meta_game has shape {meta_game.shape} but the populations have sizes {shape}.")
+    if meta_game.exact.any():
+        raise ValueError("meta_game has exact (set_exact) profiles; top_up needs sampled statistics only.")
 
 
 def _apportion(weights: np.ndarray, total: int) -> np.ndarray:

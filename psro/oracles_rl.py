@@ -13,15 +13,24 @@ tabular form (when a :class:`psro.game_tree.GameTree` is given) and its
 ``value`` is measured exactly against the target when the tree is known, and
 estimated from evaluation episodes otherwise; both are kept.
 
-Every call draws its own seed from a ``numpy.random.SeedSequence`` of the
-oracle's ``seed``, so a whole PSRO run is reproducible from one number.
+Each call is a pure function of its inputs and its seed. PSRO passes the
+keys ``iteration`` and ``index`` (which of the player's targets), and the
+training seed is :func:`psro.oracle_jobs.job_seed` of ``(seed, iteration,
+player, index)``; an explicit ``seed=`` overrides it. Torch is seeded inside
+the call, trains on one thread, and the caller's torch random state is
+restored afterwards, so nothing carries over from one call to the next: a run
+resumed from a checkpoint, or one whose responses are computed by worker
+processes (:mod:`psro.oracle_jobs`), trains every response exactly as an
+uninterrupted serial run does. Only a standalone call with neither
+``iteration`` nor ``seed`` falls back on the number of calls so far.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -152,9 +161,9 @@ class LearnedOracle:
         The game and its infostates (for the tabular form and exact values).
     algorithm : {"dqn", "ppo"}
     config : DQNConfig or PPOConfig, optional
-        Training settings; its ``seed`` is replaced by one drawn per call.
+        Training settings; its ``seed`` is replaced by each call's seed.
     seed : int
-        Root of the per-call seeds.
+        The run's seed, root of the per-call seeds (:meth:`seed_for`).
     meta_solver : str
         Recorded in the provenance of the networks it trains.
     target_mode : {"aggregate", "sample"}
@@ -188,24 +197,47 @@ class LearnedOracle:
                             f"got {type(config).__name__}.")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"seed must be an int; got {seed!r}.")
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
         self.tree, self.name, self.config, self.meta_solver = tree, algorithm, config, meta_solver
-        self._seeds = np.random.SeedSequence(int(seed))
+        self.seed = int(seed)
         self.calls = 0
 
-    def next_seed(self) -> int:
-        """The seed of the next training run (a fresh child of the root ``SeedSequence``)."""
-        (child,) = self._seeds.spawn(1)
-        return int(child.generate_state(1, dtype=np.uint32)[0])
+    def seed_for(self, player: int, iteration: int | None = None, index: int = 0) -> int:
+        """The training seed of a call: :func:`psro.oracle_jobs.job_seed` of ``(seed, iteration, player, index)``.
+
+        Without ``iteration`` (a standalone call), the number of calls so far
+        takes its place in a separate key space.
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from psro.game_tree import build_game_tree
+        >>> from psro.oracle_jobs import job_seed
+        >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+        >>> LearnedOracle(tree, "ppo", seed=7).seed_for(1, iteration=3) == job_seed(7, 3, 1, 0)
+        True
+        """
+        from psro.oracle_jobs import job_seed
+
+        if iteration is None:
+            sequence = np.random.SeedSequence(self.seed, spawn_key=(self.calls,))
+            return int(sequence.generate_state(1, dtype=np.uint32)[0])
+        return job_seed(self.seed, iteration, player, index)
 
     def __call__(self, player: int, target, opponent_policies: Sequence | None = None,
-                 iteration: int | None = None) -> LearnedBestResponse:
+                 iteration: int | None = None, *, index: int = 0, seed: int | None = None) -> LearnedBestResponse:
         """Respond to a :class:`psro.best_response.Target`, or to the opponents' mixed realization plans.
 
         With plans, the opponents play the aggregated behaviour policies
         (``opponent_policies`` if given, else computed from the plans).
+        ``iteration`` and ``index`` key the training seed (:meth:`seed_for`)
+        unless ``seed`` is given.
         """
+        if seed is None:
+            seed = self.seed_for(player, iteration, index)
         if hasattr(target, "populations"):
-            return self._respond_to_target(player, target, iteration)
+            return self._respond_to_target(player, target, iteration, seed)
         opponent_plans = target
         tree = self.tree
         if len(opponent_plans) != tree.num_players:
@@ -221,23 +253,23 @@ class LearnedOracle:
             else:
                 pol = behaviour_from_plan(np.asarray(opponent_plans[q], dtype=np.float64), info)
             profile.append(TabularStatePolicy(pol, info))
-        return self.respond(player, OpponentMixture.single(profile), opponent_plans, iteration)
+        return self.respond(player, OpponentMixture.single(profile), opponent_plans, iteration, seed=seed)
 
-    def _respond_to_target(self, player: int, target, iteration: int | None) -> LearnedBestResponse:
+    def _respond_to_target(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
         tree = self.tree
         pops = target.populations
         if not target.is_joint:
             if self.target_mode == "aggregate":
-                return self(player, target.opponent_plans(), None, iteration)
+                return self(player, target.opponent_plans(), None, iteration, seed=seed)
             mixture = OpponentMixture.from_populations(
                 player, [None if q == player else pop.policies for q, pop in enumerate(pops)],
                 [None if q == player else w for q, w in enumerate(target.mixtures)], tree.infostates)
-            return self.respond(player, mixture, target.opponent_plans(), iteration)
+            return self.respond(player, mixture, target.opponent_plans(), iteration, seed=seed)
         profiles = np.asarray(target.profiles)
         weights = np.asarray(target.weights, dtype=np.float64)
         seats = [[None if q == player else TabularStatePolicy(pops[q].policies[row[q]], info)
                   for q, info in enumerate(tree.infostates)] for row in profiles]
-        result = self.respond(player, OpponentMixture(tuple(seats), weights), None, iteration)
+        result = self.respond(player, OpponentMixture(tuple(seats), weights), None, iteration, seed=seed)
         # exact value against the joint target: the weighted sum over its support profiles
         value = sum(w * exact_value(tree, player, result.policy,
                                     [pops[q].plans[row[q]] if q != player else None for q in range(len(pops))])
@@ -246,8 +278,12 @@ class LearnedOracle:
         return replace(result, value=float(value), exact_value=float(value))
 
     def respond(self, player: int, opponents: OpponentMixture, opponent_plans: Sequence | None = None,
-                iteration: int | None = None) -> LearnedBestResponse:
+                iteration: int | None = None, *, seed: int | None = None) -> LearnedBestResponse:
         """Train against ``opponents`` (any mixture of profiles); measure exactly if ``opponent_plans`` is given.
+
+        ``seed`` (default :meth:`seed_for` of ``player`` and ``iteration``)
+        seeds the training run; torch trains on one thread and the caller's
+        torch random state is left as it was.
 
         Examples
         --------
@@ -256,10 +292,11 @@ class LearnedOracle:
         """
         if not 0 <= player < self.tree.num_players:
             raise ValueError(f"player must be in [0, {self.tree.num_players}); got {player}.")
-        config = replace(self.config, seed=self.next_seed())
-        result = self._train(self.tree.game, player, opponents, config)
+        config = replace(self.config, seed=self.seed_for(player, iteration) if seed is None else int(seed))
+        with _isolated_torch():
+            result = self._train(self.tree.game, player, opponents, config)
+            policy = result.policy.to_tabular(self.tree, player, greedy=True)
         self.calls += 1
-        policy = result.policy.to_tabular(self.tree, player, greedy=True)
         exact = math.nan if opponent_plans is None else exact_value(self.tree, player, policy, opponent_plans)
         value = result.evaluation.mean if math.isnan(exact) else exact
         result.policy.provenance = LearnedProvenance(
@@ -274,10 +311,33 @@ class LearnedOracle:
                                    network=result.policy, training=result)
 
 
-def make_learned_oracle(name: str, tree: GameTree, seed: int = 0, **config_fields) -> LearnedOracle:
+@contextmanager
+def _isolated_torch() -> Iterator[None]:
+    """Run the body on one torch thread with a forked global torch generator; restore both afterwards.
+
+    The training seeds torch itself (:func:`psro.rl_training.seeded_env`);
+    forking keeps the caller's random state, and one thread makes the
+    arithmetic identical in every process (no thread-count-dependent
+    reductions) and keeps parallel workers from oversubscribing the CPUs.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    with torch.random.fork_rng(devices=[]):
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+def make_learned_oracle(name: str, tree: GameTree, seed: int = 0, target_mode: str = "aggregate",
+                        **config_fields) -> LearnedOracle:
     """A :class:`LearnedOracle` by name, with config fields given as keyword arguments.
 
-    This is what :func:`psro.best_response.make_oracle` calls for ``"dqn"`` and ``"ppo"``.
+    This is what :func:`psro.best_response.make_oracle` calls for ``"dqn"`` and
+    ``"ppo"`` (``PSRO(oracle_options=...)`` ends up here). Lists are accepted
+    for tuple fields such as ``hidden`` (a config read back from JSON or YAML).
 
     Examples
     --------
@@ -291,5 +351,7 @@ def make_learned_oracle(name: str, tree: GameTree, seed: int = 0, **config_field
     known = set(config_type.__dataclass_fields__) - {"seed"}
     unknown = sorted(set(config_fields) - known)
     if unknown:
-        raise TypeError(f"{config_type.__name__} has no field(s) {unknown}; its fields are {sorted(known)}.")
-    return LearnedOracle(tree, name, config_type(**config_fields), seed=seed)
+        raise TypeError(f"{config_type.__name__} has no field(s) {unknown}; its fields are "
+                        f"{sorted(known | {'target_mode'})}.")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in config_fields.items()}
+    return LearnedOracle(tree, name, config_type(**fields), seed=seed, target_mode=target_mode)

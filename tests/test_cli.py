@@ -138,6 +138,9 @@ def test_jpsro_config_runs_resumes_and_reports(tmp_path, capsys):
     assert "resuming" in capsys.readouterr().out
     assert main(["resume", str(out), "--meta-solver", "mgce"]) == 2
     assert "cannot change" in capsys.readouterr().err
+    # every option that shapes the run is fixed, not only a listed few
+    assert main(["resume", str(out), "--set", "top_up_rounds=2"]) == 2
+    assert "top_up_rounds: cannot change" in capsys.readouterr().err
     assert main(["resume", str(tmp_path / "nothing")]) == 2
     assert "checkpoint" in capsys.readouterr().err
 
