@@ -57,6 +57,11 @@ class PSROConfig:
     """Best-response oracle: ``exact`` (sequence form, numpy), ``openspiel`` (pyspiel.TabularBestResponse and
     cce_dist), or the learned ``dqn`` / ``ppo`` (psro.oracles_rl)."""
 
+    oracle_steps: typing.Optional[int] = None
+    """Training steps per learned best response (``dqn`` / ``ppo``; the ``total_steps`` of
+    ``psro.dqn_oracle.DQNConfig`` / ``psro.ppo_oracle.PPOConfig``). Null: the oracle's default (20,000). Must be
+    null with the ``exact`` and ``openspiel`` oracles."""
+
     evaluator: str = "sequence_form"
     """Meta-game evaluator: ``sequence_form`` (exact, numpy), ``openspiel`` (exact, pyspiel.expected_returns) or
     ``monte_carlo`` (sampled episodes, with counts and variances in the meta-game)."""
@@ -186,7 +191,8 @@ class PSROConfig:
                     seed=self.seed, eval_meta_solver=self.eval_meta_solver, update_players=self.update_players,
                     br_selection=self.br_selection, evaluator_options=evaluator_options,
                     executor=self.executor_spec(), top_up_episodes=self.top_up_episodes,
-                    top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds)
+                    top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds,
+                    oracle_options=None if self.oracle_steps is None else {"total_steps": self.oracle_steps})
 
     def executor_spec(self):
         """``executor`` as :func:`games.executors.make_executor` takes it: a worker count becomes an int.
@@ -216,7 +222,7 @@ class PSROConfig:
         ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
         """
         import games
-        from psro.best_response import ORACLES
+        from psro.best_response import LEARNED, ORACLES
         from psro.evaluation import EVALUATORS
         from psro.loop import BR_SELECTIONS, UPDATE_PLAYERS, _constant_sum
         from psro.meta_solvers import get_meta_solver
@@ -243,6 +249,12 @@ class PSROConfig:
             raise ValueError(f"br_selection: must be one of {list(BR_SELECTIONS)}; got {self.br_selection!r}.")
         if self.oracle not in ORACLES:
             raise ValueError(f"oracle: must be one of {list(ORACLES)}; got {self.oracle!r}.")
+        if self.oracle_steps is not None:
+            if self.oracle not in LEARNED:
+                raise ValueError(f"oracle_steps: only the learned oracles {list(LEARNED)} train; oracle="
+                                 f"{self.oracle!r} takes no steps (set oracle_steps to null).")
+            if self.oracle_steps < 1:
+                raise ValueError(f"oracle_steps: must be a positive number of training steps; got {self.oracle_steps}.")
         if self.evaluator not in EVALUATORS:
             raise ValueError(f"evaluator: must be one of {sorted(EVALUATORS)}; got {self.evaluator!r}.")
         spec = self.executor_spec()

@@ -104,6 +104,20 @@ def test_bad_values_fail_at_start(tmp_path, capsys):
     assert not (tmp_path / "a").exists()   # nothing is written before the config is valid
 
 
+def test_learned_oracle_steps_reach_the_oracle():
+    cfg = PSROConfig(oracle="ppo", oracle_steps=512)
+    cfg.validate()
+    assert cfg.solver_kwargs()["oracle_options"] == {"total_steps": 512}
+    from psro import PSRO
+
+    solver = PSRO(**cfg.solver_kwargs(), progress=False)
+    assert solver.oracle.config.total_steps == 512
+    with pytest.raises(ValueError, match="^oracle_steps: only the learned oracles"):
+        PSROConfig(oracle="exact", oracle_steps=512).validate()
+    with pytest.raises(ValueError, match="^oracle_steps: must be a positive"):
+        PSROConfig(oracle="dqn", oracle_steps=0).validate()
+
+
 def test_direct_option_overrides(tmp_path, capsys):
     assert main(["run", str(KUHN), "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
     assert len(pd.read_csv(tmp_path / "r" / "history.csv")) == 2
