@@ -18,9 +18,13 @@ import logging
 import statistics
 import time
 
+import bench_common
 import numpy as np
 
-from solvers.zero_sum import solve_zero_sum
+# this folder holds scripts named like packages (solvers.py); keep them from shadowing the packages
+bench_common.use_repo_packages()
+
+from solvers.zero_sum import solve_zero_sum  # noqa: E402
 
 logger = logging.getLogger("zero_sum_lp")
 
