@@ -24,12 +24,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import bench_common
 import numpy as np
 import pandas as pd
-
-# this folder holds scripts named like packages (solvers.py); keep them from shadowing the packages
-bench_common.use_repo_packages()
 
 CHECKPOINTS = (5, 10, 30, 60, 120, 185, 300, 600)
 
@@ -118,6 +114,11 @@ def at_checkpoints(curve: pd.DataFrame, budget: float, clock: str = "wall_time")
 
 
 def main() -> None:
+    # Run as a script, this folder is first on sys.path and its solvers.py would shadow the solvers package.
+    # (experiments/reproduce/psro_vs_openspiel.py loads this file by path and does not call main.)
+    import bench_common
+
+    bench_common.use_repo_packages()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget", type=float, default=120.0, help="wall-clock seconds for each implementation")
     parser.add_argument("--quick", action="store_true", help="a 20-second smoke run")
