@@ -514,12 +514,9 @@ class MonteCarloEvaluator:
         for r in range(rounds):
             share = remaining // (rounds - r)
             episodes = _support_allocation(meta_game, weight, share)
-            todo = np.flatnonzero(episodes)
-            if len(todo) == 0:
+            if not episodes.any():
                 continue
-            profiles = np.stack(np.unravel_index(todo, meta_game.shape), axis=1)
-            starts = meta_game.count[0].ravel()[todo].astype(np.int64)
-            self.sample(populations, profiles, episodes.ravel()[todo], starts=starts, meta_game=meta_game)
+            self.fill_to(meta_game, populations, meta_game.count[0].astype(np.int64) + episodes)
             played += episodes
             remaining -= int(episodes.sum())
         return played
