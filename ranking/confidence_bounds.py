@@ -29,7 +29,6 @@ Non-relaxed intervals are clipped to ``[lo, hi]``.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,39 +141,43 @@ def bounds_kernel(n, total, total_sq, delta, base: str, relaxed: bool, lo: float
     span = hi - lo
     unit = lo == 0.0 and span == 1.0
     has = n > 0
-    all_have = bool(has.all()) if isinstance(has, np.ndarray) else bool(has)
-    # with samples everywhere no entry divides by zero, and the error-state context can be skipped
-    with contextlib.nullcontext() if all_have else np.errstate(divide="ignore", invalid="ignore"):
-        if all_have:
-            mean01 = total / n if unit else (total - n * lo) / (span * n)
-        else:
+    if bool(np.all(has)):   # no entry divides by zero, so the error-state context can be skipped
+        mean01 = total / n if unit else (total - n * lo) / (span * n)
+        low01, up01 = _unit_interval(n, mean01, total, total_sq, delta, base, unit, lo, span)
+    elif not np.any(has):   # no samples anywhere: every interval is the whole range
+        mean01, low01, up01 = np.full(np.shape(n), 0.5), np.zeros(np.shape(n)), np.ones(np.shape(n))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
             mean01 = np.where(has, (total - n * lo) / (span * np.maximum(n, 1)), 0.5)
-        if base == "hoeffding":
-            half = np.sqrt(np.log(2.0 / delta) / (2.0 * n))
-            low01, up01 = mean01 - half, mean01 + half
-        elif base == "clopper-pearson":
-            k = np.minimum(np.maximum(np.rint(mean01 * n), 0), n)
-            low01 = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-300), n - k + 1, delta / 2), 0.0)
-            up01 = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1e-300), 1 - delta / 2), 1.0)
-        else:
-            sq01 = total_sq / (span * span) if unit else (total_sq - 2 * lo * total + n * lo * lo) / (span * span)
-            var = np.maximum((sq01 - n * mean01 * mean01) / np.maximum(n - 1, 1), 0.0)
-            log_term = np.log(4.0 / delta)
-            half = np.where(
-                n > 1, np.sqrt(2.0 * var * log_term / n) + 7.0 * log_term / (3.0 * np.maximum(n - 1, 1)), np.inf
-            )
-            low01, up01 = mean01 - half, mean01 + half
-        low01 = np.minimum(np.maximum(low01, 0.0), 1.0)
-        up01 = np.minimum(np.maximum(up01, 0.0), 1.0)
-        if not all_have:
-            low01 = np.where(has, low01, 0.0)
-            up01 = np.where(has, up01, 1.0)
+            low01, up01 = _unit_interval(n, mean01, total, total_sq, delta, base, unit, lo, span)
+        low01 = np.where(has, low01, 0.0)
+        up01 = np.where(has, up01, 1.0)
     if relaxed:
         low01 = low01 + eps / span
         up01 = up01 - eps / span
     if unit:
         return ConfidenceBounds(lower=low01, upper=up01, mean=mean01)
     return ConfidenceBounds(lower=lo + span * low01, upper=lo + span * up01, mean=lo + span * mean01)
+
+
+def _unit_interval(n, mean01, total, total_sq, delta, base: str, unit: bool, lo: float, span: float):
+    """The interval of :func:`bounds_kernel` on the payoff range rescaled to ``[0, 1]``, clipped to it."""
+    if base == "hoeffding":
+        half = np.sqrt(np.log(2.0 / delta) / (2.0 * n))
+        low01, up01 = mean01 - half, mean01 + half
+    elif base == "clopper-pearson":
+        k = np.minimum(np.maximum(np.rint(mean01 * n), 0), n)
+        low01 = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-300), n - k + 1, delta / 2), 0.0)
+        up01 = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1e-300), 1 - delta / 2), 1.0)
+    else:
+        sq01 = total_sq / (span * span) if unit else (total_sq - 2 * lo * total + n * lo * lo) / (span * span)
+        var = np.maximum((sq01 - n * mean01 * mean01) / np.maximum(n - 1, 1), 0.0)
+        log_term = np.log(4.0 / delta)
+        half = np.where(
+            n > 1, np.sqrt(2.0 * var * log_term / n) + 7.0 * log_term / (3.0 * np.maximum(n - 1, 1)), np.inf
+        )
+        low01, up01 = mean01 - half, mean01 + half
+    return np.minimum(np.maximum(low01, 0.0), 1.0), np.minimum(np.maximum(up01, 0.0), 1.0)
 
 
 def _check_range(payoff_range) -> tuple[float, float]:

@@ -24,17 +24,18 @@ Sampling schemes (which profile to sample next):
     Among profiles with unresolved edges, the least-sampled one (lowest C-order
     index on ties).
 
-How it is computed. None of the schemes looks at the outcomes between two
-resolution events, so the schedule of the next ``B`` samples is drawn at once.
-Outcomes are drawn per profile, in blocks that double, and the running
-statistics and confidence bounds after each outcome are computed for the whole
-block with cumulative sums (one vectorised bound evaluation per block). A
-batch then only looks up, for every step, the state of the sampled profile and
-of the other end of each of its open edges, finds each edge's first
-separation, and keeps the batch up to the first resolution that changes the
-schedule. Outcomes not used yet wait for the next time their profile is
-sampled, so the run equals the one-sample-at-a-time algorithm fed with
-per-profile outcome streams; those left when the run ends are not recorded.
+How it is computed. The schemes' random choices are drawn in batches (none of
+them looks at the outcomes between two resolution events), and each batch is
+taken one sample at a time in a plain Python loop: the sampled profile moves to
+its next state and is compared with the other end of each of its open edges.
+The states come precomputed: outcomes are drawn per profile in blocks that
+double, and the mean and bounds after each outcome are computed for the whole
+block with cumulative sums and one vectorised bound evaluation, then kept as
+Python lists, which the loop reads a number at a time. A batch ends at the
+first resolution that changes the schedule. Outcomes not used yet wait for the
+next time their profile is sampled, so the run equals the one-sample-at-a-time
+algorithm fed with per-profile outcome streams; those left when the run ends
+are not recorded.
 """
 
 from __future__ import annotations
@@ -230,74 +231,92 @@ class ResponseGraphUCBResult:
 
 # -------------------------------------------------------------------------- engine
 class _Outcomes:
-    """Every profile's outcomes in the order drawn, with the statistics and bounds after each one.
+    """Each profile's outcomes drawn ahead of the run, with the state after each one.
 
-    Row ``start[s] + j`` of ``data`` holds profile ``s`` after ``j`` samples of
-    this run: ``data[row, 0:3]`` the mean, lower and upper bounds and
-    ``data[row, 3:5]`` the sums and sums of squares of those ``j`` outcomes, each
-    per player. Row ``start[s]`` is the state the run started from. A profile
-    that needs more rows than it has draws a block of outcomes (at least as
-    many as it has, so blocks double) and moves, with its old rows, to the end
-    of ``data``.
+    Profile ``s`` has a *window* of rows ``0 .. size[s] - 1``: row ``i`` is its
+    state after ``base[s] + i`` samples of this run, and row ``pos[s]`` is the
+    current one. Player ``p``'s mean and bounds sit in the Python lists
+    ``mean[s * n + p]``, ``lower`` and ``upper`` (the scan reads them one number
+    at a time, which lists do fastest). When windows run out, :meth:`grow`
+    draws a block of the same number of outcomes for each profile it is given
+    (as many as the most-drawn of them has had, so blocks double, within
+    ``[first_block, max_block]`` and the samples left), computes the bounds
+    after each one from cumulative sums in one vectorised evaluation, and drops
+    the rows already passed. The lists change in place, so references to them
+    stay valid. The outcomes are kept, by block, until :meth:`sums` adds up
+    those the run used.
     """
 
-    def __init__(self, sampler, rng, cnt, tot, sq, bounds, first_block: int):
-        self.sampler, self.rng, self.bounds, self.first_block = sampler, rng, bounds, first_block
-        self.before = (cnt.T.astype(float), tot.T.copy(), sq.T.copy())   # (S, n) statistics before the run
-        cb = bounds(*self.before)
-        self.data = np.zeros((cnt.shape[1], 5, cnt.shape[0]))
-        self.data[:, 0], self.data[:, 1], self.data[:, 2] = cb.mean, cb.lower, cb.upper
-        self.start = np.arange(cnt.shape[1])
-        self.length = np.ones(cnt.shape[1], dtype=np.int64)
+    def __init__(self, sampler, rng, cnt, tot, sq, bounds, first_block: int, need_sq: bool,
+                 max_block: int = 8192):
+        self.sampler, self.rng, self.bounds, self.need_sq = sampler, rng, bounds, need_sq
+        self.first_block, self.max_block = first_block, max(first_block, max_block)
+        self.n, num_profiles = cnt.shape
+        self.prior = cnt.astype(float) if cnt.any() else None          # (n, S) samples before the run
+        self.before = (tot, sq)
+        self.last = [tot.copy(), sq.copy()]                            # (n, S) sums after the last drawn row
+        cb = bounds(cnt.astype(float), tot, sq)
+        self.mean, self.lower, self.upper = ([[x] for x in a.T.ravel().tolist()] for a in (cb.mean, cb.lower, cb.upper))
+        self.base = [0] * num_profiles
+        self.pos = [0] * num_profiles
+        self.size = [1] * num_profiles
+        self.blocks = []   # (profiles, outcomes drawn before the block, outcomes (n, profiles, block size))
 
-    def ensure(self, need: np.ndarray, room: int, soon=None) -> None:
-        """Make row ``need[s]`` exist for every profile, drawing blocks of at least ``first_block``.
+    def used(self) -> np.ndarray:
+        """Samples of each profile in this run so far."""
+        return np.array(self.base) + self.pos
 
-        A block is as large as the rows a profile already has (so blocks double), but
-        at most ``room`` (the samples left in the budget) beyond what is needed.
-        Profiles flagged in ``soon`` that have fewer than ``first_block`` rows
-        beyond ``need`` get their next block in the same draw.
-        """
-        short = need >= self.length
-        if soon is not None and short.any():
-            short |= soon & (self.length - need <= self.first_block)
-        grow = short.nonzero()[0]
-        if not grow.size:
-            return
-        old = self.length[grow]
-        m = np.maximum(need[grow] + 1 - old, np.minimum(np.maximum(old, self.first_block), room))
-        new_len = old + m
-        begins = new_len.cumsum() - new_len
-        j = np.arange(begins[-1] + new_len[-1]) - begins.repeat(new_len)   # sample index of each row
-        last_old = (old - 1).repeat(new_len)
-        # old rows are copied; new rows start as a copy of the profile's last row (its running sums)
-        block = self.data[self.start[grow].repeat(new_len) + np.minimum(j, last_old)]
-        fresh = j > last_old
-        who = grow.repeat(new_len)[fresh]
-        out = np.asarray(self.sampler.draw(who, self.rng), dtype=float)
-        pair = np.concatenate([out, out * out], axis=1)
-        csum = pair.cumsum(0)
-        seg = m.cumsum() - m   # where each profile's new rows start among the fresh rows
-        csum -= (csum[seg] - pair[seg]).repeat(m, axis=0)
-        rows = block[fresh]
-        rows[:, 3:5] += csum.reshape(len(out), 2, -1)
-        cnt, tot, sq = self.before
-        cb = self.bounds(cnt[who] + j[fresh, None], tot[who] + rows[:, 3], sq[who] + rows[:, 4])
-        rows[:, 0], rows[:, 1], rows[:, 2] = cb.mean, cb.lower, cb.upper
-        block[fresh] = rows
-        self.start[grow] = len(self.data) + begins
-        self.length[grow] = new_len
-        self.data = np.concatenate([self.data, block])
+    def grow(self, grow: list, room: int) -> None:
+        """Append a block of new rows to the window of every profile in ``grow``."""
+        n, pos, size, base = self.n, self.pos, self.size, self.base
+        drawn = [base[s] + size[s] - 1 for s in grow]      # outcomes drawn so far
+        m = max(min(max(max(drawn), self.first_block), self.max_block, room), 1)
+        out = np.asarray(self.sampler.draw(np.repeat(grow, m), self.rng), dtype=float).T.reshape(n, len(grow), m)
+        self.blocks.append((grow, drawn, out))
+        tot = out.cumsum(2)
+        tot += self.last[0][:, grow, None]
+        self.last[0][:, grow] = tot[:, :, -1]
+        sq = None
+        if self.need_sq:
+            sq = (out * out).cumsum(2)
+            sq += self.last[1][:, grow, None]
+            self.last[1][:, grow] = sq[:, :, -1]
+        count = np.add.outer(drawn, np.arange(1.0, m + 1))             # run samples after each outcome
+        cb = self.bounds(count if self.prior is None else count + self.prior[:, grow, None], tot, sq)
+        new = (cb.mean.tolist(), cb.lower.tolist(), cb.upper.tolist())
+        for g, s in enumerate(grow):
+            p0 = pos[s]
+            for lists, values in zip((self.mean, self.lower, self.upper), new):
+                for p in range(n):
+                    row = lists[s * n + p]
+                    del row[:p0]
+                    row.extend(values[p][g])
+            base[s] += p0
+            size[s] += m - p0
+            pos[s] = 0
 
-    def state(self, used: np.ndarray) -> np.ndarray:
-        """``(mean, lower, upper, sum, sum of squares)`` per profile after ``used`` samples, shape (S, 5, n)."""
-        return self.data[self.start + used]
+    def bounds_now(self) -> list:
+        """``mean, lower, upper`` at the current rows, each shape (n, S)."""
+        n, pos = self.n, self.pos
+        at = [pos[i // n] for i in range(len(self.mean))]
+        return [np.array([row[c] for row, c in zip(lists, at)]).reshape(-1, n).T
+                for lists in (self.mean, self.lower, self.upper)]
+
+    def sums(self) -> tuple:
+        """Sums and sums of squares of every payoff over the samples used (and those before the run), (n, S)."""
+        tot, sq = (x.copy() for x in self.before)
+        used = self.used()
+        for grow, drawn, out in self.blocks:
+            taken = (used[grow] - drawn)[:, None] > np.arange(out.shape[2])     # (profiles, block size)
+            tot[:, grow] += (out * taken).sum(2)
+            sq[:, grow] += (out * out * taken).sum(2)
+        return tot, sq
 
 
 class _Run:
     """Mutable state of one run (kept private; the public entry is :func:`response_graph_ucb`)."""
 
-    def __init__(self, sampler, eg, bound, delta, eps, td_delta, scheme, rng, max_samples, first_block=64):
+    def __init__(self, sampler, eg, bound, delta, eps, td_delta, scheme, rng, max_samples, first_block=128):
         self.eg, self.scheme, self.rng, self.max_samples = eg, scheme, rng, max_samples
         base, relaxed = parse_bound(bound)
         lo, hi = (float(x) for x in sampler.payoff_range)
@@ -307,21 +326,38 @@ class _Run:
             return bounds_kernel(cnt, tot, sq, level, base, relaxed, lo, hi, eps)
 
         shape = sampler.shape
-        self.n, self.S = len(shape), int(np.prod(shape))
-        self.edges = profile_edges(shape)
-        E = len(self.edges.u)
+        self.n, self.S = len(shape), math.prod(shape)
+        self.edges = e = profile_edges(shape)
+        E = len(e.u)
         self.cnt = eg.count.reshape(self.n, self.S)
-        self.outcomes = _Outcomes(sampler, rng, self.cnt, eg.total.reshape(self.n, self.S),
-                                  eg.total_sq.reshape(self.n, self.S), bounds, first_block)
-        self.used = np.zeros(self.S, dtype=np.int64)   # samples of each profile in this run
+        # first blocks: fewer rows for many profiles, and for bounds that are costly per row
+        first_block = max(8, min(first_block, 16384 // self.S) // (8 if base == "clopper-pearson" else 1))
+        self.outcomes = o = _Outcomes(sampler, rng, self.cnt, eg.total.reshape(self.n, self.S),
+                                      eg.total_sq.reshape(self.n, self.S), bounds, first_block,
+                                      need_sq=base == "bernstein")
         self.unresolved = np.ones(E, dtype=bool)
+        self.num_open = E
         self.better_is_v = np.zeros(E, dtype=bool)
-        self.valence = np.full(self.S, self.edges.incidence.shape[1], dtype=np.int64)
+        self.valence = np.full(self.S, e.incidence.shape[1], dtype=np.int64)
+        # open_at[s]: the open edges at s, as (edge, other end, the mean/lower/upper lists of the deviating
+        # player at s, those at the other end, whether s is the edge's v end)
+        self.open_at = [[] for _ in range(self.S)]
+        n = self.n
+        for k, (u, v, p) in enumerate(zip(e.u.tolist(), e.v.tolist(), e.player.tolist())):
+            lu = (o.mean[u * n + p], o.lower[u * n + p], o.upper[u * n + p])
+            lv = (o.mean[v * n + p], o.lower[v * n + p], o.upper[v * n + p])
+            self.open_at[u].append((k, v, *lu, *lv, False))
+            self.open_at[v].append((k, u, *lv, *lu, True))
         self.total = 0
         self.batches = 0
         if scheme == "uniform-exhaustive":
             self.order = rng.permutation(E)
             self.pointer = 0
+
+    @property
+    def used(self) -> np.ndarray:
+        """Samples of each profile in this run."""
+        return self.outcomes.used()
 
     # ---- schedules
     def _schedule(self, size: int) -> np.ndarray:
@@ -362,99 +398,105 @@ class _Run:
         lvl = (c - starts).repeat(reps) + np.arange(len(who))
         return who[np.lexsort((who, lvl))[:size]]
 
-    def _resolve(self, edge_ids: np.ndarray, better_is_v: np.ndarray) -> None:
-        e = self.edges
-        self.unresolved[edge_ids] = False
-        self.better_is_v[edge_ids] = better_is_v
-        self.valence -= np.bincount(np.concatenate([e.u[edge_ids], e.v[edge_ids]]), minlength=self.S)
+    def _resolve(self, k: int, v_better: bool) -> None:
+        self.unresolved[k] = False
+        self.better_is_v[k] = v_better
+        self.num_open -= 1
+        for s in (int(self.edges.u[k]), int(self.edges.v[k])):
+            recs = self.open_at[s]
+            recs[:] = [r for r in recs if r[0] != k]
+            self.valence[s] -= 1
+
+    @staticmethod
+    def _separation(rec, c: int, cq: int):
+        """Whether edge ``rec`` (seen from its end at row ``c``, the other end at row ``cq``) is resolved.
+
+        None while the two intervals overlap, else whether the edge's v end is the better one.
+        """
+        _, _, ma, la, ua, mb, lb, ub, s_is_v = rec
+        if mb[cq] > ma[c] or (mb[cq] == ma[c] and not s_is_v):   # the other end looks better (ties: the v end)
+            return (not s_is_v) if ua[c] < lb[cq] else None
+        return s_is_v if ub[cq] < la[c] else None
 
     # ---- phases
     def explore(self) -> None:
         """Sample every profile without samples once, then check every edge."""
-        missing = (self.cnt.min(axis=0) == 0).nonzero()[0][: self.max_samples]
-        self.used[missing] = 1
+        o = self.outcomes
+        before = self.cnt.min(axis=0).tolist()
+        missing = [s for s in range(self.S) if before[s] == 0][: self.max_samples]
+        if missing:
+            o.grow(missing, self.max_samples)
+            for s in missing:
+                o.pos[s] = 1
         self.total = len(missing)
-        self.outcomes.ensure(self.used, self.max_samples)
-        e = self.edges
-        now = self.outcomes.state(self.used)
-        a, b = now[e.u, :3, e.player], now[e.v, :3, e.player]
-        counted = (self.cnt.min(axis=0) + self.used > 0)
-        hit = ((b[:, 0] >= a[:, 0]) & (a[:, 2] < b[:, 1]) | (b[:, 0] < a[:, 0]) & (b[:, 2] < a[:, 1]))
-        hit = (hit & counted[e.u] & counted[e.v]).nonzero()[0]
-        if hit.size:
-            self._resolve(hit, b[hit, 0] >= a[hit, 0])
+        pos, found = o.pos, []
+        for s in range(self.S):
+            for rec in self.open_at[s]:
+                q = rec[1]
+                if not rec[8] and (before[s] or pos[s]) and (before[q] or pos[q]):   # both ends sampled
+                    v_better = self._separation(rec, pos[s], pos[q])
+                    if v_better is not None:
+                        found.append((rec[0], v_better))
+        for k, v_better in found:
+            self._resolve(k, v_better)
 
     def step(self, size: int) -> int:
-        """Schedule a batch, check it, and keep it up to the first resolution that changes the schedule.
+        """Schedule up to ``size`` picks and take them one by one; return how many were looked at.
 
-        Returns the samples kept.
-
-        Every sampled profile is compared, at each open incident edge, with the
-        state of the other endpoint at that step. Each edge resolves at its first
-        separation. ``uniform-exhaustive`` keeps the batch until the edge in focus
-        resolves, ``valence-weighted`` and ``uniform`` until the first resolution
-        (it changes their probabilities). ``count-weighted`` keeps the whole
-        batch: a profile that runs out of open edges just drops out of the rest of
-        it, which leaves the order of the others as it was.
+        Each sampled profile's new state is compared, at each of its open edges,
+        with the current state of the other end; an edge resolves once the two
+        intervals are disjoint. The batch ends early when a resolution changes
+        the schedule: for ``uniform-exhaustive`` the edge in focus resolving, for
+        ``valence-weighted`` and ``uniform`` any resolution. ``count-weighted``
+        keeps the whole batch: a profile that runs out of open edges just skips
+        its remaining picks, which leaves the order of the others as it was.
         """
-        e, S = self.edges, self.S
-        sched = self._schedule(size)
-        B = len(sched)
-        counts = (sched[:, None] == np.arange(S)).cumsum(0)   # (B, S): samples in the batch after each step
-        counts += self.used
-        self.outcomes.ensure(counts[-1], self.max_samples - self.total, self.valence > 0)
-        inc = e.incidence[sched]
-        tt, jj = self.unresolved[inc].nonzero()   # open edges at each sampled profile, in time order
-        if not tt.size:
-            self.used = counts[-1]
-            self.total += B
-            return B
-        k, s = inc[tt, jj], sched[tt]
-        other = e.neighbour[s, jj]
-        p = e.player[k]
-        data, start = self.outcomes.data, self.outcomes.start
-        a = data[start[s] + counts[tt, s], :3, p]
-        b = data[start[other] + counts[tt, other], :3, p]
-        s_is_v = e.v[k] == s
-        b_better = (b[:, 0] > a[:, 0]) | ((b[:, 0] == a[:, 0]) & ~s_is_v)   # ties favour the v endpoint
-        hit = np.where(b_better, a[:, 2] < b[:, 1], b[:, 2] < a[:, 1]).nonzero()[0]
-        # first separation of each edge, and whether v is the better end there (time * 2 + bit)
-        first = np.full(len(e.u), 2 * B)
-        np.minimum.at(first, k[hit], tt[hit] * 2 + (b_better[hit] != s_is_v[hit]))
-        ids = (first < 2 * B).nonzero()[0]
-        ev_t, v_better = first[ids] >> 1, (first[ids] & 1).astype(bool)
-        if self.scheme == "count-weighted":
-            ends = np.concatenate([e.u[ids], e.v[ids]])
-            last = np.full(S, -1)
-            np.maximum.at(last, ends, np.concatenate([ev_t, ev_t]))
-            dropout = np.where(np.bincount(ends, minlength=S) == self.valence, last, B)
-            kept = sched[np.arange(B) <= dropout[sched]]
-            self.used += np.bincount(kept, minlength=S)
-            self.total += kept.size
-            if ids.size:
-                self._resolve(ids, v_better)
-            return kept.size
-        stop = B - 1
-        if ids.size:
-            if self.scheme == "uniform-exhaustive":
-                focus = first[self.order[self.pointer]]
-                stop = int(focus >> 1) if focus < 2 * B else B - 1
+        o = self.outcomes
+        pos, size_of, open_at = o.pos, o.size, self.open_at
+        stop_any = self.scheme in ("valence-weighted", "uniform")
+        focus = self.order[self.pointer] if self.scheme == "uniform-exhaustive" else -1
+        room = self.max_samples - self.total
+        kept = 0
+        sched = self._schedule(size).tolist()
+        for t, s in enumerate(sched):
+            recs = open_at[s]
+            if not recs:
+                continue
+            c = pos[s] + 1
+            if c == size_of[s]:
+                self._grow_for(room - kept)
+                c = pos[s] + 1
+            pos[s] = c
+            kept += 1
+            for k, q, ma, la, ua, mb, lb, ub, s_is_v in recs:   # _separation, inlined: this is the hot loop
+                cq = pos[q]
+                if ua[c] < lb[cq] or ub[cq] < la[c]:
+                    break
             else:
-                stop = int(ev_t.min())
-        self.used = counts[stop]
-        self.total += stop + 1
-        now = ev_t <= stop
-        if now.any():
-            self._resolve(ids[now], v_better[now])
-        return stop + 1
+                continue
+            found = [(rec[0], v) for rec in recs if (v := self._separation(rec, c, pos[rec[1]])) is not None]
+            for k, v_better in found:
+                self._resolve(k, v_better)
+            if found and (stop_any or not self.num_open or (focus >= 0 and not self.unresolved[focus])):
+                self.total += kept
+                return t + 1
+        self.total += kept
+        return len(sched)
 
-    def finish(self) -> np.ndarray:
-        """Add the samples used to the empirical game; return the final state, shape (S, 5, n)."""
-        now = self.outcomes.state(self.used)
+    def _grow_for(self, room: int) -> None:
+        """Grow, in one draw, the windows of the open profiles with fewer than ``first_block`` rows left."""
+        o = self.outcomes
+        size = np.array(o.size)
+        ahead = size - 1 - np.array(o.pos)
+        o.grow(((2 * ahead < size) & (self.valence > 0)).nonzero()[0].tolist(), room)
+
+    def finish(self) -> tuple:
+        """Add the samples used to the empirical game; return the final ``(mean, lower, upper)``, each (n, S)."""
+        total, total_sq = self.outcomes.sums()
         self.cnt += self.used
-        self.eg.total.reshape(self.n, self.S)[...] += now[:, 3].T
-        self.eg.total_sq.reshape(self.n, self.S)[...] += now[:, 4].T
-        return now
+        self.eg.total.reshape(self.n, self.S)[...] = total
+        self.eg.total_sq.reshape(self.n, self.S)[...] = total_sq
+        return self.outcomes.bounds_now()
 
 
 def response_graph_ucb(
@@ -511,15 +553,14 @@ def response_graph_ucb(
     batch_size, max_batch_size : int
         Initial and largest number of samples scheduled at once (the size doubles
         while no resolution changes the schedule). ``batch_size`` defaults to 64
-        with ``"clopper-pearson"`` bounds (each outcome drawn costs two beta
-        quantiles), else 1024 for ``"count-weighted"`` (whose batches never stop
-        early) and 256 for the others. The first draw gives every profile
-        ``batch_size // num_profiles + 1`` outcomes. They change speed, not the
-        algorithm: the run equals the one-at-a-time algorithm fed with per-profile
-        outcome streams. (With the deterministic ``"count-weighted"`` scheme and a
-        sampler that reads fixed per-profile streams, the samples are identical for
-        every batch size; otherwise random numbers are drawn in batch-sized blocks,
-        so which run a seed gives depends on the batch sizes.)
+        with ``"clopper-pearson"`` bounds, else 1024 for ``"count-weighted"``
+        (whose batches never stop early) and 256 for the others. They change
+        speed, not the algorithm: the run equals the one-at-a-time algorithm fed
+        with per-profile outcome streams. (With the deterministic
+        ``"count-weighted"`` scheme and a sampler that reads fixed per-profile
+        streams, the samples are identical for every batch size; otherwise random
+        numbers are drawn in batch-sized blocks, so which run a seed gives depends
+        on the batch sizes.)
 
     Returns
     -------
@@ -565,25 +606,21 @@ def response_graph_ucb(
             "Start from a fresh EmpiricalGame, or compare exact payoffs directly with response_graph()."
         )
     n = len(smp.shape)
-    eff_delta = delta if per_payoff_confidence else delta / (n * int(np.prod(smp.shape)))
+    eff_delta = delta if per_payoff_confidence else delta / (n * math.prod(smp.shape))
     start = time.perf_counter()
-    first_block = max(1, batch_size // math.prod(smp.shape)) + 1   # the first draw covers the first batch
-    run = _Run(smp, empirical_game, bound, eff_delta, eps, time_dependent, scheme, generator, int(max_samples),
-               first_block)
+    run = _Run(smp, empirical_game, bound, eff_delta, eps, time_dependent, scheme, generator, int(max_samples))
     run.explore()
     size = batch_size
-    while run.unresolved.any() and run.total < run.max_samples:
-        room = run.max_samples - run.total
-        asked = min(size, room, max(16, (1 << 22) // run.S))   # the batch holds a (size, S) array of counts
-        used = run.step(asked)
+    while run.num_open and run.total < run.max_samples:
+        asked = min(size, run.max_samples - run.total)
+        looked = run.step(asked)
         run.batches += 1
-        size = min(max_batch_size, 2 * size) if used >= asked else max(batch_size, used)
-    final = run.finish()
+        size = min(max_batch_size, 2 * size) if looked >= asked else max(batch_size, looked)
+    mean, lower, upper = run.finish()
     seconds = time.perf_counter() - start
     e = run.edges
     better = run.better_is_v.copy()
     open_ = run.unresolved
-    mean = final[:, 0].T
     better[open_] = mean[e.player[open_], e.u[open_]] <= mean[e.player[open_], e.v[open_]]
     num_open = int(open_.sum())
     if num_open:
@@ -597,8 +634,8 @@ def response_graph_ucb(
         num_edges=len(e.u),
         num_unresolved=num_open,
         empirical_game=empirical_game,
-        lower=final[:, 1].T.reshape((n, *shape)).copy(),
-        upper=final[:, 2].T.reshape((n, *shape)).copy(),
+        lower=lower.reshape((n, *shape)),
+        upper=upper.reshape((n, *shape)),
         info={
             "delta": delta, "bound": bound, "scheme": scheme, "eps": eps, "time_dependent": time_dependent,
             "per_payoff_confidence": per_payoff_confidence, "max_samples": int(max_samples),

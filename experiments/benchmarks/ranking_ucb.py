@@ -6,8 +6,11 @@ this process on the same game with the same delta and sample budget, for
 several seeds. Both read their outcomes from the same per-profile outcome
 streams (outcome ``i`` of profile ``s`` is fixed by the seed), so with the
 deterministic count-weighted scheme the two runs must draw exactly the same
-samples. Reported: median samples, median CPU time per sample (``time.process_time``:
-both run single-threaded, and CPU time is less disturbed than wall time by other
+samples. Each run is repeated (5 times, once if it takes over a second) on the same
+outcomes and its median time is kept: a run of a few hundred samples lasts about
+a millisecond, about what this machine's timing noise is. Reported: median
+samples, median CPU time per sample (``time.process_time``: both run
+single-threaded, and CPU time is less disturbed than wall time by other
 processes on a shared machine), the median ratio, and the number of wrong edges
 against the true response graph.
 
@@ -17,6 +20,7 @@ against the true response graph.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 from pathlib import Path
@@ -122,24 +126,38 @@ def gapped_bernoulli(shape, gap: float, seed: int) -> np.ndarray:
     return out
 
 
-def run_pair(means, bound, scheme, delta, budget, seed):
-    true = response_graph(means)
-    rows = {}
-    streams = OutcomeStreams(means, length=budget + 10, seed=seed)
-    t = time.process_time()  # set-up included on both sides
-    res = response_graph_ucb(ours_sampler(streams), delta=delta, bound=bound, scheme=scheme, rng=seed,
-                             max_samples=budget)
-    rows["ours"] = (res.total_samples, time.process_time() - t, count_wrong_edges(res.graph, true))
-    streams = OutcomeStreams(means, length=budget + 10, seed=seed)
-    np.random.seed(seed)
-    import random
+def _timed(run, streams, repeats: int):
+    """Median CPU time of ``repeats`` calls of ``run(streams)`` on the same outcomes, and the last result."""
+    times = []
+    for _ in range(repeats):
+        streams.pos[:] = 0
+        t = time.process_time()  # set-up included
+        out = run(streams)
+        times.append(time.process_time() - t)
+        if times[0] > 1.0:   # a long run is its own average; one is enough
+            break
+    return statistics.median(times), out
 
-    random.seed(seed)
-    t = time.process_time()  # set-up included on both sides
-    ucb = os_rgucb.ResponseGraphUCB(OpenSpielStreamGame(streams), exploration_strategy=scheme,
-                                    confidence_method=OS_BOUND[bound], delta=delta)
-    out = ucb.run(verbose=False, max_total_iterations=budget)
-    rows["openspiel"] = (out["interactions"], time.process_time() - t, count_wrong_edges(out["graph"], true))
+
+def run_pair(means, bound, scheme, delta, budget, seed, repeats=5):
+    true = response_graph(means)
+    streams = OutcomeStreams(means, length=budget + 10, seed=seed)
+
+    def ours(st):
+        return response_graph_ucb(ours_sampler(st), delta=delta, bound=bound, scheme=scheme, rng=seed,
+                                  max_samples=budget)
+
+    def openspiel(st):
+        np.random.seed(seed)
+        random.seed(seed)
+        ucb = os_rgucb.ResponseGraphUCB(OpenSpielStreamGame(st), exploration_strategy=scheme,
+                                        confidence_method=OS_BOUND[bound], delta=delta)
+        return ucb.run(verbose=False, max_total_iterations=budget)
+
+    t, res = _timed(ours, streams, repeats)
+    rows = {"ours": (res.total_samples, t, count_wrong_edges(res.graph, true))}
+    t, out = _timed(openspiel, streams, repeats)
+    rows["openspiel"] = (out["interactions"], t, count_wrong_edges(out["graph"], true))
     return rows
 
 
@@ -187,7 +205,8 @@ def main(argv=None) -> int:
         + "\n".join(lines) + "\n\n"
         "Notes. Time per sample = CPU time (`time.process_time`, single-threaded; less sensitive than wall "
         "time to other processes on a shared machine) of the whole run / samples drawn (the sampler included: both "
-        "read the same pre-drawn tables). `count-weighted` is deterministic given the outcomes, so both "
+        "read the same pre-drawn tables), the median of 5 repeats of the run on the same outcomes (1 if a run "
+        "takes over a second). `count-weighted` is deterministic given the outcomes, so both "
         "implementations must draw exactly the same samples (the 'seeds equal' column). "
         "`uniform-exhaustive` and `valence-weighted` choose profiles at random from different generators "
         "(OpenSpiel: the global `random`/`np.random`; ours: the seeded `rng`), so their sample counts "
