@@ -140,11 +140,11 @@ def bounds_kernel(n, total, total_sq, delta, base: str, relaxed: bool, lo: float
     """
     span = hi - lo
     unit = lo == 0.0 and span == 1.0
-    has = n > 0
-    if bool(np.all(has)):   # no entry divides by zero, so the error-state context can be skipped
+    has = np.asarray(n > 0)
+    if has.all():   # no entry divides by zero, so the error-state context can be skipped
         mean01 = total / n if unit else (total - n * lo) / (span * n)
         low01, up01 = _unit_interval(n, mean01, total, total_sq, delta, base, unit, lo, span)
-    elif not np.any(has):   # no samples anywhere: every interval is the whole range
+    elif not has.any():   # no samples anywhere: every interval is the whole range
         mean01, low01, up01 = np.full(np.shape(n), 0.5), np.zeros(np.shape(n)), np.ones(np.shape(n))
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -177,7 +177,8 @@ def _unit_interval(n, mean01, total, total_sq, delta, base: str, unit: bool, lo:
             n > 1, np.sqrt(2.0 * var * log_term / n) + 7.0 * log_term / (3.0 * np.maximum(n - 1, 1)), np.inf
         )
         low01, up01 = mean01 - half, mean01 + half
-    return np.minimum(np.maximum(low01, 0.0), 1.0), np.minimum(np.maximum(up01, 0.0), 1.0)
+    # the mean lies in [0, 1] and the interval around it, so each end can only leave [0, 1] on its own side
+    return np.maximum(low01, 0.0), np.minimum(up01, 1.0)
 
 
 def _check_range(payoff_range) -> tuple[float, float]:

@@ -305,18 +305,25 @@ class _Outcomes:
     def sums(self) -> tuple:
         """Sums and sums of squares of every payoff over the samples used (and those before the run), (n, S)."""
         tot, sq = (x.copy() for x in self.before)
-        used = self.used()
-        for grow, drawn, out in self.blocks:
-            taken = (used[grow] - drawn)[:, None] > np.arange(out.shape[2])     # (profiles, block size)
-            tot[:, grow] += (out * taken).sum(2)
-            sq[:, grow] += (out * out * taken).sum(2)
+        if self.blocks:
+            grow, drawn, out = zip(*self.blocks)
+            m = [x.shape[2] for x in out]
+            who = np.repeat(np.concatenate(grow), np.repeat(m, [len(g) for g in grow]))
+            # outcome j of a block is the profile's (drawn + j + 1)-th of the run; keep those up to its count
+            index = np.concatenate([np.add.outer(d, np.arange(1, k + 1)).ravel() for d, k in zip(drawn, m)])
+            keep = index <= self.used()[who]
+            out = np.concatenate([x.reshape(self.n, -1) for x in out], axis=1)[:, keep]
+            who = who[keep]
+            for p in range(self.n):
+                tot[p] += np.bincount(who, out[p], minlength=tot.shape[1])
+                sq[p] += np.bincount(who, out[p] * out[p], minlength=tot.shape[1])
         return tot, sq
 
 
 class _Run:
     """Mutable state of one run (kept private; the public entry is :func:`response_graph_ucb`)."""
 
-    def __init__(self, sampler, eg, bound, delta, eps, td_delta, scheme, rng, max_samples, first_block=128):
+    def __init__(self, sampler, eg, bound, delta, eps, td_delta, scheme, rng, max_samples, first_block=256):
         self.eg, self.scheme, self.rng, self.max_samples = eg, scheme, rng, max_samples
         base, relaxed = parse_bound(bound)
         lo, hi = (float(x) for x in sampler.payoff_range)
@@ -339,15 +346,15 @@ class _Run:
         self.num_open = E
         self.better_is_v = np.zeros(E, dtype=bool)
         self.valence = np.full(self.S, e.incidence.shape[1], dtype=np.int64)
-        # open_at[s]: the open edges at s, as (edge, other end, the mean/lower/upper lists of the deviating
-        # player at s, those at the other end, whether s is the edge's v end)
+        # open_at[s]: the open edges at s, as (other end, the deviating player's lower and upper lists at s,
+        # those at the other end, (edge, the mean lists at s and at the other end, whether s is the v end))
         self.open_at = [[] for _ in range(self.S)]
         n = self.n
         for k, (u, v, p) in enumerate(zip(e.u.tolist(), e.v.tolist(), e.player.tolist())):
-            lu = (o.mean[u * n + p], o.lower[u * n + p], o.upper[u * n + p])
-            lv = (o.mean[v * n + p], o.lower[v * n + p], o.upper[v * n + p])
-            self.open_at[u].append((k, v, *lu, *lv, False))
-            self.open_at[v].append((k, u, *lv, *lu, True))
+            a, b = u * n + p, v * n + p
+            low, upp, mean = o.lower, o.upper, o.mean
+            self.open_at[u].append((v, low[a], upp[a], low[b], upp[b], (k, mean[a], mean[b], False)))
+            self.open_at[v].append((u, low[b], upp[b], low[a], upp[a], (k, mean[b], mean[a], True)))
         self.total = 0
         self.batches = 0
         if scheme == "uniform-exhaustive":
@@ -366,11 +373,11 @@ class _Run:
             while not self.unresolved[self.order[self.pointer]]:
                 self.pointer += 1
             k = self.order[self.pointer]
-            return np.where(rng.integers(0, 2, size=size) == 1, e.v[k], e.u[k])
+            return np.where(rng.random(size) < 0.5, e.v[k], e.u[k])
         if self.scheme == "uniform":
             open_edges = self.unresolved.nonzero()[0]
             k = open_edges[rng.integers(0, len(open_edges), size=size)]
-            return np.where(rng.integers(0, 2, size=size) == 1, e.v[k], e.u[k])
+            return np.where(rng.random(size) < 0.5, e.v[k], e.u[k])
         if self.scheme == "valence-weighted":
             w = (self.valence * self.valence).cumsum()
             return np.minimum(w.searchsorted(rng.random(size) * w[-1], side="right"), self.S - 1)
@@ -404,7 +411,7 @@ class _Run:
         self.num_open -= 1
         for s in (int(self.edges.u[k]), int(self.edges.v[k])):
             recs = self.open_at[s]
-            recs[:] = [r for r in recs if r[0] != k]
+            recs[:] = [r for r in recs if r[5][0] != k]
             self.valence[s] -= 1
 
     @staticmethod
@@ -413,7 +420,7 @@ class _Run:
 
         None while the two intervals overlap, else whether the edge's v end is the better one.
         """
-        _, _, ma, la, ua, mb, lb, ub, s_is_v = rec
+        _, la, ua, lb, ub, (_, ma, mb, s_is_v) = rec
         if mb[cq] > ma[c] or (mb[cq] == ma[c] and not s_is_v):   # the other end looks better (ties: the v end)
             return (not s_is_v) if ua[c] < lb[cq] else None
         return s_is_v if ub[cq] < la[c] else None
@@ -432,11 +439,11 @@ class _Run:
         pos, found = o.pos, []
         for s in range(self.S):
             for rec in self.open_at[s]:
-                q = rec[1]
-                if not rec[8] and (before[s] or pos[s]) and (before[q] or pos[q]):   # both ends sampled
+                q, k, s_is_v = rec[0], rec[5][0], rec[5][3]
+                if not s_is_v and (before[s] or pos[s]) and (before[q] or pos[q]):   # both ends sampled
                     v_better = self._separation(rec, pos[s], pos[q])
                     if v_better is not None:
-                        found.append((rec[0], v_better))
+                        found.append((k, v_better))
         for k, v_better in found:
             self._resolve(k, v_better)
 
@@ -455,33 +462,31 @@ class _Run:
         pos, size_of, open_at = o.pos, o.size, self.open_at
         stop_any = self.scheme in ("valence-weighted", "uniform")
         focus = self.order[self.pointer] if self.scheme == "uniform-exhaustive" else -1
-        room = self.max_samples - self.total
-        kept = 0
+        start = self.total - sum(o.base) - sum(pos)   # the run's samples are this plus sum(base) + sum(pos)
         sched = self._schedule(size).tolist()
-        for t, s in enumerate(sched):
+        for s in sched:
             recs = open_at[s]
-            if not recs:
+            if not recs:   # (count-weighted only: the others sample profiles with open edges)
                 continue
             c = pos[s] + 1
             if c == size_of[s]:
-                self._grow_for(room - kept)
+                self._grow_for(self.max_samples - start - sum(o.base) - sum(pos))
                 c = pos[s] + 1
             pos[s] = c
-            kept += 1
-            for k, q, ma, la, ua, mb, lb, ub, s_is_v in recs:   # _separation, inlined: this is the hot loop
+            for q, la, ua, lb, ub, _ in recs:   # the hot loop: are the intervals of an edge disjoint?
                 cq = pos[q]
                 if ua[c] < lb[cq] or ub[cq] < la[c]:
                     break
             else:
                 continue
-            found = [(rec[0], v) for rec in recs if (v := self._separation(rec, c, pos[rec[1]])) is not None]
+            found = [(rec[5][0], v) for rec in recs if (v := self._separation(rec, c, pos[rec[0]])) is not None]
             for k, v_better in found:
                 self._resolve(k, v_better)
             if found and (stop_any or not self.num_open or (focus >= 0 and not self.unresolved[focus])):
-                self.total += kept
-                return t + 1
+                break
+        kept = start + sum(o.base) + sum(pos) - self.total
         self.total += kept
-        return len(sched)
+        return kept if stop_any or focus >= 0 else len(sched)
 
     def _grow_for(self, room: int) -> None:
         """Grow, in one draw, the windows of the open profiles with fewer than ``first_block`` rows left."""
