@@ -235,32 +235,32 @@ class _Outcomes:
 
     Profile ``s`` has a *window* of rows ``0 .. size[s] - 1``: row ``i`` is its
     state after ``base[s] + i`` samples of this run, and row ``pos[s]`` is the
-    current one. Player ``p``'s mean and bounds sit in the Python lists
-    ``mean[s * n + p]``, ``lower`` and ``upper`` (the scan reads them one number
-    at a time, which lists do fastest). When windows run out, :meth:`grow`
-    draws a block of the same number of outcomes for each profile it is given
-    (as many as the most-drawn of them has had, so blocks double, within
-    ``[first_block, max_block]`` and the samples left), computes the bounds
-    after each one from cumulative sums in one vectorised evaluation, and drops
-    the rows already passed. The lists change in place, so references to them
-    stay valid. The outcomes are kept, by block, until :meth:`sums` adds up
-    those the run used.
+    current one. Player ``p``'s lower and upper bounds at those rows sit in the
+    Python lists ``lower[s * n + p]`` and ``upper[...]``, which the scan reads
+    one number at a time (lists do that fastest). When windows run out,
+    :meth:`grow` draws a block of the same number of outcomes for each profile
+    it is given (as many as the most-drawn of them has had, so blocks double,
+    within ``[first_block, max_block]`` and the samples left), computes the
+    state after each one from cumulative sums with one vectorised bound
+    evaluation, and drops the rows already passed from the lists. The lists
+    change in place, so references to them stay valid. The means and sums stay
+    in the blocks' arrays, where :meth:`state` finds them.
     """
 
-    def __init__(self, sampler, rng, cnt, tot, sq, bounds, first_block: int, need_sq: bool,
-                 max_block: int = 8192):
-        self.sampler, self.rng, self.bounds, self.need_sq = sampler, rng, bounds, need_sq
+    def __init__(self, sampler, rng, cnt, tot, sq, bounds, first_block: int, max_block: int = 8192):
+        self.sampler, self.rng, self.bounds = sampler, rng, bounds
         self.first_block, self.max_block = first_block, max(first_block, max_block)
         self.n, num_profiles = cnt.shape
         self.prior = cnt.astype(float) if cnt.any() else None          # (n, S) samples before the run
-        self.before = (tot, sq)
         self.last = [tot.copy(), sq.copy()]                            # (n, S) sums after the last drawn row
         cb = bounds(cnt.astype(float), tot, sq)
-        self.mean, self.lower, self.upper = ([[x] for x in a.T.ravel().tolist()] for a in (cb.mean, cb.lower, cb.upper))
+        self.before = (cb.mean, tot, sq)
+        self.lower, self.upper = ([[x] for x in a.T.ravel().tolist()] for a in (cb.lower, cb.upper))
         self.base = [0] * num_profiles
         self.pos = [0] * num_profiles
         self.size = [1] * num_profiles
-        self.blocks = []   # (profiles, outcomes drawn before the block, outcomes (n, profiles, block size))
+        self.blocks = []                                     # (mean, total, total_sq), each (n, profiles, rows)
+        self.where = [[] for _ in range(num_profiles)]       # per profile: (block, its index there, drawn before)
 
     def used(self) -> np.ndarray:
         """Samples of each profile in this run so far."""
@@ -272,52 +272,45 @@ class _Outcomes:
         drawn = [base[s] + size[s] - 1 for s in grow]      # outcomes drawn so far
         m = max(min(max(max(drawn), self.first_block), self.max_block, room), 1)
         out = np.asarray(self.sampler.draw(np.repeat(grow, m), self.rng), dtype=float).T.reshape(n, len(grow), m)
-        self.blocks.append((grow, drawn, out))
-        tot = out.cumsum(2)
-        tot += self.last[0][:, grow, None]
-        self.last[0][:, grow] = tot[:, :, -1]
-        sq = None
-        if self.need_sq:
-            sq = (out * out).cumsum(2)
-            sq += self.last[1][:, grow, None]
-            self.last[1][:, grow] = sq[:, :, -1]
+        sums = []
+        for last, x in zip(self.last, (out, out * out)):
+            c = x.cumsum(2)
+            c += last[:, grow, None]
+            last[:, grow] = c[:, :, -1]
+            sums.append(c)
         count = np.add.outer(drawn, np.arange(1.0, m + 1))             # run samples after each outcome
-        cb = self.bounds(count if self.prior is None else count + self.prior[:, grow, None], tot, sq)
-        new = (cb.mean.tolist(), cb.lower.tolist(), cb.upper.tolist())
+        cb = self.bounds(count if self.prior is None else count + self.prior[:, grow, None], *sums)
+        block = len(self.blocks)
+        self.blocks.append((cb.mean, *sums))
+        new = (cb.lower.tolist(), cb.upper.tolist())
         for g, s in enumerate(grow):
             p0 = pos[s]
-            for lists, values in zip((self.mean, self.lower, self.upper), new):
+            for lists, values in zip((self.lower, self.upper), new):
                 for p in range(n):
                     row = lists[s * n + p]
                     del row[:p0]
                     row.extend(values[p][g])
+            self.where[s].append((block, g, drawn[g]))
             base[s] += p0
             size[s] += m - p0
             pos[s] = 0
 
-    def bounds_now(self) -> list:
-        """``mean, lower, upper`` at the current rows, each shape (n, S)."""
-        n, pos = self.n, self.pos
-        at = [pos[i // n] for i in range(len(self.mean))]
-        return [np.array([row[c] for row, c in zip(lists, at)]).reshape(-1, n).T
-                for lists in (self.mean, self.lower, self.upper)]
+    def state(self, s: int, row: int) -> tuple:
+        """``(mean, total, total_sq)`` of profile ``s`` at window row ``row``, each shape (n,)."""
+        j = self.base[s] + row                               # samples of this run
+        for block, g, drawn in reversed(self.where[s]):
+            if j > drawn:
+                return tuple(a[:, g, j - drawn - 1] for a in self.blocks[block])
+        return tuple(a[:, s] for a in self.before)
 
-    def sums(self) -> tuple:
-        """Sums and sums of squares of every payoff over the samples used (and those before the run), (n, S)."""
-        tot, sq = (x.copy() for x in self.before)
-        if self.blocks:
-            grow, drawn, out = zip(*self.blocks)
-            m = [x.shape[2] for x in out]
-            who = np.repeat(np.concatenate(grow), np.repeat(m, [len(g) for g in grow]))
-            # outcome j of a block is the profile's (drawn + j + 1)-th of the run; keep those up to its count
-            index = np.concatenate([np.add.outer(d, np.arange(1, k + 1)).ravel() for d, k in zip(drawn, m)])
-            keep = index <= self.used()[who]
-            out = np.concatenate([x.reshape(self.n, -1) for x in out], axis=1)[:, keep]
-            who = who[keep]
-            for p in range(self.n):
-                tot[p] += np.bincount(who, out[p], minlength=tot.shape[1])
-                sq[p] += np.bincount(who, out[p] * out[p], minlength=tot.shape[1])
-        return tot, sq
+    def final(self) -> tuple:
+        """``mean, lower, upper, total, total_sq`` at the current rows, each shape (n, S)."""
+        n, pos = self.n, self.pos
+        at = [pos[i // n] for i in range(len(self.lower))]
+        low, up = (np.array([row[c] for row, c in zip(lists, at)]).reshape(-1, n).T
+                   for lists in (self.lower, self.upper))
+        mean, tot, sq = (np.array(x).T for x in zip(*(self.state(s, c) for s, c in enumerate(pos))))
+        return mean, low, up, tot, sq
 
 
 class _Run:
@@ -340,21 +333,20 @@ class _Run:
         # first blocks: fewer rows for many profiles, and for bounds that are costly per row
         first_block = max(8, min(first_block, 16384 // self.S) // (8 if base == "clopper-pearson" else 1))
         self.outcomes = o = _Outcomes(sampler, rng, self.cnt, eg.total.reshape(self.n, self.S),
-                                      eg.total_sq.reshape(self.n, self.S), bounds, first_block,
-                                      need_sq=base == "bernstein")
+                                      eg.total_sq.reshape(self.n, self.S), bounds, first_block)
         self.unresolved = np.ones(E, dtype=bool)
         self.num_open = E
         self.better_is_v = np.zeros(E, dtype=bool)
         self.valence = np.full(self.S, e.incidence.shape[1], dtype=np.int64)
         # open_at[s]: the open edges at s, as (other end, the deviating player's lower and upper lists at s,
-        # those at the other end, (edge, the mean lists at s and at the other end, whether s is the v end))
+        # those at the other end, (edge, s, the deviating player, whether s is the v end))
         self.open_at = [[] for _ in range(self.S)]
         n = self.n
         for k, (u, v, p) in enumerate(zip(e.u.tolist(), e.v.tolist(), e.player.tolist())):
             a, b = u * n + p, v * n + p
-            low, upp, mean = o.lower, o.upper, o.mean
-            self.open_at[u].append((v, low[a], upp[a], low[b], upp[b], (k, mean[a], mean[b], False)))
-            self.open_at[v].append((u, low[b], upp[b], low[a], upp[a], (k, mean[b], mean[a], True)))
+            low, upp = o.lower, o.upper
+            self.open_at[u].append((v, low[a], upp[a], low[b], upp[b], (k, u, p, False)))
+            self.open_at[v].append((u, low[b], upp[b], low[a], upp[a], (k, v, p, True)))
         self.total = 0
         self.batches = 0
         if scheme == "uniform-exhaustive":
@@ -414,14 +406,14 @@ class _Run:
             recs[:] = [r for r in recs if r[5][0] != k]
             self.valence[s] -= 1
 
-    @staticmethod
-    def _separation(rec, c: int, cq: int):
+    def _separation(self, rec, c: int, cq: int):
         """Whether edge ``rec`` (seen from its end at row ``c``, the other end at row ``cq``) is resolved.
 
         None while the two intervals overlap, else whether the edge's v end is the better one.
         """
-        _, la, ua, lb, ub, (_, ma, mb, s_is_v) = rec
-        if mb[cq] > ma[c] or (mb[cq] == ma[c] and not s_is_v):   # the other end looks better (ties: the v end)
+        q, la, ua, lb, ub, (_, s, p, s_is_v) = rec
+        ma, mb = self.outcomes.state(s, c)[0][p], self.outcomes.state(q, cq)[0][p]
+        if mb > ma or (mb == ma and not s_is_v):   # the other end looks better (ties: the v end)
             return (not s_is_v) if ua[c] < lb[cq] else None
         return s_is_v if ub[cq] < la[c] else None
 
@@ -497,11 +489,11 @@ class _Run:
 
     def finish(self) -> tuple:
         """Add the samples used to the empirical game; return the final ``(mean, lower, upper)``, each (n, S)."""
-        total, total_sq = self.outcomes.sums()
+        mean, lower, upper, total, total_sq = self.outcomes.final()
         self.cnt += self.used
         self.eg.total.reshape(self.n, self.S)[...] = total
         self.eg.total_sq.reshape(self.n, self.S)[...] = total_sq
-        return self.outcomes.bounds_now()
+        return mean, lower, upper
 
 
 def response_graph_ucb(
