@@ -6,9 +6,9 @@ this process on the same game with the same delta and sample budget, for
 several seeds. Both read their outcomes from the same per-profile outcome
 streams (outcome ``i`` of profile ``s`` is fixed by the seed), so with the
 deterministic count-weighted scheme the two runs must draw exactly the same
-samples. Each run is repeated (5 times, once if it takes over a second) on the same
-outcomes and its median time is kept: a run of a few hundred samples lasts about
-a millisecond, about what this machine's timing noise is. Reported: median
+samples. Each run is repeated on the same outcomes (at least 5 times and 0.2 s in all,
+once if it takes over a second) and its median time is kept: a run of a few
+hundred samples lasts about a millisecond, and single timings of it are noisy. Reported: median
 samples, median CPU time per sample (``time.process_time``: both run
 single-threaded, and CPU time is less disturbed than wall time by other
 processes on a shared machine), the median ratio, and the number of wrong edges
@@ -126,15 +126,19 @@ def gapped_bernoulli(shape, gap: float, seed: int) -> np.ndarray:
     return out
 
 
-def _timed(run, streams, repeats: int):
-    """Median CPU time of ``repeats`` calls of ``run(streams)`` on the same outcomes, and the last result."""
+def _timed(run, streams, repeats: int, min_seconds: float = 0.2):
+    """Median CPU time of repeated calls of ``run(streams)`` on the same outcomes, and the last result.
+
+    At least ``repeats`` calls, and more until they add up to ``min_seconds``; a
+    call that takes over a second is its own average and is not repeated.
+    """
     times = []
-    for _ in range(repeats):
+    while len(times) < repeats or sum(times) < min_seconds:
         streams.pos[:] = 0
         t = time.process_time()  # set-up included
         out = run(streams)
         times.append(time.process_time() - t)
-        if times[0] > 1.0:   # a long run is its own average; one is enough
+        if times[0] > 1.0:
             break
     return statistics.median(times), out
 
@@ -178,8 +182,8 @@ def main(argv=None) -> int:
     settings += [("clopper-pearson", "count-weighted")]
     delta = 0.1
     header = ("| game | bound | scheme | samples ours | samples OpenSpiel | wrong edges ours / OS | "
-              "µs/sample ours | µs/sample OpenSpiel | speed-up per sample |")
-    lines = [header, "|" + "---|" * 9]
+              "µs/sample ours | µs/sample OpenSpiel | speed-up per sample | pooled |")
+    lines = [header, "|" + "---|" * 10]
     print(header)
     for name, means, budget in cases:
         for bound, scheme in settings:
@@ -191,10 +195,12 @@ def main(argv=None) -> int:
             per = {k: statistics.median(r[k][1] / r[k][0] * 1e6 for r in rs) for k in ("ours", "openspiel")}
             ratio = statistics.median((r["openspiel"][1] / r["openspiel"][0]) / (r["ours"][1] / r["ours"][0])
                                       for r in rs)
+            pooled = ((sum(r["openspiel"][1] for r in rs) / sum(r["openspiel"][0] for r in rs))
+                      / (sum(r["ours"][1] for r in rs) / sum(r["ours"][0] for r in rs)))
             same = sum(r["ours"][0] == r["openspiel"][0] for r in rs)
             line = (f"| {name} | {bound} | {scheme} | {med['ours'][0]:.0f} | {med['openspiel'][0]:.0f} "
                     f"({same}/{n_seeds} seeds equal) | {med['ours'][2]:.0f} / {med['openspiel'][2]:.0f} | "
-                    f"{per['ours']:.2f} | {per['openspiel']:.1f} | {ratio:.0f}x |")
+                    f"{per['ours']:.2f} | {per['openspiel']:.1f} | {ratio:.0f}x | {pooled:.0f}x |")
             print(line, flush=True)
             lines.append(line)
     text = (
@@ -205,15 +211,18 @@ def main(argv=None) -> int:
         + "\n".join(lines) + "\n\n"
         "Notes. Time per sample = CPU time (`time.process_time`, single-threaded; less sensitive than wall "
         "time to other processes on a shared machine) of the whole run / samples drawn (the sampler included: both "
-        "read the same pre-drawn tables), the median of 5 repeats of the run on the same outcomes (1 if a run "
-        "takes over a second). `count-weighted` is deterministic given the outcomes, so both "
+        "read the same pre-drawn tables), the median of repeats of the run on the same outcomes (at least 5 and "
+        "0.2 s; 1 if a run takes over a second). 'Speed-up per sample' is the median over seeds of the ratio of "
+        "the two per-sample times; 'pooled' divides each side's total time over all seeds by its total samples "
+        "first (for the random schemes a seed gives runs of different lengths on the two sides, and a short run "
+        "costs more per sample). `count-weighted` is deterministic given the outcomes, so both "
         "implementations must draw exactly the same samples (the 'seeds equal' column). "
         "`uniform-exhaustive` and `valence-weighted` choose profiles at random from different generators "
         "(OpenSpiel: the global `random`/`np.random`; ours: the seeded `rng`), so their sample counts "
         "differ per seed but not systematically. On budget-limited soccer runs the wrong-edge counts "
-        "come from unresolved edges, which follow the sample means. Our per-sample cost is "
-        "per batch of samples (numpy calls), so it is highest on tiny games that resolve in a few "
-        "hundred samples, where fixed costs dominate.\n"
+        "come from unresolved edges, which follow the sample means. Our runs have a fixed cost (set-up, the "
+        "first block of outcomes and bounds, the result), so our per-sample cost is highest on tiny games that "
+        "resolve in a few hundred samples.\n"
     )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
