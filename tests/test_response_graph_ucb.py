@@ -183,6 +183,92 @@ def test_count_weighted_draws_exactly_the_samples_of_openspiel(shape, bound):
         assert set(ours.graph.edges) == set(out["graph"].edges)
 
 
+def _textbook_run(streams, shape, scheme, bound, delta, seed, budget, time_dependent):
+    """ResponseGraphUCB one sample at a time, straight from the paper's description.
+
+    It draws the schedule's random numbers as the engine does with batches of one
+    pick (``batch_size=max_batch_size=1``), so the two runs must be the same.
+    """
+    rng = np.random.default_rng(seed)
+    e = profile_edges(shape)
+    num, n = int(np.prod(shape)), len(shape)
+    cnt, tot, sq = np.zeros(num), np.zeros((num, n)), np.zeros((num, n))
+    open_ = np.ones(len(e.u), dtype=bool)
+    better_is_v = np.zeros(len(e.u), dtype=bool)
+    order = rng.permutation(len(e.u)) if scheme == "uniform-exhaustive" else None
+
+    def sample(s):
+        x = np.asarray(streams.take(s), dtype=float)
+        cnt[s] += 1
+        tot[s] += x
+        sq[s] += x * x
+
+    def interval(s, p):
+        level = delta * 6 / (np.pi**2 * cnt[s] ** 2) if time_dependent else delta
+        cb = confidence_bounds(cnt[s], tot[s, p], sq[s, p], delta=level, bound=bound)
+        return float(cb.mean), float(cb.lower), float(cb.upper)
+
+    def check(k, s):   # edge k seen from its end s: resolved if the two intervals are disjoint
+        q = int(e.v[k] if s == e.u[k] else e.u[k])
+        (ma, la, ua), (mb, lb, ub) = interval(s, e.player[k]), interval(q, e.player[k])
+        s_is_v = s == e.v[k]
+        if mb > ma or (mb == ma and not s_is_v):   # ties favour the v end
+            hit, v_better = ua < lb, not s_is_v
+        else:
+            hit, v_better = ub < la, s_is_v
+        if hit:
+            open_[k] = False
+            better_is_v[k] = v_better
+
+    for s in range(num):
+        sample(s)
+    for k in range(len(e.u)):
+        check(k, int(e.u[k]))
+    total = num
+    while open_.any() and total < budget:
+        valence = np.bincount(np.concatenate([e.u[open_], e.v[open_]]), minlength=num)
+        if scheme == "uniform-exhaustive":
+            k = next(int(k) for k in order if open_[k])
+            s = int(np.where(rng.random(1) < 0.5, e.v[k], e.u[k])[0])
+        elif scheme == "uniform":
+            k = open_.nonzero()[0][rng.integers(0, open_.sum(), size=1)]
+            s = int(np.where(rng.random(1) < 0.5, e.v[k], e.u[k])[0])
+        elif scheme == "valence-weighted":
+            w = (valence * valence).cumsum()
+            s = int(w.searchsorted(rng.random(1) * w[-1], side="right")[0])
+        else:
+            s = int(np.argmin(np.where(valence > 0, cnt, np.inf)))
+        sample(s)
+        total += 1
+        for k in (open_ & ((e.u == s) | (e.v == s))).nonzero()[0]:
+            check(int(k), s)
+    return cnt.astype(int).reshape(shape), open_, better_is_v
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("shape,bound,time_dependent", [((2, 3), "hoeffding", False), ((2, 2, 2), "bernstein", True),
+                                                        ((3, 2), "clopper-pearson", False)])
+def test_engine_equals_the_textbook_one_sample_at_a_time_loop(scheme, shape, bound, time_dependent):
+    # the engine's blocks, lists and batches change speed only: with batches of one pick it draws the same
+    # random numbers as the plain loop above, and must take the same samples and resolve the same edges
+    means = _gapped_game(shape, 0.2, 11)
+    for seed in range(3):
+        ours_streams, ref_streams = _Streams(means, 20_000, seed), _Streams(means, 20_000, seed)
+        sampler = FunctionSampler(lambda prof, rng, st=ours_streams: st.take(int(np.ravel_multi_index(prof, shape))),
+                                  shape, binary=True)
+        ours = response_graph_ucb(sampler, delta=0.1, bound=bound, scheme=scheme, rng=seed, max_samples=3000,
+                                  time_dependent=time_dependent, batch_size=1, max_batch_size=1)
+        samples, open_, better_is_v = _textbook_run(ref_streams, shape, scheme, bound, 0.1, seed, 3000,
+                                                    time_dependent)
+        np.testing.assert_array_equal(ours.samples, samples)
+        assert ours.num_unresolved == int(open_.sum())
+        e = profile_edges(shape)
+        nodes = list(np.ndindex(*shape))
+        for k in (~open_).nonzero()[0]:
+            u, v = nodes[e.u[k]], nodes[e.v[k]]
+            assert ((u, v) if better_is_v[k] else (v, u)) in ours.graph.edges
+
+
 def test_batching_does_not_change_the_count_weighted_run():
     means = _gapped_game((2, 3), 0.3, 5)
     runs = []
