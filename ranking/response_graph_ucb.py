@@ -295,13 +295,20 @@ class _Outcomes:
             size[s] += m - p0
             pos[s] = 0
 
-    def state(self, s: int, row: int) -> tuple:
-        """``(mean, total, total_sq)`` of profile ``s`` at window row ``row``, each shape (n,)."""
+    def _locate(self, s: int, row: int) -> tuple:
+        """``(block, index in it, outcome index)`` of profile ``s``'s window row ``row``; block -1: before the run."""
         j = self.base[s] + row                               # samples of this run
         for block, g, drawn in reversed(self.where[s]):
             if j > drawn:
-                return tuple(a[:, g, j - drawn - 1] for a in self.blocks[block])
-        return tuple(a[:, s] for a in self.before)
+                return block, g, j - drawn - 1
+        return -1, s, 0
+
+    def state(self, s: int, row: int) -> tuple:
+        """``(mean, total, total_sq)`` of profile ``s`` at window row ``row``, each shape (n,)."""
+        block, g, j = self._locate(s, row)
+        if block < 0:
+            return tuple(a[:, s] for a in self.before)
+        return tuple(a[:, g, j] for a in self.blocks[block])
 
     def final(self) -> tuple:
         """``mean, lower, upper, total, total_sq`` at the current rows, each shape (n, S)."""
@@ -309,7 +316,15 @@ class _Outcomes:
         at = [pos[i // n] for i in range(len(self.lower))]
         low, up = (np.array([row[c] for row, c in zip(lists, at)]).reshape(-1, n).T
                    for lists in (self.lower, self.upper))
-        mean, tot, sq = (np.array(x).T for x in zip(*(self.state(s, c) for s, c in enumerate(pos))))
+        found: dict = {}
+        for s, c in enumerate(pos):
+            block, g, j = self._locate(s, c)
+            found.setdefault(block, []).append((s, g, j))
+        mean, tot, sq = (np.empty((n, len(pos))) for _ in range(3))
+        for block, rows in found.items():
+            s, g, j = (list(x) for x in zip(*rows))
+            for out, a in zip((mean, tot, sq), self.before if block < 0 else self.blocks[block]):
+                out[:, s] = a[:, g] if block < 0 else a[:, g, j]
         return mean, low, up, tot, sq
 
 
@@ -618,9 +633,9 @@ def response_graph_ucb(
     e = run.edges
     better = run.better_is_v.copy()
     open_ = run.unresolved
-    better[open_] = mean[e.player[open_], e.u[open_]] <= mean[e.player[open_], e.v[open_]]
-    num_open = int(open_.sum())
-    if num_open:
+    num_open = run.num_open
+    if num_open:   # unresolved edges follow the sample means
+        better[open_] = mean[e.player[open_], e.u[open_]] <= mean[e.player[open_], e.v[open_]]
         logger.info("budget of %d samples spent with %d of %d edges unresolved", max_samples, num_open, len(e.u))
     shape = smp.shape
     return ResponseGraphUCBResult(
