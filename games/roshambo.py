@@ -20,7 +20,9 @@ adds about 1% (``experiments/benchmarks/rrps_tournament.py`` compares it with
 ``evaluate_bots`` alone). A match of two trivial bots costs about 2.6 ms, mostly
 because pyspiel's RoShamBo wrapper copies the whole state history at every throw
 (0.35 ms at 250 throws, 2.6 ms at 1000, 6.8 ms at 2000); ``greenberg`` alone
-costs about 55 ms a match. The full tournament is about 130 CPU-seconds.
+costs about 55 ms a match. The full tournament is about 120 CPU-seconds played
+serially (6.5 ms a match on average; 125 CPU-seconds on two workers, which share
+the machine's caches), so two cores need about a minute.
 
 Command line (the full tournament, 18,490 matches with 10 per ordered pair)::
 
