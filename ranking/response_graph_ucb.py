@@ -427,6 +427,8 @@ class _Run:
         None while the two intervals overlap, else whether the edge's v end is the better one.
         """
         q, la, ua, lb, ub, (_, s, p, s_is_v) = rec
+        if not (ua[c] < lb[cq] or ub[cq] < la[c]):   # the intervals overlap
+            return None
         ma, mb = self.outcomes.state(s, c)[0][p], self.outcomes.state(q, cq)[0][p]
         if mb > ma or (mb == ma and not s_is_v):   # the other end looks better (ties: the v end)
             return (not s_is_v) if ua[c] < lb[cq] else None
