@@ -30,8 +30,9 @@ taken one sample at a time in a plain Python loop: the sampled profile moves to
 its next state and is compared with the other end of each of its open edges.
 The states come precomputed: outcomes are drawn per profile in blocks that
 double, and the mean and bounds after each outcome are computed for the whole
-block with cumulative sums and one vectorised bound evaluation, then kept as
-Python lists, which the loop reads a number at a time. A batch ends at the
+block with cumulative sums and one vectorised bound evaluation; the bounds are
+kept as Python lists, which the loop reads a number at a time (the means are
+looked up only when two intervals separate). A batch ends at the
 first resolution that changes the schedule. Outcomes not used yet wait for the
 next time their profile is sampled, so the run equals the one-sample-at-a-time
 algorithm fed with per-profile outcome streams; those left when the run ends
@@ -356,10 +357,9 @@ class _Run:
         # open_at[s]: the open edges at s, as (other end, the deviating player's lower and upper lists at s,
         # those at the other end, (edge, s, the deviating player, whether s is the v end))
         self.open_at = [[] for _ in range(self.S)]
-        n = self.n
+        n, low, upp = self.n, o.lower, o.upper
         for k, (u, v, p) in enumerate(zip(e.u.tolist(), e.v.tolist(), e.player.tolist())):
             a, b = u * n + p, v * n + p
-            low, upp = o.lower, o.upper
             self.open_at[u].append((v, low[a], upp[a], low[b], upp[b], (k, u, p, False)))
             self.open_at[v].append((u, low[b], upp[b], low[a], upp[a], (k, v, p, True)))
         self.total = 0
