@@ -471,7 +471,7 @@ class _Run:
         pos, size_of, open_at = o.pos, o.size, self.open_at
         stop_any = self.scheme in ("valence-weighted", "uniform")
         focus = self.order[self.pointer] if self.scheme == "uniform-exhaustive" else -1
-        start = self.total - sum(o.base) - sum(pos)   # the run's samples are this plus sum(base) + sum(pos)
+        kept = 0
         sched = self._schedule(size).tolist()
         for s in sched:
             recs = open_at[s]
@@ -479,9 +479,10 @@ class _Run:
                 continue
             c = pos[s] + 1
             if c == size_of[s]:
-                self._grow_for(self.max_samples - start - sum(o.base) - sum(pos))
+                self._grow_for(self.max_samples - self.total - kept)
                 c = pos[s] + 1
             pos[s] = c
+            kept += 1
             for q, la, ua, lb, ub, _ in recs:   # the hot loop: are the intervals of an edge disjoint?
                 cq = pos[q]
                 if ua[c] < lb[cq] or ub[cq] < la[c]:
@@ -493,7 +494,6 @@ class _Run:
                 self._resolve(k, v_better)
             if found and (stop_any or not self.num_open or (focus >= 0 and not self.unresolved[focus])):
                 break
-        kept = start + sum(o.base) + sum(pos) - self.total
         self.total += kept
         return kept if stop_any or focus >= 0 else len(sched)
 
