@@ -376,9 +376,13 @@ class OpenSpielBestResponse:
                 members = [self._policy(pop, int(i)) for pop, i in zip(populations, row)]
                 mu.append((float(w), pyspiel.to_joint_tabular_policy(members, True)))
         info = pyspiel.cce_dist(tree.game, mu, player, prob_cut_threshold=0.0, action_value_tolerance=-1.0)
-        br = info.best_response_policies[0]
-        keys = tree.infostates[player].keys
-        actions = {key: max(br.get_state_policy(key), key=lambda ap: ap[1])[0] for key in keys}
+        table = info.best_response_policies[0].policy_table()
+        infostates = tree.infostates[player]
+        # cce_dist leaves out the infostates the target makes unreachable; any action is a best response
+        # there, and the lowest legal one is what the sequence-form oracle picks (ties go to the lowest index)
+        actions = {key: (max(table[key], key=lambda ap: ap[1])[0] if table.get(key)
+                         else int(np.flatnonzero(infostates.legal_mask[s])[0]))
+                   for s, key in enumerate(infostates.keys)}
         return BestResponse(player=player, policy=self._one_hot(player, actions),
                             value=float(info.best_response_values[0]))
 
