@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -49,7 +50,8 @@ from scipy.optimize import linprog
 
 from ranking.match_records import ScoreKind, as_match_counts
 
-__all__ = ["antisymmetric_payoffs", "max_entropy_nash", "nash_averaging"]
+__all__ = ["AgentTaskNashAveraging", "agent_task_scores", "antisymmetric_payoffs", "max_entropy_nash",
+           "nash_averaging"]
 
 logger = logging.getLogger(__name__)
 
@@ -382,10 +384,122 @@ def antisymmetric_payoffs(data, draws=None, *, matrix: MatrixKind = "auto", tran
     return tuple(names), a
 
 
+@dataclass(frozen=True, eq=False)
+class AgentTaskNashAveraging:
+    """Agent-versus-task Nash averaging: the agents' table and the tasks' table beside it.
+
+    Attributes
+    ----------
+    agents : DataFrame
+        Indexed by agent: ``nash`` (the max-entropy Nash mixture over agents) and
+        ``rating`` (the agent's expected score against the tasks' Nash mixture).
+    tasks : DataFrame
+        Indexed by task: ``nash`` (the max-entropy Nash mixture over tasks) and
+        ``rating`` (the task's difficulty: minus the Nash agents' expected score on it).
+    value : float
+        The value of the agents-versus-tasks game, ``x* . S y*``: every agent in
+        the support rates ``value``, every task in the support rates ``-value``.
+    scores : DataFrame
+        The score table the game was solved on (after ``normalize``).
+    """
+
+    agents: pd.DataFrame
+    tasks: pd.DataFrame
+    value: float
+    scores: pd.DataFrame
+
+
+def agent_task_scores(data, *, normalize: Literal["per_task", "none"] = "per_task",
+                      agents: Sequence | None = None, tasks: Sequence | None = None) -> pd.DataFrame:
+    """The agents x tasks score table that agent-versus-task Nash averaging solves.
+
+    Parameters
+    ----------
+    data : array_like (m, n), DataFrame, NormalFormGame or EmpiricalGame
+        ``data[a, t]`` is agent ``a``'s score on task ``t`` (higher is better).
+        A DataFrame gives the labels (index: agents, columns: tasks); a
+        two-player zero-sum game gives ``payoffs[0]`` (the row player is the agents).
+    normalize : {"per_task", "none"}
+        ``"per_task"`` maps every task's scores to [0, 1] by its minimum and
+        maximum over agents (as OpenSpiel does), so that no task weighs more by
+        its units; ``"none"`` keeps the scores.
+    agents, tasks : sequence, optional
+        Labels (default: the DataFrame's, the game's strategy names or 0, 1, ...).
+
+    Examples
+    --------
+    >>> agent_task_scores([[0.0, 10.0], [1.0, 20.0]]).to_numpy().tolist()
+    [[0.0, 0.0], [1.0, 1.0]]
+    """
+    agent_names = task_names = None
+    if hasattr(data, "mean_game"):
+        data = data.mean_game()
+    if hasattr(data, "payoffs"):  # NormalFormGame
+        if data.num_players != 2:
+            raise ValueError(f"game must have two players (agents, tasks); got {data.num_players}.")
+        u, v = data.payoffs
+        if not np.allclose(u + v, 0.0, atol=1e-9 * max(1.0, float(np.abs(u).max()))):
+            raise ValueError("game must be zero-sum (payoffs[1] == -payoffs[0]): the tasks' payoff is minus the "
+                             "agents' score. Pass the score table payoffs[0] instead.")
+        arr = np.asarray(u, dtype=np.float64)
+        agent_names, task_names = data.strategy_names
+    elif isinstance(data, pd.DataFrame):
+        try:
+            arr = data.to_numpy(dtype=np.float64)
+        except (ValueError, TypeError):
+            raise TypeError("data must hold numeric scores (agents as rows, tasks as columns).") from None
+        agent_names, task_names = tuple(data.index), tuple(data.columns)
+    else:
+        try:
+            arr = np.asarray(data, dtype=np.float64)
+        except (ValueError, TypeError):
+            raise TypeError(f"data must be an (agents, tasks) table of scores; got {type(data).__name__}.") from None
+    if arr.ndim != 2 or min(arr.shape) < 1:
+        raise ValueError(f"data must be a 2-D (agents, tasks) score table; got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("data contains NaN or inf; every agent needs a finite score on every task.")
+    m, n = arr.shape
+    agent_names = tuple(agents) if agents is not None else agent_names or tuple(range(m))
+    task_names = tuple(tasks) if tasks is not None else task_names or tuple(range(n))
+    if len(agent_names) != m or len(task_names) != n:
+        raise ValueError(f"agents/tasks have {len(agent_names)}/{len(task_names)} labels but the table is {m} x {n}.")
+    if normalize == "per_task":
+        low, high = arr.min(axis=0), arr.max(axis=0)
+        flat = np.flatnonzero(high - low <= 1e-12 * np.maximum(1.0, np.abs(high)))
+        if flat.size:
+            raise ValueError(
+                f"task(s) {[task_names[t] for t in flat]} give every agent the same score, so per-task "
+                "normalisation is undefined; drop them (they cannot tell agents apart) or pass normalize='none'."
+            )
+        arr = (arr - low) / (high - low)
+    elif normalize != "none":
+        raise ValueError(f"normalize must be 'per_task' or 'none'; got {normalize!r}.")
+    return pd.DataFrame(arr, index=pd.Index(agent_names, name="agent"), columns=pd.Index(task_names, name="task"))
+
+
+def _agent_task_nash(s: np.ndarray, method: str) -> tuple:
+    """Max-entropy optimal strategies ``(x, y)`` of the zero-sum game where agents maximise ``s``.
+
+    The symmetrisation whose strategies are (agent, task) pairs, with payoff
+    ``s[a, t'] - s[a', t]`` of pair ``(a, t)`` against ``(a', t')``, is
+    antisymmetric with value 0 exactly, and its optimal set is every ``p`` whose
+    marginals are optimal for the two sides. Its max-entropy point is the
+    product of the two sides' max-entropy optimal strategies, so they are its
+    marginals.
+    """
+    m, n = s.shape
+    pair = (s[:, None, None, :] - s.T[None, :, :, None]).reshape(m * n, m * n)  # [(a, t), (a', t')]
+    p = max_entropy_nash(pair, method=method).reshape(m, n)
+    return p.sum(axis=1), p.sum(axis=0)
+
+
 def nash_averaging(
     data,
     draws=None,
     *,
+    mode: Literal["agent_vs_agent", "agent_vs_task"] = "agent_vs_agent",
+    normalize: Literal["per_task", "none"] = "per_task",
+    tasks: Sequence | None = None,
     matrix: MatrixKind = "auto",
     transform: Literal["logit", "centered"] = "logit",
     smoothing: float = 0.01,
@@ -415,19 +529,52 @@ def nash_averaging(
         Solver for the max-entropy Nash; see :func:`max_entropy_nash`.
     scores, agents
         As in :func:`ranking.elo`.
+    mode : {"agent_vs_agent", "agent_vs_task"}
+        ``"agent_vs_task"`` (Balduzzi et al. 2018, appendix D; OpenSpiel's
+        ``a_v_a=False``): ``data`` is an agents x tasks score table (see
+        :func:`agent_task_scores`), agents maximise the score and tasks minimise
+        it, and the result is the max-entropy Nash of that zero-sum game.
+        ``draws``, ``matrix``, ``transform``, ``smoothing`` and ``scores`` do
+        not apply. Its cost grows with ``(agents * tasks) ** 2``.
+    normalize, tasks
+        Agent-vs-task only: see :func:`agent_task_scores`.
 
     Returns
     -------
-    DataFrame
-        Indexed by agent: ``nash`` (the max-entropy Nash probability) and
-        ``rating`` (``(A p)_i``, the Nash-averaged skill; 0 on the support).
+    DataFrame or AgentTaskNashAveraging
+        Agent-vs-agent: indexed by agent, ``nash`` (the max-entropy Nash
+        probability) and ``rating`` (``(A p)_i``, the Nash-averaged skill; 0 on
+        the support). Agent-vs-task: an :class:`AgentTaskNashAveraging`, whose
+        ``agents`` table has the same columns and whose ``tasks`` table is beside it.
 
     Examples
     --------
     >>> a = [[0, 1, 1], [-1, 0, 1], [-1, -1, 0]]  # transitive: 0 beats everyone
     >>> nash_averaging(a).round(9).values.tolist()
     [[1.0, 0.0], [0.0, -1.0], [0.0, -1.0]]
+
+    Agents against tasks: each of two specialists solves one task; a third
+    solves half of both. Every agent in the support rates the game's value.
+
+    >>> avt = nash_averaging([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], mode="agent_vs_task")
+    >>> avt.agents.round(9).values.tolist()
+    [[0.333333333, 0.5], [0.333333333, 0.5], [0.333333333, 0.5]]
+    >>> avt.tasks["nash"].round(9).tolist(), round(avt.value, 9)
+    ([0.5, 0.5], 0.5)
     """
+    if mode == "agent_vs_task":
+        if draws is not None:
+            raise ValueError("draws does not apply to mode='agent_vs_task'; pass the score table alone.")
+        table = agent_task_scores(data, normalize=normalize, agents=agents, tasks=tasks)
+        s = table.to_numpy()
+        x, y = _agent_task_nash(s, method)
+        value = float(x @ s @ y)
+        return AgentTaskNashAveraging(
+            agents=pd.DataFrame({"nash": x, "rating": s @ y}, index=table.index),
+            tasks=pd.DataFrame({"nash": y, "rating": -(x @ s)}, index=table.columns),
+            value=value, scores=table)
+    if mode != "agent_vs_agent":
+        raise ValueError(f"mode must be 'agent_vs_agent' or 'agent_vs_task'; got {mode!r}.")
     names, a = antisymmetric_payoffs(data, draws, matrix=matrix, transform=transform, smoothing=smoothing,
                                      scores=scores, agents=agents)
     p = max_entropy_nash(a, method=method)
