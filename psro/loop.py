@@ -47,12 +47,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-import games
 from games.empirical import EmpiricalGame
 from games.executors import Executor, make_executor
 from psro.best_response import LEARNED, ORACLES, make_oracle, meta_targets
 from psro.evaluation import EVALUATORS, TOP_UP_METHODS, TopUpProgress, make_evaluator
 from psro.game_tree import build_game_tree
+from psro.matrix_game import check_normal_form_options, normal_form_to_json, resolve_game
 from psro.meta_solvers import get_meta_solver
 from psro.metrics import gap_from_responses
 from psro.oracle_jobs import ORACLE_DISPATCH, oracle_jobs, remember_tree, run_oracle_job
@@ -109,8 +109,11 @@ class PSRO:
 
     Parameters
     ----------
-    game : str or pyspiel.Game
-        An OpenSpiel game or its string (``"kuhn_poker(players=3)"``), loaded with :func:`games.load`.
+    game : str, pyspiel.Game or games.NormalFormGame
+        An OpenSpiel game or its string (``"kuhn_poker(players=3)"``), loaded with :func:`games.load`;
+        or a matrix / n-player tensor game, played as a one-shot game with pure-strategy best responses
+        and exact payoffs (:mod:`psro.matrix_game`: oracle ``"exact"`` or ``"openspiel"``, evaluator
+        ``"sequence_form"`` or ``"openspiel"``; with ``meta_solver="nash"`` this is the double oracle).
     meta_solver : str
         A name from :func:`psro.meta_solvers.known_names`. Product solvers
         (``"nash"``, ``"alpharank"``, ``"prd"``, ``"uniform"``, ``"rae"``, ...)
@@ -206,6 +209,12 @@ class PSRO:
     >>> jpsro = PSRO("kuhn_poker(players=3)", meta_solver="mgcce", progress=False)
     >>> jpsro.kind, bool(jpsro.run(iterations=2)["gap"].iloc[-1] >= 0)
     ('cce', True)
+    >>> from games import catalog
+    >>> chicken = PSRO(catalog.chicken(), progress=False)   # a NormalFormGame: pure best responses
+    >>> chicken.run(target_gap=0.0, iterations=10)["gap"].tolist()
+    [0.5, 0.5, 0.0]
+    >>> [p.tolist() for p in chicken.aggregate_policies()]   # the pure equilibrium (dare, swerve)
+    [[[1.0, 0.0]], [[0.0, 1.0]]]
     """
 
     def __init__(self, game, meta_solver: str = "nash", oracle: str = "exact",
@@ -215,11 +224,9 @@ class PSRO:
                  checkpoint_dir=None, oracle_options: dict | None = None, executor=None,
                  oracle_dispatch: str = "auto", top_up_episodes: int = 0, top_up_method: str = "support",
                  top_up_rounds: int = 4):
-        try:
-            self.game = games.load(game)
-        except (ValueError, TypeError) as exc:
-            raise type(exc)(f"game: {exc}") from None
-        n, constant_sum = self.game.num_players(), _constant_sum(self.game)
+        self.game, self.normal_form = resolve_game(game)   # a NormalFormGame is played as its turn-based game
+        n = self.game.num_players()
+        constant_sum = _constant_sum(self.game) if self.normal_form is None else self.normal_form.is_constant_sum()
         options = dict(meta_solver_options or {})
         self.meta_solver = get_meta_solver(meta_solver, **options)
         self.meta_solver.check_fits(n, constant_sum)
@@ -248,6 +255,8 @@ class PSRO:
             raise TypeError(f"seed must be an int; got {seed!r}.")
         if oracle_dispatch not in ORACLE_DISPATCH:
             raise ValueError(f"oracle_dispatch must be one of {list(ORACLE_DISPATCH)}; got {oracle_dispatch!r}.")
+        if self.normal_form is not None:
+            check_normal_form_options(oracle, evaluator, oracle_dispatch)
         if oracle_options is not None and not isinstance(oracle_options, dict):
             raise TypeError(f"oracle_options must be a dict of option: value; got {type(oracle_options).__name__}.")
         evaluator_opts = dict(evaluator_options or {})
@@ -266,7 +275,8 @@ class PSRO:
         self.kind = self.meta_solver.kind   # "product" (PSRO), "cce" or "ce" (JPSRO)
         self.oracle_name, self.evaluator_name, self.seed, self.progress = oracle, evaluator, int(seed), progress
         self.update_players, self.br_selection = update_players, br_selection
-        self.options = dict(game=str(self.game), meta_solver=meta_solver, oracle=oracle, evaluator=evaluator,
+        game_spec = str(self.game) if self.normal_form is None else normal_form_to_json(self.normal_form)
+        self.options = dict(game=game_spec, meta_solver=meta_solver, oracle=oracle, evaluator=evaluator,
                             seed=int(seed), eval_meta_solver=self.eval_meta_solver.name,
                             update_players=update_players, br_selection=br_selection,
                             meta_solver_options=options, evaluator_options=dict(evaluator_opts),
@@ -291,7 +301,8 @@ class PSRO:
 
         start = time.perf_counter()
         self.tree = build_game_tree(self.game)
-        remember_tree(str(self.game), self.tree)   # serial oracle jobs reuse it; workers rebuild it once
+        if self.normal_form is None:   # (a NormalFormGame's oracles run in-process: it has no game string)
+            remember_tree(str(self.game), self.tree)   # serial oracle jobs reuse it; workers rebuild it once
         try:
             self.oracle = make_oracle(oracle, self.tree, seed=self.seed, **dict(oracle_options or {}))
         except (ValueError, TypeError) as exc:
@@ -673,6 +684,54 @@ class PSRO:
         if self.meta_strategy is None:
             raise ValueError("run() has not evaluated any population yet; call run() first.")
         return [pop.aggregate(w) for pop, w in zip(self.populations, self.meta_strategy.marginals)]
+
+    def openspiel_policy(self, members=None):
+        """The meta-strategy's policy (or chosen population members) as one OpenSpiel ``TabularPolicy``.
+
+        Parameters
+        ----------
+        members : sequence of (int or None), optional
+            Per player, the index of a population member to export, or None
+            for that player's meta-strategy aggregate. Default: every player's
+            aggregate (:meth:`aggregate_policies`), whose NashConv in OpenSpiel
+            is this run's ``gap`` under a product meta-solver. Under JPSRO the
+            aggregates mix each player's marginal only: a ``TabularPolicy``
+            cannot correlate players.
+
+        Returns
+        -------
+        open_spiel.python.policy.TabularPolicy
+            See :func:`psro.openspiel_policy.to_openspiel_policy`; read back with
+            :func:`psro.openspiel_policy.from_openspiel_policy`.
+
+        Examples
+        --------
+        >>> from open_spiel.python.algorithms import exploitability
+        >>> solver = PSRO("kuhn_poker", progress=False)
+        >>> _ = solver.run(iterations=4)
+        >>> policy = solver.openspiel_policy()
+        >>> bool(abs(exploitability.nash_conv(solver.game, policy) - solver.gap) < 1e-12)
+        True
+        >>> solver.openspiel_policy(members=[0, None]).policy_for_key(solver.tree.infostates[0].keys[0]).tolist()
+        [0.5, 0.5]
+        """
+        from psro.openspiel_policy import to_openspiel_policy
+
+        n = len(self.populations)
+        members = [None] * n if members is None else list(members)
+        if len(members) != n:
+            raise ValueError(f"members needs one entry per player ({n}), None for the aggregate; got {len(members)}.")
+        needs_aggregate = any(m is None for m in members)
+        aggregates = self.aggregate_policies() if needs_aggregate else [None] * n
+        chosen = []
+        for p, (m, pop) in enumerate(zip(members, self.populations)):
+            if m is None:
+                chosen.append(aggregates[p])
+            elif isinstance(m, (int, np.integer)) and not isinstance(m, bool) and 0 <= m < len(pop):
+                chosen.append(pop.policies[m])
+            else:
+                raise ValueError(f"members[{p}] must be None or a member index in [0, {len(pop)}); got {m!r}.")
+        return to_openspiel_policy(chosen, self.tree)
 
     def close(self) -> None:
         """Release the executor's workers if this solver built the executor (one passed in is left open).

@@ -1,0 +1,193 @@
+"""A :class:`games.NormalFormGame` as a game PSRO plays: one simultaneous move, played in turns.
+
+``PSRO(game)`` accepts a matrix or n-player tensor game. It is played as
+OpenSpiel's turn-based version of the one-shot game: each player chooses one
+of its strategies without seeing the others' choices, so every player has a
+single information state whose actions are its strategies. A policy is then a
+mixed strategy ``(1, k_max)``, the exact oracle's best responses are pure
+strategies, the sequence-form evaluator gives the meta-game's payoffs exactly,
+and the reported gap is the NashConv of the meta-strategy in the matrix game.
+With ``meta_solver="nash"`` PSRO is the double oracle (McMahan, Gordon and Blum
+2003); :func:`psro.double_oracle` runs the same idea on the payoff arrays alone.
+
+Oracles that learn from sampled episodes and the Monte Carlo evaluator have
+nothing to add to a game whose payoffs are known exactly, so they are refused
+with a :class:`ValueError` that names the option.
+
+A checkpoint stores the game in :attr:`psro.PSRO.options` as the JSON dict of
+:func:`normal_form_to_json` (its payoffs and names), which ``PSRO`` accepts back,
+so a matrix-game run resumes like any other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from games.normal_form import NormalFormGame
+
+__all__ = [
+    "NORMAL_FORM_ORACLES",
+    "NORMAL_FORM_EVALUATORS",
+    "to_openspiel_game",
+    "check_normal_form_options",
+    "normal_form_to_json",
+    "normal_form_from_json",
+    "resolve_game",
+]
+
+NORMAL_FORM_ORACLES = ("exact", "openspiel")              # pure-strategy best responses, exact
+NORMAL_FORM_EVALUATORS = ("sequence_form", "openspiel")   # exact expected payoffs
+_JSON_KEY = "normal_form"
+
+
+def to_openspiel_game(game: NormalFormGame):
+    """The turn-based OpenSpiel game that plays ``game``: player 0 moves, then 1, ..., none sees the others' moves.
+
+    Parameters
+    ----------
+    game : games.NormalFormGame
+        At least two players.
+
+    Returns
+    -------
+    pyspiel.Game
+        ``pyspiel.convert_to_turn_based`` of :meth:`games.NormalFormGame.to_pyspiel`.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> g = to_openspiel_game(catalog.chicken())
+    >>> g.num_players(), g.num_distinct_actions()
+    (2, 2)
+    >>> state = g.new_initial_state().child(0).child(1)     # (dare, swerve)
+    >>> state.returns()
+    [7.0, 2.0]
+    """
+    import pyspiel
+
+    if not isinstance(game, NormalFormGame):
+        raise TypeError(f"game must be a games.NormalFormGame; got {type(game).__name__}.")
+    if game.num_players < 2:
+        raise ValueError(f"game has {game.num_players} player; PSRO needs at least two.")
+    return pyspiel.convert_to_turn_based(game.to_pyspiel())
+
+
+def check_normal_form_options(oracle: str, evaluator: str, oracle_dispatch: str = "auto") -> None:
+    """Raise ``ValueError``, naming the option and the fix, for a PSRO option a NormalFormGame cannot use.
+
+    A normal-form game's payoffs are exact and its best responses are pure
+    strategies, so only exact oracles (:data:`NORMAL_FORM_ORACLES`) and exact
+    evaluators (:data:`NORMAL_FORM_EVALUATORS`) fit. Oracle jobs sent to an
+    executor name their game by its OpenSpiel string, which a NormalFormGame
+    does not have, so ``oracle_dispatch="executor"`` is refused too.
+
+    Examples
+    --------
+    >>> check_normal_form_options("exact", "sequence_form")
+    >>> check_normal_form_options("dqn", "sequence_form")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: oracle='dqn' learns from sampled episodes; a NormalFormGame's best responses are pure ...
+    """
+    if oracle not in NORMAL_FORM_ORACLES:
+        raise ValueError(
+            f"oracle={oracle!r} learns from sampled episodes; a NormalFormGame's best responses are pure "
+            f"strategies found exactly. Use oracle='exact' (or {', '.join(repr(o) for o in NORMAL_FORM_ORACLES[1:])}), "
+            "or give PSRO an OpenSpiel game to train learned responses.")
+    if evaluator not in NORMAL_FORM_EVALUATORS:
+        raise ValueError(
+            f"evaluator={evaluator!r} samples episodes; a NormalFormGame's payoffs are known exactly. Use "
+            f"evaluator='sequence_form' (or {', '.join(repr(e) for e in NORMAL_FORM_EVALUATORS[1:])}).")
+    if oracle_dispatch == "executor":
+        raise ValueError(
+            "oracle_dispatch='executor' sends oracle jobs that name their game by its OpenSpiel string, which a "
+            "NormalFormGame does not have; use oracle_dispatch='auto' or 'in_process' (exact oracles take "
+            "milliseconds in-process).")
+
+
+def normal_form_to_json(game: NormalFormGame) -> dict:
+    """``{"normal_form": {...}}``: the payoffs (nested lists) and names of ``game``, for a checkpoint's options.
+
+    Python's JSON writes floats so that they read back exactly, so
+    :func:`normal_form_from_json` gives an equal game.
+
+    Examples
+    --------
+    >>> import json
+    >>> from games import catalog
+    >>> g = catalog.chicken()
+    >>> normal_form_from_json(json.loads(json.dumps(normal_form_to_json(g)))) == g
+    True
+    """
+    return {_JSON_KEY: {"payoffs": game.payoffs.tolist(), "player_names": list(game.player_names),
+                        "strategy_names": [list(s) for s in game.strategy_names], "name": game.name}}
+
+
+def normal_form_from_json(spec: dict) -> NormalFormGame:
+    """The :class:`games.NormalFormGame` of a dict written by :func:`normal_form_to_json`.
+
+    Raises
+    ------
+    ValueError
+        When ``spec`` is not such a dict (or its payoffs are invalid).
+
+    Examples
+    --------
+    >>> g = normal_form_from_json({"normal_form": {"payoffs": [[[1, -1], [-1, 1]], [[-1, 1], [1, -1]]]}})
+    >>> g.shape, g.is_zero_sum()
+    ((2, 2), True)
+    """
+    body = spec.get(_JSON_KEY) if isinstance(spec, dict) else None
+    if not isinstance(body, dict) or "payoffs" not in body or set(spec) != {_JSON_KEY}:
+        raise ValueError(f"game: a dict must be {{'{_JSON_KEY}': {{'payoffs': ..., 'player_names': ..., "
+                         f"'strategy_names': ..., 'name': ...}}}} (what PSRO.options stores for a "
+                         f"NormalFormGame); got keys {sorted(spec) if isinstance(spec, dict) else spec!r}.")
+    return NormalFormGame(np.asarray(body["payoffs"], dtype=np.float64), player_names=body.get("player_names"),
+                          strategy_names=body.get("strategy_names"), name=body.get("name", ""))
+
+
+def resolve_game(game) -> tuple:
+    """``(pyspiel_game, normal_form)`` for PSRO's ``game`` argument; ``normal_form`` is None for an OpenSpiel game.
+
+    Parameters
+    ----------
+    game : str, pyspiel.Game, games.NormalFormGame or dict
+        An OpenSpiel game or its string (loaded with :func:`games.load`), a
+        normal-form game, or the dict :func:`normal_form_to_json` makes of one.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``game``: an unknown game string, a one-player normal-form
+        game, or an object of another type.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> pyspiel_game, normal_form = resolve_game(catalog.rock_paper_scissors())
+    >>> str(pyspiel_game), normal_form.shape
+    ('turn_based_simultaneous_game(game=rock_paper_scissors())', (3, 3))
+    >>> resolve_game("kuhn_poker")[1] is None
+    True
+    """
+    import games
+
+    normal_form = None
+    if isinstance(game, dict):
+        normal_form = normal_form_from_json(game)
+    elif isinstance(game, NormalFormGame):
+        normal_form = game
+    if normal_form is not None:
+        try:
+            return to_openspiel_game(normal_form), normal_form
+        except ValueError as exc:
+            raise ValueError(f"game: {exc}") from None
+    import pyspiel
+
+    if not isinstance(game, (str, pyspiel.Game)):
+        raise TypeError(f"game must be an OpenSpiel game string (e.g. 'kuhn_poker'), a pyspiel.Game or a "
+                        f"games.NormalFormGame; got {type(game).__name__}.")
+    try:
+        return games.load(game), None
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"game: {exc}") from None
