@@ -32,15 +32,23 @@ from typing import Any
 
 import numpy as np
 
+from games.validation import check_int
+
 __all__ = [
+    "ENGINES",
+    "EngineError",
     "Executor",
     "ProcessPoolExecutor",
     "RayExecutor",
     "SerialExecutor",
     "TaskError",
     "make_executor",
+    "portable_spec",
+    "spec_from_portable",
     "spawn_generators",
 ]
+
+ENGINES = ("serial", "process", "ray")
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +74,17 @@ class TaskError(RuntimeError):
 
     def __reduce__(self):
         return (TaskError, (self.index, self.task, self.error))
+
+
+class EngineError(RuntimeError):
+    """The engine itself failed, not a task: a worker process died and retries did not help, or Ray's system
+    processes went away. The message says what happened and what to do.
+
+    Examples
+    --------
+    >>> str(EngineError("a worker died"))
+    'a worker died'
+    """
 
 
 def spawn_generators(seed, n: int) -> list:
@@ -128,10 +147,8 @@ class Executor(ABC):
     workers: int = 1
 
     def __init__(self, progress: bool = False, chunksize: int | None = None):
-        if chunksize is not None and (not isinstance(chunksize, (int, np.integer)) or chunksize < 1):
-            raise ValueError(f"chunksize must be a positive int or None; got {chunksize!r}.")
         self.progress = bool(progress)
-        self.chunksize = chunksize
+        self.chunksize = check_int(chunksize, "chunksize", minimum=1, none_ok=True)
 
     def map(
         self,
@@ -249,6 +266,14 @@ class ProcessPoolExecutor(Executor):
     The pool starts at the first :meth:`map` and is kept until :meth:`close`
     (or the end of a ``with`` block), so repeated calls do not pay the start-up.
 
+    A worker that dies in the middle of a batch (killed by a signal, out of
+    memory, a crash in native code) costs a retry, not the run: the broken pool
+    is discarded, the chunks whose results had not come back are submitted
+    again to a fresh pool, and the results already received are kept. After
+    ``max_retries`` fresh pools in one :meth:`map` it raises
+    :class:`EngineError`. Seeded results do not change (every task's stream
+    comes from its index).
+
     Parameters
     ----------
     workers : int, optional
@@ -257,6 +282,8 @@ class ProcessPoolExecutor(Executor):
         As in :class:`Executor`.
     start_method : str
         ``"spawn"`` (default; safe with threads), ``"forkserver"`` or ``"fork"``.
+    max_retries : int
+        Fresh pools one :meth:`map` may start after a worker died (default 3).
 
     Examples
     --------
@@ -271,17 +298,17 @@ class ProcessPoolExecutor(Executor):
         progress: bool = False,
         chunksize: int | None = None,
         start_method: str = "spawn",
+        max_retries: int = 3,
     ):
         super().__init__(progress=progress, chunksize=chunksize)
         workers = (os.cpu_count() or 1) if workers is None else workers
-        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-            raise ValueError(f"workers must be a positive int; got {workers!r}.")
+        self.workers = check_int(workers, "workers", minimum=1)
         if start_method not in multiprocessing.get_all_start_methods():
             raise ValueError(
                 f"start_method must be one of {multiprocessing.get_all_start_methods()}; got {start_method!r}."
             )
-        self.workers = int(workers)
         self.start_method = start_method
+        self.max_retries = check_int(max_retries, "max_retries", minimum=0)
         self._pool: cf.ProcessPoolExecutor | None = None
 
     def _ensure_pool(self) -> cf.ProcessPoolExecutor:
@@ -292,10 +319,32 @@ class ProcessPoolExecutor(Executor):
         return self._pool
 
     def _run_chunks(self, fn, chunks, bar):
-        pool = self._ensure_pool()
-        futures = {pool.submit(_run_chunk, fn, *chunk): i for i, chunk in enumerate(chunks)}
         out: list = [None] * len(chunks)
+        todo = list(range(len(chunks)))
+        for attempt in range(self.max_retries + 1):
+            todo = self._run_once(fn, chunks, todo, out, bar)
+            if not todo:
+                return out
+            self._discard_pool()
+            first, last = chunks[todo[0]][0], chunks[todo[-1]][0] + len(chunks[todo[-1]][1]) - 1
+            if attempt == self.max_retries:
+                raise EngineError(
+                    f"a worker process of the pool died (killed by a signal, out of memory, or a crash in native "
+                    f"code) while running tasks {first}..{last}, on {self.max_retries + 1} pools in a row; the "
+                    f"results of the other tasks were kept. If one task kills its worker every time, run it with "
+                    f"the 'serial' executor to see its error, or raise max_retries."
+                )
+            logger.warning("a worker process died; retrying tasks %d..%d (%d chunks) on a fresh pool (%d of %d)",
+                           first, last, len(todo), attempt + 1, self.max_retries)
+        return out  # pragma: no cover - the loop returns or raises
+
+    def _run_once(self, fn, chunks, todo, out, bar) -> list:
+        """Run the chunks ``todo`` on the pool, filling ``out``; return those lost to a dead worker, in order."""
+        futures: dict = {}
         try:
+            pool = self._ensure_pool()
+            for i in todo:
+                futures[pool.submit(_run_chunk, fn, *chunks[i])] = i
             for fut in cf.as_completed(futures):
                 i = futures[fut]
                 try:
@@ -307,11 +356,26 @@ class ProcessPoolExecutor(Executor):
                     raise err from remote.error
                 if bar is not None:
                     bar.update(len(chunks[i][1]))
+        except cf.process.BrokenProcessPool:
+            # every result that came back before the pool broke is kept; the rest was lost with the worker
+            received = {i: fut for fut, i in futures.items()
+                        if fut.done() and not fut.cancelled() and fut.exception() is None}
+            for i, fut in received.items():
+                if out[i] is None and bar is not None:
+                    bar.update(len(chunks[i][1]))
+                out[i] = fut.result()
+            return [i for i in todo if i not in received]
         except BaseException:
             for fut in futures:
                 fut.cancel()
             raise
-        return out
+        return []
+
+    def _discard_pool(self) -> None:
+        """Drop a broken pool without waiting for it (its workers are dead or being killed)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def close(self) -> None:
         if self._pool is not None:
@@ -419,10 +483,7 @@ class RayExecutor(Executor):
         init_options: dict | None = None,
     ):
         super().__init__(progress=progress, chunksize=chunksize)
-        if num_cpus is not None and (
-            isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, np.integer)) or num_cpus < 1
-        ):
-            raise ValueError(f"num_cpus must be a positive int or None; got {num_cpus!r}.")
+        num_cpus = check_int(num_cpus, "num_cpus", minimum=1, none_ok=True)
         if address is not None and not isinstance(address, str):
             raise TypeError(f"address must be a string such as 'auto' or 'ray://host:10001'; got {address!r}.")
         if address is not None and num_cpus is not None:
@@ -430,29 +491,21 @@ class RayExecutor(Executor):
                 "num_cpus starts a local Ray instance and address joins a running cluster; give one of them, "
                 "not both (a cluster's CPUs are set when it starts)."
             )
-        if max_in_flight is not None and (
-            isinstance(max_in_flight, bool) or not isinstance(max_in_flight, (int, np.integer)) or max_in_flight < 1
-        ):
-            raise ValueError(f"max_in_flight must be a positive int or None; got {max_in_flight!r}.")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, (int, np.integer)) or max_retries < 0:
-            raise ValueError(f"max_retries must be a non-negative int; got {max_retries!r}.")
+        max_in_flight = check_int(max_in_flight, "max_in_flight", minimum=1, none_ok=True)
+        max_retries = check_int(max_retries, "max_retries", minimum=0)
         transient = tuple(transient)
         if not all(isinstance(t, type) and issubclass(t, BaseException) for t in transient):
             raise TypeError(f"transient must be a tuple of exception classes; got {transient!r}.")
-        self.num_cpus = None if num_cpus is None else int(num_cpus)
+        self.num_cpus = num_cpus
         self.address = address
-        self.max_in_flight = None if max_in_flight is None else int(max_in_flight)
-        self.max_retries = int(max_retries)
+        self.max_in_flight = max_in_flight
+        self.max_retries = max_retries
         self.transient = transient
-        if worker_niceness is not None and (
-            isinstance(worker_niceness, bool) or not isinstance(worker_niceness, (int, np.integer))
-            or not 0 <= worker_niceness <= 19
-        ):
-            raise ValueError(f"worker_niceness must be an int in [0, 19] or None; got {worker_niceness!r}.")
+        worker_niceness = check_int(worker_niceness, "worker_niceness", minimum=0, maximum=19, none_ok=True)
         if worker_niceness is not None and address is not None:
             raise ValueError("worker_niceness applies to a local instance this executor starts, not to a cluster "
                              "joined through address; set it where the cluster starts.")
-        self.worker_niceness = None if worker_niceness is None else int(worker_niceness)
+        self.worker_niceness = worker_niceness
         self.init_options = dict(init_options or {})
         self.workers = self.num_cpus or 1
         self._started = False   # whether this executor called ray.init (and so owns the instance)
@@ -505,11 +558,29 @@ class RayExecutor(Executor):
                     out[i] = self._get(ray, ref)
                     if bar is not None:
                         bar.update(len(chunks[i][1]))
+        except TaskError:
+            self._cancel(ray, pending)
+            raise
+        except ray.exceptions.RayError as exc:
+            self._cancel(ray, pending)
+            raise EngineError(
+                f"the Ray engine failed ({type(exc).__name__}) with {len(pending)} chunks in flight: a Ray worker or "
+                f"system process (raylet, GCS, object store) died and Ray could not recover it within "
+                f"max_retries={self.max_retries}. A run's checkpoint is intact: resume it (on another engine if "
+                f"Ray keeps failing, e.g. executor='process'). Ray said: {exc}"
+            ) from exc
         except BaseException:
-            for ref in pending:
-                ray.cancel(ref, force=False)
+            self._cancel(ray, pending)
             raise
         return out
+
+    @staticmethod
+    def _cancel(ray, pending) -> None:
+        for ref in pending:
+            try:
+                ray.cancel(ref, force=False)
+            except Exception:  # noqa: BLE001 - Ray may already be gone; the original error is what matters
+                logger.debug("could not cancel a Ray task", exc_info=True)
 
     @staticmethod
     def _get(ray, ref):
@@ -536,6 +607,77 @@ class RayExecutor(Executor):
         if self.address is not None:
             return f"RayExecutor(address={self.address!r})"
         return f"RayExecutor(num_cpus={self.num_cpus})"
+
+
+def portable_spec(spec):
+    """The part of an executor spec that a run directory stores: an engine name and a worker count.
+
+    A checkpoint never decides where or how code runs, so everything else (a Ray
+    ``address``, ``init_options`` such as a ``runtime_env``, ``chunksize``, ...) is
+    left out; an :class:`Executor` instance becomes ``None`` (serial on resume).
+
+    Examples
+    --------
+    >>> portable_spec({"engine": "ray", "num_cpus": 4, "init_options": {"runtime_env": {}}})
+    {'engine': 'ray', 'workers': 4}
+    >>> portable_spec({"engine": "process"}), portable_spec(3), portable_spec(SerialExecutor())
+    ('process', 3, None)
+    """
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        return int(spec)
+    if spec is None or isinstance(spec, Executor) or (isinstance(spec, str) and spec not in ENGINES):
+        return None
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict) and spec.get("engine") in ENGINES:
+        workers = spec.get("workers" if spec["engine"] == "process" else "num_cpus")
+        if isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and spec["engine"] != "serial":
+            return {"engine": spec["engine"], "workers": int(workers)}
+        return spec["engine"]
+    return None
+
+
+def spec_from_portable(value, name: str = "executor"):
+    """Check a stored executor spec (see :func:`portable_spec`) and turn it into one :func:`make_executor` takes.
+
+    Only ``None``, an engine name (``"serial"``, ``"process"``, ``"ray"``), a
+    worker count, or ``{"engine": ..., "workers": n}`` pass; anything else, a
+    Ray ``runtime_env``, a hook, an address or any init option among them, is
+    refused: a file read from disk must not choose where or how code runs.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the key that is not allowed.
+
+    Examples
+    --------
+    >>> spec_from_portable({"engine": "ray", "workers": 2})
+    {'engine': 'ray', 'num_cpus': 2}
+    >>> spec_from_portable({"engine": "ray", "init_options": {"runtime_env": {"working_dir": "."}}})
+    Traceback (most recent call last):
+    ...
+    ValueError: executor may only name an engine and a worker count; 'init_options' is not allowed ...
+    """
+    fix = ("a stored run may only choose the engine ('serial', 'process', 'ray') and a worker count, never where "
+           "or how code runs; remove it, or pass the executor you want when resuming")
+    if value is None or value in ENGINES:
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return check_int(value, name, minimum=1)
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be an engine name, a worker count or {{'engine': ..., 'workers': n}}; "
+                         f"got {value!r} ({fix}).")
+    extra = sorted(str(k) for k in value if k not in ("engine", "workers"))
+    if extra:
+        raise ValueError(f"{name} may only name an engine and a worker count; {extra[0]!r} is not allowed ({fix}).")
+    engine = value.get("engine")
+    if engine not in ENGINES:
+        raise ValueError(f"{name}['engine'] must be one of {list(ENGINES)}; got {engine!r}.")
+    if "workers" not in value or engine == "serial":
+        return engine
+    workers = check_int(value["workers"], f"{name}['workers']", minimum=1)
+    return {"engine": engine, ("workers" if engine == "process" else "num_cpus"): workers}
 
 
 def make_executor(spec=None, **kwargs) -> Executor:

@@ -1,9 +1,15 @@
 """Executors: serial and process-pool engines give identical, ordered, seeded results."""
 
+import os
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from games.executors import (
+    EngineError,
     ProcessPoolExecutor,
     SerialExecutor,
     TaskError,
@@ -25,6 +31,25 @@ def _fail_on_three(x):
     if x == 3:
         raise ValueError("three is not allowed")
     return x
+
+
+def _kill_self_once(task):
+    """SIGKILL this worker the first time task 2 runs (a marker file remembers it)."""
+    value, marker = task
+    if value == 2 and not os.path.exists(marker):
+        with open(marker, "w") as fh:
+            fh.write("died")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return value * 10
+
+
+def _kill_self(task):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _slow_noisy_sum(task, rng):
+    time.sleep(0.05)
+    return float(rng.normal(size=task).sum())
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +91,37 @@ def test_pool_is_reusable_after_error(pool):
     with pytest.raises(TaskError):
         pool.map(_fail_on_three, [3])
     assert pool.map(_square, [4]) == [16]
+
+
+def test_a_worker_sigkilled_mid_batch_costs_a_retry_not_the_run(tmp_path):
+    marker = str(tmp_path / "died")
+    with ProcessPoolExecutor(workers=2) as ex:
+        out = ex.map(_kill_self_once, [(i, marker) for i in range(6)], chunksize=1)
+        assert os.path.exists(marker)                    # the worker did die once
+        assert out == [0, 10, 20, 30, 40, 50]
+        assert ex.map(_square, [5]) == [25]              # and the executor is still usable
+
+
+def test_a_worker_killed_from_outside_loses_no_seeded_result(caplog):
+    tasks = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
+    serial = SerialExecutor().map(_noisy_sum, tasks, seed=7)
+    with ProcessPoolExecutor(workers=2) as ex:
+        ex.map(_square, [1])                             # the pool is up
+        victim = next(iter(ex._pool._processes.values()))
+        killer = threading.Timer(0.15, os.kill, (victim.pid, signal.SIGKILL))
+        killer.start()
+        out = ex.map(_slow_noisy_sum, tasks, seed=7, chunksize=1)
+        killer.join()
+        assert victim.exitcode == -signal.SIGKILL
+    assert "retrying tasks" in caplog.text             # it died mid-batch, and the lost chunks ran again
+    assert out == serial
+
+
+def test_a_task_that_always_kills_its_worker_gives_a_clear_error():
+    with ProcessPoolExecutor(workers=1, max_retries=1) as ex:
+        with pytest.raises(EngineError, match=r"worker process of the pool died .* tasks 0\.\.0, on 2 pools"):
+            ex.map(_kill_self, [0])
+        assert ex.map(_square, [3]) == [9]
 
 
 def test_empty_tasks():
@@ -120,8 +176,10 @@ def test_make_executor_dict_and_ray_specs():
         make_executor({"workers": 2})
     with pytest.raises(ValueError, match="not both"):
         RayExecutor(num_cpus=2, address="auto")
-    with pytest.raises(ValueError, match="num_cpus must be a positive int"):
+    with pytest.raises(ValueError, match="num_cpus must be an int >= 1"):
         RayExecutor(num_cpus=0)
+    with pytest.raises(TypeError, match="workers must be an int"):
+        ProcessPoolExecutor(workers=True)
     with pytest.raises(ValueError, match="max_in_flight"):
         RayExecutor(max_in_flight=0)
     with pytest.raises(ValueError, match="worker_niceness"):
