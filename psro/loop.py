@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from games.empirical import EmpiricalGame
-from games.executors import Executor, make_executor
+from games.executors import Executor, make_executor, portable_spec
 from psro.best_response import LEARNED, ORACLES, make_oracle, meta_targets
 from psro.evaluation import EVALUATORS, TOP_UP_METHODS, TopUpProgress, make_evaluator
 from psro.game_tree import build_game_tree
@@ -281,7 +281,7 @@ class PSRO:
                             update_players=update_players, br_selection=br_selection,
                             meta_solver_options=options, evaluator_options=dict(evaluator_opts),
                             oracle_options=dict(oracle_options or {}), oracle_dispatch=oracle_dispatch,
-                            executor=_json_executor_spec(executor_spec))
+                            executor=portable_spec(executor_spec))
         self.options.update(top_up_episodes=int(top_up_episodes), top_up_method=top_up_method,
                             top_up_rounds=int(top_up_rounds))
         self.top_up_episodes, self.top_up_method, self.top_up_rounds = \
@@ -774,15 +774,6 @@ class PSRO:
 
         return restore(load_checkpoint(checkpoint_dir), checkpoint_dir=checkpoint_dir, progress=progress,
                        executor=executor)
-
-
-def _json_executor_spec(spec):
-    """The executor spec as checkpoints store it: ``None``, a string, an int or a dict; an instance becomes ``None``."""
-    if spec is None or isinstance(spec, str) or (isinstance(spec, (int, np.integer)) and not isinstance(spec, bool)):
-        return spec if not isinstance(spec, np.integer) else int(spec)
-    if isinstance(spec, dict) and all(v is None or isinstance(v, (str, int, float, bool)) for v in spec.values()):
-        return dict(spec)
-    return None
 
 
 def new_profile_blocks(old_sizes, new_sizes) -> list:
