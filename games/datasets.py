@@ -1,13 +1,15 @@
-"""Loaders for the published meta-games in ``shared/data`` (see its README).
+"""Loaders for the published meta-games shipped with the package (``games/data``).
 
-The data directory is found from the ``PSRO_DATA_DIR`` environment variable, or
-else as ``../shared/data`` beside the repository (the layout of a checkout).
+The files are package data of :mod:`games`, read with :mod:`importlib.resources`,
+so they are found wherever the package is installed (a wheel, an editable
+install or a checkout). ``games/data/README.md`` gives their source and licence.
 """
 
 from __future__ import annotations
 
 import ast
-import os
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import numpy as np
@@ -15,28 +17,50 @@ import pandas as pd
 
 from games.normal_form import NormalFormGame
 
-__all__ = ["data_dir", "load_soccer", "load_rrps_table", "rrps_game"]
+__all__ = ["reference_file", "load_soccer", "load_rrps_table", "rrps_game"]
+
+_REFERENCE_FILES = {"soccer": ("soccer", "soccer.txt"), "rrps": ("rrps", "bot_table_file.txt")}
 
 
-def data_dir() -> Path:
-    """The reference data directory.
+def reference_file(name: str) -> Traversable:
+    """The packaged reference data file ``name`` (``"soccer"`` or ``"rrps"``).
+
+    Parameters
+    ----------
+    name : str
+        Which data set: ``"soccer"`` (Rowland et al. 2019) or ``"rrps"``
+        (Lanctot et al. 2023).
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+        The file inside the installed :mod:`games` package; open it with
+        ``.open()`` or read it with ``.read_text()``.
 
     Examples
     --------
-    >>> (data_dir() / "soccer" / "soccer.txt").exists()
+    >>> reference_file("soccer").name
+    'soccer.txt'
+    >>> reference_file("soccer").is_file()
     True
     """
-    env = os.environ.get("PSRO_DATA_DIR")
-    candidates = [Path(env)] if env else []
-    repo = Path(__file__).resolve().parent.parent
-    candidates += [repo.parent / "shared" / "data", repo / "shared" / "data"]
-    for c in candidates:
-        if c.is_dir():
-            return c
-    raise FileNotFoundError(
-        "reference data not found; set PSRO_DATA_DIR to the folder holding soccer/ and rrps/ "
-        f"(looked in: {', '.join(str(c) for c in candidates)})."
-    )
+    if name not in _REFERENCE_FILES:
+        raise ValueError(f"name must be one of {sorted(_REFERENCE_FILES)}; got {name!r}.")
+    entry = resources.files("games").joinpath("data", *_REFERENCE_FILES[name])
+    if not entry.is_file():
+        raise FileNotFoundError(
+            f"the packaged data file games/data/{'/'.join(_REFERENCE_FILES[name])} is missing; "
+            "reinstall the package (pip install .) so that its package data is included."
+        )
+    return entry
+
+
+def _read_text(path, name: str) -> tuple[str, str]:
+    """The text of ``path`` (a user's file) or of the packaged file ``name``, and a label for messages."""
+    if path is not None:
+        return Path(path).read_text(), str(path)
+    entry = reference_file(name)
+    return entry.read_text(), f"games/data/{'/'.join(_REFERENCE_FILES[name])}"
 
 
 def load_soccer(path=None) -> NormalFormGame:
@@ -51,10 +75,10 @@ def load_soccer(path=None) -> NormalFormGame:
     >>> g.shape, bool(np.allclose(g.payoffs[0] + g.payoffs[0].T, 1.0))
     ((10, 10), True)
     """
-    path = Path(path) if path is not None else data_dir() / "soccer" / "soccer.txt"
-    p = np.loadtxt(path)
+    text, label = _read_text(path, "soccer")
+    p = np.loadtxt(text.splitlines())
     if p.ndim != 2 or p.shape[0] != p.shape[1]:
-        raise ValueError(f"{path} must hold a square matrix of win probabilities; got shape {p.shape}.")
+        raise ValueError(f"{label} must hold a square matrix of win probabilities; got shape {p.shape}.")
     names = tuple(f"agent_{i}" for i in range(p.shape[0]))
     return NormalFormGame.from_bimatrix(p, p.T, strategy_names=(names, names), name="soccer")
 
@@ -71,18 +95,17 @@ def load_rrps_table(path=None) -> pd.DataFrame:
     >>> len(t), t["row_bot"].nunique()
     (1849, 43)
     """
-    path = Path(path) if path is not None else data_dir() / "rrps" / "bot_table_file.txt"
+    text, label = _read_text(path, "rrps")
     rows = []
-    with open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                row, col, value = ast.literal_eval(line)
-            except (ValueError, SyntaxError):
-                raise ValueError(f"{path}:{lineno}: expected ('row_bot', 'col_bot', value), got {line!r}") from None
-            rows.append((str(row), str(col), float(value)))
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row, col, value = ast.literal_eval(line)
+        except (ValueError, SyntaxError, TypeError):
+            raise ValueError(f"{label}:{lineno}: expected ('row_bot', 'col_bot', value), got {line!r}") from None
+        rows.append((str(row), str(col), float(value)))
     return pd.DataFrame(rows, columns=["row_bot", "col_bot", "value"])
 
 

@@ -1,13 +1,23 @@
 """The outer loop: policies, populations, oracles, evaluation, meta-solvers, checkpoints, CLI.
 
+The public names load on first use (PEP 562, through ``lazy_loader``), so
+``import psro`` stays cheap for worker processes and scripts that only need a
+submodule; ``from psro import PSRO`` imports the loop then.
+
 >>> from psro import PSRO
 >>> history = PSRO("kuhn_poker", progress=False).run(iterations=2)
 >>> len(history)
 3
 """
 
-from psro.config import PSROConfig
-from psro.double_oracle import DoubleOracleResult, double_oracle  # noqa: E402  (the function shadows the module name)
-from psro.loop import PSRO
+import lazy_loader
 
-__all__ = ["PSRO", "PSROConfig", "double_oracle", "DoubleOracleResult"]
+# One entry per public name: the submodule that defines it.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "config": ["PSROConfig"],
+        "double_oracle": ["double_oracle", "DoubleOracleResult"],
+        "loop": ["PSRO"],
+    },
+)
