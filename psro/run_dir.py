@@ -91,7 +91,9 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
 
 
 def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "NashConv") -> None:
-    """The gap (NashConv by default) against iteration and against wall time, log y-axis, as a PNG (Agg backend).
+    """The gap (NashConv by default) against iteration and against wall time, log y-axis, as a PNG.
+
+    Drawn on a ``matplotlib.figure.Figure`` without pyplot, so the caller's backend is never changed.
 
     Examples
     --------
@@ -102,13 +104,13 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
     >>> os.path.getsize(path) > 0
     True
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # A Figure without pyplot: drawing to a file needs no backend, so the caller's backend (a notebook's inline
+    # one, an interactive window) is never switched, and no pyplot figure is left open.
+    from matplotlib.figure import Figure
 
     gap = np.maximum(history["gap"].to_numpy(dtype=float), GAP_FLOOR)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2, sharey=True)
     for ax, column, label in ((axes[0], "iteration", "iteration"), (axes[1], "wall_time", "wall time (s)")):
         ax.plot(history[column], gap, marker="." if len(gap) < 60 else None)
         ax.set_yscale("log")
@@ -119,7 +121,6 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
         fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def write_report(run_dir) -> Path:

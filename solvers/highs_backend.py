@@ -14,20 +14,24 @@ def quiet_c_stdout():
     """Send file descriptor 1 to ``/dev/null`` for the duration.
 
     C++ libraries (HiGHS prints a banner when its first object is made) write
-    to the descriptor directly, past ``sys.stdout``. Where ``sys.stdout`` has
-    no descriptor (it was replaced by an object), nothing is redirected.
+    to descriptor 1 directly, past ``sys.stdout``. That is descriptor 1 itself,
+    not ``sys.stdout.fileno()``: a Jupyter kernel replaces ``sys.stdout`` and
+    pipes descriptor 1 into the notebook, while its ``fileno()`` names a copy
+    of the terminal. Where descriptor 1 is closed, nothing is redirected.
 
     Examples
     --------
     >>> with quiet_c_stdout():
     ...     pass
     """
+    fd = 1
     try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, ValueError, OSError):
+        os.fstat(fd)
+    except OSError:
         yield
         return
-    sys.stdout.flush()
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        sys.stdout.flush()
     saved = os.dup(fd)
     try:
         with open(os.devnull, "w") as devnull:

@@ -12,6 +12,8 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))
+# the figures each notebook draws (one per plt.show()); their executed outputs must hold every one as a PNG
+FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 4, "noisy_ranking.ipynb": 2}
 
 
 def test_all_three_notebooks_exist():
@@ -23,7 +25,8 @@ def test_notebook_runs(path, monkeypatch):
     monkeypatch.delenv("PSRO_RUN_DIR", raising=False)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, os.environ.get(var, "1"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    # no MPLBACKEND: the notebooks choose the inline backend themselves, and nothing they call may switch it
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, kernel_name="python3", timeout=120,
                             resources={"metadata": {"path": str(ROOT)}})
@@ -32,4 +35,13 @@ def test_notebook_runs(path, monkeypatch):
     first = next(c for c in nb.cells if c.cell_type == "code")
     printed = "".join(o.get("text", "") for o in first.outputs if o.get("output_type") == "stream").strip()
     assert Path(printed).parent.resolve() == Path(sys.executable).parent.resolve(), printed
-    assert not any(o.get("output_type") == "error" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not any(o.get("output_type") == "error" for o in outputs)
+    # a clean notebook: no warnings or banners (tqdm's IProgress warning, HiGHS's banner from C++) in its outputs
+    stderr = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream" and o["name"] == "stderr")
+    assert not stderr, stderr
+    printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "HiGHS" not in printed, printed
+    if path.name in FIGURES:
+        images = sum("image/png" in o.get("data", {}) for o in outputs)
+        assert images == FIGURES[path.name], f"{path.name} shows {images} figures, expected {FIGURES[path.name]}"

@@ -212,9 +212,14 @@ for scheme in ("uniform-exhaustive", "count-weighted"):
 ucb = r
 pd.DataFrame(rows)"""),
     new_code_cell("""\
-fig, ax = plt.subplots(figsize=(4, 4))
+fig, ax = plt.subplots(figsize=(5.5, 4.8), layout="constrained")
 im = ax.imshow(ucb.samples, cmap="viridis")
-ax.set_title("samples per profile (count-weighted)"); fig.colorbar(im)
+ax.set_xticks(range(len(names)), names, rotation=90); ax.set_yticks(range(len(names)), names)
+ax.set_xlabel("column agent"); ax.set_ylabel("row agent")
+ax.set_title("ResponseGraphUCB samples per profile\\n(count-weighted)"); fig.colorbar(im, ax=ax, label="samples")
+fig.canvas.draw()   # lay the figure out, then check that the title fits inside it
+title_box, figure_box = ax.title.get_window_extent(), fig.bbox
+assert figure_box.x0 <= title_box.x0 and title_box.x1 <= figure_box.x1 and title_box.y1 <= figure_box.y1
 plt.show()"""),
     new_markdown_cell("## alpha-Rank with confidence intervals\n\nSound outer bounds over the Hoeffding box "
                       "(`alpharank_mass_bounds`) and a parametric bootstrap (`bootstrap_alpharank`) on the "
