@@ -1,19 +1,28 @@
-# The two commands of the README: `make run` (the main job) and `make test` (the tests).
-# Each creates or reuses the virtual environment in .venv and installs what it needs.
+# The two commands of the README: `make run` (the main job) and `make test` (the tests), plus `make docs` (the API
+# reference) and `make bench` (benchmarks against reference implementations).
+# Each creates or reuses the virtual environment in .venv and installs what it needs, with the versions pinned in
+# constraints.txt (setup.cfg keeps the ranges a library user gets). Extra pip options: make install PIP_ARGS="...".
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
+PIP_ARGS ?=
+PIP := $(BIN)/python -m pip install -c constraints.txt $(PIP_ARGS)
 # one BLAS thread: tests and benchmarks measure the code, not the BLAS thread pool
 PINNED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: run test install bench clean
+.PHONY: run test install docs bench clean
 
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -e '.[dev]'
+	$(PIP) -e '.[dev]'
 	touch $(STAMP)
+
+$(DOCS_STAMP): $(STAMP)
+	$(PIP) -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
 
 install: $(STAMP)
 
@@ -24,6 +33,10 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(PINNED) $(BIN)/python -m pytest
 
+# The API reference from the numpy docstrings (MkDocs + mkdocstrings); any warning fails the build. Output: site/.
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(PINNED) $(BIN)/python experiments/benchmarks/solvers.py
 	$(PINNED) $(BIN)/python experiments/benchmarks/ranking.py
@@ -32,4 +45,4 @@ bench: $(STAMP)
 	$(PINNED) $(BIN)/python experiments/benchmarks/jpsro.py
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis site build dist
