@@ -19,5 +19,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "config": ["PSROConfig"],
         "double_oracle": ["double_oracle", "DoubleOracleResult"],
         "loop": ["PSRO"],
+        "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },
 )

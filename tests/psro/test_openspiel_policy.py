@@ -143,3 +143,9 @@ def test_bad_input_is_named(kuhn):
         solver.openspiel_policy(members=[0, 2])
     with pytest.raises(ValueError, match="one entry per player"):
         solver.openspiel_policy(members=[0])
+
+
+def test_public_names():
+    import psro
+
+    assert psro.to_openspiel_policy is to_openspiel_policy and psro.from_openspiel_policy is from_openspiel_policy
