@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -151,3 +153,45 @@ def test_jpsro_quick_and_readme_results(tmp_path):
     (results / "fake" / "summary.md").write_text("# Fake paper\n\n| a |\n|---|\n| 9 |\n")
     assert subprocess.run(check, capture_output=True).returncode == 1
     assert readme.read_text() == text                                      # --check writes nothing
+
+
+def _bench_common():
+    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "experiments" / "benchmarks" /
+                                                  "bench_common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
+    bench_common = _bench_common()
+    monkeypatch.setattr(bench_common, "SCRATCH", tmp_path / "runs")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=None)
+    committed = ROOT / "experiments" / "benchmarks" / "results" / "solvers.md"
+
+    # every option at its default: the committed file
+    assert bench_common.output_path(parser, parser.parse_args([]), committed) == committed
+    # --quick, or any other option changed: the same name in a fresh folder under runs/, never the committed file
+    for argv in (["--quick"], ["--repeats", "2"], ["--quick", "--repeats", "5"]):
+        path = bench_common.output_path(parser, parser.parse_args(argv), committed)
+        assert path != committed and path.name == "solvers.md"
+        assert path.parent.parent == tmp_path / "runs" and path.parent.is_dir()
+        assert path.parent.name.startswith("solvers-")
+    # an explicit --out wins, also for a --quick run
+    mine = tmp_path / "mine.md"
+    assert bench_common.output_path(parser, parser.parse_args(["--quick", "--out", str(mine)]), committed) == mine
+    assert bench_common.changed_options(parser, parser.parse_args(["--repeats", "2", "--out", "x"])) == ["repeats"]
+
+
+def test_quick_scripts_default_to_a_scratch_folder():
+    # every script that writes under results/ routes its default output through output_path (or the reproductions'
+    # parse_args, which does): none keeps a committed path as an argparse default or writes it unconditionally
+    scripts = sorted((ROOT / "experiments" / "benchmarks").glob("*.py")) + [SCRIPTS / "common.py"]
+    for script in scripts:
+        text = script.read_text()
+        if script.name == "mgce_jpsro_metagames.py" or "results" not in text or "write" not in text:
+            continue
+        assert "output_path(" in text or "def output_path" in text, f"{script.name} writes results directly"

@@ -1,4 +1,6 @@
-"""Helpers shared by the benchmark scripts of this folder: thread pinning, import path, timing.
+"""Helpers shared by the benchmark scripts of this folder: thread pinning, import path, timing, output paths.
+
+The paper reproductions (``experiments/reproduce/common.py``) use :func:`output_path` too.
 
 A script run as ``python experiments/benchmarks/x.py`` has this folder first on
 ``sys.path``, so ``import bench_common`` finds this module; but the folder also
@@ -9,6 +11,7 @@ module and before importing any package of the repository.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -19,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+SCRATCH = REPO_ROOT / "runs"   # ignored by git: where runs with non-default options write
 
 
 def pin_threads() -> None:
@@ -53,3 +57,32 @@ def median_time(fn: Callable[[], object], repeats: int, warmup: bool = False) ->
         out = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), out
+
+
+def changed_options(parser: argparse.ArgumentParser, args: argparse.Namespace, ignore=("out",)) -> list[str]:
+    """The options of ``args`` whose values differ from ``parser``'s defaults (``ignore`` left out)."""
+    defaults = vars(parser.parse_args([]))
+    return sorted(k for k, v in vars(args).items() if k not in ignore and defaults.get(k, v) != v)
+
+
+def output_path(parser: argparse.ArgumentParser, args: argparse.Namespace, committed: Path,
+                dest: str = "out") -> Path:
+    """Where a script writes its results: committed results only come from runs with the default options.
+
+    An explicit ``--out`` (``args.<dest>`` not None) wins. Otherwise a run whose
+    options are all at their defaults writes ``committed`` (the file or folder
+    under ``results/`` that the README quotes), and any other run (``--quick``,
+    fewer repeats, other sizes) writes the same name inside a fresh folder
+    ``runs/<name>-<time>/``, which git ignores, so it never replaces them.
+    """
+    given = getattr(args, dest, None)
+    if given is not None:
+        return Path(given)
+    changed = changed_options(parser, args, ignore=(dest,))
+    if not changed:
+        return committed
+    folder = SCRATCH / f"{committed.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"non-default options ({', '.join('--' + c.replace('_', '-') for c in changed)}): writing under "
+          f"{folder}, not over {committed.relative_to(REPO_ROOT)}", file=sys.stderr)
+    return folder / committed.name

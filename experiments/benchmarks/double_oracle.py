@@ -54,7 +54,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 500])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="markdown file to write (default: results/double_oracle.md for a default run, "
+                             "a new folder under runs/ otherwise)")
     args = parser.parse_args()
+    out = bench_common.output_path(parser, args, RESULTS / "double_oracle.md")
 
     import cvxpy as cp
     from open_spiel.python.algorithms import lp_solver
@@ -89,8 +93,8 @@ def main() -> None:
                f"{ours.equilibrium.values[0] - lp:.1e} | {os_value - lp:.1e} |")
         print(row, flush=True)
         lines.append(row)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "double_oracle.md").write_text("\n".join(lines) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -193,9 +193,12 @@ def main(argv=None) -> None:
                         help="runs of the reference per case (default 3, quick 1)")
     parser.add_argument("--reference-budget", type=float, default=30.0,
                         help="stop repeating a reference case once its runs took this many seconds")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="markdown table to write (default: ranking.md under results/ for a default run, "
+                             "a new folder under runs/ otherwise)")
     parser.add_argument("--only", nargs="*", default=None, help="names of benchmark functions to run")
     args = parser.parse_args(argv)
+    args.out = bench_common.output_path(parser, args, DEFAULT_OUT)
     args.repeats = args.repeats or (3 if args.quick else 7)
     args.reference_repeats = args.reference_repeats or (1 if args.quick else 3)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -169,8 +169,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer seeds and smaller budgets")
     parser.add_argument("--seeds", type=int, default=None)
-    parser.add_argument("--out", default="experiments/benchmarks/results/ranking_ucb.md")
+    parser.add_argument("--out", default=None,
+                        help="markdown report to write (default: ranking_ucb.md under results/ for a default run, "
+                             "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
+    args.out = str(bench_common.output_path(parser, args, bench_common.HERE / "results" / "ranking_ucb.md"))
     seeds = args.seeds or (3 if args.quick else 5)
     soccer = datasets.load_soccer().payoffs
     cases = [

@@ -120,8 +120,11 @@ def main() -> None:
     parser.add_argument("--eval-episodes", type=int, default=200)
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                         help="override DQNConfig/PPOConfig fields (applied where the field exists)")
-    parser.add_argument("--out", default=str(RESULTS / "rl_oracle_kuhn"))
+    parser.add_argument("--out", default=None,
+                        help="path prefix of the .md and _history.csv files (default: results/rl_oracle_kuhn for a "
+                             "default run, a new folder under runs/ otherwise)")
     args = parser.parse_args()
+    args.out = str(bench_common.output_path(parser, args, RESULTS / "rl_oracle_kuhn"))
 
     import pyspiel
     import torch
@@ -149,7 +152,7 @@ def main() -> None:
                   f"{int(last.iteration)} iterations, {last.cpu_time:.1f} CPU s", flush=True)
     table = pd.DataFrame(summary)
     history = pd.concat(histories, ignore_index=True)
-    RESULTS.mkdir(exist_ok=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     history.to_csv(f"{args.out}_history.csv", index=False)
 
     lines = [f"# PSRO on Kuhn poker: learned vs exact best responses (target NashConv <= {args.target})", "",

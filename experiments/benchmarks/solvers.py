@@ -195,8 +195,11 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-zero-sum", action="store_true")
     parser.add_argument("--skip-jpsro", action="store_true")
     parser.add_argument("--skip-entropy", action="store_true")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown table to write")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"markdown table to write (default: {DEFAULT_OUT.name} under results/ for a default run, "
+                             "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
+    args.out = bench_common.output_path(parser, args, DEFAULT_OUT)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     solver_note = _patch_openspiel_lps()

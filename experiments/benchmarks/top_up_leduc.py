@@ -77,8 +77,11 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=int, default=2000, help="top-up episodes per iteration")
     parser.add_argument("--rounds", type=int, default=4, help="top-up rounds per iteration")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--out", default=None,
+                        help="markdown report to write, with a .csv beside it (default: top_up_leduc.md under "
+                             "results/ for a default run, a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
+    args.out = str(bench_common.output_path(parser, args, RESULTS))
     if args.quick:
         args.seeds, args.iterations = 2, 4
     configs = configurations(args.episodes, args.budget, args.iterations, args.rounds)
@@ -95,9 +98,8 @@ def main(argv=None) -> int:
     data = pd.concat(rows, ignore_index=True)
     report = summarise(data, args, time.perf_counter() - started)
     print(report)
-    if not args.quick:
-        Path(args.out).write_text(report)
-        data.to_csv(Path(args.out).with_suffix(".csv"), index=False, float_format="%.6g")
+    Path(args.out).write_text(report)
+    data.to_csv(Path(args.out).with_suffix(".csv"), index=False, float_format="%.6g")
     return 0
 
 

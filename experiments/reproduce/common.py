@@ -8,26 +8,38 @@ places our numbers next to the paper's.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
+matplotlib.use("Agg")   # the reproductions are headless scripts: they choose the backend at their entry point
 
 import pandas as pd  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.append(str(HERE.parent / "benchmarks"))   # last on the path: its scripts cannot shadow the packages
+import bench_common  # noqa: E402
 
 
 def parse_args(name: str, description: str, extra=None) -> argparse.Namespace:
-    """Parse ``--quick`` and ``--out`` (default ``experiments/reproduce/results/<name>/``)."""
+    """Parse ``--quick`` and ``--out``.
+
+    Without ``--out``, a run with the default budgets writes the committed
+    ``experiments/reproduce/results/<name>/``; ``--quick`` or any other
+    non-default option writes a new folder under ``runs/`` instead
+    (:func:`bench_common.output_path`), so it never replaces committed results.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="tiny budgets (well under 2 minutes)")
-    parser.add_argument("--out", type=Path, default=HERE / "results" / name, help="output folder")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"output folder (default: results/{name}/ for a default run, a new folder under runs/ "
+                             "otherwise)")
     if extra is not None:
         extra(parser)
     args = parser.parse_args()
+    args.out = bench_common.output_path(parser, args, HERE / "results" / name)
     args.out.mkdir(parents=True, exist_ok=True)
     return args
 
