@@ -6,7 +6,9 @@ whose rows are distributions over the legal actions; a population is an array
 every sequence (infostate, action) the probability that the policy itself
 plays all of its own moves on the path to it, with the empty sequence last
 (always 1). Mixtures of policies are mixtures of realization plans, which is
-what makes aggregation a matrix product.
+what makes aggregation a matrix product. :func:`to_openspiel_dict` lists one
+player's policy as pyspiel's ``{infostate: [(action, probability)]}``; a whole
+``TabularPolicy`` of all players, and back, is :mod:`psro.openspiel_policy`.
 """
 
 from __future__ import annotations
