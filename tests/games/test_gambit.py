@@ -1,4 +1,4 @@
-"""Gambit .nfg / .efg files: the format's documented examples, catalog round trips, Kuhn poker from a hand-written .efg."""
+"""Gambit .nfg / .efg files: documented examples, catalog round trips, Kuhn poker from a hand-written .efg."""
 
 from pathlib import Path
 
