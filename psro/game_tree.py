@@ -124,7 +124,8 @@ def _check_supported(game) -> None:
     if gtype.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
         raise ValueError(
             f"game {game} has simultaneous moves; load its turn-based version, e.g. "
-            f"pyspiel.convert_to_turn_based(game), before running PSRO on it."
+            f"pyspiel.convert_to_turn_based(game), before running PSRO on it (a one-shot matrix game can "
+            f"also be given as games.NormalFormGame.from_pyspiel(game))."
         )
     if not gtype.provides_information_state_string:
         raise ValueError(f"game {game} does not provide information-state strings, which exact PSRO needs.")

@@ -8,6 +8,7 @@ games' hand-derived equilibria, and :func:`psro.double_oracle`.
 import json
 
 import numpy as np
+import pyspiel
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -191,3 +192,14 @@ def test_constant_sum_is_read_from_the_payoffs():
     assert history["gap"].iloc[-1] <= 1e-12
     with pytest.raises(ValueError, match="meta_solver='nash_zero_sum'.*not constant-sum"):
         PSRO(catalog.chicken(), meta_solver="nash_zero_sum", progress=False)
+
+
+def test_prisoners_dilemma_in_one_step_and_openspiel_matrix_games():
+    # against uniform: cooperate pays -2, defect -1, uniform -1.5, so each player gains 0.5; then defect dominates
+    solver = PSRO(catalog.prisoners_dilemma(), progress=False)
+    assert solver.run(target_gap=0.0, iterations=5)["gap"].tolist() == [1.0, 0.0]
+    assert [x.tolist() for x in mixed_strategies(solver)] == [[0.0, 1.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match="simultaneous moves.*NormalFormGame.from_pyspiel"):
+        PSRO("matrix_pd", progress=False)
+    pd_game = NormalFormGame.from_pyspiel(pyspiel.load_game("matrix_pd"))
+    assert PSRO(pd_game, progress=False).run(target_gap=0.0, iterations=5)["gap"].iloc[-1] == 0.0
