@@ -235,3 +235,18 @@ def test_a_mixed_policy_equals_its_determinization():
     expanded = extensive_form_gaps(tree, plans_of(tree, [pols, policies[1]]), new_profiles, new_weights)
     for field in ("efce", "efcce", "nfcce"):
         assert getattr(expanded, field) == pytest.approx(getattr(g, field), abs=1e-12)
+
+
+def test_jpsro_meta_strategies_on_three_player_kuhn():
+    from psro import PSRO
+
+    # CCE-JPSRO's gap is the NFCCE gap; CE-JPSRO's (one best response per recommended policy) bounds the EFCE gap.
+    for meta_solver, kind in (("mgcce", "cce"), ("mgce", "ce")):
+        solver = PSRO("kuhn_poker(players=3)", meta_solver=meta_solver, progress=False)
+        gap = float(solver.run(iterations=2)["gap"].iloc[-1])
+        g = meta_strategy_extensive_form_gaps(solver.tree, solver.populations, solver.eval_meta_strategy)
+        assert solver.kind == kind and g.nfcce <= g.efcce + 1e-12 <= g.efce + 2e-12
+        if kind == "cce":
+            assert g.nfcce == pytest.approx(gap, abs=1e-10)
+        else:
+            assert g.efce <= gap + 1e-10
