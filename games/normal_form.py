@@ -254,15 +254,35 @@ class NormalFormGame:
 
     # ------------------------------------------------------------- properties
     def is_zero_sum(self, atol: float = 1e-9) -> bool:
-        """Whether payoffs sum to zero at every profile (relative to the payoff scale)."""
-        scale = max(1.0, float(np.abs(self.payoffs).max()))
+        """Whether payoffs sum to zero at every profile, relative to the payoffs' magnitude.
+
+        Examples
+        --------
+        >>> NormalFormGame.from_bimatrix([[1e-300, 0], [0, 2e-300]], [[0, 0], [0, 0]]).is_zero_sum()
+        False
+        """
+        scale = float(np.abs(self.payoffs).max())
         return bool(np.all(np.abs(self.payoffs.sum(axis=0)) <= atol * scale))
 
     def is_constant_sum(self, atol: float = 1e-9) -> bool:
-        """Whether payoffs sum to the same constant at every profile."""
-        s = self.payoffs.sum(axis=0)
-        scale = max(1.0, float(np.abs(self.payoffs).max()))
-        return bool(np.ptp(s) <= atol * scale)
+        """Whether payoffs sum to the same constant at every profile.
+
+        The tolerance is relative to the sum of the players' payoff ranges (plus
+        the round-off of the sum), so neither a common offset nor a tiny or
+        huge scale changes the answer.
+
+        Examples
+        --------
+        >>> a, b = np.array([[1.0, 0], [0, 2]]), np.array([[2.0, 0], [0, 1]])
+        >>> NormalFormGame.from_bimatrix(a + 1e12, b + 1e12).is_constant_sum()
+        False
+        >>> NormalFormGame.from_bimatrix(a * 1e-300, -a * 1e-300 + 5e-300).is_constant_sum()
+        True
+        """
+        total = self.payoffs.sum(axis=0)
+        ranges = np.ptp(self.payoffs.reshape(self.num_players, -1), axis=1)
+        rounding = 4 * self.num_players * float(np.spacing(np.abs(self.payoffs).max()))  # of the sum itself
+        return bool(np.ptp(total) <= atol * float(ranges.sum()) + rounding)
 
     def is_symmetric(self, atol: float = 1e-9) -> bool:
         """Whether the game is symmetric (two players: ``B == A.T``; n players: invariant to permutation)."""

@@ -104,19 +104,33 @@ def _check_concept(concept: str) -> str:
     return concept
 
 
-def _rows_for(constraints: CorrelatedConstraints, eps_scaled: float):
-    """The rows that can bind at this epsilon (a row whose largest entry is <= epsilon always holds)."""
-    keep = constraints.row_max > eps_scaled
+def _rows_for(constraints: CorrelatedConstraints, rhs: np.ndarray):
+    """The rows that can bind at these right-hand sides (a row whose largest entry is <= its side always holds)."""
+    keep = constraints.row_max > rhs
     a = constraints.matrix if keep.all() else constraints.matrix[keep]
-    return a, np.full(a.shape[0], eps_scaled)
+    return a, np.asarray(rhs, dtype=np.float64)[keep]
+
+
+def _smallest_epsilon(constraints: CorrelatedConstraints) -> tuple:
+    """``(relative, payoff_units)``: the smallest epsilon of the scaled rows, and in payoff units.
+
+    The LP minimises the largest row of ``matrix @ x``, each row relative to its
+    player's gain scale; the returned joint then gains at most
+    ``relative * row_scale`` per row, whose largest value is the payoff-unit figure.
+    """
+    lp = smallest_epsilon(constraints.matrix)
+    if not lp.converged:
+        raise RuntimeError(f"HiGHS failed on the smallest-epsilon LP: {lp.status}")
+    rel = float(lp.value)
+    scale = float(constraints.row_scale.max() if rel >= 0 else constraints.row_scale.min())
+    return rel, rel * scale
 
 
 def _require_feasible(constraints: CorrelatedConstraints, eps: float) -> None:
     """Raise ``ValueError`` when a negative epsilon is below the smallest feasible one."""
     if eps >= 0 or constraints.num_rows == 0:
         return
-    lp = smallest_epsilon(constraints.matrix)
-    smallest = lp.value * constraints.scale
+    _, smallest = _smallest_epsilon(constraints)
     if eps < smallest - 1e-9 * constraints.scale:
         raise ValueError(
             f"epsilon={eps:g} is infeasible: the smallest epsilon with a {constraints.concept.upper()} is "
@@ -179,8 +193,8 @@ def max_gini(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0, to
     return _gini_at(game, constraints, eps, tol, max_iter, method or f"mg{concept}", {})
 
 
-def _gini_at(game, constraints, eps, tol, max_iter, method, extra, sol=None) -> Equilibrium:
-    a, e = _rows_for(constraints, eps / constraints.scale)
+def _gini_at(game, constraints, eps, tol, max_iter, method, extra, sol=None, rhs=None) -> Equilibrium:
+    a, e = _rows_for(constraints, constraints.rhs(eps) if rhs is None else rhs)
     if sol is None:
         sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=max_iter)
     x, converged, status, solver = sol.x, sol.converged, sol.status, sol.method
@@ -246,12 +260,12 @@ def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     eps, tol, max_iter = _check_epsilon(epsilon), _check_tol(tol), _check_max_iter(max_iter)
     constraints = correlated_constraints(game, concept)
     _require_feasible(constraints, eps)
-    a, e = _rows_for(constraints, eps / constraints.scale)
+    a, e = _rows_for(constraints, constraints.rhs(eps))
     start = time.perf_counter()
     support = maximal_support(a, e) if a.shape[0] else np.ones(game.num_profiles, dtype=bool)
     a_s = sp.csr_matrix(a[:, support]) if a.shape[0] else a[:, support]
     if a_s.shape[0]:
-        keep = a_s.max(axis=1).toarray().ravel() > e[0] if e.size else np.zeros(0, dtype=bool)
+        keep = a_s.max(axis=1).toarray().ravel() > e if e.size else np.zeros(0, dtype=bool)
         a_s, e = a_s[keep], e[keep]
     sol = solve_regularised_dual(a_s, e, "entropy", tol=tol, max_iter=max_iter)
     x = np.zeros(game.num_profiles)
@@ -269,7 +283,7 @@ def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
 
 
 def _linear(game, constraints, eps, objective, lp_method, method, extra, columns=False) -> Equilibrium:
-    a, e = _rows_for(constraints, eps / constraints.scale)
+    a, e = _rows_for(constraints, constraints.rhs(eps))
     solver = maximise_linear_by_columns if columns else maximise_linear
     lp = solver(a, e, objective, method=lp_method)
     if not lp.converged:
@@ -345,7 +359,7 @@ def _best_pure_equilibrium(constraints: CorrelatedConstraints, eps: float, welfa
     if constraints.num_rows == 0:
         return int(best[0])
     columns = constraints.matrix[:, best].toarray()
-    ok = np.flatnonzero(columns.max(axis=0) <= eps / constraints.scale)
+    ok = np.flatnonzero((columns <= constraints.rhs(eps)[:, None]).all(axis=0))
     return int(best[ok[0]]) if ok.size else None
 
 
@@ -409,19 +423,19 @@ def min_epsilon_max_gini(game: NormalFormGame, concept: str = "ce", tol: float =
     name = method or f"min_epsilon_mg{concept}"
     if constraints.num_rows == 0:
         return _gini_at(game, constraints, 0.0, tol, max_iter, name, {"epsilon_used": 0.0, "lp_time": 0.0})
-    lp = smallest_epsilon(constraints.matrix)
-    if not lp.converged:
-        raise RuntimeError(f"HiGHS failed on the smallest-epsilon LP: {lp.status}")
-    eps_star = lp.value * constraints.scale
+    start = time.perf_counter()
+    rel, eps_star = _smallest_epsilon(constraints)
+    lp_time = time.perf_counter() - start
     # The polytope at epsilon* may be a single point; the dual is solvable there, but the LP value is
     # exact only to its tolerance, so if the dual reports trouble, retry with a small slack.
     for slack in _MIN_EPSILON_SLACKS:
-        eps_used = (lp.value + slack) * constraints.scale
-        a, e = _rows_for(constraints, eps_used / constraints.scale)
+        rhs = np.full(constraints.num_rows, rel + slack)
+        a, e = _rows_for(constraints, rhs)
         sol = solve_regularised_dual(a, e, "gini", tol=tol, max_iter=min(max_iter, 100))
         if sol.converged:
             break
-    eq = _gini_at(game, constraints, eps_used, tol, max_iter, name, {"lp_time": lp.time}, sol)
+    eps_used = (rel + slack) * float(constraints.row_scale.max() if rel + slack >= 0 else constraints.row_scale.min())
+    eq = _gini_at(game, constraints, eps_used, tol, max_iter, name, {"lp_time": lp_time}, sol, rhs=rhs)
     eq.info["epsilon"] = eps_star
     eq.info["epsilon_used"] = eps_used
     eq.info["max_violation"] = _violation(constraints, eq.joint.reshape(-1), eps_star)
@@ -429,7 +443,7 @@ def min_epsilon_max_gini(game: NormalFormGame, concept: str = "ce", tol: float =
 
 
 # ----------------------------------------------------------------- registry
-@register("mgce", concept="ce")
+@register("mgce", concept="ce", normalise=False)
 def mgce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Maximum-Gini correlated equilibrium (unique; the minimum-norm point of the CE polytope).
 
@@ -442,7 +456,7 @@ def mgce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_ite
     return max_gini(game, "ce", epsilon, tol, max_iter, "mgce")
 
 
-@register("mgcce", concept="cce")
+@register("mgcce", concept="cce", normalise=False)
 def mgcce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Maximum-Gini coarse correlated equilibrium (unique).
 
@@ -455,7 +469,7 @@ def mgcce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_it
     return max_gini(game, "cce", epsilon, tol, max_iter, "mgcce")
 
 
-@register("ce", concept="ce")
+@register("ce", concept="ce", normalise=False)
 def ce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Correlated equilibrium; the default objective is maximum Gini (same as ``mgce``), as in JPSRO.
 
@@ -468,7 +482,7 @@ def ce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter:
     return max_gini(game, "ce", epsilon, tol, max_iter, "ce")
 
 
-@register("cce", concept="cce")
+@register("cce", concept="cce", normalise=False)
 def cce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Coarse correlated equilibrium; the default objective is maximum Gini (same as ``mgcce``).
 
@@ -481,7 +495,7 @@ def cce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter
     return max_gini(game, "cce", epsilon, tol, max_iter, "cce")
 
 
-@register("mwce", concept="ce")
+@register("mwce", concept="ce", normalise=False)
 def mwce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "auto") -> Equilibrium:
     """Maximum-welfare correlated equilibrium (one HiGHS LP).
 
@@ -494,7 +508,7 @@ def mwce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "auto") ->
     return max_welfare(game, "ce", epsilon, lp_method, "mwce")
 
 
-@register("mwcce", concept="cce")
+@register("mwcce", concept="cce", normalise=False)
 def mwcce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "auto") -> Equilibrium:
     """Maximum-welfare coarse correlated equilibrium (one HiGHS LP).
 
@@ -507,7 +521,7 @@ def mwcce(game: NormalFormGame, epsilon: float = 0.0, lp_method: str = "auto") -
     return max_welfare(game, "cce", epsilon, lp_method, "mwcce")
 
 
-@register("mece", concept="ce")
+@register("mece", concept="ce", normalise=False)
 def mece(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Maximum-entropy correlated equilibrium (unique).
 
@@ -520,7 +534,7 @@ def mece(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_ite
     return max_entropy(game, "ce", epsilon, tol, max_iter, "mece")
 
 
-@register("mecce", concept="cce")
+@register("mecce", concept="cce", normalise=False)
 def mecce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Maximum-entropy coarse correlated equilibrium (unique).
 
@@ -533,7 +547,7 @@ def mecce(game: NormalFormGame, epsilon: float = 0.0, tol: float = 1e-11, max_it
     return max_entropy(game, "cce", epsilon, tol, max_iter, "mecce")
 
 
-@register("min_epsilon_mgce", concept="ce")
+@register("min_epsilon_mgce", concept="ce", normalise=False)
 def min_epsilon_mgce(game: NormalFormGame, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Maximum-Gini CE at the smallest feasible epsilon (``info["epsilon"]``, at most 0).
 
@@ -547,7 +561,7 @@ def min_epsilon_mgce(game: NormalFormGame, tol: float = 1e-11, max_iter: int = 5
     return min_epsilon_max_gini(game, "ce", tol, max_iter, "min_epsilon_mgce")
 
 
-@register("min_epsilon_mgcce", concept="cce")
+@register("min_epsilon_mgcce", concept="cce", normalise=False)
 def min_epsilon_mgcce(game: NormalFormGame, tol: float = 1e-11, max_iter: int = 500) -> Equilibrium:
     """Maximum-Gini CCE at the smallest feasible epsilon (``info["epsilon"]``, at most 0).
 
@@ -561,7 +575,7 @@ def min_epsilon_mgcce(game: NormalFormGame, tol: float = 1e-11, max_iter: int = 
     return min_epsilon_max_gini(game, "cce", tol, max_iter, "min_epsilon_mgcce")
 
 
-@register("rvce", concept="ce")
+@register("rvce", concept="ce", normalise=False)
 def rvce(game: NormalFormGame, epsilon: float = 0.0, rng=None, seed=None) -> Equilibrium:
     """A random vertex of the CE polytope (seeded by ``rng`` or ``seed``).
 
@@ -575,7 +589,7 @@ def rvce(game: NormalFormGame, epsilon: float = 0.0, rng=None, seed=None) -> Equ
     return random_vertex(game, "ce", epsilon, rng, seed, "rvce")
 
 
-@register("rvcce", concept="cce")
+@register("rvcce", concept="cce", normalise=False)
 def rvcce(game: NormalFormGame, epsilon: float = 0.0, rng=None, seed=None) -> Equilibrium:
     """A random vertex of the CCE polytope (seeded by ``rng`` or ``seed``).
 

@@ -14,8 +14,10 @@ The matrices are assembled with array operations (a loop over players only).
 Deviation targets with identical payoff rows give identical constraint rows,
 so each player's strategies are merged into payoff-equivalence classes first;
 rows that are identically zero (a deviation to a duplicate strategy, or a
-constant game) are dropped. The gains are divided by their largest magnitude
-(``scale``) so that payoffs of any magnitude give a well-conditioned system.
+constant game) are dropped. Each player's gains are divided by that player's
+largest gain (``row_scale``), so that payoffs of any magnitude, and players
+whose payoff scales differ by any factor, give a well-conditioned system in
+which every player's rows count.
 """
 
 from __future__ import annotations
@@ -34,12 +36,12 @@ CONCEPTS = ("ce", "cce")
 
 @dataclass(frozen=True, eq=False)
 class CorrelatedConstraints:
-    """The rows ``matrix @ x <= epsilon / scale`` of a CE or CCE polytope.
+    """The rows ``matrix @ x <= epsilon / row_scale`` of a CE or CCE polytope.
 
     Attributes
     ----------
     matrix : scipy.sparse.csr_matrix, shape (num_rows, num_profiles)
-        Deviation gains divided by ``scale``; columns are pure profiles in C order.
+        Deviation gains divided by ``row_scale``; columns are pure profiles in C order.
     player : ndarray of int, shape (num_rows,)
         The deviating player of each row.
     recommended : ndarray of int, shape (num_rows,)
@@ -49,13 +51,16 @@ class CorrelatedConstraints:
         payoff-equivalence class).
     scale : float
         The largest absolute gain of the game (1.0 when every gain is zero).
+    row_scale : ndarray, shape (num_rows,)
+        The largest absolute gain of each row's player: row ``r`` in payoff
+        units is ``matrix[r] * row_scale[r]``.
     concept : str
         ``"ce"`` or ``"cce"``.
     shape : tuple of int
         The game's shape ``(k_1, ..., k_n)``.
     row_max : ndarray, shape (num_rows,)
         The largest entry of each row (at least 0): a row holds for every
-        distribution when ``row_max <= epsilon / scale``.
+        distribution when ``row_max <= epsilon / row_scale``.
     """
 
     matrix: sp.csr_matrix
@@ -66,6 +71,11 @@ class CorrelatedConstraints:
     concept: str
     shape: tuple
     row_max: np.ndarray
+    row_scale: np.ndarray
+
+    def rhs(self, epsilon: float) -> np.ndarray:
+        """The right-hand side ``epsilon / row_scale`` of every row, for ``epsilon`` in payoff units."""
+        return float(epsilon) / self.row_scale
 
     @property
     def num_rows(self) -> int:
@@ -91,7 +101,7 @@ class CorrelatedConstraints:
         x = np.asarray(joint, dtype=np.float64).reshape(-1)
         if x.size != self.num_profiles:
             raise ValueError(f"joint has {x.size} entries but the game has {self.num_profiles} profiles.")
-        return (self.matrix @ x) * self.scale - float(epsilon)
+        return (self.matrix @ x) * self.row_scale - float(epsilon)
 
 
 def _equivalence_representatives(u: np.ndarray) -> np.ndarray:
@@ -118,15 +128,23 @@ def _player_tables(game: NormalFormGame, p: int):
     return u.reshape(k, -1), idx
 
 
-def _gain_scale(game: NormalFormGame) -> float:
-    """The largest absolute deviation gain ``max_p (max u_p - min u_p)`` over fixed opponents."""
-    scale = 0.0
+def _gain_scales(game: NormalFormGame) -> np.ndarray:
+    """Each player's largest absolute deviation gain over fixed opponents (1.0 when it has none)."""
+    scales = np.ones(game.num_players)
     for p in range(game.num_players):
-        scale = max(scale, float(np.ptp(game.payoffs[p], axis=p).max()))
-    return scale
+        u = game.payoffs[p]
+        top = float(np.abs(u).max())
+        if top == 0:
+            continue
+        e = int(np.frexp(top)[1])  # scale by an exact power of two first, so the spread cannot overflow
+        spread = float(np.ptp(np.ldexp(u, -e), axis=p).max())
+        if spread > 0:
+            scales[p] = float(np.ldexp(spread, e)) if np.isfinite(np.ldexp(spread, e)) else np.finfo(float).max
+    return scales
 
 
-def _assemble(blocks, game: NormalFormGame, scale: float, concept: str, zero_tol: float) -> CorrelatedConstraints:
+def _assemble(blocks, game: NormalFormGame, scales: np.ndarray, concept: str,
+              zero_tol: float) -> CorrelatedConstraints:
     """Stack per-player blocks into one CSR matrix.
 
     Each block is ``(player, values, columns, recommended, deviation)`` with
@@ -136,7 +154,7 @@ def _assemble(blocks, game: NormalFormGame, scale: float, concept: str, zero_tol
     n = game.num_profiles
     data, cols, counts, players, recs, devs, row_max = [], [], [], [], [], [], []
     for p, vals, col, rec, dev in blocks:
-        vals = vals / scale
+        vals = vals / scales[p]
         keep = np.abs(vals) > zero_tol
         row_count = keep.sum(axis=1)
         nonzero_row = row_count > 0
@@ -150,14 +168,15 @@ def _assemble(blocks, game: NormalFormGame, scale: float, concept: str, zero_tol
         row_max.append(np.maximum(vals[nonzero_row].max(axis=1), 0.0) if vals.size else np.zeros(0))
     if not blocks or sum(c.size for c in counts) == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return CorrelatedConstraints(sp.csr_matrix((0, n)), empty, empty, empty.copy(), scale, concept,
-                                     game.shape, np.zeros(0))
+        return CorrelatedConstraints(sp.csr_matrix((0, n)), empty, empty, empty.copy(), float(scales.max()),
+                                     concept, game.shape, np.zeros(0), np.zeros(0))
     counts = np.concatenate(counts)
     indptr = np.concatenate([[0], np.cumsum(counts)])
     matrix = sp.csr_matrix((np.concatenate(data), np.concatenate(cols), indptr), shape=(counts.size, n))
-    return CorrelatedConstraints(matrix, np.concatenate(players), np.concatenate(recs).astype(np.int64),
-                                 np.concatenate(devs).astype(np.int64), scale, concept, game.shape,
-                                 np.concatenate(row_max))
+    players = np.concatenate(players)
+    return CorrelatedConstraints(matrix, players, np.concatenate(recs).astype(np.int64),
+                                 np.concatenate(devs).astype(np.int64), float(scales.max()), concept, game.shape,
+                                 np.concatenate(row_max), scales[players])
 
 
 def ce_constraints(game, zero_tol: float = 1e-13) -> CorrelatedConstraints:
@@ -186,9 +205,7 @@ def ce_constraints(game, zero_tol: float = 1e-13) -> CorrelatedConstraints:
     [2.0, -1.0, 0.0, 0.0]
     """
     game = as_game(game)
-    scale = _gain_scale(game)
-    if scale <= 0:
-        return _assemble([], game, 1.0, "ce", zero_tol)
+    scales = _gain_scales(game)
     blocks = []
     for p in range(game.num_players):
         u, idx = _player_tables(game, p)
@@ -200,7 +217,7 @@ def ce_constraints(game, zero_tol: float = 1e-13) -> CorrelatedConstraints:
         dev = np.tile(targets, k)
         col = np.repeat(idx, targets.size, axis=0)
         blocks.append((p, gains.reshape(-1, u.shape[1]), col, rec, dev))
-    return _assemble(blocks, game, scale, "ce", zero_tol)
+    return _assemble(blocks, game, scales, "ce", zero_tol)
 
 
 def cce_constraints(game, zero_tol: float = 1e-13) -> CorrelatedConstraints:
@@ -229,9 +246,7 @@ def cce_constraints(game, zero_tol: float = 1e-13) -> CorrelatedConstraints:
     [1.0, 1.0, 0.0, 0.0]
     """
     game = as_game(game)
-    scale = _gain_scale(game)
-    if scale <= 0:
-        return _assemble([], game, 1.0, "cce", zero_tol)
+    scales = _gain_scales(game)
     blocks = []
     for p in range(game.num_players):
         targets = _equivalence_representatives(_player_tables(game, p)[0])
@@ -241,7 +256,7 @@ def cce_constraints(game, zero_tol: float = 1e-13) -> CorrelatedConstraints:
         gains = np.expand_dims(deviated, axis=p + 1) - table[None]
         blocks.append((p, gains.reshape(targets.size, -1), np.arange(game.num_profiles)[None, :],
                        np.full(targets.size, -1), targets))
-    return _assemble(blocks, game, scale, "cce", zero_tol)
+    return _assemble(blocks, game, scales, "cce", zero_tol)
 
 
 def correlated_constraints(game, concept: str, zero_tol: float = 1e-13) -> CorrelatedConstraints:

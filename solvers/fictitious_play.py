@@ -31,7 +31,7 @@ __all__ = ["fictitious_play"]
 logger = logging.getLogger(__name__)
 
 
-@register("fictitious_play", concept="nash")
+@register("fictitious_play", concept="nash", tol_option="tol")
 def fictitious_play(game: NormalFormGame, iterations: int = 10_000, tol: float = 1e-2,
                     initial: Sequence[np.ndarray] | None = None) -> Equilibrium:
     """Fictitious play with simultaneous best responses; returns the empirical averages.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from games.normal_form import NormalFormGame, as_game
+from games.normal_form import as_game
 
 __all__ = [
     "nash_conv",
@@ -18,6 +18,8 @@ __all__ = [
     "ce_gap",
     "ce_gains",
     "ce_gain_matrices",
+    "player_gains",
+    "deviation_payoffs",
 ]
 
 
@@ -52,10 +54,21 @@ def nash_conv(game, marginals) -> float:
     return float(nash_conv_per_player(game, marginals).sum())
 
 
-def _moveaxis_payoff(game: NormalFormGame, p: int) -> np.ndarray:
+def _own_axis_first(table: np.ndarray, p: int) -> np.ndarray:
     """Player p's payoff table with p's axis first, flattened to ``(k_p, prod(k_-p))``."""
-    u = np.moveaxis(game.payoffs[p], p, 0)
+    u = np.moveaxis(table, p, 0)
     return u.reshape(u.shape[0], -1)
+
+
+def _gain_matrices(payoffs: np.ndarray, joint: np.ndarray) -> list:
+    """:func:`ce_gain_matrices` on raw arrays, in the arrays' own precision."""
+    out = []
+    for p in range(payoffs.shape[0]):
+        u = _own_axis_first(payoffs[p], p)  # (k, m)
+        x = np.moveaxis(joint, p, 0).reshape(u.shape[0], -1)  # (k, m)
+        # gains[a, b] = sum_s x[a, s] * (u[b, s] - u[a, s])
+        out.append(x @ u.T - (x * u).sum(axis=1)[:, None])
+    return out
 
 
 def ce_gain_matrices(game, joint) -> list:
@@ -64,14 +77,67 @@ def ce_gain_matrices(game, joint) -> list:
     ``G[p][a, b] = sum_{s_-p} joint(a, s_-p) (u_p(b, s_-p) - u_p(a, s_-p))``.
     """
     game = as_game(game)
-    joint = game.check_joint(joint)
+    return _gain_matrices(game.payoffs, game.check_joint(joint))
+
+
+def player_gains(payoffs: np.ndarray, concept: str, joint: np.ndarray, marginals=None) -> np.ndarray:
+    """Each player's regret under ``concept``, on raw arrays and in their own precision.
+
+    The dtype of ``payoffs`` decides the arithmetic, so ``np.longdouble``
+    inputs give an extended-precision check; nothing is validated here.
+
+    Parameters
+    ----------
+    payoffs : ndarray, shape (num_players, k_1, ..., k_n)
+    concept : str
+        ``"ce"`` (swap deviations), ``"cce"`` (coarse deviations) or anything
+        else (best-deviation gains against the marginals, as in NashConv).
+    joint : ndarray, shape (k_1, ..., k_n)
+    marginals : sequence of ndarray, optional
+        Used by the product measure; the marginals of ``joint`` by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = np.array([[[1.0, -1], [-1, 1]], [[-1.0, 1], [1, -1]]])   # matching pennies
+    >>> player_gains(u, "nash", np.array([[1.0, 0], [0, 0]])).tolist()
+    [0.0, 2.0]
+    >>> player_gains(u.astype(np.longdouble), "cce", np.full((2, 2), 0.25)).tolist()
+    [0.0, 0.0]
+    """
+    n = payoffs.shape[0]
+    if concept == "ce":
+        return np.array([np.maximum(g.max(axis=1), 0).sum() for g in _gain_matrices(payoffs, joint)])
+    if concept == "cce":
+        out = []
+        for p in range(n):
+            u = _own_axis_first(payoffs[p], p)
+            x = np.moveaxis(joint, p, 0).reshape(u.shape[0], -1)
+            out.append(max((u @ x.sum(axis=0)).max() - (x * u).sum(), 0))
+        return np.array(out)
+    if marginals is None:
+        marginals = [joint.sum(axis=tuple(q for q in range(n) if q != p)) for p in range(n)]
+    return np.array([max(d.max() - d @ m, 0) for d, m in zip(deviation_payoffs(payoffs, marginals), marginals)])
+
+
+def deviation_payoffs(payoffs: np.ndarray, marginals) -> list:
+    """``out[p][a]``: player p's payoff for ``a`` against the others' mixtures, in the arrays' precision.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = np.array([[[1.0, -1], [-1, 1]], [[-1.0, 1], [1, -1]]])
+    >>> deviation_payoffs(u, [np.array([1.0, 0]), np.array([0.25, 0.75])])[0].tolist()
+    [-0.5, 0.5]
+    """
     out = []
-    for p in range(game.num_players):
-        u = _moveaxis_payoff(game, p)  # (k, m)
-        x = np.moveaxis(joint, p, 0).reshape(u.shape[0], -1)  # (k, m)
-        # gains[a, b] = sum_s x[a, s] * (u[b, s] - u[a, s])
-        gains = x @ u.T - (x * u).sum(axis=1)[:, None]
-        out.append(gains)
+    n = payoffs.shape[0]
+    for p in range(n):
+        d = payoffs[p]
+        for q in range(n - 1, -1, -1):  # contract every other player's axis, the last first
+            if q != p:
+                d = np.tensordot(d, marginals[q], axes=([q], [0]))
+        out.append(d)
     return out
 
 
@@ -101,14 +167,7 @@ def ce_gap(game, joint) -> float:
 def cce_gains(game, joint) -> np.ndarray:
     """Each player's best coarse-deviation gain: ``max(0, max_b u_p(b, joint_-p) - u_p(joint))``."""
     game = as_game(game)
-    joint = game.check_joint(joint)
-    out = np.empty(game.num_players)
-    for p in range(game.num_players):
-        u = _moveaxis_payoff(game, p)
-        x = np.moveaxis(joint, p, 0).reshape(u.shape[0], -1)
-        others = x.sum(axis=0)  # distribution over the others' profiles
-        out[p] = max(0.0, float((u @ others).max() - (x * u).sum()))
-    return out
+    return player_gains(game.payoffs, "cce", game.check_joint(joint)).astype(np.float64)
 
 
 def cce_gap(game, joint) -> float:

@@ -210,7 +210,7 @@ def lemke_howson_equilibria(a, b, max_pivots: int = 10_000, tol: float = 1e-9) -
     return found
 
 
-@register("lemke_howson", concept="nash", min_players=2, max_players=2)
+@register("lemke_howson", concept="nash", min_players=2, max_players=2, tol_option="tol")
 def lemke_howson(game: NormalFormGame, initial_label: int | None = None, max_pivots: int = 10_000,
                  tol: float = 1e-9) -> Equilibrium:
     """A Nash equilibrium of a two-player game by Lemke-Howson, verified.

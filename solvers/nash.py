@@ -35,7 +35,7 @@ def _as_nash(eq: Equilibrium, via: str) -> Equilibrium:
     return dataclasses.replace(eq, method="nash", info=info)
 
 
-@register("nash", concept="nash")
+@register("nash", concept="nash", tol_option="tol")
 def nash(game: NormalFormGame, select: str = "first", tol: float = 1e-9, rng=None, max_restarts: int = 10,
          lp_method: str = "auto") -> Equilibrium:
     """A Nash equilibrium of any normal-form game, by the method that fits it.

@@ -272,7 +272,7 @@ def _candidate_supports(u: np.ndarray, sigma: list) -> list:
     return out
 
 
-@register("nash_n_player", concept="nash", min_players=1)
+@register("nash_n_player", concept="nash", min_players=1, tol_option="tol")
 def nash_n_player(game: NormalFormGame, tol: float = 1e-9, max_restarts: int = 10, rng=None,
                   max_iter: int = 200, max_supports: int = 3000) -> Equilibrium:
     """An approximate Nash equilibrium of an n-player game with its certified NashConv.

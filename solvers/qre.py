@@ -33,7 +33,9 @@ import numpy as np
 from games.normal_form import NormalFormGame, as_game
 from solvers.dynamics import FlatLayout, PayoffOperator, check_nonnegative_float, check_positive_int
 from solvers.equilibrium import Equilibrium
-from solvers.registry import make_equilibrium, register
+from solvers.gaps import deviation_payoffs
+from solvers.normalisation import relative_gains
+from solvers.registry import Check, make_equilibrium, register
 
 __all__ = ["logit_response", "qre", "qre_residual"]
 
@@ -51,9 +53,10 @@ def logit_response(game: NormalFormGame, marginals, rationality: float) -> list:
     """
     game = as_game(game)
     marginals = game.check_marginals(marginals)
+    lams = np.broadcast_to(np.asarray(rationality, dtype=np.float64), (game.num_players,))
     out = []
-    for d in game.deviation_payoffs(marginals):
-        z = rationality * d
+    for lam, d in zip(lams, game.deviation_payoffs(marginals)):
+        z = lam * d
         e = np.exp(z - z.max())
         out.append(e / e.sum())
     return out
@@ -81,6 +84,7 @@ class _LogitSystem:
     payoffs: np.ndarray
     op: PayoffOperator
     layout: FlatLayout
+    weights: np.ndarray  # each player's rationality is lambda * weights[p]
 
     def split_probs(self, x: np.ndarray) -> list:
         return self.layout.split(np.exp(x))
@@ -90,7 +94,7 @@ class _LogitSystem:
         sig = self.split_probs(x)
         parts, soft = [], []
         for p, xp in enumerate(self.layout.split(x)):
-            z = lam * self.op.deviation_payoff(p, sig)
+            z = (lam * self.weights[p]) * self.op.deviation_payoff(p, sig)
             zmax = z.max()
             lse = zmax + np.log(np.exp(z - zmax).sum())
             parts.append(xp - (z - lse))
@@ -113,7 +117,7 @@ class _LogitSystem:
                 cross = np.einsum(spec, self.payoffs[p], *[sig[r] for r in rest]) if rest else (
                     self.payoffs[p] if p < q else self.payoffs[p].T)
                 oq, kq = self.layout.offsets[q], self.layout.sizes[q]
-                jac[op_:op_ + kp, oq:oq + kq] = -lam * (proj @ (cross * sig[q][None, :]))
+                jac[op_:op_ + kp, oq:oq + kq] = -(lam * self.weights[p]) * (proj @ (cross * sig[q][None, :]))
         return jac
 
     def newton(self, x: np.ndarray, lam: float, tol: float, max_iter: int) -> tuple:
@@ -157,7 +161,45 @@ def _fixed_point(system: _LogitSystem, x: np.ndarray, lam: float, iterations: in
     return np.log(np.maximum(sig, 1e-300))
 
 
-@register("qre", concept="qre")
+def _rationalities(num_players: int, rationality, temperature) -> np.ndarray:
+    """Each player's ``lambda`` from ``rationality`` or ``temperature`` (one value or one per player)."""
+    if temperature is not None:
+        name, value = "temperature", temperature
+    else:
+        name, value = "rationality", 10.0 if rationality is None else rationality
+    values = np.atleast_1d(np.asarray(value, dtype=object))
+    if values.ndim != 1 or values.size not in (1, num_players):
+        raise ValueError(f"{name} must be a number or one number per player ({num_players}); got {value!r}.")
+    checked = np.array([check_nonnegative_float(v, name, positive=temperature is not None) for v in values])
+    lams = 1.0 / checked if temperature is not None else checked
+    return np.broadcast_to(lams, (num_players,)).astype(np.float64)
+
+
+def _rescale_rationality(norm, options: dict) -> dict:
+    """``lambda_p * range_p`` for every player: the same logit responses on the normalised game."""
+    lams = _rationalities(norm.game.num_players, options.get("rationality"), options.get("temperature"))
+    with np.errstate(over="ignore"):
+        options["rationality"] = np.minimum(lams * norm.scales, np.finfo(float).max).tolist()
+    options["temperature"] = None
+    return options
+
+
+def _check_logit(norm, eq: Equilibrium, options: dict) -> Check:
+    """The QRE residual of ``eq`` recomputed in extended precision on the normalised game."""
+    lams = np.asarray(options["rationality"], dtype=np.longdouble)
+    marginals = [np.asarray(m, dtype=np.longdouble) / np.sum(m, dtype=np.longdouble) for m in eq.marginals]
+    residual = 0.0
+    for lam, m, d in zip(lams, marginals, deviation_payoffs(norm.game.payoffs.astype(np.longdouble), marginals)):
+        z = lam * d
+        e = np.exp(z - z.max())
+        residual = max(residual, float(np.abs(m - e / e.sum()).max()))
+    gains = relative_gains(norm, "nash", eq.joint, eq.marginals)
+    user = np.asarray(options["rationality"], dtype=np.float64) / norm.scales
+    return Check(gains, residual, float(options["tol"]),
+                 {"residual": residual, "rationality": float(user[0]) if np.ptp(user) == 0 else user.tolist()})
+
+
+@register("qre", concept="qre", rescale=_rescale_rationality, check=_check_logit)
 def qre(game: NormalFormGame, rationality: float | None = None, temperature: float | None = None,
         tol: float = 1e-10, max_newton: int = 30, max_steps: int = 10_000) -> Equilibrium:
     """Logit quantal response equilibrium on the principal branch, by Newton continuation in lambda.
@@ -166,10 +208,12 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
     ----------
     game : NormalFormGame
         Any number of players.
-    rationality : float, optional
-        ``lambda >= 0``; 10 when neither it nor ``temperature`` is given.
-        Relative to the payoff scale: ``lambda * payoff`` is what matters.
-    temperature : float, optional
+    rationality : float or sequence of float, optional
+        ``lambda >= 0`` (or one per player); 10 when neither it nor
+        ``temperature`` is given. In 1 / payoff units: ``lambda * payoff`` is
+        what matters, so :func:`solvers.solve` gives each player
+        ``lambda * range_p`` on the normalised game.
+    temperature : float or sequence of float, optional
         ``1 / lambda`` (> 0); give this or ``rationality``, not both.
     tol : float
         Target for the QRE residual
@@ -199,17 +243,16 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
     game = as_game(game)
     if rationality is not None and temperature is not None:
         raise ValueError("give rationality or temperature (= 1 / rationality), not both.")
-    if temperature is not None:
-        lam = 1.0 / check_nonnegative_float(temperature, "temperature", positive=True)
-    else:
-        lam = check_nonnegative_float(10.0 if rationality is None else rationality, "rationality")
+    lams = _rationalities(game.num_players, rationality, temperature)
+    lam = float(lams.max())
+    weights = lams / lam if lam > 0 else np.ones_like(lams)
     tol = check_nonnegative_float(tol, "tol", positive=True)
     max_newton = check_positive_int(max_newton, "max_newton")
     max_steps = check_positive_int(max_steps, "max_steps")
     layout = FlatLayout.from_shape(game.shape)
-    system = _LogitSystem(game.payoffs, PayoffOperator.from_game(game), layout)
+    system = _LogitSystem(game.payoffs, PayoffOperator.from_game(game), layout, weights)
     x = np.concatenate([np.full(k, -np.log(k)) for k in game.shape])  # exact solution at lambda = 0
-    spread = float(np.ptp(game.payoffs)) or 1.0
+    spread = float(np.max(np.ptp(game.payoffs.reshape(game.num_players, -1), axis=1) * weights)) or 1.0
     inner = max(tol, 1e-9)
     cur, h, steps, newton_its, failed = 0.0, min(lam, 1.0 / spread), 0, 0, False
     while cur < lam and steps < max_steps:
@@ -230,8 +273,9 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
     x, norm, its = system.newton(x, lam, tol * 1e-2, max_newton)
     newton_its += its
     sig = [s / s.sum() for s in system.split_probs(x)]
-    residual = qre_residual(game, sig, lam)
-    info = {"rationality": lam, "residual": residual, "tol": tol, "converged": bool(residual <= tol),
+    residual = qre_residual(game, sig, lams)
+    info = {"rationality": lam if np.ptp(lams) == 0 else lams.tolist(), "residual": residual, "tol": tol,
+            "converged": bool(residual <= tol),
             "continuation_steps": steps, "newton_iterations": newton_its, "iterations": newton_its,
             "reached_lambda": min(lam, cur), "continuation_failed": failed}
     eq = make_equilibrium(game, marginals=sig, concept="qre", method="qre", info=info)

@@ -2,25 +2,44 @@
 
 A solver is a pure function ``f(game: NormalFormGame, **options) -> Equilibrium``
 registered by name with :func:`register`.
+
+:func:`solve` runs every solver on the per-player normalised game of
+:mod:`solvers.normalisation` (each player's payoffs mapped affinely onto
+``[0, 1]``), so its answer does not change when a constant is added to, or a
+positive factor multiplies, one player's payoffs. It then maps payoff amounts
+back and checks the answer: the regret of the returned strategies is
+recomputed in extended precision relative to each player's payoff range, and
+``info["converged"]`` is true only when the solver said so *and* that
+recomputed gap (``info["verified_gap"]``) is at most ``info["gap_tol"]``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
+import logging
+import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from games.normal_form import NormalFormGame, as_game, product_distribution
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import cce_gap, ce_gap, nash_conv
+from solvers.normalisation import Normalisation, normalise, relative_gains
 
-__all__ = ["register", "solve", "methods", "method_info", "make_equilibrium", "SolverSpec"]
+__all__ = ["register", "solve", "methods", "method_info", "make_equilibrium", "SolverSpec", "Check", "DEFAULT_GAP_TOL"]
 
 PRODUCT_CONCEPTS = frozenset({"nash", "qre", "rae", "uniform", "alpharank", "dynamics"})
+
+DEFAULT_GAP_TOL = 1e-7
+"""Largest verified gap (summed over players, each in units of its payoff range) of a converged answer,
+for solvers whose own ``tol`` is not a gap tolerance."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -34,14 +53,53 @@ class SolverSpec:
     min_players: int = 1
     max_players: int | None = None
     zero_sum_only: bool = False
+    normalise: bool = True
+    rescale: Callable | None = None
+    check: Callable | None = None
+    tol_option: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a solver-specific ``check`` hook returns (see :func:`register`)."""
+
+    gains: Any
+    verified_gap: float
+    gap_tol: float
+    info: dict = dataclasses.field(default_factory=dict)
 
 
 _REGISTRY: dict = {}
 
 
 def register(name: str, concept: str, min_players: int = 1, max_players: int | None = None,
-             zero_sum_only: bool = False):
+             zero_sum_only: bool = False, *, normalise: bool = True, rescale: Callable | None = None,
+             check: Callable | None = None, tol_option: str | None = None):
     """Decorator that registers a solver function under ``name``.
+
+    Parameters
+    ----------
+    name, concept : str
+        The registry name and the solution concept (which regret measures it).
+    min_players, max_players : int
+        The numbers of players it solves.
+    zero_sum_only : bool
+        It needs a two-player constant-sum game.
+    normalise : bool
+        :func:`solve` runs it on the normalised game (the default). ``False``
+        for a solver that must see the payoffs themselves (a welfare
+        objective) and conditions its problem itself; its answer is still
+        verified relative to each player's range.
+    rescale : callable, optional
+        ``rescale(norm, options) -> options``: the options that mean the same
+        on ``norm.game`` (those in payoff units, such as a risk aversion).
+    check : callable, optional
+        ``check(norm, eq, options) -> Check`` for a concept with its own
+        measure: per-player gains relative to each range, the verified
+        measure and its tolerance.
+    tol_option : str, optional
+        The option that is the solver's own tolerance on the (relative) gap;
+        it is the verification tolerance. Otherwise :data:`DEFAULT_GAP_TOL`.
 
     Examples
     --------
@@ -58,7 +116,8 @@ def register(name: str, concept: str, min_players: int = 1, max_players: int | N
         if name in _REGISTRY and _REGISTRY[name].function is not fn:
             raise ValueError(f"a solver named {name!r} is already registered.")
         summary = (inspect.getdoc(fn) or "").split("\n", 1)[0]
-        _REGISTRY[name] = SolverSpec(name, fn, concept, summary, min_players, max_players, zero_sum_only)
+        _REGISTRY[name] = SolverSpec(name, fn, concept, summary, min_players, max_players, zero_sum_only,
+                                     normalise, rescale, check, tol_option)
         return fn
 
     return wrap
@@ -134,9 +193,75 @@ def solve(game, method: str = "nash", **options) -> Equilibrium:
                     f"method {method!r} has no option {key!r}; its options are: {', '.join(allowed) or 'none'}."
                 )
     start = time.perf_counter()
-    eq = spec.function(game, **options)
+    norm = normalise(game)
+    bound = inspect.signature(spec.function).bind(norm.game, **options)
+    bound.apply_defaults()
+    run_options = {k: v for k, v in bound.arguments.items() if k != "game" and params[k].kind is not
+                   params[k].VAR_KEYWORD}
+    run_options.update(bound.arguments.get(next((k for k, p in params.items() if p.kind is p.VAR_KEYWORD), ""), {}))
+    if spec.normalise:
+        if spec.rescale is not None:
+            run_options = spec.rescale(norm, dict(run_options))
+        eq = spec.function(norm.game, **run_options)
+    else:
+        eq = spec.function(game, **run_options)
+    eq = _verified(spec, game, norm, eq, run_options)
+    if spec.rescale is not None:  # report the options the caller gave, not their normalised equivalents
+        eq.info.update({k: v for k, v in bound.arguments.items() if k in eq.info and k != "game" and v is not None})
     eq.info.setdefault("time", time.perf_counter() - start)
     return eq
+
+
+def _verified(spec: SolverSpec, game: NormalFormGame, norm: Normalisation, eq: Equilibrium,
+              options: dict) -> Equilibrium:
+    """``eq`` on the original game: payoff amounts mapped back, ``converged`` only when the gap verifies."""
+    extra = {}
+    if spec.check is not None:
+        result = spec.check(norm, eq, options)
+        gains = np.asarray(result.gains, dtype=np.float64)
+        verified, tol, extra = float(result.verified_gap), float(result.gap_tol), result.info
+    else:
+        gains = relative_gains(norm, eq.concept, eq.joint, eq.marginals if eq.concept in PRODUCT_CONCEPTS else None)
+        verified = float(gains.sum())
+        tol = float(options.get(spec.tol_option, DEFAULT_GAP_TOL)) if spec.tol_option else DEFAULT_GAP_TOL
+        epsilon = options.get("epsilon")
+        if eq.concept in ("ce", "cce") and isinstance(epsilon, (int, float)) and epsilon > 0:
+            # an epsilon-equilibrium may keep epsilon per deviation (one per recommendation for a CE)
+            per = np.array(game.shape, dtype=np.float64) if eq.concept == "ce" else np.ones(game.num_players)
+            tol += float(np.sum(per * epsilon / norm.scales))
+    claimed = bool(eq.info.get("converged", True))
+    ok = claimed and math.isfinite(verified) and verified <= tol
+    info = dict(eq.info)
+    if spec.normalise:
+        info = _info_in_payoff_units(info, game, norm, eq)
+    info.update(extra)
+    info.update(converged=ok, verified_gap=verified, gap_tol=tol, relative_gains=gains.tolist())
+    if claimed and not ok:
+        logger.info("%s claimed convergence but the recomputed gap %.3g (relative to each player's payoff range) "
+                    "exceeds %.3g: reporting converged=False", spec.name, verified, tol)
+    values = norm.to_payoffs(norm.game.payoffs.reshape(game.num_players, -1).astype(np.longdouble)
+                             @ eq.joint.reshape(-1).astype(np.longdouble))
+    gap = float(norm.to_payoff_units(gains).sum())
+    return dataclasses.replace(eq, gap=gap, values=values, info=info)
+
+
+def _info_in_payoff_units(info: dict, game: NormalFormGame, norm: Normalisation, eq: Equilibrium) -> dict:
+    """Map the payoff amounts a solver reported on the normalised game back to the original game."""
+    if "nash_conv" in info:
+        info["nash_conv"] = float(norm.to_payoff_units(relative_gains(norm, "nash", eq.joint, eq.marginals)).sum())
+    if "value" in info:
+        info["value"] = float(norm.to_payoffs(np.full(game.num_players, info["value"]))[0])
+    if "variance" in info:
+        info["variance"] = (np.asarray(info["variance"]) * norm.scales ** 2).tolist()
+    if "lower_partial_moment" in info:
+        info["lower_partial_moment"] = (np.asarray(info["lower_partial_moment"])
+                                        * norm.scales ** float(info.get("order", 2))).tolist()
+    if isinstance(info.get("equilibria"), list):
+        info["equilibria"] = [
+            make_equilibrium(game, marginals=list(e.marginals), concept=e.concept, method=e.method, info=e.info)
+            for e in info["equilibria"]
+        ]
+    return info
 
 
 def make_equilibrium(game: NormalFormGame, *, concept: str, method: str, joint=None, marginals=None,

@@ -47,7 +47,7 @@ def _match(pos: np.ndarray, layout: FlatLayout) -> np.ndarray:
     return out
 
 
-@register("regret_matching", concept="nash")
+@register("regret_matching", concept="nash", tol_option="tol")
 def regret_matching(game: NormalFormGame, iterations: int = 10_000, tol: float = 1e-3, plus: bool = True,
                     check_every: int = 50, initial: Sequence[np.ndarray] | None = None) -> Equilibrium:
     """Regret matching (or regret matching+), n players; returns the average strategies.

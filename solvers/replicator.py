@@ -36,7 +36,7 @@ __all__ = ["prd"]
 logger = logging.getLogger(__name__)
 
 
-@register("prd", concept="nash")
+@register("prd", concept="nash", tol_option="tol")
 def prd(game: NormalFormGame, iterations: int = 5_000, dt: float = 2e-2, gamma: float = 1e-6,
         average: bool = True, tol: float = 1e-2, check_every: int = 100,
         initial: Sequence[np.ndarray] | None = None) -> Equilibrium:

@@ -140,7 +140,7 @@ from solvers.dynamics import (
 )
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import nash_conv
-from solvers.registry import make_equilibrium, register
+from solvers.registry import Check, make_equilibrium, register
 
 __all__ = [
     "BestResponse",
@@ -166,8 +166,12 @@ class _Risk:
     """
 
     kind: str
-    target: float | None = None
+    target: float | tuple | None = None
     order: float = 2.0
+
+    def of_player(self, p: int) -> "_Risk":
+        """The model of player ``p`` (a per-player target picked out)."""
+        return _Risk(self.kind, self.target[p], self.order) if isinstance(self.target, tuple) else self
 
 
 def _check_order(order) -> float:
@@ -191,6 +195,11 @@ def _risk_model(risk: str, target, order=2) -> _Risk:
             return _Risk("downside", None, n)
         if target is None:
             return _Risk("downside", None, n)
+        if isinstance(target, (list, tuple, np.ndarray)):  # one reference payoff per player
+            per = tuple(_risk_model("downside", t, n).target for t in target)
+            if any(t is None for t in per):
+                raise ValueError(f"target must be 'mean', a number or one number per player; got {target!r}.")
+            return _Risk("downside", per, n)
         try:
             t = float(target)
         except (TypeError, ValueError):
@@ -333,7 +342,9 @@ def _problems(op: PayoffOperator, marginals: Sequence[np.ndarray], aversions: np
         table = t.reshape(t.shape[0], -1)
         others = [marginals[q] for q in op.others[p]]
         w = product_distribution(others).reshape(-1) if others else np.ones(1)
-        out.append(_PlayerProblem(table, w, table @ w, float(aversions[p]), risk))
+        if isinstance(risk.target, tuple) and len(risk.target) != op.num_players:
+            raise ValueError(f"target must hold one number per player ({op.num_players}); got {len(risk.target)}.")
+        out.append(_PlayerProblem(table, w, table @ w, float(aversions[p]), risk.of_player(p)))
     return out
 
 
@@ -679,11 +690,12 @@ def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, to
     info = {
         "risk_aversion": aversions.tolist() if np.ptp(aversions) > 0 else float(aversions[0]),
         "risk": risk.kind,
-        "target": "mean" if risk.target is None else risk.target,
+        "target": _target_arg(risk),
         "iterations": done,
         "tol": tol,
         "converged": bool(gap + gaps.error_bound <= tol),
         "gap_error_bound": gaps.error_bound,
+        "gains": gaps.gains.tolist(),
         "frank_wolfe_bound": fw,
         "nash_conv": nash_conv(game, marginals),
         "variance": payoff_variance(game, marginals).tolist(),
@@ -698,10 +710,41 @@ def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, to
 
 
 def _target_arg(risk: _Risk):
+    if isinstance(risk.target, tuple):
+        return list(risk.target)
     return "mean" if risk.target is None else risk.target
 
 
-@register("rae", concept="rae")
+def _rescale_risk(norm, options: dict) -> dict:
+    """The risk options that mean the same on the normalised game ``norm.game``.
+
+    Player ``p``'s risk-adjusted objective in payoff units is ``r_p`` times the
+    normalised one when its risk aversion is ``gamma_p r_p ** (n - 1)`` (the
+    variance, ``n = 2``, and the LPM of order ``n`` scale as ``r_p ** n``) and a
+    reference target moves with the payoffs: ``(tau - offset_p) / r_p``.
+    """
+    n_players = norm.game.num_players
+    order = _check_order(options.get("order", 2))
+    gammas = _aversions(options["risk_aversion"], n_players)
+    with np.errstate(over="ignore"):
+        options["risk_aversion"] = np.minimum(gammas * norm.scales ** (order - 1.0), np.finfo(float).max).tolist()
+    target = options.get("target", "mean")
+    if "target" in options and not (isinstance(target, str) or target is None):
+        risk = _risk_model("downside", target, order)
+        per = risk.target if isinstance(risk.target, tuple) else (risk.target,) * n_players
+        if len(per) != n_players:
+            raise ValueError(f"target must hold one number per player ({n_players}); got {len(per)}.")
+        options["target"] = [(t - o) / s for t, o, s in zip(per, norm.offsets, norm.scales)]
+    return options
+
+
+def _check_risk(norm, eq: Equilibrium, options: dict) -> Check:
+    """The risk-averse gap of ``eq`` on the normalised game, with its error bound (see :func:`rae_gaps`)."""
+    gains = np.asarray(eq.info["gains"])
+    return Check(gains, float(gains.sum() + eq.info["gap_error_bound"]), float(options["tol"]))
+
+
+@register("rae", concept="rae", rescale=_rescale_risk, check=_check_risk)
 def rae(game: NormalFormGame, risk_aversion=0.5, tol: float = 1e-8, iterations: int = 5_000,
         step: float | None = None, check_every: int = 50, initial: Sequence[np.ndarray] | None = None) -> Equilibrium:
     """Mean-variance risk-averse equilibrium (Slumbers et al., ICML 2023) by projected extragradient.
@@ -746,7 +789,7 @@ def rae(game: NormalFormGame, risk_aversion=0.5, tol: float = 1e-8, iterations: 
     return _solve_rae(game, "rae", _Risk("variance"), risk_aversion, tol, iterations, step, check_every, initial)
 
 
-@register("downside_rae", concept="rae")
+@register("downside_rae", concept="rae", rescale=_rescale_risk, check=_check_risk)
 def downside_rae(game: NormalFormGame, risk_aversion=0.5, target="mean", order=2, tol: float = 1e-8,
                  iterations: int = 5_000, step: float | None = None, check_every: int = 50,
                  initial: Sequence[np.ndarray] | None = None) -> Equilibrium:

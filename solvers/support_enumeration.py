@@ -147,7 +147,7 @@ def enumerate_supports(a, b, max_pairs: int = DEFAULT_MAX_PAIRS, tol: float = 1e
     return found
 
 
-@register("support_enumeration", concept="nash", min_players=2, max_players=2)
+@register("support_enumeration", concept="nash", min_players=2, max_players=2, tol_option="tol")
 def support_enumeration(game: NormalFormGame, select: str = "first", max_pairs: int = DEFAULT_MAX_PAIRS,
                         tol: float = 1e-9) -> Equilibrium:
     """One Nash equilibrium of a small two-player game chosen among all found by support enumeration.

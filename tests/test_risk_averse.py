@@ -221,7 +221,8 @@ def test_zero_risk_aversion_gives_nash_on_matching_pennies():
     start = [np.array([0.9, 0.1]), np.array([0.2, 0.8])]
     for method in ["rae", "downside_rae"]:
         eq = solve(catalog.matching_pennies(), method, risk_aversion=0.0, initial=start, tol=1e-10)
-        assert eq.converged and eq.info["nash_conv"] <= 1e-10
+        # solve's tolerance is relative to each player's payoff range, which is 2 here
+        assert eq.converged and eq.info["nash_conv"] <= 2 * 1e-10
         np.testing.assert_allclose(eq.marginals[0], [0.5, 0.5], atol=1e-8)
 
 

@@ -12,10 +12,12 @@ game, either
   raise exactly the ``ValueError`` that ``solvers.registry.check_game_fits``
   produces.
 
-The stated tolerance is ``info["tol"]`` when the method reports one (the
-dynamics, QRE and risk-averse solvers do), but never below ``1e-6`` times the
-payoff scale (LP and Newton solvers report solver tolerances, not gap
-tolerances), plus the slack an ``epsilon``-equilibrium is allowed.
+The stated tolerance bounds the gap relative to each player's payoff range
+(the sum over players of each one's gain divided by its range), as
+:func:`solvers.solve` promises: ``info["tol"]`` when the method reports one
+(the dynamics, QRE and risk-averse solvers do), but never below ``1e-6`` (LP
+and Newton solvers report solver tolerances, not gap tolerances), plus the
+slack an ``epsilon``-equilibrium is allowed.
 """
 
 import numpy as np
@@ -23,9 +25,10 @@ import pytest
 
 import solvers
 from games import catalog
-from solvers import Equilibrium, cce_gap, ce_gap, method_info, nash_conv, solve
+from solvers import Equilibrium, cce_gains, cce_gap, ce_gains, ce_gap, method_info, nash_conv, solve
+from solvers.gaps import nash_conv_per_player
 from solvers.registry import PRODUCT_CONCEPTS, check_game_fits
-from solvers.risk_averse import rae_gap
+from solvers.risk_averse import rae_gap, rae_gaps
 
 # Concepts whose gap is zero exactly at the solution, so "converged" promises gap <= tol.
 EQUILIBRIUM_CONCEPTS = {"nash", "ce", "cce", "rae"}
@@ -58,11 +61,26 @@ def _independent_gap(eq: Equilibrium, game) -> float | None:
     return None
 
 
+def _relative_gap(eq: Equilibrium, game) -> float:
+    """The concept's per-player gains, each divided by that player's payoff range, summed."""
+    if eq.concept == "ce":
+        gains = ce_gains(game, eq.joint)
+    elif eq.concept == "cce":
+        gains = cce_gains(game, eq.joint)
+    elif eq.concept == "rae":
+        gains = rae_gaps(game, eq.marginals, eq.info["risk_aversion"], risk=eq.info.get("risk", "variance"),
+                         target=eq.info.get("target", "mean")).gains
+    else:
+        gains = nash_conv_per_player(game, eq.marginals)
+    ranges = np.ptp(game.payoffs.reshape(game.num_players, -1), axis=1)
+    return float(np.sum(gains / np.where(ranges > 0, ranges, 1.0)))
+
+
 def _stated_tolerance(eq: Equilibrium, game) -> float:
-    scale = max(1.0, float(np.abs(game.payoffs).max()))
-    tol = max(float(eq.info.get("tol", 0.0)), NUMERICAL_TOL * scale)
+    tol = max(float(eq.info.get("tol", 0.0)), NUMERICAL_TOL)
     eps = max(0.0, float(eq.info.get("epsilon", 0.0)))
-    return tol + eps * sum(game.shape) * max(game.shape)
+    ranges = np.ptp(game.payoffs.reshape(game.num_players, -1), axis=1)
+    return tol + eps * sum(game.shape) * max(game.shape) / float(ranges[ranges > 0].min())
 
 
 def _check_equilibrium(eq, game, method: str) -> None:
@@ -88,7 +106,7 @@ def _check_equilibrium(eq, game, method: str) -> None:
     converged = eq.info.get("converged", True)
     assert isinstance(converged, (bool, np.bool_))
     if converged and eq.concept in EQUILIBRIUM_CONCEPTS:
-        assert eq.gap <= _stated_tolerance(eq, game), (method, eq.gap, eq.info)
+        assert _relative_gap(eq, game) <= _stated_tolerance(eq, game), (method, eq.gap, eq.info)
     if converged and eq.concept == "qre":
         assert eq.info["residual"] <= eq.info["tol"]
 
