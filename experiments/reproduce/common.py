@@ -8,7 +8,7 @@ places our numbers next to the paper's.
 from __future__ import annotations
 
 import argparse
-import sys
+import importlib.util
 import time
 from pathlib import Path
 
@@ -19,8 +19,19 @@ matplotlib.use("Agg")   # the reproductions are headless scripts: they choose th
 import pandas as pd  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-sys.path.append(str(HERE.parent / "benchmarks"))   # last on the path: its scripts cannot shadow the packages
-import bench_common  # noqa: E402
+
+
+def load_benchmark(name: str):
+    """Import ``experiments/benchmarks/<name>.py`` by path (that folder holds a ``solvers.py`` and a
+    ``ranking.py`` that would shadow the packages if it were put on ``sys.path``)."""
+    path = HERE.parent / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_common = load_benchmark("bench_common")
 
 
 def parse_args(name: str, description: str, extra=None) -> argparse.Namespace:

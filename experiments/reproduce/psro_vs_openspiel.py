@@ -13,24 +13,10 @@ Run: ``python experiments/reproduce/psro_vs_openspiel.py [--quick] [--budget SEC
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
-from common import Summary, parse_args
+from common import Summary, load_benchmark, parse_args
 
-
-def _load_benchmark():
-    """Import experiments/benchmarks/psro_leduc.py by path (its folder holds a solvers.py that would shadow
-    the package if the folder were put on sys.path)."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "psro_leduc.py"
-    spec = importlib.util.spec_from_file_location("psro_leduc_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_bench = _load_benchmark()
+_bench = load_benchmark("psro_leduc")
 run_ours, run_openspiel = _bench.run_ours, _bench.run_openspiel
 
 
