@@ -15,6 +15,11 @@ from solvers import basic, zero_sum  # noqa: E402,F401  isort: skip
 from solvers import lemke_howson, nash, nash_n_player, support_enumeration  # noqa: E402,F401  isort: skip
 from solvers import fictitious_play, qre, regret_matching, replicator, risk_averse  # noqa: E402,F401  isort: skip
 from solvers import correlated  # noqa: E402,F401  isort: skip
+# Peer-parity tools (not registry methods: they return a list, a table or a non-Nash concept).
+from solvers import dominance, rational  # noqa: E402,F401  isort: skip
+from solvers.extreme_equilibria import vertex_enumeration  # noqa: E402  isort: skip
+from solvers.qre_tracing import qre_branch  # noqa: E402  isort: skip
+from solvers.stackelberg_commitment import stackelberg  # noqa: E402  isort: skip
 
 __all__ = [
     "Equilibrium",
@@ -30,4 +35,7 @@ __all__ = [
     "ce_gain_matrices",
     "cce_gap",
     "cce_gains",
+    "stackelberg",
+    "vertex_enumeration",
+    "qre_branch",
 ]
