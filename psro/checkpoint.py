@@ -1,4 +1,4 @@
-"""Checkpoints of a PSRO run: written atomically after every iteration, resumed bit for bit.
+"""Checkpoints of a PSRO run: written atomically after every iteration, verified on load, resumed bit for bit.
 
 A checkpoint directory holds
 
@@ -6,17 +6,33 @@ A checkpoint directory holds
   the run config (when the CLI wrote it), the loop state (iteration, gaps,
   evaluation count, times), the random generator's state
   (``bit_generator.state``) and the history rows; it names the two array
-  files of its iteration;
-* ``arrays-<iteration>.npz``: every population (policies and provenance), the
-  best responses waiting to join, the meta-strategy, and the state of a Monte
-  Carlo top-up in progress (its meta-strategy and a round's target counts);
-* ``meta_game-<iteration>.npz``: the :class:`games.EmpiricalGame`.
+  files of its iteration and carries the **manifest**: the schema version,
+  the SHA-256 of each array file, and the SHA-256 of the document itself;
+* ``arrays-<iteration>-<digest>.npz``: every population (policies and
+  provenance), the best responses waiting to join, the meta-strategy, and the
+  state of a Monte Carlo top-up in progress (its meta-strategy and a round's
+  target counts);
+* ``meta_game-<iteration>-<digest>.npz``: the :class:`games.EmpiricalGame`;
+* ``checkpoint.previous.json``: the checkpoint before, with its array files,
+  kept until the next one is written and verified.
 
 Every file is written to a temporary file in the same directory, flushed to
 disk (``fsync``) and renamed over its final name (``os.replace``). The array
-files of an iteration are written before the JSON that names them, and older
-ones are removed only after it, so a process killed at any moment leaves the
-last complete checkpoint readable. No pickle anywhere (``allow_pickle=False``).
+files of an iteration are written before the JSON that names them; the
+previous JSON is copied aside before the new one replaces it, and array files
+that neither names are removed only after the new one reads back intact. So a
+process killed at any moment leaves the last complete checkpoint readable. No
+pickle anywhere (``allow_pickle=False``).
+
+:func:`load_checkpoint` checks everything before anything runs: the schema
+version, every digest (a flipped bit, a truncated or missing file, a hand
+edit), the document's structure and its internal consistency (history rows
+against the iteration, population sizes against the arrays and the
+meta-game, ...), and that the stored executor names at most an engine and a
+worker count (:func:`games.executors.spec_from_portable`): a checkpoint never
+decides where or how code runs. Any damage is a ``ValueError`` that names the
+file and says whether the previous checkpoint is intact (``previous=True``,
+``psro resume RUN_DIR --previous``).
 
 :meth:`psro.PSRO.run` writes one after every iteration; a run killed in the
 middle of one resumes at the start of that iteration. A checkpoint may also be
@@ -27,20 +43,46 @@ resumed run keeps the blocks already evaluated and evaluates only the rest.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import logging
+import math
 import os
+import re
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from games.empirical import EmpiricalGame
+from games.executors import spec_from_portable
 from games.normal_form import NormalFormGame
 
-__all__ = ["CHECKPOINT_FILE", "save_checkpoint", "load_checkpoint", "restore", "has_checkpoint", "atomic_write"]
+__all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restore",
+           "has_checkpoint", "atomic_write"]
+
+logger = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "checkpoint.json"
-FORMAT_VERSION = 1
+PREVIOUS_FILE = "checkpoint.previous.json"
+SCHEMA_VERSION = 2
+FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
+_ARRAY_FILE = re.compile(r"^(arrays|meta_game)-(-?\d{6})-([0-9a-f]{12})\.npz$")
+_STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
+               "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
+_DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "options", "config", "state", "rng", "history",
+                  "manifest", "sha256")
+
+
+class _Damage(Exception):
+    """What is wrong with one file of a checkpoint (turned into a ``ValueError`` naming it)."""
+
+    def __init__(self, file: Path, what: str):
+        super().__init__(what)
+        self.file, self.what = file, what
 
 
 def atomic_write(path, write) -> None:
@@ -81,14 +123,33 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def has_checkpoint(directory) -> bool:
-    """Whether ``directory`` holds a checkpoint.
+    """Whether ``directory`` holds a checkpoint (the latest, or only the previous one).
 
     Examples
     --------
     >>> has_checkpoint("/nonexistent")
     False
     """
-    return (Path(directory) / CHECKPOINT_FILE).is_file()
+    directory = Path(directory)
+    return (directory / CHECKPOINT_FILE).is_file() or (directory / PREVIOUS_FILE).is_file()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _document_digest(document: dict) -> str:
+    """SHA-256 of the document without its ``sha256`` entry, in a canonical JSON form."""
+    body = {k: v for k, v in document.items() if k != "sha256"}
+    return _sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), default=_json_default).encode())
+
+
+def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
+    """Write ``data`` as ``<prefix>-<t>-<digest>.npz`` (atomically); return ``(name, digest)``."""
+    digest = _sha256(data)
+    name = f"{prefix}-{t:06d}-{digest[:12]}.npz"
+    atomic_write(directory / name, lambda fh: fh.write(data))
+    return name, digest
 
 
 def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
@@ -96,6 +157,8 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
 
     ``config`` (a plain dict, e.g. ``PSROConfig.to_dict()``) is stored with it;
     when not given, the ``config`` of the previous checkpoint there is kept.
+    The checkpoint it replaces becomes ``checkpoint.previous.json`` (with its
+    array files) once the new one reads back intact.
 
     Examples
     --------
@@ -114,9 +177,12 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     t = solver.iteration
     if config is None:
         config = getattr(solver, "run_config", None)
-    if config is None and has_checkpoint(directory):
-        config = load_checkpoint(directory, arrays=False).get("config")
-    arrays_name, meta_name = f"arrays-{t:06d}.npz", f"meta_game-{t:06d}.npz"
+    if config is None and (directory / CHECKPOINT_FILE).is_file():
+        try:
+            config = load_checkpoint(directory, arrays=False).get("config")
+        except ValueError:
+            logger.warning("the checkpoint in %s is damaged; the new one is written without its run config",
+                           directory)
 
     arrays = {}
     for p, pop in enumerate(solver.populations):
@@ -141,19 +207,21 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
     if topped.strategy is not None:
         arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
-    atomic_write(directory / arrays_name, lambda fh: np.savez(fh, **arrays))
-    solver.meta_game.save(directory / meta_name)   # atomic (temporary file + rename) ...
-    fd = os.open(directory / meta_name, os.O_RDONLY)  # ... and now on disk before the JSON names it
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
+    meta_tmp = directory / f".meta_game-{os.getpid()}.npz"
     try:
-        os.fsync(fd)
+        solver.meta_game.save(meta_tmp)
+        meta_name, meta_digest = _write_named(directory, "meta_game", t, meta_tmp.read_bytes())
     finally:
-        os.close(fd)
+        meta_tmp.unlink(missing_ok=True)
 
     def method_of(eq):
         return None if eq is None else {"concept": eq.concept, "method": eq.method}
 
     document = {
-        "version": FORMAT_VERSION,
+        "version": SCHEMA_VERSION,
         "iteration": t,
         "arrays": arrays_name,
         "meta_game": meta_name,
@@ -174,13 +242,28 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         },
         "rng": solver.rng.bit_generator.state,
         "history": solver._rows,
+        "manifest": {arrays_name: arrays_digest, meta_name: meta_digest},
     }
-    text = json.dumps(document, indent=1, default=_json_default).encode()
-    atomic_write(directory / CHECKPOINT_FILE, lambda fh: fh.write(text))
-    for old in directory.glob("*.npz"):
-        if old.name not in (arrays_name, meta_name) and old.name.startswith(("arrays-", "meta_game-")):
-            old.unlink(missing_ok=True)
-    return directory / CHECKPOINT_FILE
+    document = json.loads(json.dumps(document, default=_json_default))   # plain JSON values, as a reader sees them
+    document["sha256"] = _document_digest(document)
+    text = json.dumps(document, indent=1).encode()
+
+    latest = directory / CHECKPOINT_FILE
+    old = latest.read_bytes() if latest.is_file() else None
+    if old is not None and _document_intact(old):   # its array files were verified when it was written
+        atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))   # (a damaged one never replaces it)
+    atomic_write(latest, lambda fh: fh.write(text))
+    _verify_files(directory, latest, document)   # the new one reads back intact before anything older goes
+    keep = set(document["manifest"])
+    if (directory / PREVIOUS_FILE).is_file():
+        try:
+            keep |= set(json.loads((directory / PREVIOUS_FILE).read_text()).get("manifest", {}))
+        except (ValueError, AttributeError):
+            pass   # a damaged previous checkpoint keeps nothing
+    for old_file in directory.glob("*.npz"):
+        if old_file.name not in keep and old_file.name.startswith(("arrays-", "meta_game-")):
+            old_file.unlink(missing_ok=True)
+    return latest
 
 
 def _json_default(value):
@@ -189,13 +272,43 @@ def _json_default(value):
     raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
 
 
-def load_checkpoint(directory, arrays: bool = True) -> dict:
-    """Read a checkpoint: the JSON document, plus ``"arrays"`` (a dict) and ``"meta_game_object"``.
+def _document_intact(text: bytes) -> bool:
+    """Whether a checkpoint document parses and matches its own SHA-256 (its array files are not read)."""
+    try:
+        document = json.loads(text.decode())
+        return isinstance(document, dict) and document.get("sha256") == _document_digest(document)
+    except (UnicodeDecodeError, ValueError):
+        return False
+
+
+def _intact(directory: Path, name: str) -> bool:
+    try:
+        _load(directory, name, arrays=True)
+    except _Damage:
+        return False
+    return True
+
+
+def load_checkpoint(directory, arrays: bool = True, previous: bool = False) -> dict:
+    """Read and verify a checkpoint: the JSON document, plus ``"arrays"`` (a dict) and ``"meta_game_object"``.
+
+    Parameters
+    ----------
+    directory : str or Path
+        The checkpoint directory (a run directory's ``checkpoint/``).
+    arrays : bool
+        Also read (and verify) the array files; without them only the JSON
+        document is read and checked.
+    previous : bool
+        Read ``checkpoint.previous.json``, the checkpoint before the latest
+        (what to resume from when the latest is damaged).
 
     Raises
     ------
     ValueError
-        When ``directory`` holds no checkpoint, or a damaged one.
+        When ``directory`` holds no checkpoint, or a damaged one: the message
+        names the file, what is wrong with it, and whether the previous
+        checkpoint is intact.
 
     Examples
     --------
@@ -205,22 +318,202 @@ def load_checkpoint(directory, arrays: bool = True) -> dict:
     ValueError: checkpoint_dir '/nonexistent' holds no checkpoint.json; ...
     """
     directory = Path(directory)
-    path = directory / CHECKPOINT_FILE
-    if not path.is_file():
-        raise ValueError(f"checkpoint_dir {str(directory)!r} holds no {CHECKPOINT_FILE}; was the run started "
-                         "with a run directory (psro run ... --out RUN_DIR)?")
+    name = PREVIOUS_FILE if previous else CHECKPOINT_FILE
+    if not (directory / name).is_file():
+        if previous:
+            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no {PREVIOUS_FILE} (no previous checkpoint "
+                             "is kept before the second one is written); resume from the latest one.")
+        if not (directory / PREVIOUS_FILE).is_file():
+            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no {CHECKPOINT_FILE}; was the run started "
+                             "with a run directory (psro run ... --out RUN_DIR)?")
+        raise ValueError(f"checkpoint file {str(directory / CHECKPOINT_FILE)!r} is missing. "
+                         + _advice(directory, previous))
     try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"checkpoint {str(path)!r} is damaged: {exc}") from None
-    if document.get("version") != FORMAT_VERSION:
-        raise ValueError(f"checkpoint {str(path)!r} has format version {document.get('version')!r}; "
-                         f"this version reads {FORMAT_VERSION}.")
+        return _load(directory, name, arrays)
+    except _Damage as damage:
+        raise ValueError(f"checkpoint file {str(damage.file)!r} is damaged: {damage.what}. It cannot be resumed. "
+                         + _advice(directory, previous)) from None
+
+
+def _advice(directory: Path, previous: bool) -> str:
+    if not previous and (directory / PREVIOUS_FILE).is_file() and _intact(directory, PREVIOUS_FILE):
+        document = json.loads((directory / PREVIOUS_FILE).read_text())
+        return (f"The previous checkpoint {str(directory / PREVIOUS_FILE)!r} (iteration {document['iteration']}) "
+                f"is intact: resume from it with PSRO.resume({str(directory)!r}, previous=True) or "
+                f"`psro resume RUN_DIR --previous`.")
+    return ("No intact earlier checkpoint is kept here: start the run again (for a run directory from elsewhere, "
+            "get an undamaged copy).")
+
+
+def _load(directory: Path, name: str, arrays: bool) -> dict:
+    path = directory / name
+    try:
+        text = path.read_bytes().decode()
+        document = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _Damage(path, f"not valid JSON ({exc})") from None
+    if not isinstance(document, dict):
+        raise _Damage(path, "not a JSON object")
+    version = document.get("version")
+    if version != SCHEMA_VERSION:
+        raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
+                            "(checkpoints without a manifest cannot be verified)")
+    if document.get("sha256") != _document_digest(document):
+        raise _Damage(path, "its SHA-256 does not match its content (a changed byte, a hand edit)")
+    _check_document(document, path)
+    document["file"], document["arrays_file"] = str(path), document["arrays"]
     if arrays:
-        with np.load(directory / document["arrays"], allow_pickle=False) as data:
-            document["arrays"] = {k: data[k] for k in data.files}
-        document["meta_game_object"] = EmpiricalGame.load(directory / document["meta_game"])
+        data = _verify_files(directory, path, document)
+        try:
+            with np.load(io.BytesIO(data[document["arrays"]]), allow_pickle=False) as npz:
+                document["arrays"] = {k: npz[k] for k in npz.files}
+        except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+            raise _Damage(directory / document["arrays"], f"unreadable ({type(exc).__name__}: {exc})") from None
+        try:
+            document["meta_game_object"] = EmpiricalGame.load(io.BytesIO(data[document["meta_game"]]))
+        except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+            raise _Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
+        _check_arrays(document, path)
     return document
+
+
+def _verify_files(directory: Path, path: Path, document: dict) -> dict:
+    """The bytes of the files the manifest lists, each checked against its SHA-256."""
+    data = {}
+    for name, digest in document["manifest"].items():
+        file = directory / name
+        if not file.is_file():
+            raise _Damage(file, f"missing (the checkpoint {path.name} names it)")
+        content = file.read_bytes()
+        if _sha256(content) != digest:
+            raise _Damage(file, f"its SHA-256 does not match the manifest in {path.name} (a changed byte, a "
+                                "truncated or replaced file)")
+        data[name] = content
+    return data
+
+
+def _fail(path: Path, what: str):
+    raise _Damage(path, what)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _same(a, b) -> bool:
+    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
+
+
+def _check_document(document: dict, path: Path) -> None:
+    """Structure and consistency of the JSON document alone (raises :class:`_Damage`)."""
+    missing = [k for k in _DOCUMENT_KEYS if k not in document]
+    if missing:
+        _fail(path, f"entries {missing} are missing")
+    manifest, state, history = document["manifest"], document["state"], document["history"]
+    if not isinstance(manifest, dict) or not all(isinstance(k, str) and _ARRAY_FILE.match(k)
+                                                 and isinstance(v, str) for k, v in manifest.items()):
+        _fail(path, "its manifest must map array file names to SHA-256 digests")
+    for key in ("arrays", "meta_game"):
+        name = document[key]
+        if not isinstance(name, str) or name not in manifest or not name.startswith(key + "-"):
+            _fail(path, f"{key!r} must name a file of its manifest; got {name!r}")
+    if not isinstance(state, dict) or [k for k in _STATE_KEYS if k not in state]:
+        _fail(path, f"'state' must hold {list(_STATE_KEYS)}")
+    t = state["iteration"]
+    if not _is_int(t) or t < -1 or document["iteration"] != t:
+        _fail(path, f"'iteration' ({document['iteration']!r}) and state.iteration ({t!r}) must be the same int >= -1")
+    if not isinstance(state["in_iteration"], bool):
+        _fail(path, "state.in_iteration must be true or false")
+    sizes = state["sizes_before"]
+    if not isinstance(sizes, list) or not sizes or not all(_is_int(k) and k >= 0 for k in sizes):
+        _fail(path, "state.sizes_before must be a list of population sizes, one per player")
+    for key in ("gap", "train_gap", "wall_time", "cpu_time"):
+        if not _is_number(state[key]):
+            _fail(path, f"state.{key} must be a number; got {state[key]!r}")
+    if not _is_int(state["evaluations"]) or state["evaluations"] < 0:
+        _fail(path, "state.evaluations must be an int >= 0")
+    if not isinstance(history, list) or not all(isinstance(row, dict) for row in history):
+        _fail(path, "'history' must be a list of rows")
+    expected_rows = max(t, -1) + 1 - int(state["in_iteration"])
+    if len(history) != expected_rows:
+        _fail(path, f"it holds {len(history)} history rows, but iteration {t} "
+                    f"{'(in progress) ' if state['in_iteration'] else ''}needs {expected_rows}")
+    n = len(sizes)
+    for i, row in enumerate(history):
+        if row.get("iteration") != i or not all(_is_int(row.get(f"population_{p}")) for p in range(n)):
+            _fail(path, f"history row {i} must have iteration {i} and population_0..population_{n - 1}")
+    if history and not state["in_iteration"]:
+        last = history[-1]
+        for key in ("gap", "train_gap", "evaluations"):
+            if not _same(last.get(key), state[key]):
+                _fail(path, f"state.{key} ({state[key]!r}) differs from the last history row's ({last.get(key)!r})")
+    rng = document["rng"]
+    if not isinstance(rng, dict) or not isinstance(rng.get("bit_generator"), str) or "state" not in rng:
+        _fail(path, "'rng' must be a bit generator state ({'bit_generator': ..., 'state': ...})")
+    options = document["options"]
+    if not isinstance(options, dict) or not isinstance(options.get("game"), (str, dict)):   # dict: a NormalFormGame
+        _fail(path, "'options' must hold the solver's options, the game among them")
+    try:
+        spec_from_portable(options.get("executor"), name="options.executor")
+    except ValueError as exc:
+        _fail(path, str(exc))
+    evaluator_options = options.get("evaluator_options", {})
+    if not isinstance(evaluator_options, dict) or "executor" in evaluator_options:
+        _fail(path, "options.evaluator_options must be a mapping without an 'executor' (a stored run may only "
+                    "choose its engine in options.executor)")
+    if document["config"] is not None and not isinstance(document["config"], dict):
+        _fail(path, "'config' must be null or a mapping of config fields")
+    for key in ("meta_strategy", "eval_meta_strategy"):
+        info = state[key]
+        if info is not None and not (isinstance(info, dict) and isinstance(info.get("concept"), str)
+                                     and isinstance(info.get("method"), str)):
+            _fail(path, f"state.{key} must be null or {{'concept': ..., 'method': ...}}")
+
+
+def _check_arrays(document: dict, path: Path) -> None:
+    """The arrays and the meta-game against the document (raises :class:`_Damage`)."""
+    arrays, meta, state = document["arrays"], document["meta_game_object"], document["state"]
+    where = path.parent / document["arrays_file"]
+    n = len(state["sizes_before"])
+    sizes = []
+    for p in range(n):
+        keys = [f"{k}_{p}" for k in ("policies", "iteration", "oracle", "meta_solver", "value", "pending",
+                                     "pending_value")]
+        absent = [k for k in keys if k not in arrays]
+        if absent:
+            _fail(where, f"arrays {absent} are missing")
+        policies, pending = arrays[f"policies_{p}"], arrays[f"pending_{p}"]
+        k = policies.shape[0] if policies.ndim == 3 else -1
+        provenance = ("iteration", "oracle", "meta_solver", "value")
+        if k < 0 or any(arrays[f"{name}_{p}"].shape != (k,) for name in provenance):
+            _fail(where, f"player {p}'s policies and provenance disagree in length")
+        if pending.ndim != 3 or pending.shape[1:] != policies.shape[1:] \
+                or arrays[f"pending_value_{p}"].shape != (pending.shape[0],):
+            _fail(where, f"player {p}'s waiting best responses do not fit its policies")
+        sizes.append(k)
+    if f"policies_{n}" in arrays:
+        _fail(where, f"it holds policies of {n + 1} or more players; the document has {n}")
+    if meta.num_players != n or meta.shape != tuple(sizes) or meta.total.shape != meta.count.shape \
+            or meta.total_sq.shape != meta.count.shape or meta.exact.shape != meta.shape:
+        _fail(path.parent / document["meta_game"], f"the meta-game has shape {meta.shape} for {meta.num_players} "
+                                                   f"players; the populations have sizes {sizes}")
+    history = document["history"]
+    if history:
+        recorded = [history[-1][f"population_{p}"] for p in range(n)]
+        expected = state["sizes_before"] if state["in_iteration"] else sizes
+        if recorded != list(expected):
+            _fail(path, f"the last history row records populations {recorded}, the arrays hold {sizes}")
+    if state["in_iteration"] and any(b > k for b, k in zip(state["sizes_before"], sizes)):
+        _fail(path, f"state.sizes_before {state['sizes_before']} exceeds the population sizes {sizes}")
+    solved = tuple(state["sizes_before"] if state["in_iteration"] else sizes)   # the last meta-solve's game
+    for prefix in ("meta", "eval_meta"):
+        if f"{prefix}_joint" in arrays and arrays[f"{prefix}_joint"].shape != solved:
+            _fail(where, f"{prefix}_joint has shape {arrays[f'{prefix}_joint'].shape}; the meta-game it solves "
+                         f"{solved}")
 
 
 def restore(document: dict, checkpoint_dir=None, progress: bool = True, executor=None):
@@ -233,31 +526,50 @@ def restore(document: dict, checkpoint_dir=None, progress: bool = True, executor
     no state between calls (each response's seed is derived from the run's
     seed, the iteration, the player and the target), so they need none.
 
-    ``executor``, when given, replaces the checkpoint's executor (results do not depend on it).
+    ``executor``, when given, replaces the checkpoint's executor (results do not depend on it); the
+    checkpoint's own is at most an engine and a worker count (anything else was refused on load).
+
+    Raises
+    ------
+    ValueError
+        When the document does not describe a state the solver can take (naming the checkpoint file).
 
     Examples
     --------
     See :meth:`psro.PSRO.resume`.
     """
+    try:
+        return _restore(document, checkpoint_dir, progress, executor)
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
+        source = document.get("file", "the checkpoint") if isinstance(document, dict) else "the checkpoint"
+        raise ValueError(f"checkpoint file {source!r} cannot be restored: {type(exc).__name__}: {exc}") from None
+
+
+def _restore(document: dict, checkpoint_dir, progress: bool, executor):
     from psro.loop import PSRO
     from psro.population import Provenance
     from solvers import make_equilibrium
 
     options = dict(document["options"])
+    options["executor"] = spec_from_portable(options.get("executor"), name="options.executor")
     if executor is not None:
         options["executor"] = executor
-        options["evaluator_options"] = {k: v for k, v in options.get("evaluator_options", {}).items()
-                                        if k != "executor"}
     solver = PSRO(**options, progress=progress, checkpoint_dir=checkpoint_dir)
     solver.run_config = document.get("config")
     arrays, state = document["arrays"], document["state"]
     for p, pop in enumerate(solver.populations):
         policies = arrays[f"policies_{p}"]
+        if policies.shape[1:] != (pop.infostates.num_infostates, pop.infostates.num_actions):
+            raise ValueError(f"player {p}'s policies have shape {policies.shape[1:]}; the game "
+                             f"{options['game']!r} needs {(pop.infostates.num_infostates, pop.infostates.num_actions)}")
         provenance = [Provenance(int(i), str(o), str(m), float(v)) for i, o, m, v in
                       zip(arrays[f"iteration_{p}"], arrays[f"oracle_{p}"], arrays[f"meta_solver_{p}"],
                           arrays[f"value_{p}"])]
         if len(policies):
             pop.add(policies, provenance)
+    if len(solver.populations) != len(state["sizes_before"]):
+        raise ValueError(f"the game {options['game']!r} has {len(solver.populations)} players; the checkpoint "
+                         f"{len(state['sizes_before'])}")
     solver._pending = [[(arrays[f"pending_{p}"][k], float(arrays[f"pending_value_{p}"][k]))
                         for k in range(arrays[f"pending_{p}"].shape[0])] for p in range(len(solver.populations))]
     solver.meta_game = document["meta_game_object"]

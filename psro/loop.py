@@ -754,11 +754,15 @@ class PSRO:
         return False
 
     @classmethod
-    def resume(cls, checkpoint_dir, progress: bool = True, executor=None) -> "PSRO":
+    def resume(cls, checkpoint_dir, progress: bool = True, executor=None, previous: bool = False) -> "PSRO":
         """Rebuild a solver from the checkpoint in ``checkpoint_dir``; :meth:`run` continues it.
 
         ``executor`` (default: the checkpoint's, or serial when the run was given an
         executor instance) may differ from the interrupted run's: results do not depend on it.
+        The checkpoint is verified first (:func:`psro.checkpoint.load_checkpoint`): a damaged
+        or tampered one, or one whose executor names more than an engine and a worker count,
+        raises ``ValueError`` naming the file. ``previous=True`` resumes from the checkpoint
+        before the latest (kept until the next one is verified).
 
         Examples
         --------
@@ -772,8 +776,8 @@ class PSRO:
         """
         from psro.checkpoint import load_checkpoint, restore
 
-        return restore(load_checkpoint(checkpoint_dir), checkpoint_dir=checkpoint_dir, progress=progress,
-                       executor=executor)
+        return restore(load_checkpoint(checkpoint_dir, previous=previous), checkpoint_dir=checkpoint_dir,
+                       progress=progress, executor=executor)
 
 
 def new_profile_blocks(old_sizes, new_sizes) -> list:

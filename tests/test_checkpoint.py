@@ -13,7 +13,7 @@ import pytest
 
 from games import EmpiricalGame
 from psro import PSRO
-from psro.checkpoint import CHECKPOINT_FILE, atomic_write, load_checkpoint
+from psro.checkpoint import CHECKPOINT_FILE, PREVIOUS_FILE, atomic_write, load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
@@ -82,9 +82,13 @@ def test_checkpoint_files_hold_no_pickle_and_old_arrays_are_removed(tmp_path):
     solver = PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path)
     solver.run(iterations=3)
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == sorted([CHECKPOINT_FILE, "arrays-000003.npz", "meta_game-000003.npz"])
     document = json.loads((tmp_path / CHECKPOINT_FILE).read_text())
+    previous = json.loads((tmp_path / PREVIOUS_FILE).read_text())
+    # the latest checkpoint and the one before (kept until the next is verified); nothing older
+    assert files == sorted([CHECKPOINT_FILE, PREVIOUS_FILE, *document["manifest"], *previous["manifest"]])
+    assert [f.split("-")[1] for f in files if f.endswith(".npz")] == ["000002", "000003"] * 2
     assert document["state"]["iteration"] == 3 and len(document["history"]) == 4
+    assert previous["state"]["iteration"] == 2
     assert document["rng"]["bit_generator"] == "PCG64"
     for name in (f for f in files if f.endswith(".npz")):
         with np.load(tmp_path / name, allow_pickle=False) as data:   # raises if anything needed pickle
