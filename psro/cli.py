@@ -4,8 +4,14 @@
 trains, prints one table row per iteration (and a progress bar with the current
 gap on a terminal), checkpoints after every iteration and writes a run directory.
 ``psro run --resume RUN_DIR`` and ``psro resume RUN_DIR`` continue a run from its
-checkpoint (stopping rules count the whole run; ``--set`` may change them).
-``psro report RUN_DIR`` re-draws the plot and the summary of a run directory.
+checkpoint (stopping rules count the whole run; ``--set`` may change them);
+``--previous`` continues from the checkpoint before the latest, when the latest
+is damaged. ``psro report RUN_DIR`` re-draws the plot and the summary of a run
+directory.
+
+The ``--<field>`` options are generated from :class:`psro.config.PSROConfig`:
+one per field, with its type, choices (from the registries), default and the
+first sentence of its docstring (:func:`psro.config.field_help`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import signal
 import sys
 from pathlib import Path
 
-from psro.config import PSROConfig
+from psro.config import PSROConfig, field_help
 
 __all__ = ["main", "build_parser"]
 
@@ -38,32 +44,73 @@ TABLE = [  # (header, row key, format)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; every config field also has its own ``--field`` option.
+    """The argument parser; every config field has its own ``--field`` option, generated from the config.
 
     Examples
     --------
     >>> args = build_parser().parse_args(["run", "c.yaml", "--iterations", "5"])
     >>> args.command, args.iterations
     ('run', '5')
+    >>> build_parser().parse_args(["resume", "runs/x", "--meta_solver", "nash"]).meta_solver   # the old spelling
+    'nash'
     """
     parser = argparse.ArgumentParser(prog="psro", description="Policy-Space Response Oracles.")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="train from a YAML config and write a run directory")
+    run = sub.add_parser("run", help="train from a YAML config and write a run directory",
+                         description="Train from a YAML config and write a run directory.")
     run.add_argument("config", nargs="?", help="YAML config, e.g. experiments/configs/kuhn_poker.yaml")
-    run.add_argument("--out", help="run directory (default: runs/<name>-<timestamp>)")
+    run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/<name>-<timestamp>)")
     run.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its checkpoint")
-    resume = sub.add_parser("resume", help="continue a run from the checkpoint in its run directory")
-    resume.add_argument("run_dir")
+    resume = sub.add_parser("resume", help="continue a run from the checkpoint in its run directory",
+                            description="Continue a run from the checkpoint in its run directory.")
+    resume.add_argument("run_dir", metavar="RUN_DIR")
     for command in (run, resume):
+        command.add_argument("--previous", action="store_true",
+                             help="continue from the checkpoint before the latest (when the latest is damaged)")
         command.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                              help="override a config field (repeatable), e.g. --set iterations=5")
-        for name in PSROConfig.field_names():
-            command.add_argument(f"--{name.replace('_', '-')}", f"--{name}", dest=name, default=None,
-                                 metavar="VALUE", help=f"override config field {name!r}")
+        _add_field_options(command)
     report = sub.add_parser("report", help="re-draw the plot and report.md of a run directory")
-    report.add_argument("run_dir")
+    report.add_argument("run_dir", metavar="RUN_DIR")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     return parser
+
+
+def _add_field_options(command: argparse.ArgumentParser) -> None:
+    """One ``--field-name`` option per :class:`PSROConfig` field, described from its type, choices and docstring."""
+    group = command.add_argument_group(
+        "config fields", "Each overrides the config file's value (written as in YAML: null, 5, 1e-6, true); "
+                         "the default shown is the one used when the file does not set the field.")
+    for field in field_help():
+        group.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name, default=None,
+                           metavar=_metavar(field), help=_help_text(field).replace("%", "%%"))
+        if "_" in field.name:   # the spelling with underscores still parses, without a second help entry
+            group.add_argument(f"--{field.name}", dest=field.name, default=None, help=argparse.SUPPRESS)
+
+
+def _yaml_text(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return '""' if value == "" else str(value)
+
+
+def _metavar(field) -> str:
+    if field.type_text.startswith("bool"):
+        return "{true,false}"
+    if field.choices is not None and len(field.choices) <= 6 and field.name != "executor":
+        return "{" + ",".join(field.choices) + "}"
+    base = field.type_text.split()[0]
+    return {"int": "N", "float": "X"}.get(base, "NAME" if field.choices is not None else "TEXT")
+
+
+def _help_text(field) -> str:
+    text = field.description
+    if field.choices is not None and not _metavar(field).startswith("{"):   # (a short list is the metavar)
+        extra = " or a number of worker processes such as 2" if field.name == "executor" else ""
+        text += f" Choices: {', '.join(field.choices)}{extra}."
+    return f"{text} [{field.type_text}; default: {_yaml_text(field.default)}]"
 
 
 def _format_row(row: dict) -> str:
@@ -102,7 +149,7 @@ def _run(args) -> int:
         if not has_checkpoint(run_dir / "checkpoint"):
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint (checkpoint/checkpoint.json); "
                              "start it with `psro run CONFIG --out RUN_DIR`.")
-        document = load_checkpoint(run_dir / "checkpoint")
+        document = load_checkpoint(run_dir / "checkpoint", previous=args.previous)
         if document.get("config") is None:
             raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
         saved = PSROConfig.from_dict(document["config"])

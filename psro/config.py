@@ -1,16 +1,88 @@
-"""The typed configuration of a PSRO run: one dataclass, loadable from YAML, overridable from the command line."""
+"""The typed configuration of a PSRO run: one dataclass, loadable from YAML, overridable from the command line.
+
+The fields' types, defaults and docstrings are the one description of the
+options: :func:`field_help` reads them (the docstrings from the source, as
+attribute docstrings) together with each name field's choices from its
+registry (:data:`CHOICES`), and the ``psro`` command builds its ``--help`` from
+that. Values are checked when a config is built (ranges, the run name) and by
+:meth:`PSROConfig.validate` (names against the registries); every error starts
+with the field's name.
+"""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
+import functools
+import inspect
+import re
+import textwrap
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-__all__ = ["PSROConfig"]
+from games.validation import check_int, check_real, check_seed
+
+__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "field_help"]
+
+
+def _meta_solvers() -> list:
+    from psro.meta_solvers import known_names
+
+    return list(known_names())
+
+
+def _oracles() -> list:
+    from psro.best_response import ORACLES
+
+    return list(ORACLES)
+
+
+def _evaluators() -> list:
+    from psro.evaluation import EVALUATORS
+
+    return sorted(EVALUATORS)
+
+
+def _top_up_methods() -> list:
+    from psro.evaluation import TOP_UP_METHODS
+
+    return list(TOP_UP_METHODS)
+
+
+def _update_players() -> list:
+    from psro.loop import UPDATE_PLAYERS
+
+    return list(UPDATE_PLAYERS)
+
+
+def _br_selections() -> list:
+    from psro.loop import BR_SELECTIONS
+
+    return list(BR_SELECTIONS)
+
+
+def _engines() -> list:
+    from games.executors import ENGINES
+
+    return list(ENGINES)
+
+
+#: The fields that name something in a registry, and where their allowed names come from (read when asked:
+#: the registries are the single source, so a newly registered name appears in ``psro run --help`` too).
+CHOICES = {
+    "meta_solver": _meta_solvers,
+    "eval_meta_solver": _meta_solvers,
+    "update_players": _update_players,
+    "br_selection": _br_selections,
+    "oracle": _oracles,
+    "evaluator": _evaluators,
+    "executor": _engines,   # or a worker count
+    "top_up_method": _top_up_methods,
+}
 
 
 @dataclass(frozen=True)
@@ -116,6 +188,17 @@ class PSROConfig:
     ranking_alpha: float = 10.0
     """alpha-Rank's selection intensity for that ranking."""
 
+    def __post_init__(self):
+        """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
+        _check_name(self.name)
+        for field, least in (("iterations", 0), ("oracle_steps", 1), ("episodes_per_profile", 1),
+                             ("top_up_episodes", 0), ("top_up_rounds", 1)):
+            _field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
+        _field_check(check_seed, "seed", self.seed)
+        for field in ("target_gap", "time_limit"):
+            _field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
+        _field_check(check_real, "ranking_alpha", self.ranking_alpha, minimum=0.0, strict=True)
+
     # ---------------------------------------------------------------- building
     @classmethod
     def field_names(cls) -> list:
@@ -152,11 +235,14 @@ class PSROConfig:
         ('tiny', 3)
         """
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"config file {str(path)!r} is a directory; give a YAML file such as "
+                             "experiments/configs/kuhn_poker.yaml (to continue a run directory: psro resume RUN_DIR).")
         if not path.is_file():
             raise ValueError(f"config file {str(path)!r} does not exist.")
         with open(path) as fh:
             try:
-                data = yaml.safe_load(fh)
+                data = yaml.load(fh, Loader=_UniqueKeyLoader)   # a SafeLoader that refuses duplicate keys
             except yaml.YAMLError as exc:
                 raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
         cfg = cls.from_dict(data, source=str(path))
@@ -231,6 +317,8 @@ class PSROConfig:
             game = games.load(self.game)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"game: {exc}") from None
+        if not isinstance(self.game, str) or not self.game.strip():
+            raise ValueError(f"game must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
         try:
             get_meta_solver(self.meta_solver).check_fits(game.num_players(), _constant_sum(game))
         except (ValueError, TypeError) as exc:
@@ -253,8 +341,6 @@ class PSROConfig:
             if self.oracle not in LEARNED:
                 raise ValueError(f"oracle_steps: only the learned oracles {list(LEARNED)} train; oracle="
                                  f"{self.oracle!r} takes no steps (set oracle_steps to null).")
-            if self.oracle_steps < 1:
-                raise ValueError(f"oracle_steps: must be a positive number of training steps; got {self.oracle_steps}.")
         if self.evaluator not in EVALUATORS:
             raise ValueError(f"evaluator: must be one of {sorted(EVALUATORS)}; got {self.evaluator!r}.")
         spec = self.executor_spec()
@@ -274,6 +360,116 @@ class PSROConfig:
 
 def _field_types() -> dict:
     return typing.get_type_hints(PSROConfig)
+
+
+def _field_check(check, field: str, value, **bounds) -> None:
+    """Run a :mod:`games.validation` check; its message starts with the field, and it is raised as ``ValueError``
+    (what :meth:`PSROConfig.from_dict` documents)."""
+    try:
+        check(value, field, **bounds)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _check_name(name) -> None:
+    """A run name is one file name (it names ``runs/<name>-<timestamp>``), never a path."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string; got {name!r}.")
+    if name and (Path(name).name != name or name.startswith(".") or "\\" in name
+                 or any(ord(c) < 32 for c in name) or len(name) > 200):
+        raise ValueError(f"name {name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
+                         "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
+                         "directory with --out RUN_DIR.")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that raises on a key given twice in one mapping (plain YAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:   # an unhashable key: the base class reports it
+                continue
+            if first != key_node.start_mark.line + 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"config field {key!r} is given twice (lines {first} and "
+                                f"{key_node.start_mark.line + 1}); keep one", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+@dataclass(frozen=True)
+class FieldHelp:
+    """What ``psro run --help`` says about one config field.
+
+    Attributes
+    ----------
+    name : str
+    type_text : str
+        ``int``, ``float or null``, ...
+    default
+        The dataclass default.
+    choices : list of str or None
+        The allowed names, from the field's registry (:data:`CHOICES`).
+    description : str
+        The first sentence of the field's docstring, reST markup removed.
+    """
+
+    name: str
+    type_text: str
+    default: typing.Any
+    choices: typing.Optional[list]
+    description: str
+
+
+@functools.lru_cache(maxsize=1)
+def _field_docstrings() -> dict:
+    """``{field: docstring}`` read from the class source (the string literal after each annotated field)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(PSROConfig)))
+    body = tree.body[0].body
+    docs = {}
+    for node, after in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) \
+                and isinstance(after.value.value, str):
+            docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+def _plain(text: str) -> str:
+    """reST inline markup to plain text: ````x```` and :role:`x` become x."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", r"\1", " ".join(text.split()))
+
+
+def _first_sentence(text: str) -> str:
+    match = re.search(r"(?<![ (.]e\.g)(?<!i\.e)\.(\s|$)", text)
+    return text if match is None else text[:match.start() + 1]
+
+
+def field_help() -> list:
+    """One :class:`FieldHelp` per config field, in declaration order: type, default, choices and description.
+
+    Examples
+    --------
+    >>> oracle = next(h for h in field_help() if h.name == "oracle")
+    >>> oracle.default, oracle.choices[:2], oracle.description
+    ('exact', ['exact', 'openspiel'], 'Best-response oracle: exact (sequence form, numpy), ...')
+    """
+    docs = _field_docstrings()
+    types = _field_types()
+    out = []
+    for f in dataclasses.fields(PSROConfig):
+        annotation = types[f.name]
+        optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
+        base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
+        choices = CHOICES[f.name]() if f.name in CHOICES else None
+        out.append(FieldHelp(name=f.name, type_text=base.__name__ + (" or null" if optional else ""),
+                             default=f.default, choices=choices,
+                             description=_first_sentence(_plain(docs.get(f.name, "")))))
+    return out
 
 
 def _coerce(key: str, value, annotation):
