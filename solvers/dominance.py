@@ -38,6 +38,7 @@ from scipy.optimize import linprog
 from games.normal_form import NormalFormGame, as_game
 from solvers.equilibrium import Equilibrium
 from solvers.registry import PRODUCT_CONCEPTS, make_equilibrium
+from solvers.risk_averse import rae_gap
 
 __all__ = ["DEFAULT_TOL", "Elimination", "DominanceResult", "dominating_strategy", "is_dominated",
            "iterated_dominance", "solve_pruned"]
@@ -99,7 +100,12 @@ class DominanceResult:
         """An equilibrium of the reduced game as one of ``full_game`` (zero weight on eliminated actions).
 
         The joint (for ``"ce"``/``"cce"``) or the marginals (otherwise) are
-        padded with zeros and the gap is recomputed in the full game.
+        padded with zeros and the gap is recomputed in the full game (the RAE
+        gap for ``"rae"``; concepts without a known measure keep theirs).
+        Eliminating strictly dominated actions keeps Nash, CE and CCE gaps
+        unchanged; if the full game's gap is larger (a risk-averse player may
+        prefer a dominated but safer action), ``info["converged"]`` is set to
+        False. ``info["reduced_gap"]`` keeps the reduced game's gap.
 
         Examples
         --------
@@ -120,20 +126,32 @@ class DominanceResult:
             raise ValueError(f"equilibrium has shape {equilibrium.joint.shape} but the reduced game has "
                              f"{self.game.shape}; solve DominanceResult.game and embed that solution.")
         info = dict(equilibrium.info, dominance_surviving=self.surviving,
-                    dominance_eliminated=len(self.eliminated))
+                    dominance_eliminated=len(self.eliminated), reduced_gap=equilibrium.gap)
         if equilibrium.concept in ("ce", "cce"):
             joint = np.zeros(full_game.shape)
             joint[np.ix_(*self.surviving)] = equilibrium.joint
-            return make_equilibrium(full_game, joint=joint, concept=equilibrium.concept,
-                                    method=equilibrium.method, info=info)
-        marginals = []
-        for keep, m, k in zip(self.surviving, equilibrium.marginals, full_game.shape):
-            full = np.zeros(k)
-            full[list(keep)] = m
-            marginals.append(full)
-        gap = None if equilibrium.concept in PRODUCT_CONCEPTS else equilibrium.gap
-        return make_equilibrium(full_game, marginals=marginals, concept=equilibrium.concept,
-                                method=equilibrium.method, info=info, gap=gap)
+            eq = make_equilibrium(full_game, joint=joint, concept=equilibrium.concept,
+                                  method=equilibrium.method, info=info)
+        else:
+            marginals = []
+            for keep, m, k in zip(self.surviving, equilibrium.marginals, full_game.shape):
+                full = np.zeros(k)
+                full[list(keep)] = m
+                marginals.append(full)
+            gap = None
+            if equilibrium.concept == "rae":  # its own measure: a pruned action may be less risky
+                gap = rae_gap(full_game, marginals, info["risk_aversion"], risk=info.get("risk", "variance"),
+                              target=info.get("target", "mean"))
+            elif equilibrium.concept not in PRODUCT_CONCEPTS:
+                gap = equilibrium.gap  # no full-game measure known for this concept: the reduced game's
+            eq = make_equilibrium(full_game, marginals=marginals, concept=equilibrium.concept,
+                                  method=equilibrium.method, info=info, gap=gap)
+        scale = float(np.ptp(full_game.payoffs.reshape(full_game.num_players, -1), axis=1).max()) or 1.0
+        if eq.converged and eq.gap > equilibrium.gap + 1e-9 * scale:
+            logger.warning("the embedded solution's gap %.3g in the full game exceeds its gap %.3g in the reduced "
+                           "game; it is marked not converged", eq.gap, equilibrium.gap)
+            eq.info["converged"] = False
+        return eq
 
 
 def _check_flags(strict, mixed) -> None:

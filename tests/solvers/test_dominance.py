@@ -170,3 +170,16 @@ def test_pure_domination_implies_mixed_and_strict_implies_weak(pay):
             if sigma is not None:  # the certificate itself: better at every column, recomputed here
                 u = game.payoffs[p] if p == 0 else game.payoffs[p].T
                 assert sigma[a] == 0 and np.all(sigma @ u > u[a])
+
+
+def test_embedding_a_risk_averse_solution_rechecks_it_in_the_full_game():
+    # the second row pays less than the first at every column, but without variance: strictly dominated,
+    # yet against a mixing column player the best response of a risk-averse row player
+    game = NormalFormGame.from_bimatrix([[3.0, 1.0], [0.9, 0.9]], np.zeros((2, 2)))
+    res = iterated_dominance(game)
+    assert res.surviving == ((0,), (0, 1))
+    reduced = solve(res.game, "rae", risk_aversion=2.0)
+    assert reduced.marginals[1].min() > 0.1  # the indifferent column player mixes
+    eq = res.embed(game, reduced)
+    assert eq.concept == "rae" and eq.gap > 0.1  # the pruned safe row is a profitable risk-averse deviation
+    assert not eq.converged and eq.info["reduced_gap"] <= 1e-9
