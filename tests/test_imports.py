@@ -1,0 +1,50 @@
+"""Importing the packages is cheap: heavy libraries load on first use, and every public name still resolves."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("solvers", "scipy.optimize", "torch", "pyspiel", "matplotlib", "cvxpy", "networkx", "ray", "pandas")
+
+
+def modules_loaded_by(statement: str) -> set[str]:
+    probe = f"{statement}\nimport json, sys\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("statement, allowed", [
+    ("import psro", set()),
+    ("import games, ranking", set()),
+    # what a worker process unpickling an oracle job imports
+    ("import psro.oracle_jobs", set()),
+    ("from games import NormalFormGame", set()),
+    ("from ranking import elo", {"pandas"}),
+])
+def test_import_loads_no_heavy_library(statement, allowed):
+    assert modules_loaded_by(statement) <= allowed
+
+
+@pytest.mark.parametrize("package", ["games", "solvers", "ranking", "psro"])
+def test_every_public_name_resolves(package):
+    probe = (f"import {package}\nmissing = [n for n in {package}.__all__ if getattr({package}, n, None) is None]\n"
+             f"assert not missing, missing\nassert set(dir({package})) >= set({package}.__all__)\n"
+             f"from {package} import *")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_functions_named_like_their_module_stay_functions():
+    # ranking.elo, ranking.alpharank and psro.double_oracle are functions, also after their modules were imported
+    probe = ("import ranking.melo, ranking.elo, ranking.alpharank_plots, psro.double_oracle, inspect\n"
+             "from ranking import elo, alpharank\nfrom psro import double_oracle\n"
+             "assert all(inspect.isfunction(f) for f in (elo, alpharank, double_oracle)), (elo, alpharank)")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
