@@ -673,7 +673,7 @@ def spec_from_portable(value, name: str = "executor"):
         raise ValueError(f"{name} may only name an engine and a worker count; {extra[0]!r} is not allowed ({fix}).")
     engine = value.get("engine")
     if engine not in ENGINES:
-        raise ValueError(f"{name}['engine'] must be one of {list(ENGINES)}; got {engine!r}.")
+        raise ValueError(f"{name}['engine'] must be one of {list(ENGINES)}; got {engine!r} ({fix}).")
     if "workers" not in value or engine == "serial":
         return engine
     workers = check_int(value["workers"], f"{name}['workers']", minimum=1)

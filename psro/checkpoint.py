@@ -80,9 +80,9 @@ _DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "options", "con
 class _Damage(Exception):
     """What is wrong with one file of a checkpoint (turned into a ``ValueError`` naming it)."""
 
-    def __init__(self, file: Path, what: str):
+    def __init__(self, file: Path, what: str, verdict: str = "damaged"):
         super().__init__(what)
-        self.file, self.what = file, what
+        self.file, self.what, self.verdict = file, what, verdict
 
 
 def atomic_write(path, write) -> None:
@@ -331,8 +331,8 @@ def load_checkpoint(directory, arrays: bool = True, previous: bool = False) -> d
     try:
         return _load(directory, name, arrays)
     except _Damage as damage:
-        raise ValueError(f"checkpoint file {str(damage.file)!r} is damaged: {damage.what}. It cannot be resumed. "
-                         + _advice(directory, previous)) from None
+        raise ValueError(f"checkpoint file {str(damage.file)!r} is {damage.verdict}: {damage.what}. It cannot be "
+                         "resumed. " + _advice(directory, previous)) from None
 
 
 def _advice(directory: Path, previous: bool) -> str:
@@ -460,11 +460,11 @@ def _check_document(document: dict, path: Path) -> None:
     try:
         spec_from_portable(options.get("executor"), name="options.executor")
     except ValueError as exc:
-        _fail(path, str(exc))
+        raise _Damage(path, str(exc), verdict="refused") from None
     evaluator_options = options.get("evaluator_options", {})
     if not isinstance(evaluator_options, dict) or "executor" in evaluator_options:
-        _fail(path, "options.evaluator_options must be a mapping without an 'executor' (a stored run may only "
-                    "choose its engine in options.executor)")
+        raise _Damage(path, "options.evaluator_options must be a mapping without an 'executor' (a stored run may "
+                            "only choose its engine and a worker count, in options.executor)", verdict="refused")
     if document["config"] is not None and not isinstance(document["config"], dict):
         _fail(path, "'config' must be null or a mapping of config fields")
     for key in ("meta_strategy", "eval_meta_strategy"):
@@ -477,7 +477,8 @@ def _check_document(document: dict, path: Path) -> None:
 def _check_arrays(document: dict, path: Path) -> None:
     """The arrays and the meta-game against the document (raises :class:`_Damage`)."""
     arrays, meta, state = document["arrays"], document["meta_game_object"], document["state"]
-    where = path.parent / document["arrays_file"]
+    # the array files matched the manifest, so a disagreement is the document's: it is named, and the array file
+    arrays_name = document["arrays_file"]
     n = len(state["sizes_before"])
     sizes = []
     for p in range(n):
@@ -485,21 +486,21 @@ def _check_arrays(document: dict, path: Path) -> None:
                                      "pending_value")]
         absent = [k for k in keys if k not in arrays]
         if absent:
-            _fail(where, f"arrays {absent} are missing")
+            _fail(path, f"{arrays_name}: arrays {absent} are missing")
         policies, pending = arrays[f"policies_{p}"], arrays[f"pending_{p}"]
         k = policies.shape[0] if policies.ndim == 3 else -1
         provenance = ("iteration", "oracle", "meta_solver", "value")
         if k < 0 or any(arrays[f"{name}_{p}"].shape != (k,) for name in provenance):
-            _fail(where, f"player {p}'s policies and provenance disagree in length")
+            _fail(path, f"{arrays_name}: player {p}'s policies and provenance disagree in length")
         if pending.ndim != 3 or pending.shape[1:] != policies.shape[1:] \
                 or arrays[f"pending_value_{p}"].shape != (pending.shape[0],):
-            _fail(where, f"player {p}'s waiting best responses do not fit its policies")
+            _fail(path, f"{arrays_name}: player {p}'s waiting best responses do not fit its policies")
         sizes.append(k)
     if f"policies_{n}" in arrays:
-        _fail(where, f"it holds policies of {n + 1} or more players; the document has {n}")
+        _fail(path, f"{arrays_name}: it holds policies of {n + 1} or more players; the document has {n}")
     if meta.num_players != n or meta.shape != tuple(sizes) or meta.total.shape != meta.count.shape \
             or meta.total_sq.shape != meta.count.shape or meta.exact.shape != meta.shape:
-        _fail(path.parent / document["meta_game"], f"the meta-game has shape {meta.shape} for {meta.num_players} "
+        _fail(path, f"{document['meta_game']}: the meta-game has shape {meta.shape} for {meta.num_players} "
                                                    f"players; the populations have sizes {sizes}")
     history = document["history"]
     if history:
@@ -512,8 +513,8 @@ def _check_arrays(document: dict, path: Path) -> None:
     solved = tuple(state["sizes_before"] if state["in_iteration"] else sizes)   # the last meta-solve's game
     for prefix in ("meta", "eval_meta"):
         if f"{prefix}_joint" in arrays and arrays[f"{prefix}_joint"].shape != solved:
-            _fail(where, f"{prefix}_joint has shape {arrays[f'{prefix}_joint'].shape}; the meta-game it solves "
-                         f"{solved}")
+            _fail(path, f"{arrays_name}: {prefix}_joint has shape {arrays[f'{prefix}_joint'].shape}; the "
+                        f"meta-game it solves {solved}")
 
 
 def restore(document: dict, checkpoint_dir=None, progress: bool = True, executor=None):
