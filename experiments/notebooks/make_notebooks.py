@@ -246,6 +246,58 @@ assert ((table.outer_lower <= table.exact + 1e-9) & (table.exact <= table.outer_
 t"""),
 ]
 
+DYNAMICS = [
+    new_markdown_cell("# Evolutionary dynamics\n\nReplicator and Boltzmann-Q vector fields "
+                      "(`solvers.evolutionary_dynamics`), trajectories integrated with `scipy.integrate.solve_ivp`, "
+                      "rest points with their stability, phase portraits (`ranking.dynamics_plots`) and the Moran "
+                      "process (`solvers.moran`)."),
+    new_code_cell(SETUP),
+    new_markdown_cell("## Rock-paper-scissors on the 2-simplex\n\nOne population. Under the replicator the "
+                      "orbits are closed around the centre (a neutral rest point; `x1 x2 x3` is conserved) and "
+                      "the vertices are saddles; Q-learning's exploration (Boltzmann-Q) makes the centre attract."),
+    new_code_cell("""\
+from games import catalog
+from ranking.dynamics_plots import plot_simplex_portrait, plot_square_portrait
+from solvers.evolutionary_dynamics import rest_points, trajectory
+
+rps = catalog.rock_paper_scissors()
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+plot_simplex_portrait(rps, "replicator", ax=axes[0], t_max=15)
+plot_simplex_portrait(rps, "boltzmann_q", ax=axes[1], temperature=0.3, t_max=15)
+plt.show()
+orbit = trajectory(rps, [0.6, 0.3, 0.1], t_max=30, single_population=True, rtol=1e-10, atol=1e-12)
+assert np.allclose(orbit.states.prod(axis=1), 0.018, rtol=1e-6)"""),
+    new_markdown_cell("## 2x2 games on the unit square\n\nTwo populations, one per player. The stag hunt has two "
+                      "attracting pure equilibria separated by the saddle at the mixed one; matching pennies cycles "
+                      "around its mixed equilibrium."),
+    new_code_cell("""\
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+plot_square_portrait(catalog.stag_hunt(), ax=axes[0], initial_states=[(0.5, 0.9), (0.6, 0.5)])
+plot_square_portrait(catalog.matching_pennies(), ax=axes[1], initial_states=[(0.8, 0.5)])
+plt.show()
+table = pd.DataFrame([(p.state.round(4).tolist(), p.stability) for p in rest_points(catalog.stag_hunt())],
+                     columns=["state (p0 stag, p0 hare, p1 stag, p1 hare)", "stability"])
+assert (table.stability == "stable").sum() == 2
+table"""),
+    new_markdown_cell("## The Moran process\n\nA single stag hunter invading hunters of hare, in populations "
+                      "of size N: the closed-form fixation probability against 20 000 simulated invasions each "
+                      "(explicit `rng`). Neutral drift would give 1/N."),
+    new_code_cell("""\
+from solvers.moran import fixation_probability, moran_fixation
+
+rng = np.random.default_rng(0)
+sizes = [4, 6, 8, 12, 16, 24]
+exact = [fixation_probability(catalog.stag_hunt(), n, 0.2) for n in sizes]
+sims = [moran_fixation(catalog.stag_hunt(), n, trials=20_000, rng=rng, selection_intensity=0.2) for n in sizes]
+fig, ax = plt.subplots(figsize=(5, 3.5))
+ax.plot(sizes, exact, "k-", label="closed form")
+ax.errorbar(sizes, [s.probability for s in sims], yerr=[2 * s.stderr for s in sims], fmt="o", label="simulated")
+ax.plot(sizes, [1 / n for n in sizes], ":", color="grey", label="neutral 1/N")
+ax.set_xlabel("population size N"); ax.set_ylabel("fixation probability of one stag hunter"); ax.legend()
+plt.show()
+assert all(abs(s.probability - e) < 4 * s.stderr + 1e-3 for s, e in zip(sims, exact))"""),
+]
+
 
 def write(name: str, cells: list) -> Path:
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -257,7 +309,7 @@ def write(name: str, cells: list) -> Path:
 
 def main() -> None:
     for name, cells in (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE),
-                        ("noisy_ranking.ipynb", NOISY)):
+                        ("noisy_ranking.ipynb", NOISY), ("dynamics.ipynb", DYNAMICS)):
         print(write(name, cells))
 
 
