@@ -210,10 +210,17 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
-    meta_tmp = directory / f".meta_game-{os.getpid()}.npz"
+    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
     try:
-        solver.meta_game.save(meta_tmp)
-        meta_name, meta_digest = _write_named(directory, "meta_game", t, meta_tmp.read_bytes())
+        solver.meta_game.save(meta_tmp)   # (a temporary file and a rename)
+        meta_digest = _sha256(meta_tmp.read_bytes())
+        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
+        fd = os.open(meta_tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)   # on disk before the JSON names it
+        finally:
+            os.close(fd)
+        os.replace(meta_tmp, directory / meta_name)
     finally:
         meta_tmp.unlink(missing_ok=True)
 
@@ -244,16 +251,22 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "history": solver._rows,
         "manifest": {arrays_name: arrays_digest, meta_name: meta_digest},
     }
-    document = json.loads(json.dumps(document, default=_json_default))   # plain JSON values, as a reader sees them
-    document["sha256"] = _document_digest(document)
-    text = json.dumps(document, indent=1).encode()
+    document["sha256"] = _document_digest(document)   # (what a reader recomputes from the parsed JSON)
+    text = json.dumps(document, default=_json_default).encode()
 
     latest = directory / CHECKPOINT_FILE
-    old = latest.read_bytes() if latest.is_file() else None
-    if old is not None and _document_intact(old):   # its array files were verified when it was written
-        atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))   # (a damaged one never replaces it)
+    if latest.is_file() and _document_intact(latest.read_bytes()):   # (a damaged one never becomes the previous)
+        link = directory / f".{PREVIOUS_FILE}.{os.getpid()}.tmp"
+        link.unlink(missing_ok=True)
+        try:
+            os.link(latest, link)   # the same, already durable, file under a second name: no copy
+            os.replace(link, directory / PREVIOUS_FILE)
+        except OSError:   # a file system without hard links: copy it
+            link.unlink(missing_ok=True)
+            old = latest.read_bytes()
+            atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))
     atomic_write(latest, lambda fh: fh.write(text))
-    _verify_files(directory, latest, document)   # the new one reads back intact before anything older goes
+    _check_written(directory, latest, document, text)   # the new one reads back intact before anything older goes
     keep = set(document["manifest"])
     if (directory / PREVIOUS_FILE).is_file():
         try:
@@ -375,6 +388,15 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
             raise _Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
         _check_arrays(document, path)
     return document
+
+
+def _check_written(directory: Path, latest: Path, document: dict, text: bytes) -> None:
+    """After a save: the JSON on disk is the one written and every file it names has the size written."""
+    if latest.read_bytes() != text:
+        raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
+    for name in document["manifest"]:
+        if not (directory / name).is_file():
+            raise OSError(f"{directory / name} is missing right after it was written; the previous checkpoint is kept")
 
 
 def _verify_files(directory: Path, path: Path, document: dict) -> dict:
