@@ -12,7 +12,7 @@ PIP := $(BIN)/python -m pip install -c constraints.txt $(PIP_ARGS)
 # one BLAS thread: tests and benchmarks measure the code, not the BLAS thread pool
 PINNED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: run test install docs bench clean
+.PHONY: run test install docs fuzz bench clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,14 @@ test: $(STAMP)
 # The API reference from the numpy docstrings (MkDocs + mkdocstrings); any warning fails the build. Output: site/.
 docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict
+
+# The large fuzz of every registered solver (tests/solvers/test_fuzz.py): 10,000 generated games, every call
+# recorded; the counts go to runs/fuzz-report.json. Hours on 2 cores, so no per-test time limit here.
+FUZZ_EXAMPLES ?= 10000
+fuzz: $(STAMP)
+	mkdir -p runs
+	$(PINNED) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_REPORT=runs/fuzz-report.json \
+		$(BIN)/python -m pytest tests/solvers/test_fuzz.py -q --timeout=0
 
 bench: $(STAMP)
 	$(PINNED) $(BIN)/python experiments/benchmarks/solvers.py
