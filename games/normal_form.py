@@ -17,23 +17,36 @@ __all__ = ["NormalFormGame", "as_game"]
 
 
 def _as_payoff_array(payoffs, argname: str = "payoffs") -> np.ndarray:
-    """Convert ``payoffs`` to a float64 array, with a clear error for ragged input."""
-    if isinstance(payoffs, np.ndarray):
-        arr = payoffs
-    else:
+    """Convert ``payoffs`` to a float64 array, with a clear error for ragged, complex or textual input.
+
+    Payoffs are real numbers: a complex array is refused (its imaginary part would be dropped silently), and
+    so is text, numeric strings such as ``"1"`` included (parse them where they are read, not here).
+    """
+    ragged = (f"{argname} is ragged (rows of different lengths) or not an array of numbers. Give every player's "
+              "payoff table the same shape (k_1, ..., k_n).")
+    complex_ = (f"{argname} is complex; payoffs must be real numbers (if every imaginary part is zero, pass "
+                "payoffs.real).")
+    text = (f"{argname} holds text; payoffs must be numbers, and numeric strings such as '1' are not accepted: "
+            "convert them where they are read (e.g. float(value)).")
+    try:
+        arr = payoffs if isinstance(payoffs, np.ndarray) else np.asarray(payoffs)
+    except (ValueError, TypeError):
+        raise ValueError(ragged) from None
+    if arr.dtype.kind == "O":   # Python objects: huge ints, or a ragged array made with dtype=object
+        items = arr.ravel().tolist()
+        if any(isinstance(x, (str, bytes)) for x in items):
+            raise TypeError(text)
+        if any(isinstance(x, (complex, np.complexfloating)) for x in items):
+            raise TypeError(complex_)
         try:
-            arr = np.array(payoffs, dtype=np.float64)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"{argname} must be a rectangular array of numbers; it looks ragged or non-numeric "
-                f"({exc}). Give every player's payoff table the same shape."
-            ) from None
-    if arr.dtype == object:
-        raise ValueError(
-            f"{argname} is ragged (rows of different lengths). Give every player's payoff table "
-            "the same shape (k_1, ..., k_n)."
-        )
-    if not np.issubdtype(arr.dtype, np.number) and arr.dtype != np.bool_:
+            return arr.astype(np.float64)
+        except (ValueError, TypeError):
+            raise ValueError(ragged) from None
+    if arr.dtype.kind == "c":
+        raise TypeError(complex_)
+    if arr.dtype.kind in "USV":
+        raise TypeError(text)
+    if arr.dtype.kind not in "biuf":
         raise TypeError(f"{argname} must hold numbers, got dtype {arr.dtype}.")
     return np.asarray(arr, dtype=np.float64)
 

@@ -173,9 +173,15 @@ def bradley_terry_strengths(scores, method: Literal["newton", "mm"] = "newton", 
     if not np.all(np.isfinite(s)) or s.min() < 0:
         raise ValueError("scores must be finite and non-negative.")
     n = s.shape[-1]
+    if n < 2:
+        raise ValueError(f"scores must be at least 2 x 2 (Elo needs two agents); got shape {s.shape}.")
     batch = s.shape[:-2]
     s = s.reshape(-1, n, n)
     s[:, np.arange(n), np.arange(n)] = 0.0
+    # the likelihood's maximiser does not change when every score is multiplied by the same factor, so the
+    # scores are brought to a unit peak: counts of 1e300 (or 1e-300) solve as well as counts of 1
+    peak = s.max(axis=(-2, -1), keepdims=True)
+    s = s / np.where(peak > 0, peak, 1.0)
     _check_identifiable(s if batch else s[0])
     if method == "newton":
         theta, _, _ = _newton(s, 1e-12 if tol is None else tol, 100 if max_iter is None else max_iter)
@@ -303,6 +309,9 @@ def elo(
     >>> elo([[0, 2], [1, 0]], smoothing=0.0, anchor="mean")["rating"].round(3).tolist()
     [60.206, -60.206]
     """
+    if not isinstance(data, pd.DataFrame) and hasattr(data, "__len__") and np.size(data) == 0:
+        raise ValueError(f"data is empty (shape {np.shape(data)}); Elo needs a win matrix of at least two agents "
+                         "or match records (a DataFrame with agent_a, agent_b, score_a).")
     counts = as_match_counts(data, draws, scores=scores, agents=agents, games_per_pair=games_per_pair,
                              argname="data")
     if not (np.isfinite(smoothing) and smoothing >= 0):
