@@ -194,6 +194,11 @@ def solve(game, method: str = "nash", **options) -> Equilibrium:
                 )
     start = time.perf_counter()
     norm = normalise(game)
+    if spec.zero_sum_only and game.num_players == 2:
+        # the game passed the constant-sum check, where u_1 = c - u_0 gives 1 - u_0 on the normalised
+        # game; write that exactly, so the solver's own check does not trip on the offset's round-off
+        zs = np.stack([norm.game.payoffs[0], 1.0 - norm.game.payoffs[0]])
+        norm = dataclasses.replace(norm, game=norm.game.with_payoffs(zs))
     bound = inspect.signature(spec.function).bind(norm.game, **options)
     bound.apply_defaults()
     run_options = {k: v for k, v in bound.arguments.items() if k != "game" and params[k].kind is not

@@ -663,16 +663,24 @@ def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, to
     layout = FlatLayout.from_shape(game.shape)
     flat = layout.concat(initial_strategies(game, initial))
     spread = float(np.ptp(game.payoffs)) or 1.0
-    eta = (1.0 / spread if step is None else check_nonnegative_float(step, "step", positive=True))
+    # The risk term's curvature grows like gamma * spread ** 2. Where it dwarfs the payoffs, the adaptive
+    # halving below could not shrink 1 / spread far enough, so start from a step the curvature allows.
+    curvature = 2.0 * float(aversions.max()) * spread
+    eta = 1.0 / (spread * (1.0 + curvature) if curvature > 1e6 else spread)
+    if step is not None:
+        eta = check_nonnegative_float(step, "step", positive=True)
     g, fw = _gradients(op, layout, flat, aversions, risk)
-    done, exact = 0, None
+    done, exact, next_check, checks = 0, None, check_every, 0
     for t in range(1, iterations + 1):
         if fw <= tol:
             break
-        if t % check_every == 0:
+        if t == next_check:
             exact = rae_gap(game, layout.split(flat), aversions, risk.kind, _target_arg(risk), risk.order)
             if exact <= tol:
                 break
+            # an exact gap costs a best-response solve per player: after four, check ever more rarely
+            checks += 1
+            next_check += check_every * (2 ** max(0, checks - 4))
         for _ in range(60):  # adaptive extragradient step (Khobotov's rule)
             half = _project_all(layout, flat + eta * g)
             g_half, _ = _gradients(op, layout, half, aversions, risk)
@@ -680,7 +688,11 @@ def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, to
             if dist == 0.0 or eta * float(np.linalg.norm(g_half - g)) <= 0.9 * dist:
                 break
             eta *= 0.5
-        flat = _project_all(layout, flat + eta * g_half)
+        new = _project_all(layout, flat + eta * g_half)
+        if not np.all(np.isfinite(new)):  # the step overflowed: keep the last finite iterate
+            logger.info("%s: a step overflowed after %d iterations; stopping there", method, done)
+            break
+        flat = new
         g, fw = _gradients(op, layout, flat, aversions, risk)
         eta *= 1.1
         done = t
@@ -715,6 +727,9 @@ def _target_arg(risk: _Risk):
     return "mean" if risk.target is None else risk.target
 
 
+_MAX_AVERSION = 1e100
+
+
 def _rescale_risk(norm, options: dict) -> dict:
     """The risk options that mean the same on the normalised game ``norm.game``.
 
@@ -727,7 +742,8 @@ def _rescale_risk(norm, options: dict) -> dict:
     order = _check_order(options.get("order", 2))
     gammas = _aversions(options["risk_aversion"], n_players)
     with np.errstate(over="ignore"):
-        options["risk_aversion"] = np.minimum(gammas * norm.scales ** (order - 1.0), np.finfo(float).max).tolist()
+        # beyond ~1e100 times the payoff range the player only minimises its risk; capping keeps it finite
+        options["risk_aversion"] = np.minimum(gammas * norm.scales ** (order - 1.0), _MAX_AVERSION).tolist()
     target = options.get("target", "mean")
     if "target" in options and not (isinstance(target, str) or target is None):
         risk = _risk_model("downside", target, order)
