@@ -243,8 +243,11 @@ class PSROConfig:
         with open(path) as fh:
             try:
                 data = yaml.load(fh, Loader=_UniqueKeyLoader)   # a SafeLoader that refuses duplicate keys
+            except _DuplicateKey as exc:
+                raise ValueError(f"config file {str(path)!r}: {exc}") from None
             except yaml.YAMLError as exc:
-                raise ValueError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+                raise ValueError(f"config file {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") \
+                    from None
         cfg = cls.from_dict(data, source=str(path))
         return cfg if cfg.name else dataclasses.replace(cfg, name=path.stem)
 
@@ -382,6 +385,10 @@ def _check_name(name) -> None:
                          "directory with --out RUN_DIR.")
 
 
+class _DuplicateKey(yaml.YAMLError):
+    """A key given twice in one YAML mapping."""
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that raises on a key given twice in one mapping (plain YAML keeps the last)."""
 
@@ -389,14 +396,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         seen = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
             try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
+                if key in seen:
+                    raise _DuplicateKey(f"config field {key!r} is given twice (lines {seen[key]} and {line}); "
+                                        "keep one (YAML would silently keep the last).")
+                seen[key] = line
             except TypeError:   # an unhashable key: the base class reports it
                 continue
-            if first != key_node.start_mark.line + 1:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"config field {key!r} is given twice (lines {first} and "
-                                f"{key_node.start_mark.line + 1}); keep one", key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
 
 

@@ -1,0 +1,114 @@
+"""psro.config: every bad value gets an error naming its field (issue 15, items 9 and 11); field_help reads the
+fields' types, defaults, docstrings and registries (issue 16, item 5)."""
+
+import dataclasses
+import math
+
+import pytest
+
+from psro.config import CHOICES, PSROConfig, field_help
+
+
+def write(tmp_path, text: str, name: str = "run.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", ["../../escape", "a/b", "/abs/path", "..", ".", ".hidden", "a\\b", "x\ny"])
+def test_a_run_name_is_a_file_name_not_a_path(tmp_path, name):
+    with pytest.raises(ValueError, match=r"^name .* is not a run name: a run name is a file name, not a path"):
+        PSROConfig.from_dict({"name": name})
+    with pytest.raises(ValueError, match="^name "):
+        PSROConfig(name=name)
+    if "\n" not in name:   # the command line's --set name=... and --name go through the same check
+        with pytest.raises(ValueError, match="^name "):
+            PSROConfig().replace_from_strings([f"name={name}"])
+
+
+def test_the_issue_example_escape_from_yaml(tmp_path):
+    with pytest.raises(ValueError, match=r"name '\.\./\.\./escape' is not a run name"):
+        PSROConfig.from_yaml(write(tmp_path, "name: ../../escape\ngame: kuhn_poker\n"))
+
+
+@pytest.mark.parametrize("name", ["kuhn", "kuhn_poker-3p", "run 7", "x.y", "ü"])
+def test_ordinary_names_are_kept(name):
+    assert PSROConfig(name=name).name == name
+
+
+@pytest.mark.parametrize("text, message", [
+    ("iterations: -5", r"^iterations must be an int >= 0; got -5\."),
+    ("time_limit: -3", r"^time_limit must be a number >= 0; got -3\.0\."),
+    ("target_gap: -1e-6", r"^target_gap must be a number >= 0"),
+    ("target_gap: .nan", r"^target_gap must be a number, not NaN"),
+    ("seed: -1", r"^seed must be an int >= 0; got -1\."),
+    ("episodes_per_profile: 0", r"^episodes_per_profile must be an int >= 1"),
+    ("top_up_episodes: -1", r"^top_up_episodes must be an int >= 0"),
+    ("top_up_rounds: 0", r"^top_up_rounds must be an int >= 1"),
+    ("oracle_steps: 0", r"^oracle_steps must be an int >= 1"),
+    ("ranking_alpha: 0", r"^ranking_alpha must be a number > 0"),
+    ("ranking_alpha: .inf", r"^ranking_alpha must be finite"),
+])
+def test_out_of_range_values_name_their_field(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        PSROConfig.from_yaml(write(tmp_path, f"game: kuhn_poker\n{text}\n"))
+
+
+def test_duplicate_keys_are_refused_with_both_lines(tmp_path):
+    path = write(tmp_path, "game: kuhn_poker\niterations: 5\nseed: 1\niterations: 50\n")
+    with pytest.raises(ValueError, match=r"config field 'iterations' is given twice \(lines 2 and 4\)"):
+        PSROConfig.from_yaml(path)
+
+
+def test_duplicates_in_nested_mappings_are_refused_too(tmp_path):
+    with pytest.raises(ValueError, match="given twice"):
+        PSROConfig.from_yaml(write(tmp_path, "game: kuhn_poker\nextra: {a: 1, a: 2}\n"))
+
+
+def test_a_directory_is_not_a_config_file(tmp_path):
+    with pytest.raises(ValueError, match=r"is a directory; give a YAML file"):
+        PSROConfig.from_yaml(tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        PSROConfig.from_yaml(tmp_path / "missing.yaml")
+
+
+def test_defaults_pass_their_own_checks_and_stopping_rules_of_zero_are_allowed():
+    cfg = PSROConfig(iterations=0, time_limit=0, target_gap=0.0)
+    assert (cfg.iterations, cfg.time_limit, cfg.target_gap) == (0, 0, 0.0)
+    assert PSROConfig().seed == 0
+
+
+# ------------------------------------------------------------------- field_help
+def test_field_help_describes_every_field_once_in_order():
+    helps = field_help()
+    assert [h.name for h in helps] == [f.name for f in dataclasses.fields(PSROConfig)]
+    for h, f in zip(helps, dataclasses.fields(PSROConfig)):
+        assert h.default == f.default or (isinstance(f.default, float) and math.isnan(f.default))
+        assert h.description and h.description.endswith(".") and "``" not in h.description, h
+
+
+def test_field_help_reads_the_docstrings_and_types():
+    helps = {h.name: h for h in field_help()}
+    assert helps["seed"].description == "Seed of the run's random generator."
+    assert helps["seed"].type_text == "int"
+    assert helps["iterations"].type_text == "int or null"
+    assert helps["target_gap"].type_text == "float or null"
+    assert helps["oracle"].description.startswith("Best-response oracle: exact (sequence form, numpy)")
+
+
+def test_field_help_choices_come_from_the_registries():
+    from games.executors import ENGINES
+    from psro.best_response import ORACLES
+    from psro.evaluation import EVALUATORS, TOP_UP_METHODS
+    from psro.loop import BR_SELECTIONS, UPDATE_PLAYERS
+    from psro.meta_solvers import known_names
+
+    helps = {h.name: h for h in field_help()}
+    assert set(helps["oracle"].choices) == set(ORACLES)
+    assert set(helps["evaluator"].choices) == set(EVALUATORS)
+    assert set(helps["meta_solver"].choices) == set(known_names()) == set(helps["eval_meta_solver"].choices)
+    assert set(helps["executor"].choices) == set(ENGINES)
+    assert set(helps["update_players"].choices) == set(UPDATE_PLAYERS)
+    assert set(helps["br_selection"].choices) == set(BR_SELECTIONS)
+    assert set(helps["top_up_method"].choices) == set(TOP_UP_METHODS)
+    assert {name for name, h in helps.items() if h.choices is not None} == set(CHOICES)
