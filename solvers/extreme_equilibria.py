@@ -32,7 +32,7 @@ from math import comb
 import numpy as np
 
 from games.normal_form import NormalFormGame
-from solvers.bimatrix import bimatrix_of, normalised, scaled_regrets
+from solvers.bimatrix import bimatrix_of, normalised, same_profile, scaled_regrets
 from solvers.rational import DEFAULT_MAX_DENOMINATOR, verified
 from solvers.registry import make_equilibrium
 
@@ -174,7 +174,9 @@ def vertex_enumeration(game: NormalFormGame, verify: str | None = None, payoffs=
     for i, j in pairs:
         x = np.clip(vp[i], 0.0, None)
         y = np.clip(vq[j], 0.0, None)
-        profiles.append((x / x.sum(), y / y.sum()))
+        xy = (x / x.sum(), y / y.sum())
+        if not any(same_profile(xy, other) for other in profiles):  # one vertex reached from two bases
+            profiles.append(xy)
     profiles.sort(key=lambda xy: (int((xy[0] > _TOL).sum() + (xy[1] > _TOL).sum()),
                                   tuple(-np.round(np.concatenate(xy), 9))))
     out = []
