@@ -15,6 +15,7 @@ import ast
 import dataclasses
 import difflib
 import functools
+import importlib
 import inspect
 import re
 import textwrap
@@ -26,63 +27,35 @@ import yaml
 
 from games.validation import check_int, check_real, check_seed
 
-__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "field_help"]
+__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "choices", "field_help"]
 
 
-def _meta_solvers() -> list:
-    from psro.meta_solvers import known_names
-
-    return list(known_names())
-
-
-def _oracles() -> list:
-    from psro.best_response import ORACLES
-
-    return list(ORACLES)
-
-
-def _evaluators() -> list:
-    from psro.evaluation import EVALUATORS
-
-    return sorted(EVALUATORS)
-
-
-def _top_up_methods() -> list:
-    from psro.evaluation import TOP_UP_METHODS
-
-    return list(TOP_UP_METHODS)
-
-
-def _update_players() -> list:
-    from psro.loop import UPDATE_PLAYERS
-
-    return list(UPDATE_PLAYERS)
-
-
-def _br_selections() -> list:
-    from psro.loop import BR_SELECTIONS
-
-    return list(BR_SELECTIONS)
-
-
-def _engines() -> list:
-    from games.executors import ENGINES
-
-    return list(ENGINES)
-
-
-#: The fields that name something in a registry, and where their allowed names come from (read when asked:
-#: the registries are the single source, so a newly registered name appears in ``psro run --help`` too).
+#: The fields that name something in a registry, and where their allowed names live: ``(module, attribute)``,
+#: a sequence or a function returning one. They are read when asked (the registries are the single source, so a
+#: newly registered name appears in ``psro run --help`` too); :func:`choices` reads one.
 CHOICES = {
-    "meta_solver": _meta_solvers,
-    "eval_meta_solver": _meta_solvers,
-    "update_players": _update_players,
-    "br_selection": _br_selections,
-    "oracle": _oracles,
-    "evaluator": _evaluators,
-    "executor": _engines,   # or a worker count
-    "top_up_method": _top_up_methods,
+    "meta_solver": ("psro.meta_solvers", "known_names"),
+    "eval_meta_solver": ("psro.meta_solvers", "known_names"),
+    "update_players": ("psro.loop", "UPDATE_PLAYERS"),
+    "br_selection": ("psro.loop", "BR_SELECTIONS"),
+    "oracle": ("psro.best_response", "ORACLES"),
+    "evaluator": ("psro.evaluation", "EVALUATORS"),
+    "executor": ("games.executors", "ENGINES"),   # or a worker count
+    "top_up_method": ("psro.evaluation", "TOP_UP_METHODS"),
 }
+
+
+def choices(field: str) -> list:
+    """The names a registry allows for ``field`` (see :data:`CHOICES`).
+
+    Examples
+    --------
+    >>> choices("update_players")
+    ['all', 'cycle', 'random']
+    """
+    module, attribute = CHOICES[field]
+    names = getattr(importlib.import_module(module), attribute)
+    return list(names() if callable(names) else names)
 
 
 @dataclass(frozen=True)
@@ -472,9 +445,9 @@ def field_help() -> list:
         annotation = types[f.name]
         optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
         base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
-        choices = CHOICES[f.name]() if f.name in CHOICES else None
+        allowed = choices(f.name) if f.name in CHOICES else None
         out.append(FieldHelp(name=f.name, type_text=base.__name__ + (" or null" if optional else ""),
-                             default=f.default, choices=choices,
+                             default=f.default, choices=allowed,
                              description=_first_sentence(_plain(docs.get(f.name, "")))))
     return out
 

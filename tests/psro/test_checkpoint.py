@@ -98,12 +98,24 @@ def test_an_executor_smuggled_into_the_evaluator_options_is_refused(ckpt):
         PSRO.resume(ckpt, progress=False)
 
 
-def test_the_cli_refuses_the_hostile_payload_too(tmp_path, capsys):
-    config = tmp_path / "tiny.yaml"
+@pytest.fixture(scope="module")
+def cli_pristine(tmp_path_factory):
+    """A run directory written by ``psro run`` (2 iterations)."""
+    root = tmp_path_factory.mktemp("cli")
+    config = root / "tiny.yaml"
     config.write_text(f"game: {GAME}\nmeta_solver: {META}\niterations: 2\ntarget_gap: null\n"
                       "rank_population: false\n")
-    out = tmp_path / "run"
-    assert main(["run", str(config), "--out", str(out)]) == 0
+    assert main(["run", str(config), "--out", str(root / "run")]) == 0
+    return root / "run"
+
+
+@pytest.fixture
+def cli_run(cli_pristine, tmp_path):
+    return Path(shutil.copytree(cli_pristine, tmp_path / "run"))
+
+
+def test_the_cli_refuses_the_hostile_payload_too(cli_run, capsys):
+    out = cli_run
     marker = out / "pwned"
     (out / "checkpoint" / "pwn.py").write_text(f"def run():\n    open({str(marker)!r}, 'w').write('ran')\n")
     edit(out / "checkpoint" / CHECKPOINT_FILE, lambda d: d["options"].__setitem__("executor", HOSTILE))
@@ -240,12 +252,8 @@ def test_when_both_are_damaged_the_message_says_start_again(ckpt):
         load_checkpoint(ckpt, previous=True)
 
 
-def test_damage_on_the_command_line_is_one_line_not_a_traceback(tmp_path, capsys):
-    config = tmp_path / "tiny.yaml"
-    config.write_text(f"game: {GAME}\nmeta_solver: {META}\niterations: 2\ntarget_gap: null\n"
-                      "rank_population: false\n")
-    out = tmp_path / "run"
-    assert main(["run", str(config), "--out", str(out)]) == 0
+def test_damage_on_the_command_line_is_one_line_not_a_traceback(cli_run, capsys):
+    out = cli_run
     meta = npz_files(out / "checkpoint")["meta_game"]
     meta.write_bytes(meta.read_bytes()[:100])
     capsys.readouterr()
