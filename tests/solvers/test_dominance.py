@@ -49,6 +49,24 @@ def test_gambit_e02_strict_and_weak_elimination():
     assert weak.game.strategy_names == (("s0",), ("s0",))
 
 
+def test_gambit_mixdom_needs_mixed_domination():
+    # Gambit's contrib/games/mixdom.nfg, "Two person 4x4 game needing mixed domination" (zero-sum),
+    # its payoff list read with the row player's strategy varying fastest
+    row = np.array([6, 7, 5, 1, 2, 1, 4, 3, 1, 2, 6, 7, 4, 5, 7, 2], dtype=float).reshape(4, 4).T
+    game = NormalFormGame.from_bimatrix(row)
+    assert iterated_dominance(game, mixed=False).eliminated == ()  # no pure strategy dominates any other
+    res = iterated_dominance(game)
+    assert res.surviving == ((2,), (1,))
+    first = res.eliminated[0]  # row 0 = (6, 2, 1, 4); e.g. 0.6 row 1 + 0.4 row 2 = (6.2, 2.2, 3.6, 5.8)
+    assert (first.player, first.action) == (0, 0) and len(first.dominator) >= 2
+    mix = sum(w * row[a] for a, w in first.dominator.items())
+    assert np.all(mix > row[0])
+    # the one surviving cell is the game's equilibrium, as the zero-sum LP finds independently
+    lp = solve(game, "nash_zero_sum")
+    assert lp.values[0] == pytest.approx(4.0, abs=1e-9)
+    assert lp.marginals[0].argmax() == 2 and lp.marginals[1].argmax() == 1
+
+
 def test_prisoners_dilemma_and_names_survive_the_reduction():
     res = iterated_dominance(catalog.prisoners_dilemma())
     assert res.surviving == ((1,), (1,))
