@@ -87,15 +87,20 @@ import scipy.sparse as sp
 
 from games.normal_form import NormalFormGame
 from ranking.alpharank_chain import (
+    UNDERFLOW,
     fixation,
     infinite_alpha_rates,
+    line_rates,
+    lines,
     log_fixation,
     multi_population_moves,
     single_population_fixation,
 )
 from ranking.alpharank_stationary import (
+    RESIDUAL_TOL,
     aggregate_classes,
     recurrent_classes,
+    solve_blocks,
     solve_dense,
     solve_sparse,
 )
@@ -319,6 +324,8 @@ class AlphaRankResult:
     moves : ChainMoves
         Every move of the chain with its fixation probability and rate; see
         also :attr:`fixation_probabilities` and :attr:`transition_matrix`.
+        Built on first use for chains solved by blocks (``prod(k) *
+        sum(k_p - 1)`` moves: large).
     neutral_fixation : float
         ``1 / population_size``, the fixation probability of a neutral mutant.
     recurrent_classes : tuple of ndarray
@@ -326,10 +333,13 @@ class AlphaRankResult:
         when the stationary distribution is unique).
     info : dict
         ``stationary`` ("unique", "aggregated" or "perturbed"; see the module
-        docstring), ``num_recurrent_classes``, ``perturbation`` (if used),
-        ``solver``, ``residual`` (``max |pi Q| / max |Q|``), ``balance`` (the
-        largest relative imbalance of a profile's inflow and outflow, over
-        profiles with mass above ``1e-12 max(pi)``) and ``time``.
+        docstring; "unconverged" where no solver reached the residual
+        tolerance), ``num_recurrent_classes``, ``perturbation`` (if used),
+        ``solver``, ``residual`` (``||pi Q||_1 / max(out)``, an upper bound of
+        ``||pi C - pi||_1`` for :attr:`transition_matrix` ``C``, recomputed from
+        the chain's rates), ``converged`` (``residual <= 1e-9``), ``balance``
+        (the largest relative imbalance of a profile's inflow and outflow,
+        over profiles with mass above ``1e-12 max(pi)``) and ``time``.
 
     Examples
     --------
@@ -349,10 +359,16 @@ class AlphaRankResult:
     selection: str
     population_names: tuple
     strategy_names: tuple
-    moves: ChainMoves
+    _moves: ChainMoves | None = field(repr=False)
     neutral_fixation: float
     recurrent_classes: tuple
     info: dict = field(default_factory=dict)
+    _build_moves: object = field(default=None, repr=False)
+
+    @cached_property
+    def moves(self) -> ChainMoves:
+        """Every move of the chain with its fixation probability and rate (see the class docstring)."""
+        return self._moves if self._moves is not None else self._build_moves()
 
     @cached_property
     def fixation_probabilities(self) -> sp.csr_array:
@@ -534,10 +550,10 @@ def _aggregated(tables: PayoffTables, moves: ChainMoves, alpha: float, m: int, s
 
 
 def _residual(moves: ChainMoves, pi: np.ndarray) -> float:
-    """``max |pi Q| / max |Q|`` for the chain with the moves' rates."""
+    """``||pi Q||_1 / max(out)`` for the chain with the moves' rates."""
     r = moves.sparse(moves.rate)
     out = np.asarray(r.sum(axis=1)).ravel()
-    return float(np.abs(r.T @ pi - pi * out).max() / max(out.max(initial=0.0), np.finfo(float).tiny))
+    return float(np.abs(r.T @ pi - pi * out).sum() / max(out.max(initial=0.0), np.finfo(float).tiny))
 
 
 def _stationary(tables: PayoffTables, moves: ChainMoves, pin, solver: str):
@@ -547,11 +563,108 @@ def _stationary(tables: PayoffTables, moves: ChainMoves, pin, solver: str):
                         method=solver)
 
 
+#: Multi-population chains with more profiles than this are held and solved by blocks.
+BLOCK_LIMIT = 5000
+
+
+def _block_classes(tables: PayoffTables, alpha: float, m: int) -> list:
+    """The closed classes of the floating-point chain held by blocks, from a sparse skeleton of its moves.
+
+    Within a line, sorted by the moving population's payoff, every climb has a
+    positive rate and a descent has one unless it underflows (the rule of
+    :func:`ranking.alpharank_chain.line_rates`), which happens to the longest
+    descents first. So the moves between neighbours in that order (each climb,
+    and each descent that keeps its rate) reach exactly the profiles that all
+    the line's moves reach. These ``<= 2 (k_p - 1)`` moves per line give the
+    recurrent classes of the whole chain from a graph of a few edges per profile.
+    """
+    n, shape = tables.num_profiles, tables.shape
+    src, dst = [], []
+    for p, k in enumerate(shape):
+        if k < 2:
+            continue
+        u = lines(tables.tables[p], shape, p)
+        order = np.argsort(u, axis=-1, kind="stable")
+        ids = np.take_along_axis(lines(np.arange(n), shape, p), order, axis=-1)
+        drop = np.diff(np.take_along_axis(u, order, axis=-1), axis=-1)  # >= 0
+        descends = np.minimum(-alpha * drop, 0.0) * (m - 1) >= -UNDERFLOW
+        src += [ids[:, :-1].ravel(), ids[:, 1:][descends]]
+        dst += [ids[:, 1:].ravel(), ids[:, :-1][descends]]
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    return recurrent_classes(sp.csr_array((np.ones(len(src)), (src, dst)), shape=(n, n)))
+
+
+def _alpharank_blocks(tables: PayoffTables, alpha: float, m: int, selection: str, inf_alpha: bool,
+                      eps: float, perturbation: float, progress, start: float) -> AlphaRankResult:
+    """alpha-Rank of a large multi-population chain, held by blocks and solved by GMRES."""
+    n, shape = tables.num_profiles, tables.shape
+    scale = float(np.abs(tables.tables).max(initial=0.0))
+    if inf_alpha:  # every move keeps a positive rate unless eps = 0
+        classes = [np.arange(n)] if eps > 0.0 else [np.arange(n), np.arange(n)]
+    else:
+        classes = _block_classes(tables, alpha, m)
+    unique = len(classes) == 1
+    mix = 0.0 if unique else perturbation
+    if not unique and mix == 0.0:
+        raise ValueError("the chain has several recurrent classes and perturbation=0, so its stationary "
+                         "distribution is not unique; pass perturbation > 0 (e.g. 1e-6).")
+    logger.info("alpha-Rank: building the %s chain of %d profiles by blocks (alpha=%g, m=%d)",
+                "x".join(map(str, shape)), n, alpha, m)
+    blocks = [line_rates(tables.tables, p, alpha, m, inf_alpha=inf_alpha, eps=eps, scale=scale,
+                         perturbation=mix) if k > 1 else None for p, k in enumerate(shape)]
+    built = time.perf_counter()
+    result = solve_blocks(blocks, shape, progress=progress, pin_candidates=classes[0] if unique else None)
+    info = {"num_recurrent_classes": len(classes) if not inf_alpha else 1, "solver": result.method,
+            "residual": result.residual, "balance": result.balance, "build_time": built - start}
+    if unique:
+        info["stationary"] = "unique"
+    else:
+        # The exact aggregation of the closed classes needs every move; the chain held by blocks
+        # is perturbed instead (a uniform mutation makes it irreducible), as in the paper.
+        info.update(stationary="perturbed", perturbation=mix)
+        logger.info("alpha-Rank: the %d-profile chain has %s recurrent classes in floating point "
+                    "(alpha=%g); solved it perturbed by %g", n, len(classes) if not inf_alpha else "several",
+                    alpha, mix)
+
+    def build_moves():
+        moves = _chain(tables, alpha, m, selection, inf_alpha, eps)
+        return moves if not mix else moves.with_rate((1.0 - mix) * moves.rate + mix / m)
+
+    return _result(tables, result.pi, alpha, m, selection, None, tuple(classes) if not inf_alpha else
+                   (np.arange(n),), info, start, build_moves)
+
+
+def _result(tables, pi, alpha, m, selection, moves, classes, info, start, build_moves=None) -> AlphaRankResult:
+    """Check the residual, log the outcome and assemble the result."""
+    info["converged"] = bool(info.get("residual", 0.0) <= RESIDUAL_TOL)
+    if not info["converged"]:
+        logger.warning("alpha-Rank: the stationary distribution of the %d-profile chain has residual %.1e "
+                       "(above %.0e); info['stationary'] = 'unconverged'", tables.num_profiles,
+                       info["residual"], RESIDUAL_TOL)
+        info["stationary"] = "unconverged"
+    info["time"] = time.perf_counter() - start
+    return AlphaRankResult(
+        pi=pi,
+        shape=tables.shape,
+        single_population=tables.single_population,
+        alpha=alpha,
+        population_size=m,
+        selection=selection,
+        population_names=tables.population_names,
+        strategy_names=tables.strategy_names,
+        _moves=moves,
+        neutral_fixation=1.0 / m,
+        recurrent_classes=classes,
+        info=info,
+        _build_moves=build_moves,
+    )
+
+
 # --------------------------------------------------------------------- public
 def alpharank(game_or_payoff_tables, alpha: float = 100.0, population_size: int = 50,
               single_population: bool | None = None, selection: str = "local",
               use_inf_alpha: bool = False, inf_alpha_eps: float = 0.01,
-              perturbation: float = 1e-6, solver: str = "auto") -> AlphaRankResult:
+              perturbation: float = 1e-6, solver: str = "auto", progress: bool | None = None) -> AlphaRankResult:
     """Rank the strategies (profiles) of a game with alpha-Rank.
 
     Parameters
@@ -575,7 +688,13 @@ def alpharank(game_or_payoff_tables, alpha: float = 100.0, population_size: int 
         Uniform mutation mixed into the fixation probabilities when the chain
         has several recurrent classes that the exact aggregation cannot weigh.
     solver : {"auto", "dense", "iterative", "direct"}
-        Linear solver for multi-population chains (single population: dense LU).
+        Linear solver for multi-population chains of up to ``BLOCK_LIMIT``
+        profiles (single population: dense LU, with GTH elimination where
+        LU's residual is above 1e-9). Larger multi-population chains are held
+        by blocks and solved by matrix-free GMRES (``"auto"``) whatever this says.
+    progress : bool, optional
+        A ``tqdm.auto`` progress bar on the solves of large chains; ``None``
+        shows it on a terminal only, ``False`` never.
 
     Returns
     -------
@@ -606,6 +725,9 @@ def alpharank(game_or_payoff_tables, alpha: float = 100.0, population_size: int 
     n = tables.num_profiles
     if inf_alpha:
         alpha = math.inf
+    if not tables.single_population and n > BLOCK_LIMIT:
+        return _alpharank_blocks(tables, alpha, m, selection, inf_alpha, float(inf_alpha_eps),
+                                 float(perturbation), progress, start)
     moves = _chain(tables, alpha, m, selection, inf_alpha, float(inf_alpha_eps))
     neutral = 1.0 / m
     classes = _classes(moves)
@@ -638,21 +760,7 @@ def alpharank(game_or_payoff_tables, alpha: float = 100.0, population_size: int 
             result = _stationary(tables, moves, pin, solver)
             pi = result.pi
             info.update(solver=result.method, residual=result.residual, balance=result.balance)
-    info["time"] = time.perf_counter() - start
-    return AlphaRankResult(
-        pi=pi,
-        shape=tables.shape,
-        single_population=tables.single_population,
-        alpha=alpha,
-        population_size=m,
-        selection=selection,
-        population_names=tables.population_names,
-        strategy_names=tables.strategy_names,
-        moves=moves,
-        neutral_fixation=neutral,
-        recurrent_classes=classes,
-        info=info,
-    )
+    return _result(tables, pi, alpha, m, selection, moves, classes, info, start)
 
 
 def sweep(game_or_payoff_tables, alphas: Sequence[float] | None = None, **kwargs) -> pd.DataFrame:

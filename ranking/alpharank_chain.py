@@ -22,12 +22,19 @@ evaluate it in a form that neither overflows nor loses digits:
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy.special import logsumexp
 
 __all__ = [
     "fixation",
+    "from_lines",
+    "in_threads",
     "infinite_alpha_rates",
+    "line_rates",
+    "lines",
     "log_fixation",
     "multi_population_moves",
     "single_population_fixation",
@@ -36,6 +43,10 @@ __all__ = [
 #: Payoff differences at most this (relative to the payoff scale) count as ties
 #: in the infinite-alpha chain.
 TIE_RTOL = 1e-12
+
+#: Exponents below ``-UNDERFLOW`` give rates treated as 0 in :func:`line_rates`
+#: (``exp(-708)`` is about the smallest normal double).
+UNDERFLOW = 708.0
 
 
 def log_fixation(u: np.ndarray, m: int) -> np.ndarray:
@@ -230,3 +241,147 @@ def infinite_alpha_rates(gain: np.ndarray, scale: float, eps: float) -> np.ndarr
     tie = np.abs(gain) <= TIE_RTOL * max(1.0, scale)
     return np.where(tie, 0.5, np.where(gain > 0, 1.0 - eps, eps))
 
+
+
+def lines(x: np.ndarray, shape: tuple, p: int) -> np.ndarray:
+    """A vector over profiles (C order) as the lines of population ``p``: shape ``(-1, k_p)``.
+
+    Row ``L`` holds the profiles that differ only in population ``p``'s strategy,
+    in the order of that strategy; rows follow the C order of the other populations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lines(np.arange(6), (2, 3), 0).tolist()  # population 0 moves along columns
+    [[0, 3], [1, 4], [2, 5]]
+    >>> from_lines(lines(np.arange(6), (2, 3), 0), (2, 3), 0).tolist()
+    [0, 1, 2, 3, 4, 5]
+    """
+    return np.moveaxis(np.asarray(x).reshape(shape), p, -1).reshape(-1, shape[p])
+
+
+def from_lines(z: np.ndarray, shape: tuple, p: int) -> np.ndarray:
+    """The inverse of :func:`lines`: population ``p``'s lines back to a vector over profiles."""
+    rest = [k for q, k in enumerate(shape) if q != p]
+    return np.moveaxis(np.asarray(z).reshape(*rest, shape[p]), -1, p).reshape(-1)
+
+
+def _fast_fixation(u: np.ndarray, m: int, v: np.ndarray, num: np.ndarray, span: float = np.inf) -> None:
+    """``rho(u)`` in place of ``u``, with ``exp`` where it is exact enough and :func:`fixation` elsewhere.
+
+    For ``|u| >= 1/2``, ``1 - exp(-|u|)`` and ``1 - exp(-m |u|)`` lose no digits,
+    so two ``exp`` replace the two slower ``expm1``; the few entries nearer a
+    tie take :func:`fixation`'s exact path. Where ``m * span`` (``span`` bounds
+    ``|u|``) exceeds ``UNDERFLOW``, exponents are clipped at ``-UNDERFLOW``
+    (``exp`` is slow where it underflows into subnormals) and a rate below
+    ``exp(-UNDERFLOW)`` is set to 0. ``v`` and ``num`` are scratch of ``u``'s shape.
+    """
+    np.abs(u, out=v)
+    small = v < 0.5
+    exact = fixation(u[small], m)
+    stiff = m * span > UNDERFLOW
+    np.minimum(u, 0.0, out=u)
+    u *= m - 1
+    if stiff:
+        vanish = u < -UNDERFLOW
+        np.maximum(u, -UNDERFLOW, out=u)
+    np.exp(u, out=u)  # exp(-(m - 1) |u|) where u < 0, else 1
+    np.negative(v, out=v)
+    if span > UNDERFLOW:  # beyond it 1 - exp(-|u|) and 1 - exp(-m |u|) round to 1 anyway
+        np.maximum(v, -UNDERFLOW, out=v)
+    np.exp(v, out=num)  # exp(-|u|)
+    v *= m
+    if stiff:
+        np.maximum(v, -UNDERFLOW, out=v)
+    np.exp(v, out=v)  # exp(-m |u|)
+    np.subtract(1.0, num, out=num)
+    np.subtract(1.0, v, out=v)
+    with np.errstate(invalid="ignore"):  # 0 / 0 at exact ties, overwritten below
+        num /= v
+    u *= num
+    if stiff:
+        u[vanish] = 0.0
+    u[small] = exact
+
+
+def num_threads() -> int:
+    """Threads for the block computations: the CPUs this process may use, at most 4."""
+    try:
+        return max(1, min(4, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not on Linux
+        return max(1, min(4, os.cpu_count() or 1))
+
+
+def in_threads(fn, total: int, step: int) -> None:
+    """Run ``fn(start, stop)`` over ``range(0, total, step)`` on :func:`num_threads` threads.
+
+    numpy releases the GIL inside ufuncs and matrix products, so chunks of
+    array work run in parallel.
+    """
+    starts = range(0, total, step)
+    workers = min(num_threads(), len(starts))
+    if workers <= 1:
+        for a in starts:
+            fn(a, min(total, a + step))
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for f in [pool.submit(fn, a, min(total, a + step)) for a in starts]:
+            f.result()
+
+
+def line_rates(tables: np.ndarray, p: int, alpha: float, m: int, inf_alpha: bool = False,
+               eps: float = 0.0, scale: float = 1.0, perturbation: float = 0.0,
+               chunk: int = 1 << 18) -> np.ndarray:
+    """The rates of population ``p``'s moves, one ``k_p x k_p`` block per line of the others' profile.
+
+    ``blocks[L, s, t]`` is the rate (fixation probability) at which population
+    ``p``, on line ``L`` (see :func:`lines`), moves from strategy ``s`` to ``t``;
+    the diagonal is zero. With the other populations fixed, a line's payoff
+    differences form this block, so the multi-population chain is held in
+    ``prod(k) * k_p`` numbers per population and no index arrays.
+
+    Parameters
+    ----------
+    tables : ndarray, shape (n, k_1, ..., k_n)
+    p : int
+        The moving population.
+    alpha, m :
+        Selection intensity and population size.
+    inf_alpha, eps, scale :
+        The infinite-alpha rates (:func:`infinite_alpha_rates`) instead of ``rho``.
+    perturbation : float
+        Mix ``(1 - perturbation) rho + perturbation / m`` (a uniform mutation).
+    chunk : int
+        Entries computed at a time (bounds the scratch memory).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.array([[[0.0, 1.0], [2.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]])
+    >>> line_rates(t, 0, 1.0, 2).round(4).tolist()  # lines: population 1 plays 0, then 1
+    [[[0.0, 0.8808], [0.1192, 0.0]], [[0.0, 0.2689], [0.7311, 0.0]]]
+    """
+    k = tables.shape[1 + p]
+    u = lines(tables[p], tables.shape[1:], p)
+    if not inf_alpha:
+        u = alpha * u
+    span = u.max(axis=-1) - u.min(axis=-1)  # the largest |u_t - u_s| of each line
+    num_lines = u.shape[0]
+    blocks = np.empty((num_lines, k, k))
+    step = max(1, chunk // (k * k))
+
+    def fill(a, b):
+        out = blocks[a:b]
+        np.subtract(u[a:b, None, :], u[a:b, :, None], out=out)  # out[L, s, t] = u[L, t] - u[L, s]
+        if inf_alpha:
+            out[...] = infinite_alpha_rates(out, scale, eps)
+        else:
+            _fast_fixation(out, m, np.empty_like(out), np.empty_like(out), float(span[a:b].max()))
+        if perturbation:
+            out *= 1.0 - perturbation
+            out += perturbation / m
+
+    in_threads(fill, num_lines, step)  # chunks of lines bound the scratch memory
+    diag = np.arange(k)
+    blocks[:, diag, diag] = 0.0
+    return blocks
