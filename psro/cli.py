@@ -23,6 +23,7 @@ import signal
 import sys
 from pathlib import Path
 
+from games.executors import EngineError
 from psro.config import PSROConfig, field_help
 
 __all__ = ["main", "build_parser"]
@@ -192,6 +193,11 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
                    callback=lambda row: print(_format_row(row), flush=True))
     except KeyboardInterrupt:
         print("interrupted; writing what was done so far", flush=True)
+    except EngineError as exc:
+        where = (f"its checkpoint in {run_dir / 'checkpoint'} holds every finished iteration: continue with "
+                 f"`psro resume {run_dir}` (--executor process or serial to change the engine)"
+                 if config.checkpoint else "the run had checkpoint: false, so it cannot be resumed")
+        raise EngineError(f"{exc} The run stopped in iteration {solver.iteration}; {where}.") from exc
     write_run(run_dir, config, solver)
     if config.rank_population:
         _rank(solver, config, run_dir)
@@ -239,6 +245,9 @@ def main(argv=None) -> int:
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except EngineError as exc:   # the executor failed (a dead Ray system process, workers dying on every retry)
+        print(f"psro {args.command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -135,3 +135,36 @@ def test_monte_carlo_evaluation_is_identical_on_ray(ray_ex):
         stats.append((meta.count, meta.total, meta.total_sq))
     for a, b in zip(*stats):
         assert np.array_equal(a, b)
+
+
+def test_a_dead_ray_system_process_is_an_engine_error_that_says_so():
+    """What a killed raylet gives the driver (LocalRayletDiedError, seen when killing it by hand: after ~15 s)
+    becomes an EngineError saying what happened and what to do; no Ray instance is needed to check the wrapping."""
+    from games.executors import EngineError
+
+    class FakeRay:
+        exceptions = ray.exceptions
+        cancelled = []
+
+        def put(self, value):
+            return value
+
+        def wait(self, refs, num_returns):
+            raise ray.exceptions.LocalRayletDiedError()
+
+        def cancel(self, ref, force):
+            self.cancelled.append(ref)
+
+    class FakeRemote:
+        def remote(self, fn_ref, start, tasks, seeds, transient):
+            return ("ref", start)
+
+    fake = FakeRay()
+    ex = RayExecutor(num_cpus=2)
+    ex._ensure_ray = lambda: fake
+    ex._remote = FakeRemote()
+    with pytest.raises(EngineError, match=r"Ray engine failed \(LocalRayletDiedError\) with 3 chunks in flight: "
+                                          r"a Ray worker or system process \(raylet, GCS, object store\) died") as info:
+        ex.map(_square, [1, 2, 3], chunksize=1)
+    assert "resume" in str(info.value) and isinstance(info.value.__cause__, ray.exceptions.LocalRayletDiedError)
+    assert len(fake.cancelled) == 3

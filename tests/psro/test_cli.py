@@ -105,3 +105,19 @@ def test_bad_config_values_are_one_line_naming_the_field(tmp_path, capsys, monke
 def test_a_directory_as_the_config_is_named_as_such(tmp_path, capsys):
     assert main(["run", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_an_engine_failure_ends_the_run_with_a_message_and_how_to_resume(tmp_path, capsys, monkeypatch):
+    from games.executors import EngineError
+    from psro.loop import PSRO
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\niterations: 3\nrank_population: false\n")
+
+    def dies(self, *args, **kwargs):
+        raise EngineError("the Ray engine failed (LocalRayletDiedError).")
+
+    monkeypatch.setattr(PSRO, "run", dies)
+    assert main(["run", str(config), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("psro run: error: the Ray engine failed") and f"psro resume {tmp_path / 'out'}" in err
