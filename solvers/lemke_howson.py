@@ -34,7 +34,7 @@ from solvers.bimatrix import (
     solve_indifference,
 )
 from solvers.equilibrium import Equilibrium
-from solvers.registry import make_equilibrium, register
+from solvers.registry import check_tolerance, make_equilibrium, register
 
 __all__ = ["LemkeHowsonPath", "lemke_howson_path", "lemke_howson_equilibria", "lemke_howson"]
 
@@ -248,6 +248,7 @@ def lemke_howson(game: NormalFormGame, initial_label: int | None = None, max_piv
     ([0.0, 1.0], [0.0, 1.0])
     """
     a, b = bimatrix_of(game)
+    tol = check_tolerance(tol)
     k1, k2 = a.shape
     if initial_label is not None and (not isinstance(initial_label, (int, np.integer))
                                       or not 0 <= initial_label < k1 + k2):

@@ -20,7 +20,7 @@ from solvers.equilibrium import Equilibrium
 from solvers.lemke_howson import lemke_howson
 from solvers.nash_n_player import nash_n_player
 from solvers.nash_selection import SELECTIONS, all_equilibria, select_equilibrium
-from solvers.registry import make_equilibrium, register
+from solvers.registry import check_tolerance, make_equilibrium, register
 from solvers.support_enumeration import DEFAULT_MAX_PAIRS, support_enumeration, support_pairs
 from solvers.zero_sum import nash_zero_sum
 
@@ -74,6 +74,7 @@ def nash(game: NormalFormGame, select: str = "first", tol: float = 1e-9, rng=Non
     """
     if not isinstance(game, NormalFormGame):
         raise TypeError(f"game must be a games.NormalFormGame; got {type(game).__name__}.")
+    tol = check_tolerance(tol)
     if select not in SELECTIONS:
         raise ValueError(f"select must be one of {SELECTIONS}; got {select!r}.")
     n = game.num_players

@@ -146,6 +146,26 @@ def method_info(method: str) -> SolverSpec:
     return spec
 
 
+def check_tolerance(tol, argname: str = "tol") -> float:
+    """``tol`` as a finite float ``>= 0``, or a ``ValueError``/``TypeError`` naming ``argname``.
+
+    Examples
+    --------
+    >>> check_tolerance(1e-9)
+    1e-09
+    >>> check_tolerance(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: tol must be a finite number >= 0 (e.g. 1e-9); got -1.
+    """
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{argname} must be a finite number >= 0 (e.g. 1e-9); got {tol!r}.")
+    value = float(tol)
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{argname} must be a finite number >= 0 (e.g. 1e-9); got {tol!r}.")
+    return value
+
+
 def check_game_fits(spec: SolverSpec, game: NormalFormGame) -> None:
     """Raise ``ValueError`` when ``game`` is outside what ``spec`` solves."""
     n = game.num_players
@@ -192,6 +212,8 @@ def solve(game, method: str = "nash", **options) -> Equilibrium:
                 raise TypeError(
                     f"method {method!r} has no option {key!r}; its options are: {', '.join(allowed) or 'none'}."
                 )
+    if spec.tol_option is not None and spec.tol_option in options:
+        check_tolerance(options[spec.tol_option], spec.tol_option)
     start = time.perf_counter()
     norm = normalise(game)
     if spec.zero_sum_only and game.num_players == 2:

@@ -28,7 +28,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from solvers.bimatrix import bimatrix_of, normalised, same_profile
 from solvers.equilibrium import Equilibrium
-from solvers.registry import register
+from solvers.registry import check_tolerance, register
 
 __all__ = ["support_pairs", "enumerate_supports", "support_enumeration", "DEFAULT_MAX_PAIRS"]
 
@@ -178,6 +178,7 @@ def support_enumeration(game: NormalFormGame, select: str = "first", max_pairs: 
     from solvers.nash_selection import equilibria_from_profiles, select_equilibrium
 
     a, b = bimatrix_of(game)
+    tol = check_tolerance(tol)
     profiles = enumerate_supports(a, b, max_pairs=max_pairs, tol=tol)
     if not profiles:  # only possible in degenerate games: fall back on Lemke-Howson's vertices
         from solvers.lemke_howson import lemke_howson_equilibria

@@ -137,3 +137,13 @@ def test_unknown_method_and_options_are_refused_with_suggestions():
         solve(catalog.matching_pennies(), "regret_matchin")
     with pytest.raises(TypeError, match="no option"):
         solve(catalog.matching_pennies(), "prd", learning_rate=0.1)
+
+
+@pytest.mark.parametrize("method", [m for m in solvers.methods() if method_info(m).tol_option == "tol"])
+def test_bad_tolerances_are_refused_by_name(method):
+    game = catalog.stag_hunt()
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="tol"):
+            solve(game, method, tol=bad)
+    with pytest.raises(TypeError, match="tol"):
+        solve(game, method, tol="small")

@@ -7,7 +7,8 @@ player's payoffs shifted by an offset and scaled by a factor from ``1e-300`` to
 :func:`solvers.solve` must
 
 * return, or raise only ``ValueError``/``TypeError`` with a message;
-* answer within 20 seconds;
+* answer within 20 seconds of CPU time (the wall time is reported too: on a
+  shared machine it is inflated by the other jobs);
 * when it says ``converged``, have a gap within its stated tolerance relative
   to each player's payoff range, recomputed here in extended precision from
   the returned strategies alone (not with the library's normalisation).
@@ -45,7 +46,8 @@ TIME_LIMIT = 20.0
 SLACK = 1e-12  # two extended-precision computations of the same gap differ by far less
 
 STATS = {"games": 0, "calls": 0, "converged_claims": 0, "violations": [], "exceptions": Counter(),
-         "refusals": Counter(), "refusal_messages": Counter(), "max_seconds": 0.0, "slowest": ""}
+         "refusals": Counter(), "refusal_messages": Counter(), "max_seconds": 0.0, "slowest": "",
+         "max_wall_seconds": 0.0}
 
 
 # ------------------------------------------------------------------------------------------- games
@@ -168,7 +170,7 @@ def _epsilon_slack(game, eq) -> float:
 def _check_call(game: NormalFormGame, method: str) -> str | None:
     """Run one solve; return a description of what went wrong, or None."""
     STATS["calls"] += 1
-    start = time.perf_counter()
+    start, wall = time.process_time(), time.perf_counter()
     try:
         eq = solve(game, method)
     except (ValueError, TypeError) as exc:
@@ -179,11 +181,12 @@ def _check_call(game: NormalFormGame, method: str) -> str | None:
         STATS["exceptions"][type(exc).__name__] += 1
         return f"{method}: {type(exc).__name__}: {exc}"
     finally:
-        seconds = time.perf_counter() - start
+        seconds = time.process_time() - start
+        STATS["max_wall_seconds"] = max(STATS["max_wall_seconds"], time.perf_counter() - wall)
         if seconds > STATS["max_seconds"]:
             STATS["max_seconds"], STATS["slowest"] = seconds, f"{method} on shape {game.shape}"
     if seconds > TIME_LIMIT:
-        return f"{method}: took {seconds:.1f} s"
+        return f"{method}: took {seconds:.1f} s of CPU time"
     if not eq.converged:
         return None
     STATS["converged_claims"] += 1
