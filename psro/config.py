@@ -294,7 +294,7 @@ class PSROConfig:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"game: {exc}") from None
         if not isinstance(self.game, str) or not self.game.strip():
-            raise ValueError(f"game must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
+            raise ValueError(f"game: must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
         try:
             get_meta_solver(self.meta_solver).check_fits(game.num_players(), _constant_sum(game))
         except (ValueError, TypeError) as exc:
@@ -339,21 +339,23 @@ def _field_types() -> dict:
 
 
 def _field_check(check, field: str, value, **bounds) -> None:
-    """Run a :mod:`games.validation` check; its message starts with the field, and it is raised as ``ValueError``
-    (what :meth:`PSROConfig.from_dict` documents)."""
+    """Run a :mod:`games.validation` check; its error becomes a ``ValueError`` (what :meth:`PSROConfig.from_dict`
+    documents) that starts with ``"<field>: "``, as every config error does."""
     try:
         check(value, field, **bounds)
     except (TypeError, ValueError) as exc:
-        raise ValueError(str(exc)) from None
+        message = str(exc)
+        raise ValueError(f"{field}: {message[len(field) + 1:] if message.startswith(field + ' ') else message}") \
+            from None
 
 
 def _check_name(name) -> None:
     """A run name is one file name (it names ``runs/<name>-<timestamp>``), never a path."""
     if not isinstance(name, str):
-        raise ValueError(f"name must be a string; got {name!r}.")
+        raise ValueError(f"name: must be a string; got {name!r}.")
     if name and (Path(name).name != name or name.startswith(".") or "\\" in name
                  or any(ord(c) < 32 for c in name) or len(name) > 200):
-        raise ValueError(f"name {name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
+        raise ValueError(f"name: {name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
                          "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
                          "directory with --out RUN_DIR.")
 

@@ -114,7 +114,7 @@ def test_learned_oracle_steps_reach_the_oracle():
     assert solver.oracle.config.total_steps == 512
     with pytest.raises(ValueError, match="^oracle_steps: only the learned oracles"):
         PSROConfig(oracle="exact", oracle_steps=512).validate()
-    with pytest.raises(ValueError, match="^oracle_steps must be an int >= 1; got 0"):
+    with pytest.raises(ValueError, match="^oracle_steps: must be an int >= 1; got 0"):
         PSROConfig(oracle="dqn", oracle_steps=0)
 
 

@@ -17,17 +17,17 @@ def write(tmp_path, text: str, name: str = "run.yaml"):
 
 @pytest.mark.parametrize("name", ["../../escape", "a/b", "/abs/path", "..", ".", ".hidden", "a\\b", "x\ny"])
 def test_a_run_name_is_a_file_name_not_a_path(tmp_path, name):
-    with pytest.raises(ValueError, match=r"^name .* is not a run name: a run name is a file name, not a path"):
+    with pytest.raises(ValueError, match=r"^name: .* is not a run name: a run name is a file name, not a path"):
         PSROConfig.from_dict({"name": name})
-    with pytest.raises(ValueError, match="^name "):
+    with pytest.raises(ValueError, match="^name: "):
         PSROConfig(name=name)
     if "\n" not in name:   # the command line's --set name=... and --name go through the same check
-        with pytest.raises(ValueError, match="^name "):
+        with pytest.raises(ValueError, match="^name: "):
             PSROConfig().replace_from_strings([f"name={name}"])
 
 
 def test_the_issue_example_escape_from_yaml(tmp_path):
-    with pytest.raises(ValueError, match=r"name '\.\./\.\./escape' is not a run name"):
+    with pytest.raises(ValueError, match=r"^name: '\.\./\.\./escape' is not a run name"):
         PSROConfig.from_yaml(write(tmp_path, "name: ../../escape\ngame: kuhn_poker\n"))
 
 
@@ -37,17 +37,17 @@ def test_ordinary_names_are_kept(name):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("iterations: -5", r"^iterations must be an int >= 0; got -5\."),
-    ("time_limit: -3", r"^time_limit must be a number >= 0; got -3\.0\."),
-    ("target_gap: -1e-6", r"^target_gap must be a number >= 0"),
-    ("target_gap: .nan", r"^target_gap must be a number, not NaN"),
-    ("seed: -1", r"^seed must be an int >= 0; got -1\."),
-    ("episodes_per_profile: 0", r"^episodes_per_profile must be an int >= 1"),
-    ("top_up_episodes: -1", r"^top_up_episodes must be an int >= 0"),
-    ("top_up_rounds: 0", r"^top_up_rounds must be an int >= 1"),
-    ("oracle_steps: 0", r"^oracle_steps must be an int >= 1"),
-    ("ranking_alpha: 0", r"^ranking_alpha must be a number > 0"),
-    ("ranking_alpha: .inf", r"^ranking_alpha must be finite"),
+    ("iterations: -5", r"^iterations: must be an int >= 0; got -5\."),
+    ("time_limit: -3", r"^time_limit: must be a number >= 0; got -3\.0\."),
+    ("target_gap: -1e-6", r"^target_gap: must be a number >= 0"),
+    ("target_gap: .nan", r"^target_gap: must be a number, not NaN"),
+    ("seed: -1", r"^seed: must be an int >= 0; got -1\."),
+    ("episodes_per_profile: 0", r"^episodes_per_profile: must be an int >= 1"),
+    ("top_up_episodes: -1", r"^top_up_episodes: must be an int >= 0"),
+    ("top_up_rounds: 0", r"^top_up_rounds: must be an int >= 1"),
+    ("oracle_steps: 0", r"^oracle_steps: must be an int >= 1"),
+    ("ranking_alpha: 0", r"^ranking_alpha: must be a number > 0"),
+    ("ranking_alpha: .inf", r"^ranking_alpha: must be finite"),
 ])
 def test_out_of_range_values_name_their_field(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
