@@ -35,6 +35,7 @@ is executed: it is tokenised and parsed, and any error names its line.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -52,6 +53,7 @@ logger = logging.getLogger(__name__)
 #: Largest file read, in bytes (a guard against feeding the parser something that is not a game file).
 MAX_FILE_BYTES = 200_000_000
 
+_FLOAT_MAX = Fraction(np.finfo(np.float64).max)
 _TOKEN = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([{},])|([^\s{},"]+))', re.S)
 
 
@@ -113,11 +115,19 @@ class _Tokens:
         k, v, _ = self.next(what)
         if k == "word":
             try:
-                return Fraction(v)
+                x = Fraction(v)
             except (ValueError, ZeroDivisionError):
                 pass
+            else:
+                if abs(x) <= _FLOAT_MAX:
+                    return x
+                self.pos -= 1
+                raise self.error(f"the number {v[:20]!r} ({what}) is too large for a float64.")
         self.pos -= 1
         raise self.error(f"expected a number ({what}), found {v!r}.")
+
+    def remaining(self) -> int:
+        return len(self.items) - self.pos
 
     def integer(self, what: str, minimum: int = 0) -> int:
         x = self.number(what)
@@ -249,6 +259,8 @@ def _parse_nfg(tokens: _Tokens) -> NormalFormGame:
         shape = []
         while not tokens.at("sym", "}"):
             shape.append(tokens.integer("a number of strategies", minimum=1))
+            if math.prod(shape) > tokens.remaining():
+                raise tokens.error(f"{math.prod(shape)} strategy profiles, more than the numbers in the file.")
         tokens.pos += 1
         strategies = [[str(i + 1) for i in range(k)] for k in shape]
     if len(shape) != n:

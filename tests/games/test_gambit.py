@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games import NormalFormGame, catalog, read_gambit, write_gambit
+from games import NormalFormGame, catalog, check_game, read_gambit, write_gambit
 from psro import PSRO
 from psro.game_tree import build_game_tree
 from psro.metrics import nash_conv
@@ -148,6 +148,7 @@ def test_bayes_game_from_the_efg_documentation(tmp_path):
 def test_kuhn_poker_from_a_hand_written_efg_plays_like_openspiels():
     game = read_gambit(DATA / "kuhn_poker.efg")
     assert game.name == "gambit_kuhn_poker" and game.utility == "zero_sum"
+    assert check_game(game.to_pyspiel()).ok
     tree = build_game_tree(game.to_pyspiel())
     assert [p.num_infostates for p in tree.infostates] == [6, 6] and tree.num_terminals == 30
     assert abs(nash_conv(tree, [uniform_policy(i) for i in tree.infostates]) - 11 / 12) < 1e-12
@@ -208,3 +209,32 @@ def test_bad_arguments(tmp_path):
         write_gambit(catalog.chicken(), tmp_path / "c.nfg", version="strategic")
     with pytest.raises(TypeError, match="NormalFormGame, a SequentialGame or a pyspiel.Game"):
         write_gambit([[1, 2]], tmp_path / "x.nfg")
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), source=st.sampled_from(["selten_payoff", "selten_outcome", "bayes", "kuhn"]))
+def test_damaged_files_fail_with_a_value_error_only(tmp_path_factory, data, source):
+    text = {"selten_payoff": SELTEN_PAYOFF, "selten_outcome": SELTEN_OUTCOME, "bayes": BAYES,
+            "kuhn": (DATA / "kuhn_poker.efg").read_text()}[source]
+    words = text.split(" ")
+    i = data.draw(st.integers(0, len(words) - 1))
+    edit = data.draw(st.sampled_from(["drop", "repeat", "replace"]))
+    if edit == "drop":
+        del words[i]
+    elif edit == "repeat":
+        words.insert(i, words[i])
+    else:
+        words[i] = data.draw(st.sampled_from(['"', "{", "}", ",", "-1", "0", "7", "1/0", "x", "t", "p", "1e999"]))
+    path = tmp_path_factory.mktemp("bad") / ("g.efg" if text.startswith("EFG") else "g.nfg")
+    path.write_text(" ".join(words))
+    try:
+        read_gambit(path)
+    except ValueError:
+        pass
+
+
+def test_numbers_beyond_float64_and_absurd_sizes_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="too large for a float64"):
+        read_gambit(write(tmp_path, 'NFG 1 R "t" { "a" } { 1 }\n1e999\n'))
+    with pytest.raises(ValueError, match="strategy profiles, more than the numbers"):
+        read_gambit(write(tmp_path, 'NFG 1 R "t" { "a" "b" } { 1000000000 1000000000 }\n1 2\n'))
