@@ -70,7 +70,7 @@ CHECKPOINT_FILE = "checkpoint.json"
 PREVIOUS_FILE = "checkpoint.previous.json"
 SCHEMA_VERSION = 2
 FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
-_ARRAY_FILE = re.compile(r"^(arrays|meta_game)-(-?\d{6})-([0-9a-f]{12})\.npz$")
+_ARRAY_FILE = re.compile(r"^(arrays|meta_game)-(-?\d+)-([0-9a-f]{12})\.npz$")
 _STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
                "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
 _DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "options", "config", "state", "rng", "history",

@@ -263,3 +263,12 @@ def test_damage_on_the_command_line_is_one_line_not_a_traceback(cli_run, capsys)
     assert main(["resume", str(out), "--previous", "--set", "iterations=3"]) == 0
     printed = capsys.readouterr().out
     assert "resuming" in printed and "at iteration 1" in printed and "done: 3 iterations" in printed
+
+
+def test_a_checkpoint_written_before_the_first_iteration_resumes(tmp_path):
+    solver = PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path)
+    solver.save_checkpoint()
+    resumed = PSRO.resume(tmp_path, progress=False)
+    assert resumed.iteration == -1 and len(resumed.history) == 0
+    assert resumed.run(iterations=2)["gap"].tolist() == PSRO("kuhn_poker", progress=False).run(iterations=2)[
+        "gap"].tolist()
