@@ -1,18 +1,29 @@
-"""Ranking a finished PSRO population with alpha-Rank and Elo.
+"""Ranking a finished PSRO population with alpha-Rank, and with Elo where Elo means something.
 
 Agents are the ``(player, policy)`` pairs of the meta-game. alpha-Rank runs the
 multi-population chain on the meta-game (one population per player) and
-reports each policy's marginal mass. Elo needs win probabilities between
-agents: for a two-player meta-game, each cross pair (a player-0 policy against
-a player-1 policy) counts as ``matches_per_pair`` virtual matches that player 0
-wins with probability ``(1 + v / scale) / 2``, where ``v`` is player 0's
-expected payoff and ``scale`` the largest absolute payoff of the meta-game
-(exact for constant-sum meta-games centred on zero, such as poker's). Agents of
-the same player never meet, and their Elo ratings are comparable through the
-common opponents. Elo is left out (NaN) for games with more than two players.
+reports each policy's marginal mass; for the populations PSRO makes (463 x 463
+policies on Leduc poker) the chain is held by blocks and solved matrix-free
+(:func:`ranking.alpharank`), and this module logs what it ranks and how long
+each step takes.
+
+Elo is a model of win probabilities between two sides, so it is fitted only
+where the meta-game is a two-player constant-sum game (zero-sum, or win/loss
+payoffs that sum to a constant): each cross pair (a player-0 policy against a
+player-1 policy) counts as ``matches_per_pair`` virtual matches that player 0
+wins with probability ``(1 + v / scale) / 2``, where ``v = (u_0 - u_1) / 2`` is
+player 0's centred payoff and ``scale`` its largest absolute value. Agents of
+the same player never meet; their Elo ratings are comparable through the
+common opponents. For more than two players, or a general-sum meta-game (such
+as ``trade_comm``'s, where both players can gain together), a win probability
+is not defined: the table has no Elo columns, and ``table.attrs["elo"]`` (also
+logged) says why.
 """
 
 from __future__ import annotations
+
+import logging
+import time
 
 import numpy as np
 import pandas as pd
@@ -20,12 +31,33 @@ import pandas as pd
 from games.normal_form import NormalFormGame
 from ranking import alpharank, elo
 
-__all__ = ["rank_population"]
+__all__ = ["elo_defined", "rank_population"]
+
+logger = logging.getLogger(__name__)
+
+
+def elo_defined(meta_game: NormalFormGame) -> str | None:
+    """Why Elo does not apply to ``meta_game``, or None where it does (two players, constant sum).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> elo_defined(catalog.rock_paper_scissors()) is None
+    True
+    >>> elo_defined(catalog.prisoners_dilemma())
+    'Elo left out: it needs a two-player constant-sum (win/loss) meta-game, and this one is general-sum'
+    """
+    if meta_game.num_players != 2:
+        return (f"Elo left out: it needs a two-player constant-sum (win/loss) meta-game, and this one has "
+                f"{meta_game.num_players} players")
+    if not meta_game.is_constant_sum():
+        return "Elo left out: it needs a two-player constant-sum (win/loss) meta-game, and this one is general-sum"
+    return None
 
 
 def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_size: int = 50,
-                    matches_per_pair: float = 100.0) -> pd.DataFrame:
-    """alpha-Rank mass and Elo rating of every policy of a PSRO meta-game.
+                    matches_per_pair: float = 100.0, progress: bool | None = None) -> pd.DataFrame:
+    """alpha-Rank mass of every policy of a PSRO meta-game, and its Elo rating where Elo is defined.
 
     Parameters
     ----------
@@ -35,13 +67,17 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
         alpha-Rank's selection intensity and population size.
     matches_per_pair : float
         Virtual matches each cross pair stands for in the Elo fit.
+    progress : bool, optional
+        alpha-Rank's progress bar on long solves (``None``: on a terminal only).
 
     Returns
     -------
     DataFrame
         One row per ``(player, policy)``: ``alpharank_mass``, ``alpharank_rank``
-        (1 = most mass within the player), ``elo`` and ``elo_rank``, sorted by
-        player then alpha-Rank rank.
+        (1 = most mass within the player) and, for two-player constant-sum
+        meta-games, ``elo`` and ``elo_rank``; sorted by player then alpha-Rank
+        rank. ``attrs["elo"]`` is None where Elo was fitted, else the reason it
+        was left out; ``attrs["alpharank"]`` holds alpha-Rank's ``info``.
 
     Examples
     --------
@@ -51,27 +87,43 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
     ['player', 'policy', 'alpharank_mass', 'alpharank_rank', 'elo', 'elo_rank']
     >>> len(table)
     6
+    >>> rank_population(catalog.three_player_matching_pennies()).columns.tolist()
+    ['player', 'policy', 'alpharank_mass', 'alpharank_rank']
     """
     if not isinstance(meta_game, NormalFormGame):
         raise TypeError(f"meta_game must be a games.NormalFormGame; got {type(meta_game).__name__}.")
-    n = meta_game.num_players
-    result = alpharank(meta_game, alpha=alpha, population_size=population_size, single_population=False)
+    shape = "x".join(map(str, meta_game.shape))
+    logger.info("ranking the %s population (%d joint profiles) with alpha-Rank (alpha=%g, m=%d)", shape,
+                int(np.prod(meta_game.shape)), alpha, population_size)
+    start = time.perf_counter()
+    result = alpharank(meta_game, alpha=alpha, population_size=population_size, single_population=False,
+                       progress=progress)
+    logger.info("alpha-Rank of the %s population took %.1f s (solver %s, residual %.1e)", shape,
+                time.perf_counter() - start, result.info.get("solver"), result.info.get("residual", np.nan))
     table = result.ranking.rename(columns={"population": "player", "strategy": "policy",
                                            "mass": "alpharank_mass", "rank": "alpharank_rank"})
-    table["elo"] = np.nan
-    if n == 2:
+    columns = ["player", "policy", "alpharank_mass", "alpharank_rank"]
+    why_not = elo_defined(meta_game)
+    if why_not is None:
+        start = time.perf_counter()
         ratings = _bipartite_elo(meta_game, matches_per_pair)
-        keys = list(zip(table["player"], table["policy"]))
-        table["elo"] = [ratings[k] for k in keys]
-    table["elo_rank"] = table.groupby("player")["elo"].rank(ascending=False, method="min")
-    return table[["player", "policy", "alpharank_mass", "alpharank_rank", "elo", "elo_rank"]].reset_index(drop=True)
+        table["elo"] = [ratings[k] for k in zip(table["player"], table["policy"])]
+        table["elo_rank"] = table.groupby("player")["elo"].rank(ascending=False, method="min")
+        columns += ["elo", "elo_rank"]
+        logger.info("Elo of the %s population took %.1f s", shape, time.perf_counter() - start)
+    else:
+        logger.info("%s", why_not)
+    table = table[columns].reset_index(drop=True)
+    table.attrs["elo"] = why_not
+    table.attrs["alpharank"] = dict(result.info)
+    return table
 
 
 def _bipartite_elo(meta_game: NormalFormGame, matches_per_pair: float) -> dict:
     k0, k1 = meta_game.shape
-    u = meta_game.payoffs[0]
-    scale = float(np.abs(meta_game.payoffs).max()) or 1.0
-    p_win = np.clip((1.0 + u / scale) / 2.0, 0.0, 1.0)
+    v = (meta_game.payoffs[0] - meta_game.payoffs[1]) / 2.0  # player 0's payoff, centred (constant sum)
+    scale = float(np.abs(v).max()) or 1.0
+    p_win = np.clip((1.0 + v / scale) / 2.0, 0.0, 1.0)
     wins = np.zeros((k0 + k1, k0 + k1))
     wins[:k0, k0:] = matches_per_pair * p_win
     wins[k0:, :k0] = matches_per_pair * (1.0 - p_win).T
