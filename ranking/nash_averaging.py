@@ -1,4 +1,4 @@
-"""Nash averaging (Balduzzi et al. 2018, "Re-evaluating Evaluation"), agent-vs-agent.
+"""Nash averaging (Balduzzi et al. 2018, "Re-evaluating Evaluation"): agent-vs-agent and agent-vs-task.
 
 Given an antisymmetric evaluation matrix ``A`` (``A[i, j]``: how much ``i`` beats
 ``j``; ``A = -A.T``), the symmetric zero-sum game with row payoffs ``A`` has
@@ -35,6 +35,16 @@ The exact solver works in two steps, both to machine precision:
 
 ``method="cvxpy"`` instead solves the convex program directly with an
 exponential-cone solver (Clarabel), as OpenSpiel does.
+
+Agent-vs-task (``mode="agent_vs_task"``, the paper's appendix D, OpenSpiel's
+``a_v_a=False``): an agents x tasks score table ``S`` is a zero-sum game in
+which agents maximise the score and tasks minimise it. Its max-entropy Nash is
+the pair of max-entropy optimal strategies of the two sides. Both come from the
+exact solver above, applied to the symmetrisation whose strategies are
+(agent, task) pairs with payoff ``S[a, t'] - S[a', t]``: antisymmetric, value 0
+exactly, and with the product of the two max-entropy strategies as its own
+max-entropy Nash. Agents rate ``S y*`` (their score against the tasks' Nash),
+tasks ``-x*.S`` (their difficulty for the agents' Nash).
 """
 
 from __future__ import annotations
