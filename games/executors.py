@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from games.validation import check_int
+from games.validation import check_int, is_integer
 
 __all__ = [
     "ENGINES",
@@ -623,7 +623,7 @@ def portable_spec(spec):
     >>> portable_spec({"engine": "process"}), portable_spec(3), portable_spec(SerialExecutor())
     ('process', 3, None)
     """
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+    if is_integer(spec):
         return int(spec)
     if spec is None or isinstance(spec, Executor) or (isinstance(spec, str) and spec not in ENGINES):
         return None
@@ -631,7 +631,7 @@ def portable_spec(spec):
         return spec
     if isinstance(spec, dict) and spec.get("engine") in ENGINES:
         workers = spec.get("workers" if spec["engine"] == "process" else "num_cpus")
-        if isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and spec["engine"] != "serial":
+        if is_integer(workers) and spec["engine"] != "serial":
             return {"engine": spec["engine"], "workers": int(workers)}
         return spec["engine"]
     return None
@@ -663,7 +663,7 @@ def spec_from_portable(value, name: str = "executor"):
            "or how code runs; remove it, or pass the executor you want when resuming")
     if value is None or value in ENGINES:
         return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if is_integer(value):
         return check_int(value, name, minimum=1)
     if not isinstance(value, dict):
         raise ValueError(f"{name} must be an engine name, a worker count or {{'engine': ..., 'workers': n}}; "
@@ -725,7 +725,7 @@ def make_executor(spec=None, **kwargs) -> Executor:
         return ProcessPoolExecutor(**kwargs)
     if spec == "ray":
         return RayExecutor(**kwargs)
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+    if is_integer(spec):
         if spec < 1:
             raise ValueError(f"executor worker count must be >= 1; got {spec}.")
         if spec == 1:

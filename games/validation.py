@@ -19,10 +19,17 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "check_positive", "check_tolerance", "check_seed"]
+__all__ = ["check_int", "check_real", "check_positive", "check_tolerance", "check_seed", "is_integer"]
 
 
-def _is_integer(value) -> bool:
+def is_integer(value) -> bool:
+    """Whether ``value`` is an integer (a Python or numpy int; a bool is not one).
+
+    Examples
+    --------
+    >>> is_integer(3), is_integer(np.int8(3)), is_integer(True), is_integer(3.0)
+    (True, True, False, False)
+    """
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -63,7 +70,7 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     """
     if value is None and none_ok:
         return None
-    if not _is_integer(value):
+    if not is_integer(value):
         allowed = "an int or None" if none_ok else "an int"
         raise TypeError(f"{name} must be {allowed}; got {value!r} ({type(value).__name__}).")
     value = int(value)

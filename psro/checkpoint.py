@@ -60,6 +60,7 @@ import numpy as np
 from games.empirical import EmpiricalGame
 from games.executors import spec_from_portable
 from games.normal_form import NormalFormGame
+from games.validation import is_integer
 
 __all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restore",
            "has_checkpoint", "atomic_write"]
@@ -418,10 +419,6 @@ def _fail(path: Path, what: str):
     raise _Damage(path, what)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -446,17 +443,17 @@ def _check_document(document: dict, path: Path) -> None:
     if not isinstance(state, dict) or [k for k in _STATE_KEYS if k not in state]:
         _fail(path, f"'state' must hold {list(_STATE_KEYS)}")
     t = state["iteration"]
-    if not _is_int(t) or t < -1 or document["iteration"] != t:
+    if not is_integer(t) or t < -1 or document["iteration"] != t:
         _fail(path, f"'iteration' ({document['iteration']!r}) and state.iteration ({t!r}) must be the same int >= -1")
     if not isinstance(state["in_iteration"], bool):
         _fail(path, "state.in_iteration must be true or false")
     sizes = state["sizes_before"]
-    if not isinstance(sizes, list) or not sizes or not all(_is_int(k) and k >= 0 for k in sizes):
+    if not isinstance(sizes, list) or not sizes or not all(is_integer(k) and k >= 0 for k in sizes):
         _fail(path, "state.sizes_before must be a list of population sizes, one per player")
     for key in ("gap", "train_gap", "wall_time", "cpu_time"):
         if not _is_number(state[key]):
             _fail(path, f"state.{key} must be a number; got {state[key]!r}")
-    if not _is_int(state["evaluations"]) or state["evaluations"] < 0:
+    if not is_integer(state["evaluations"]) or state["evaluations"] < 0:
         _fail(path, "state.evaluations must be an int >= 0")
     if not isinstance(history, list) or not all(isinstance(row, dict) for row in history):
         _fail(path, "'history' must be a list of rows")
@@ -466,7 +463,7 @@ def _check_document(document: dict, path: Path) -> None:
                     f"{'(in progress) ' if state['in_iteration'] else ''}needs {expected_rows}")
     n = len(sizes)
     for i, row in enumerate(history):
-        if row.get("iteration") != i or not all(_is_int(row.get(f"population_{p}")) for p in range(n)):
+        if row.get("iteration") != i or not all(is_integer(row.get(f"population_{p}")) for p in range(n)):
             _fail(path, f"history row {i} must have iteration {i} and population_0..population_{n - 1}")
     if history and not state["in_iteration"]:
         last = history[-1]
