@@ -166,6 +166,9 @@ def _run(args) -> int:
     else:
         if args.config is None:
             raise ValueError("config: give a YAML config (psro run CONFIG) or --resume RUN_DIR.")
+        if args.previous:
+            raise ValueError("--previous picks the checkpoint to continue from; use it with --resume RUN_DIR "
+                             "(or psro resume RUN_DIR --previous).")
         config = _resolve_config(args)
         run_dir = Path(args.out) if args.out else default_run_dir(config)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -208,14 +211,23 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
 
 
 def _rank(solver, config: PSROConfig, run_dir: Path) -> None:
-    """Rank the final population with alpha-Rank and Elo; print the table and write ``ranking.csv``."""
+    """Rank the final population with alpha-Rank (and Elo where defined); print the table, write ``ranking.csv``."""
+    import time
+
     from psro.population_ranking import rank_population
 
-    table = rank_population(solver.meta_game.mean_game(), alpha=config.ranking_alpha)
+    meta_game = solver.meta_game.mean_game()
+    print(f"ranking the final {'x'.join(map(str, meta_game.shape))} population with alpha-Rank "
+          f"(alpha={config.ranking_alpha:g}) ...", flush=True)
+    start = time.perf_counter()
+    table = rank_population(meta_game, alpha=config.ranking_alpha)
     table.to_csv(run_dir / "ranking.csv", index=False)
     top = table.groupby("player", sort=False).head(5)
-    print(f"final population ranked by alpha-Rank (alpha={config.ranking_alpha:g}) and Elo; top 5 per player "
-          f"(all in {run_dir / 'ranking.csv'}):", flush=True)
+    no_elo = table.attrs.get("elo")
+    print(f"final population ranked by alpha-Rank{'' if no_elo else ' and Elo'} in "
+          f"{time.perf_counter() - start:.1f} s; top 5 per player (all in {run_dir / 'ranking.csv'}):", flush=True)
+    if no_elo:
+        print(f"{no_elo}.", flush=True)
     print(top.to_string(index=False, float_format=lambda v: f"{v:.4g}"), flush=True)
 
 

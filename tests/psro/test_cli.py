@@ -121,3 +121,10 @@ def test_an_engine_failure_ends_the_run_with_a_message_and_how_to_resume(tmp_pat
     assert main(["run", str(config), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("psro run: error: the Ray engine failed") and f"psro resume {tmp_path / 'out'}" in err
+
+
+def test_previous_without_a_run_to_resume_is_an_error(tmp_path, capsys):
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\n")
+    assert main(["run", str(config), "--previous"]) == 2
+    assert "--previous picks the checkpoint" in capsys.readouterr().err
