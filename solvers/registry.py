@@ -216,25 +216,27 @@ def solve(game, method: str = "nash", **options) -> Equilibrium:
         check_tolerance(options[spec.tol_option], spec.tol_option)
     start = time.perf_counter()
     norm = normalise(game)
+    solved = norm.game
     if spec.zero_sum_only and game.num_players == 2:
         # the game passed the constant-sum check, where u_1 = c - u_0 gives 1 - u_0 on the normalised
-        # game; write that exactly, so the solver's own check does not trip on the offset's round-off
-        zs = np.stack([norm.game.payoffs[0], 1.0 - norm.game.payoffs[0]])
-        norm = dataclasses.replace(norm, game=norm.game.with_payoffs(zs))
+        # game; the solver gets that exactly, so its own check does not trip on an offset's round-off
+        # (the answer is still verified on the game itself)
+        solved = norm.game.with_payoffs(np.stack([norm.game.payoffs[0], 1.0 - norm.game.payoffs[0]]))
     bound = inspect.signature(spec.function).bind(norm.game, **options)
-    bound.apply_defaults()
-    run_options = {k: v for k, v in bound.arguments.items() if k != "game" and params[k].kind is not
-                   params[k].VAR_KEYWORD}
-    run_options.update(bound.arguments.get(next((k for k, p in params.items() if p.kind is p.VAR_KEYWORD), ""), {}))
+    bound.apply_defaults()  # the verification needs the tolerance the solver actually used
+    first = next(iter(params))
+    var_keyword = next((k for k, p in params.items() if p.kind is p.VAR_KEYWORD), None)
+    run_options = {k: v for k, v in bound.arguments.items() if k not in (first, var_keyword)}
+    run_options.update(bound.arguments.get(var_keyword, {}))
     if spec.normalise:
         if spec.rescale is not None:
             run_options = spec.rescale(norm, dict(run_options))
-        eq = spec.function(norm.game, **run_options)
+        eq = spec.function(solved, **run_options)
     else:
         eq = spec.function(game, **run_options)
     eq = _verified(spec, game, norm, eq, run_options)
     if spec.rescale is not None:  # report the options the caller gave, not their normalised equivalents
-        eq.info.update({k: v for k, v in bound.arguments.items() if k in eq.info and k != "game" and v is not None})
+        eq.info.update({k: v for k, v in bound.arguments.items() if k in eq.info and k != first and v is not None})
     eq.info.setdefault("time", time.perf_counter() - start)
     return eq
 
