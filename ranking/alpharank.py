@@ -66,10 +66,31 @@ positive-transition graph that no positive transition leaves) and reported in
   terms of the relative size of the underflowed rates.
 - ``"perturbed"`` (infinite alpha with ``inf_alpha_eps=0``, or where the
   aggregation does not apply: a class or the transient set above 3000
-  profiles): ``pi`` is the stationary distribution of the chain whose fixation
-  probabilities are ``(1 - perturbation) rho + perturbation / m``, a small
-  uniform mutation that makes the chain irreducible, as the paper does for
-  infinite alpha; ``result.transition_matrix`` is that perturbed chain.
+  profiles, or a chain held by blocks): ``pi`` is the stationary distribution
+  of the chain whose fixation probabilities are ``(1 - perturbation) rho +
+  perturbation / m``, a small uniform mutation that makes the chain
+  irreducible, as the paper does for infinite alpha;
+  ``result.transition_matrix`` is that perturbed chain.
+- ``"unconverged"``: no solver brought the residual below 1e-9 (a warning is
+  logged); ``pi`` is the best answer found.
+
+Every answer is checked: ``info["residual"]`` is ``||pi Q||_1 / max(out)``
+for the chain's generator ``Q`` and exit rates ``out`` (an upper bound of
+``||pi C - pi||_1`` for ``result.transition_matrix`` ``C``), recomputed from
+the rates, and ``info["converged"]`` says whether it is at most 1e-9. Where the
+dense LU solve does not reach that, the Grassmann-Taksar-Heyman elimination
+(accurate entry by entry) answers instead; see :mod:`ranking.alpharank_stationary`.
+
+Large chains
+------------
+A multi-population chain of more than ``BLOCK_LIMIT`` (5000) profiles is
+never listed move by move (a 500 x 500 game has 250,000 profiles and 2.5e8
+moves). Each population's payoff differences along a line (the others' profile
+fixed) form a ``k_p x k_p`` block of rates
+(:func:`ranking.alpharank_chain.line_rates`); matrix-free GMRES on these
+blocks finds ``pi`` to the residual tolerance, with a ``tqdm.auto`` progress
+bar (``progress=``). The recurrent classes come from a skeleton of the moves
+between payoff-neighbours on each line, which reaches the same profiles.
 """
 
 from __future__ import annotations
