@@ -116,6 +116,14 @@ def test_every_catalog_game_round_trips(tmp_path, name, version):
                                                                    game.name)
 
 
+@pytest.mark.parametrize("kind, shape", [("general", (3, 2)), ("zero_sum", (4, 4)), ("symmetric", (2, 2, 2))])
+def test_catalog_random_games_round_trip(tmp_path, kind, shape):
+    game = catalog.random_game(shape, kind=kind, rng=3)
+    for version in ("payoff", "outcome"):
+        back = read_gambit(write_gambit(game, tmp_path / f"{kind}.nfg", version=version))
+        np.testing.assert_array_equal(back.payoffs, game.payoffs)
+
+
 @settings(max_examples=25, deadline=None)
 @given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3), seed=st.integers(0, 2**31),
        log_scale=st.sampled_from([-300, -5, 0, 5, 300]), version=st.sampled_from(["payoff", "outcome"]),
