@@ -194,7 +194,9 @@ def read_gambit(path, name: str | None = None):
         and strategy names and its title as ``name``. An ``.efg`` gives an
         instance of a new :class:`games.SequentialGame` subclass (its
         ``.to_pyspiel()`` is a ``pyspiel.Game``; ``.tree`` is the parsed
-        :class:`GambitTree`).
+        :class:`GambitTree`). It is not registered: ``type(game).register()``
+        makes it load by name (``PSRO("gambit_kuhn")``); worker processes that
+        rebuild games by name need the same call in them.
 
     Raises
     ------
