@@ -631,8 +631,13 @@ def _alpharank_blocks(tables: PayoffTables, alpha: float, m: int, selection: str
                          "distribution is not unique; pass perturbation > 0 (e.g. 1e-6).")
     logger.info("alpha-Rank: building the %s chain of %d profiles by blocks (alpha=%g, m=%d)",
                 "x".join(map(str, shape)), n, alpha, m)
-    blocks = [line_rates(tables.tables, p, alpha, m, inf_alpha=inf_alpha, eps=eps, scale=scale,
-                         perturbation=mix) if k > 1 else None for p, k in enumerate(shape)]
+    from tqdm.auto import tqdm
+
+    with tqdm(total=sum(n for k in shape if k > 1), desc=f"alpha-Rank chain ({n} profiles)", unit="profile",
+              unit_scale=True, leave=False, disable=None if progress is None else not progress) as bar:
+        blocks = [line_rates(tables.tables, p, alpha, m, inf_alpha=inf_alpha, eps=eps, scale=scale,
+                             perturbation=mix, callback=lambda lines_done, k=k: bar.update(lines_done * k))
+                  if k > 1 else None for p, k in enumerate(shape)]
     built = time.perf_counter()
     result = solve_blocks(blocks, shape, progress=progress, pin_candidates=classes[0] if unique else None)
     info = {"num_recurrent_classes": len(classes) if not inf_alpha else 1, "solver": result.method,

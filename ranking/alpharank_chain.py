@@ -261,7 +261,14 @@ def lines(x: np.ndarray, shape: tuple, p: int) -> np.ndarray:
 
 
 def from_lines(z: np.ndarray, shape: tuple, p: int) -> np.ndarray:
-    """The inverse of :func:`lines`: population ``p``'s lines back to a vector over profiles."""
+    """The inverse of :func:`lines`: population ``p``'s lines back to a vector over profiles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from_lines(np.array([[0, 3], [1, 4], [2, 5]]), (2, 3), 0).tolist()
+    [0, 1, 2, 3, 4, 5]
+    """
     rest = [k for q, k in enumerate(shape) if q != p]
     return np.moveaxis(np.asarray(z).reshape(*rest, shape[p]), -1, p).reshape(-1)
 
@@ -305,7 +312,13 @@ def _fast_fixation(u: np.ndarray, m: int, v: np.ndarray, num: np.ndarray, span: 
 
 
 def num_threads() -> int:
-    """Threads for the block computations: the CPUs this process may use, at most 4."""
+    """Threads for the block computations: the CPUs this process may use, at most 4.
+
+    Examples
+    --------
+    >>> 1 <= num_threads() <= 4
+    True
+    """
     try:
         return max(1, min(4, len(os.sched_getaffinity(0))))
     except AttributeError:  # not on Linux
@@ -317,6 +330,14 @@ def in_threads(fn, total: int, step: int) -> None:
 
     numpy releases the GIL inside ufuncs and matrix products, so chunks of
     array work run in parallel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.zeros(10)
+    >>> in_threads(lambda a, b: x.__setitem__(slice(a, b), a), 10, 4)
+    >>> x.tolist()
+    [0.0, 0.0, 0.0, 0.0, 4.0, 4.0, 4.0, 4.0, 8.0, 8.0]
     """
     starts = range(0, total, step)
     workers = min(num_threads(), len(starts))
@@ -331,7 +352,7 @@ def in_threads(fn, total: int, step: int) -> None:
 
 def line_rates(tables: np.ndarray, p: int, alpha: float, m: int, inf_alpha: bool = False,
                eps: float = 0.0, scale: float = 1.0, perturbation: float = 0.0,
-               chunk: int = 1 << 18) -> np.ndarray:
+               chunk: int = 1 << 18, callback=None) -> np.ndarray:
     """The rates of population ``p``'s moves, one ``k_p x k_p`` block per line of the others' profile.
 
     ``blocks[L, s, t]`` is the rate (fixation probability) at which population
@@ -353,6 +374,9 @@ def line_rates(tables: np.ndarray, p: int, alpha: float, m: int, inf_alpha: bool
         Mix ``(1 - perturbation) rho + perturbation / m`` (a uniform mutation).
     chunk : int
         Entries computed at a time (bounds the scratch memory).
+    callback : callable, optional
+        Called with the number of lines done after each chunk (e.g. a progress
+        bar's ``update``), possibly from several threads.
 
     Examples
     --------
@@ -380,6 +404,8 @@ def line_rates(tables: np.ndarray, p: int, alpha: float, m: int, inf_alpha: bool
         if perturbation:
             out *= 1.0 - perturbation
             out += perturbation / m
+        if callback is not None:
+            callback(b - a)
 
     in_threads(fill, num_lines, step)  # chunks of lines bound the scratch memory
     diag = np.arange(k)
