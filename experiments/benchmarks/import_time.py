@@ -12,6 +12,7 @@ interpreter's start, which ``python -c pass`` shows on its own.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -62,7 +63,9 @@ def main(argv=None) -> None:
     out = bench_common.output_path(parser, args, bench_common.HERE / "results" / "import_time.md")
     lines = ["# Import time", "",
              f"Median wall seconds of {args.repeats} fresh `python -c STATEMENT` processes (warm disk), "
-             f"interpreter start included; Python {sys.version.split()[0]}.", "",
+             f"interpreter start included; Python {sys.version.split()[0]}; imports from `{args.source.name}`; "
+             f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs at the start "
+             "(compare rows within one table: a loaded machine slows every row).", "",
              "| statement | median s | min s | max s | heavy modules loaded |", "|---|---:|---:|---:|---|"]
     for statement in STATEMENTS:
         times = time_statement(statement, args.source, args.repeats)
