@@ -385,7 +385,7 @@ def _block_out(blocks: list, shape: tuple) -> np.ndarray:
 
 
 def solve_blocks(blocks: list, shape: tuple, tol: float = RESIDUAL_TOL, restart: int = 60,
-                 max_cycles: int = 25, progress: bool | None = None,
+                 max_cycles: int = 10, progress: bool | None = None,
                  pin_candidates: np.ndarray | None = None) -> Stationary:
     """Stationary distribution of a multi-population chain held by blocks (matrix-free GMRES).
 
@@ -396,7 +396,8 @@ def solve_blocks(blocks: list, shape: tuple, tol: float = RESIDUAL_TOL, restart:
     replaced by the unit vector, each product costing one batched
     vector-matrix product per population; after every restart cycle the
     residual ``||pi Q||_1 / max(out)`` is recomputed from the blocks, and the
-    solve stops once it is at most ``tol / 10``.
+    solve stops once it is at most ``tol / 10``, after ``max_cycles``, or
+    after two cycles in a row that did not halve it.
 
     Parameters
     ----------
@@ -464,16 +465,19 @@ def solve_blocks(blocks: list, shape: tuple, tol: float = RESIDUAL_TOL, restart:
     result = finish(y)
     bar = tqdm(total=max_cycles * restart, desc=f"alpha-Rank ({n} profiles)", unit="it", leave=False,
                disable=None if progress is None else not progress)
+    stalled = 0
     try:
         for cycle in range(max_cycles):
-            if result.residual <= tol / 10:
+            if result.residual <= tol / 10 or stalled >= 2:  # done, or two cycles that barely helped
                 break
+            before = result.residual
             # ||pi Q||_1 / max(out) is the 1-norm of GMRES's residual over sum(y / out) max(out),
             # and the 1-norm is at most sqrt(n) times the 2-norm GMRES watches.
             atol = 0.1 * tol * float(np.sum(np.maximum(y, 0.0) / d)) * scale / np.sqrt(n)
             y, _ = spla.gmres(op, b, x0=y, rtol=0.0, atol=atol, restart=restart, maxiter=1,
                               callback=lambda _r: bar.update(1), callback_type="pr_norm")
             result = finish(y)
+            stalled = stalled + 1 if result.residual > 0.5 * before else 0
             bar.set_postfix(residual=f"{result.residual:.1e}")
             logger.debug("alpha-Rank GMRES cycle %d: residual %.2e", cycle + 1, result.residual)
     finally:

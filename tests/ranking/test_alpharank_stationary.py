@@ -219,3 +219,14 @@ def test_large_chain_by_blocks():
     assert res.info["solver"] == "gmres-blocks" and res.info["residual"] <= 1e-9
     assert res._moves is None  # the moves are built only when asked for
     assert abs(res.pi.sum() - 1.0) < 1e-12 and res.pi.min() >= 0.0
+
+
+def test_an_unconverged_answer_says_so(blocks_above, monkeypatch, caplog):
+    # no GMRES cycle at all: the answer is the starting guess, and the label must not be "unique"
+    tables = list(np.random.default_rng(3).uniform(-1, 1, (2, 12, 12)))
+    blocks_above(10)
+    monkeypatch.setattr(AR, "solve_blocks", lambda *a, **kw: solve_blocks(*a, **{**kw, "max_cycles": 0}))
+    res = alpharank(tables, alpha=10.0, progress=False)
+    assert res.info["residual"] > 1e-9
+    assert res.info["stationary"] == "unconverged" and not res.info["converged"]
+    assert "residual" in caplog.text and "unconverged" in caplog.text
