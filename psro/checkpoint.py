@@ -139,10 +139,20 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _document_digest(document: dict) -> str:
-    """SHA-256 of the document without its ``sha256`` entry, in a canonical JSON form."""
+def _canonical(document: dict) -> bytes:
+    """The document without its ``sha256`` entry as canonical JSON (sorted keys, no spaces): what is hashed."""
     body = {k: v for k, v in document.items() if k != "sha256"}
-    return _sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), default=_json_default).encode())
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+
+
+def _document_digest(document: dict) -> str:
+    """SHA-256 of the document without its ``sha256`` entry, in its canonical JSON form."""
+    return _sha256(_canonical(document))
+
+
+#: SHA-256 of each checkpoint.json this process wrote or verified, by path: the next save recognises its own
+#: file without parsing it again
+_KNOWN_INTACT: dict = {}
 
 
 def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
@@ -252,11 +262,14 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "history": solver._rows,
         "manifest": {arrays_name: arrays_digest, meta_name: meta_digest},
     }
-    document["sha256"] = _document_digest(document)   # (what a reader recomputes from the parsed JSON)
-    text = json.dumps(document, default=_json_default).encode()
+    # the file is the canonical form with the digest as a last entry (one serialisation, and what a reader
+    # recomputes from the parsed JSON once it has taken the digest out)
+    body = _canonical(document)
+    digest = _sha256(body)
+    text = body[:-1] + b',"sha256":"' + digest.encode() + b'"}'
 
     latest = directory / CHECKPOINT_FILE
-    if latest.is_file() and _document_intact(latest.read_bytes()):   # (a damaged one never becomes the previous)
+    if latest.is_file() and _document_intact(latest):   # (a damaged one never becomes the previous)
         link = directory / f".{PREVIOUS_FILE}.{os.getpid()}.tmp"
         link.unlink(missing_ok=True)
         try:
@@ -268,6 +281,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))
     atomic_write(latest, lambda fh: fh.write(text))
     _check_written(directory, latest, document, text)   # the new one reads back intact before anything older goes
+    _KNOWN_INTACT[str(latest.resolve())] = _sha256(text)
     keep = set(document["manifest"])
     if (directory / PREVIOUS_FILE).is_file():
         try:
@@ -286,8 +300,11 @@ def _json_default(value):
     raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
 
 
-def _document_intact(text: bytes) -> bool:
+def _document_intact(path: Path) -> bool:
     """Whether a checkpoint document parses and matches its own SHA-256 (its array files are not read)."""
+    text = path.read_bytes()
+    if _KNOWN_INTACT.get(str(path.resolve())) == _sha256(text):   # the one this process wrote or verified
+        return True
     try:
         document = json.loads(text.decode())
         return isinstance(document, dict) and document.get("sha256") == _document_digest(document)
@@ -375,6 +392,7 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
     if document.get("sha256") != _document_digest(document):
         raise _Damage(path, "its SHA-256 does not match its content (a changed byte, a hand edit)")
     _check_document(document, path)
+    _KNOWN_INTACT[str(path.resolve())] = _sha256(text.encode())
     document["file"], document["arrays_file"] = str(path), document["arrays"]
     if arrays:
         data = _verify_files(directory, path, document)
