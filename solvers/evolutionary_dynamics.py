@@ -158,9 +158,11 @@ def _mutation_matrices(pops: Populations, mutation) -> list | None:
             np.fill_diagonal(q, 1.0 - mu if k > 1 else 1.0)
             out.append(q)
         return out
-    mats = [mutation] if pops.single or isinstance(mutation, np.ndarray) and np.ndim(mutation) == 2 else mutation
-    if len(mats) == 1 and len(pops.sizes) > 1:
-        mats = list(mats) * len(pops.sizes)
+    try:
+        one_matrix = np.ndim(mutation) == 2
+    except ValueError:   # matrices of different sizes, one per population
+        one_matrix = False
+    mats = [mutation] * len(pops.sizes) if one_matrix else list(mutation)
     out = []
     for p, (q, k) in enumerate(zip(mats, pops.sizes)):
         q = np.asarray(q, dtype=np.float64)

@@ -55,6 +55,20 @@ def test_trajectories_match_nashpy():
     np.testing.assert_allclose(ours.population(1), ref_y, atol=1e-6)
 
 
+def test_mutation_per_population_and_by_rate():
+    game = catalog.random_game((2, 3), rng=1, low=0.0, high=1.0)
+    x = np.array([0.3, 0.7, 0.2, 0.3, 0.5])
+    q0, q1 = np.array([[0.9, 0.1], [0.3, 0.7]]), np.full((3, 3), 0.1) + 0.7 * np.eye(3)
+    field = replicator(game, x, mutation=[q0, q1])
+    f0, f1 = game.payoffs[0] @ x[2:], game.payoffs[1].T @ x[:2]
+    np.testing.assert_allclose(field[:2], (x[:2] * f0) @ q0 - x[:2] * (x[:2] @ f0), atol=1e-15)
+    np.testing.assert_allclose(field[2:], (x[2:] * f1) @ q1 - x[2:] * (x[2:] @ f1), atol=1e-15)
+    # a rate mu: an offspring mutates to each other type with probability mu / (k - 1)
+    by_rate = replicator(game, x, mutation=0.3)
+    q1_rate = np.full((3, 3), 0.15) + 0.55 * np.eye(3)
+    np.testing.assert_allclose(by_rate[2:], (x[2:] * f1) @ q1_rate - x[2:] * (x[2:] @ f1), atol=1e-15)
+
+
 def test_logistic_closed_form_and_rps_constant_of_motion():
     traj = trajectory([[1, 1], [0, 0]], [0.1, 0.9], t_max=5, num_points=11)
     t = traj.t
@@ -138,5 +152,10 @@ def test_bad_input_is_named():
         vector_field(RPS, np.ones(6) / 3, "replicator", temperature=1.0)
     with pytest.raises(ValueError, match="row-stochastic|rows"):
         replicator([[1, 0], [0, 1]], [0.5, 0.5], mutation=[[1, 1], [0, 1]])
+    game = catalog.random_game((2, 3), rng=0)
+    with pytest.raises(ValueError, match="population 1 must be \\(3, 3\\)"):
+        replicator(game, [0.5, 0.5, 0.2, 0.3, 0.5], mutation=[[0.9, 0.1], [0.2, 0.8]])
+    with pytest.raises(ValueError, match="rate in \\[0, 1\\]"):
+        replicator(game, [0.5, 0.5, 0.2, 0.3, 0.5], mutation=1.5)
     with pytest.raises(ValueError, match="initial: population 0"):
         trajectory([[1, 0], [0, 1]], [0.7, 0.7])
