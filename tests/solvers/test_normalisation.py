@@ -118,3 +118,14 @@ def test_a_false_claim_is_reported_as_not_converged():
     eq = solve(catalog.rock_paper_scissors(), "fictitious_play", iterations=3, tol=1e-6, initial=start)
     assert not eq.converged
     assert eq.info["verified_gap"] > 1e-6
+
+
+def test_a_reference_target_moves_with_an_offset():
+    # the docstring's lottery: 1 or 5 never falls below the reference payoff 1, so it is taken
+    game = NormalFormGame.from_bimatrix([[1.0, 5.0], [2.0, 2.0]], np.zeros((2, 2)))
+    shifted = game.with_payoffs(game.payoffs + np.array([1024.0, -3.0])[:, None, None])
+    a = solve(game, "downside_rae", risk_aversion=1.0, target=1.0)
+    b = solve(shifted, "downside_rae", risk_aversion=1.0, target=[1025.0, -3.0])
+    np.testing.assert_allclose(a.joint, b.joint, atol=1e-12)
+    np.testing.assert_allclose(a.marginals[0], [1.0, 0.0], atol=1e-9)
+    assert b.info["target"] == [1025.0, -3.0] and b.converged
