@@ -5,13 +5,18 @@ A checkpoint directory holds
 * ``checkpoint.json``: the commit point. The solver's constructor options,
   the run config (when the CLI wrote it), the loop state (iteration, gaps,
   evaluation count, times), the random generator's state
-  (``bit_generator.state``) and the history rows; it names the two array
-  files of its iteration and carries the **manifest**: the schema version,
-  the SHA-256 of each array file, and the SHA-256 of the document itself;
-* ``arrays-<iteration>-<digest>.npz``: every population (policies and
-  provenance), the best responses waiting to join, the meta-strategy, and the
-  state of a Monte Carlo top-up in progress (its meta-strategy and a round's
-  target counts);
+  (``bit_generator.state``) and the history rows; it names its array files
+  and carries the **manifest**: the schema version and the SHA-256 of each
+  array file. It is JSON with sorted keys and no spaces whose last entry,
+  ``"sha256"``, is the SHA-256 of the file's bytes before it (with the closing
+  brace), so every byte of it is checked;
+* ``arrays-<iteration>-<digest>.npz``: the populations' provenance, the best
+  responses waiting to join, the meta-strategy, and the state of a Monte
+  Carlo top-up in progress (its meta-strategy and a round's target counts);
+* ``policies-<iteration>-<digest>.npz``: the policies that joined the
+  populations since the save before (a policy never changes once in a
+  population, so each save writes only the new ones; the document lists the
+  files and the rows each holds);
 * ``meta_game-<iteration>-<digest>.npz``: the :class:`games.EmpiricalGame`;
 * ``checkpoint.previous.json``: the checkpoint before, with its array files,
   kept until the next one is written and verified.
@@ -51,6 +56,7 @@ import math
 import os
 import re
 import tempfile
+import weakref
 import zipfile
 import zlib
 from pathlib import Path
@@ -71,11 +77,11 @@ CHECKPOINT_FILE = "checkpoint.json"
 PREVIOUS_FILE = "checkpoint.previous.json"
 SCHEMA_VERSION = 2
 FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
-_ARRAY_FILE = re.compile(r"^(arrays|meta_game)-(-?\d+)-([0-9a-f]{12})\.npz$")
+_ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.npz$")
 _STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
                "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
-_DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "options", "config", "state", "rng", "history",
-                  "manifest", "sha256")
+_DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "policy_files", "options", "config", "state", "rng",
+                  "history", "manifest", "sha256")
 
 
 class _Damage(Exception):
@@ -139,20 +145,48 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _canonical(document: dict) -> bytes:
-    """The document without its ``sha256`` entry as canonical JSON (sorted keys, no spaces): what is hashed."""
-    body = {k: v for k, v in document.items() if k != "sha256"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+_SEAL = re.compile(rb'(\{.*),"sha256":"([0-9a-f]{64})"\}', re.DOTALL)
 
 
-def _document_digest(document: dict) -> str:
-    """SHA-256 of the document without its ``sha256`` entry, in its canonical JSON form."""
-    return _sha256(_canonical(document))
+def _seal(document: dict) -> bytes:
+    """The document's JSON (sorted keys, no spaces) with a last entry ``"sha256"``: the digest of the bytes
+    before it, closed with ``}`` (so a reader checks the file's own bytes, every one of them)."""
+    body = json.dumps(document, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+    return body[:-1] + b',"sha256":"' + _sha256(body).encode() + b'"}'
 
 
-#: SHA-256 of each checkpoint.json this process wrote or verified, by path: the next save recognises its own
-#: file without parsing it again
-_KNOWN_INTACT: dict = {}
+def _sealed(text: bytes) -> bool:
+    """Whether ``text`` ends with the ``"sha256"`` entry :func:`_seal` writes, and it matches the bytes before it."""
+    match = _SEAL.fullmatch(text)
+    return match is not None and _sha256(match.group(1) + b"}") == match.group(2).decode()
+
+
+#: Per solver and checkpoint directory, the policy files already written for it (populations only grow and a
+#: policy never changes once in one, so each save writes only the policies added since the last)
+_POLICY_FILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _policy_files(directory: Path, solver) -> list:
+    """The policy files of ``solver`` in ``directory``: those already there, plus one with the newer policies.
+
+    Each entry is ``{"file": name, "start": [...], "end": [...], "sha256": digest}`` (rows ``start[p]`` to
+    ``end[p]`` of player p's population).
+    """
+    key = str(directory.resolve())
+    known = [entry for entry in _POLICY_FILES.get(solver, {}).get(key, [])]
+    sizes = [len(pop) for pop in solver.populations]
+    if not all((directory / entry["file"]).is_file() for entry in known) \
+            or (known and any(e > k for e, k in zip(known[-1]["end"], sizes))):
+        known = []   # a file went missing (or another run's): write them all again
+    done = known[-1]["end"] if known else [0] * len(sizes)
+    if known == [] or done != sizes:
+        chunk = {f"policies_{p}": np.asarray(pop.policies[done[p]:]) for p, pop in enumerate(solver.populations)}
+        buffer = io.BytesIO()
+        np.savez(buffer, **chunk)
+        name, digest = _write_named(directory, "policies", solver.iteration, buffer.getvalue())
+        known = known + [{"file": name, "start": list(done), "end": list(sizes), "sha256": digest}]
+    _POLICY_FILES.setdefault(solver, {})[key] = known
+    return known
 
 
 def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
@@ -198,7 +232,6 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     arrays = {}
     for p, pop in enumerate(solver.populations):
         table = pop.provenance_table()
-        arrays[f"policies_{p}"] = np.asarray(pop.policies)
         arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
         arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
         arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
@@ -221,6 +254,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
+    policy_files = _policy_files(directory, solver)
     meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
     try:
         solver.meta_game.save(meta_tmp)   # (a temporary file and a rename)
@@ -260,13 +294,11 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         },
         "rng": solver.rng.bit_generator.state,
         "history": solver._rows,
-        "manifest": {arrays_name: arrays_digest, meta_name: meta_digest},
+        "policy_files": [{k: v for k, v in entry.items() if k != "sha256"} for entry in policy_files],
+        "manifest": {arrays_name: arrays_digest, meta_name: meta_digest,
+                     **{entry["file"]: entry["sha256"] for entry in policy_files}},
     }
-    # the file is the canonical form with the digest as a last entry (one serialisation, and what a reader
-    # recomputes from the parsed JSON once it has taken the digest out)
-    body = _canonical(document)
-    digest = _sha256(body)
-    text = body[:-1] + b',"sha256":"' + digest.encode() + b'"}'
+    text = _seal(document)
 
     latest = directory / CHECKPOINT_FILE
     if latest.is_file() and _document_intact(latest):   # (a damaged one never becomes the previous)
@@ -281,7 +313,6 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))
     atomic_write(latest, lambda fh: fh.write(text))
     _check_written(directory, latest, document, text)   # the new one reads back intact before anything older goes
-    _KNOWN_INTACT[str(latest.resolve())] = _sha256(text)
     keep = set(document["manifest"])
     if (directory / PREVIOUS_FILE).is_file():
         try:
@@ -289,7 +320,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         except (ValueError, AttributeError):
             pass   # a damaged previous checkpoint keeps nothing
     for old_file in directory.glob("*.npz"):
-        if old_file.name not in keep and old_file.name.startswith(("arrays-", "meta_game-")):
+        if old_file.name not in keep and old_file.name.startswith(("arrays-", "meta_game-", "policies-")):
             old_file.unlink(missing_ok=True)
     return latest
 
@@ -301,15 +332,8 @@ def _json_default(value):
 
 
 def _document_intact(path: Path) -> bool:
-    """Whether a checkpoint document parses and matches its own SHA-256 (its array files are not read)."""
-    text = path.read_bytes()
-    if _KNOWN_INTACT.get(str(path.resolve())) == _sha256(text):   # the one this process wrote or verified
-        return True
-    try:
-        document = json.loads(text.decode())
-        return isinstance(document, dict) and document.get("sha256") == _document_digest(document)
-    except (UnicodeDecodeError, ValueError):
-        return False
+    """Whether a checkpoint document matches its own SHA-256 (its array files are not read)."""
+    return _sealed(path.read_bytes())
 
 
 def _intact(directory: Path, name: str) -> bool:
@@ -389,18 +413,25 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
     if version != SCHEMA_VERSION:
         raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
                             "(checkpoints without a manifest cannot be verified)")
-    if document.get("sha256") != _document_digest(document):
+    if not _sealed(text.encode()):
         raise _Damage(path, "its SHA-256 does not match its content (a changed byte, a hand edit)")
     _check_document(document, path)
-    _KNOWN_INTACT[str(path.resolve())] = _sha256(text.encode())
     document["file"], document["arrays_file"] = str(path), document["arrays"]
     if arrays:
         data = _verify_files(directory, path, document)
-        try:
-            with np.load(io.BytesIO(data[document["arrays"]]), allow_pickle=False) as npz:
-                document["arrays"] = {k: npz[k] for k in npz.files}
-        except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-            raise _Damage(directory / document["arrays"], f"unreadable ({type(exc).__name__}: {exc})") from None
+        document["arrays"] = _read_npz(directory, document["arrays"], data)
+        chunks = [_read_npz(directory, entry["file"], data) for entry in document["policy_files"]]
+        for p in range(len(document["state"]["sizes_before"])):
+            parts = []
+            for entry, chunk in zip(document["policy_files"], chunks):
+                part = chunk.get(f"policies_{p}")
+                if part is None or part.ndim != 3 or part.shape[0] != entry["end"][p] - entry["start"][p]:
+                    raise _Damage(path, f"{entry['file']} does not hold rows {entry['start'][p]} to "
+                                        f"{entry['end'][p]} of player {p}'s policies")
+                parts.append(part)
+            if parts and any(part.shape[1:] != parts[0].shape[1:] for part in parts):
+                raise _Damage(path, f"the policy files of player {p} disagree in shape")
+            document["arrays"][f"policies_{p}"] = np.concatenate(parts) if parts else np.zeros((0, 0, 0))
         try:
             document["meta_game_object"] = EmpiricalGame.load(io.BytesIO(data[document["meta_game"]]))
         except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
@@ -416,6 +447,14 @@ def _check_written(directory: Path, latest: Path, document: dict, text: bytes) -
     for name in document["manifest"]:
         if not (directory / name).is_file():
             raise OSError(f"{directory / name} is missing right after it was written; the previous checkpoint is kept")
+
+
+def _read_npz(directory: Path, name: str, data: dict) -> dict:
+    try:
+        with np.load(io.BytesIO(data[name]), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise _Damage(directory / name, f"unreadable ({type(exc).__name__}: {exc})") from None
 
 
 def _verify_files(directory: Path, path: Path, document: dict) -> dict:
@@ -468,6 +507,18 @@ def _check_document(document: dict, path: Path) -> None:
     sizes = state["sizes_before"]
     if not isinstance(sizes, list) or not sizes or not all(is_integer(k) and k >= 0 for k in sizes):
         _fail(path, "state.sizes_before must be a list of population sizes, one per player")
+    files, n_players = document["policy_files"], len(sizes)
+    ends = [0] * n_players
+    if not isinstance(files, list) or not files:
+        _fail(path, "'policy_files' must list the files of the populations' policies")
+    for entry in files:
+        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and entry["file"] in manifest
+                and entry["file"].startswith("policies-")
+                and entry.get("start") == ends and isinstance(entry.get("end"), list) and len(entry["end"]) == n_players
+                and all(is_integer(e) and e >= s for s, e in zip(ends, entry["end"]))):
+            _fail(path, f"'policy_files' must be files of its manifest covering the rows of each of the {n_players} "
+                        "players' populations in order")
+        ends = entry["end"]
     for key in ("gap", "train_gap", "wall_time", "cpu_time"):
         if not _is_number(state[key]):
             _fail(path, f"state.{key} must be a number; got {state[key]!r}")
@@ -594,6 +645,11 @@ def _restore(document: dict, checkpoint_dir, progress: bool, executor):
         options["executor"] = executor
     solver = PSRO(**options, progress=progress, checkpoint_dir=checkpoint_dir)
     solver.run_config = document.get("config")
+    source = Path(document["file"]).parent if "file" in document else None
+    if checkpoint_dir is not None and source is not None and Path(checkpoint_dir).resolve() == source.resolve():
+        # the resumed run appends to the policy files it was read from (they were just verified)
+        _POLICY_FILES[solver] = {str(source.resolve()): [
+            {**entry, "sha256": document["manifest"][entry["file"]]} for entry in document["policy_files"]]}
     arrays, state = document["arrays"], document["state"]
     for p, pop in enumerate(solver.populations):
         policies = arrays[f"policies_{p}"]

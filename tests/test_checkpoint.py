@@ -85,8 +85,10 @@ def test_checkpoint_files_hold_no_pickle_and_old_arrays_are_removed(tmp_path):
     document = json.loads((tmp_path / CHECKPOINT_FILE).read_text())
     previous = json.loads((tmp_path / PREVIOUS_FILE).read_text())
     # the latest checkpoint and the one before (kept until the next is verified); nothing older
-    assert files == sorted([CHECKPOINT_FILE, PREVIOUS_FILE, *document["manifest"], *previous["manifest"]])
-    assert [f.split("-")[1] for f in files if f.endswith(".npz")] == ["000002", "000003"] * 2
+    assert files == sorted({CHECKPOINT_FILE, PREVIOUS_FILE, *document["manifest"], *previous["manifest"]})
+    assert [f.split("-")[1] for f in files if f.startswith(("arrays", "meta_game"))] == ["000002", "000003"] * 2
+    # each save writes only the policies added since the last: initial ones, then one file per iteration
+    assert [f.split("-")[1] for f in files if f.startswith("policies")] == ["000000", "000001", "000002", "000003"]
     assert document["state"]["iteration"] == 3 and len(document["history"]) == 4
     assert previous["state"]["iteration"] == 2
     assert document["rng"]["bit_generator"] == "PCG64"

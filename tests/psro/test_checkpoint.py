@@ -19,19 +19,19 @@ from psro.cli import main
 GAME, META = "kuhn_poker(players=3)", "mgcce"
 
 
-def digest(document: dict) -> str:
-    """The document's SHA-256 as the format defines it: canonical JSON (sorted keys, no spaces) without 'sha256'."""
-    body = {k: v for k, v in document.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+def seal(document: dict) -> bytes:
+    """A checkpoint document as the format defines it: JSON with sorted keys and no spaces, closed by a last entry
+    "sha256" holding the SHA-256 of the bytes before it (with the closing brace)."""
+    body = json.dumps({k: v for k, v in document.items() if k != "sha256"}, sort_keys=True,
+                      separators=(",", ":")).encode()
+    return body[:-1] + b',"sha256":"' + hashlib.sha256(body).hexdigest().encode() + b'"}'
 
 
 def edit(path: Path, change, resign: bool = True) -> None:
     """Hand-edit a checkpoint document; ``resign`` recomputes its digest (as a deliberate forger would)."""
     document = json.loads(path.read_text())
     change(document)
-    if resign:
-        document["sha256"] = digest(document)
-    path.write_text(json.dumps(document))
+    path.write_bytes(seal(document) if resign else json.dumps(document).encode())
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +140,9 @@ def test_only_the_engine_and_worker_count_are_stored(tmp_path):
 
 # ------------------------------------------------------------------- item 8: integrity
 def test_the_checkpoint_carries_a_manifest(ckpt):
-    document = json.loads((ckpt / CHECKPOINT_FILE).read_text())
-    assert document["version"] == 2 and document["sha256"] == digest(document)
+    text = (ckpt / CHECKPOINT_FILE).read_bytes()
+    document = json.loads(text)
+    assert document["version"] == 2 and text == seal(document)
     for name, sha in document["manifest"].items():
         assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha
 
@@ -167,6 +168,16 @@ def test_any_damage_to_any_file_is_a_value_error_naming_it(ckpt, which, damage):
         path.unlink()
     message = refused(ckpt, path.name)
     assert "damaged" in message or "missing" in message
+
+
+def test_a_change_that_leaves_the_json_meaning_alone_is_refused_too(ckpt):
+    """Every byte counts: with a space or a newline added the JSON parses to the same document, and is refused."""
+    path = ckpt / CHECKPOINT_FILE
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b",", b", ", 1))
+    refused(ckpt, CHECKPOINT_FILE)
+    path.write_bytes(original + b"\n")   # (json.loads reads it as the same document)
+    refused(ckpt, CHECKPOINT_FILE)
 
 
 @given(which=st.sampled_from(["checkpoint", "arrays", "meta_game"]), position=st.integers(0, 10**7),
@@ -212,7 +223,7 @@ def test_a_resigned_array_file_that_disagrees_with_the_document_is_refused(ckpt)
     arrays = npz_files(ckpt)["arrays"]
     with np.load(arrays, allow_pickle=False) as data:
         content = {k: data[k] for k in data.files}
-    content["policies_0"] = content["policies_0"][:-1]
+    content["iteration_0"] = content["iteration_0"][:-1]
     np.savez(arrays, **content)
     sha = hashlib.sha256(arrays.read_bytes()).hexdigest()
     edit(ckpt / CHECKPOINT_FILE, lambda d: d["manifest"].__setitem__(arrays.name, sha))
