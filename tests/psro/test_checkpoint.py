@@ -51,7 +51,9 @@ def ckpt(pristine, tmp_path):
 
 def npz_files(directory: Path, which: str = CHECKPOINT_FILE) -> dict:
     document = json.loads((directory / which).read_text())
-    return {"arrays": directory / document["arrays"], "meta_game": directory / document["meta_game"]}
+    return {"arrays": directory / document["arrays"], "meta_game": directory / document["meta_game"],
+            "first_policies": directory / document["policy_files"][0]["file"],
+            "last_policies": directory / document["policy_files"][-1]["file"]}
 
 
 def refused(directory: Path, file_name: str, *, previous_intact: bool = True):
@@ -153,7 +155,7 @@ def flip(path: Path, position: int, bit: int = 0) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("which", ["checkpoint", "arrays", "meta_game"])
+@pytest.mark.parametrize("which", ["checkpoint", "arrays", "meta_game", "first_policies", "last_policies"])
 @pytest.mark.parametrize("damage", ["flip_start", "flip_middle", "flip_end", "truncate", "empty", "delete"])
 def test_any_damage_to_any_file_is_a_value_error_naming_it(ckpt, which, damage):
     path = ckpt / CHECKPOINT_FILE if which == "checkpoint" else npz_files(ckpt)[which]
@@ -166,7 +168,9 @@ def test_any_damage_to_any_file_is_a_value_error_naming_it(ckpt, which, damage):
         path.write_bytes(b"")
     else:
         path.unlink()
-    message = refused(ckpt, path.name)
+    # the previous checkpoint shares the policy files of the iterations before the latest, so damage to those
+    # leaves nothing intact (and the message says so)
+    message = refused(ckpt, path.name, previous_intact=which != "first_policies")
     assert "damaged" in message or "missing" in message
 
 
@@ -180,8 +184,8 @@ def test_a_change_that_leaves_the_json_meaning_alone_is_refused_too(ckpt):
     refused(ckpt, CHECKPOINT_FILE)
 
 
-@given(which=st.sampled_from(["checkpoint", "arrays", "meta_game"]), position=st.integers(0, 10**7),
-       bit=st.integers(0, 7))
+@given(which=st.sampled_from(["checkpoint", "arrays", "meta_game", "first_policies", "last_policies"]),
+       position=st.integers(0, 10**7), bit=st.integers(0, 7))
 @settings(max_examples=25)
 def test_a_random_bit_flip_anywhere_is_refused(pristine, which, position, bit):
     with tempfile.TemporaryDirectory() as tmp:
