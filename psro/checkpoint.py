@@ -165,6 +165,10 @@ def _sealed(text: bytes) -> bool:
 #: policy never changes once in one, so each save writes only the policies added since the last)
 _POLICY_FILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+#: Once a checkpoint has this many policy files, the next save writes all the policies as one file again
+#: (a run directory keeps a bounded number of files; the full write is paid once per that many saves)
+MAX_POLICY_FILES = 32
+
 
 def _policy_files(directory: Path, solver) -> list:
     """The policy files of ``solver`` in ``directory``: those already there, plus one with the newer policies.
@@ -175,9 +179,9 @@ def _policy_files(directory: Path, solver) -> list:
     key = str(directory.resolve())
     known = [entry for entry in _POLICY_FILES.get(solver, {}).get(key, [])]
     sizes = [len(pop) for pop in solver.populations]
-    if not all((directory / entry["file"]).is_file() for entry in known) \
+    if len(known) >= MAX_POLICY_FILES or not all((directory / entry["file"]).is_file() for entry in known) \
             or (known and any(e > k for e, k in zip(known[-1]["end"], sizes))):
-        known = []   # a file went missing (or another run's): write them all again
+        known = []   # too many files, or one went missing: write them all again
     done = known[-1]["end"] if known else [0] * len(sizes)
     if known == [] or done != sizes:
         chunk = {f"policies_{p}": np.asarray(pop.policies[done[p]:]) for p, pop in enumerate(solver.populations)}

@@ -287,3 +287,21 @@ def test_a_checkpoint_written_before_the_first_iteration_resumes(tmp_path):
     assert resumed.iteration == -1 and len(resumed.history) == 0
     assert resumed.run(iterations=2)["gap"].tolist() == PSRO("kuhn_poker", progress=False).run(iterations=2)[
         "gap"].tolist()
+
+
+def test_policy_files_are_merged_once_there_are_many(tmp_path, monkeypatch):
+    import psro.checkpoint as checkpoint
+
+    monkeypatch.setattr(checkpoint, "MAX_POLICY_FILES", 3)
+    reference = PSRO(GAME, meta_solver=META, progress=False, seed=1)
+    reference.run(iterations=8)
+    solver = PSRO(GAME, meta_solver=META, progress=False, seed=1, checkpoint_dir=tmp_path)
+    solver.run(iterations=6)
+    files = json.loads((tmp_path / CHECKPOINT_FILE).read_text())["policy_files"]
+    assert 1 <= len(files) <= 3 and files[-1]["end"] == [len(pop) for pop in solver.populations]
+    assert len(list(tmp_path.glob("policies-*.npz"))) <= 6   # the latest's and the previous checkpoint's
+    resumed = PSRO.resume(tmp_path, progress=False)
+    resumed.run(iterations=2)
+    assert resumed.history["gap"].tolist() == reference.history["gap"].tolist()
+    for a, b in zip(resumed.populations, reference.populations):
+        assert np.array_equal(a.policies, b.policies)
