@@ -554,8 +554,9 @@ class RayExecutor(Executor):
                     following += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
-                    i = pending.pop(ref)
+                    i = pending[ref]
                     out[i] = self._get(ray, ref)
+                    del pending[ref]   # (after the get: a chunk whose get failed still counts as in flight)
                     if bar is not None:
                         bar.update(len(chunks[i][1]))
         except TaskError:

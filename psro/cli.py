@@ -197,10 +197,16 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     except KeyboardInterrupt:
         print("interrupted; writing what was done so far", flush=True)
     except EngineError as exc:
-        where = (f"its checkpoint in {run_dir / 'checkpoint'} holds every finished iteration: continue with "
-                 f"`psro resume {run_dir}` (--executor process or serial to change the engine)"
-                 if config.checkpoint else "the run had checkpoint: false, so it cannot be resumed")
-        raise EngineError(f"{exc} The run stopped in iteration {solver.iteration}; {where}.") from exc
+        from psro.checkpoint import has_checkpoint
+
+        if not config.checkpoint:
+            where = "the run had checkpoint: false, so it cannot be resumed"
+        elif not has_checkpoint(run_dir / "checkpoint"):
+            where = "no iteration had finished, so there is nothing to resume: start it again (--executor process)"
+        else:
+            where = (f"its checkpoint in {run_dir / 'checkpoint'} holds every finished iteration: continue with "
+                     f"`psro resume {run_dir}` (--executor process or serial to change the engine)")
+        raise EngineError(f"{exc} The run stopped in iteration {max(solver.iteration, 0)}; {where}.") from exc
     write_run(run_dir, config, solver)
     if config.rank_population:
         _rank(solver, config, run_dir)

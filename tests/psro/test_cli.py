@@ -120,7 +120,15 @@ def test_an_engine_failure_ends_the_run_with_a_message_and_how_to_resume(tmp_pat
     monkeypatch.setattr(PSRO, "run", dies)
     assert main(["run", str(config), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("psro run: error: the Ray engine failed") and f"psro resume {tmp_path / 'out'}" in err
+    assert err.startswith("psro run: error: the Ray engine failed") and "nothing to resume" in err
+
+    def dies_later(self, *args, **kwargs):
+        self.save_checkpoint()   # an iteration finished (and was checkpointed) before the engine failed
+        raise EngineError("the Ray engine failed (LocalRayletDiedError).")
+
+    monkeypatch.setattr(PSRO, "run", dies_later)
+    assert main(["run", str(config), "--out", str(tmp_path / "again")]) == 1
+    assert f"continue with `psro resume {tmp_path / 'again'}`" in capsys.readouterr().err
 
 
 def test_previous_without_a_run_to_resume_is_an_error(tmp_path, capsys):
