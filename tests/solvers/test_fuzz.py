@@ -16,9 +16,10 @@ player's payoffs shifted by an offset and scaled by a factor from ``1e-300`` to
 The default suite runs a few games (``FUZZ_EXAMPLES``, default 6). The large
 run (``make fuzz``) is::
 
-    FUZZ_EXAMPLES=10000 FUZZ_REPORT=fuzz-report.json python -m pytest tests/solvers/test_fuzz.py -q
+    FUZZ_EXAMPLES=10000 FUZZ_REPORT=fuzz-report.json python -m pytest tests/solvers/test_fuzz.py -q --timeout=0
 
-which records every call instead of stopping at the first failure, writes the
+(``--timeout=0``: the whole run is one test, longer than the suite's per-test
+limit) which records every call instead of stopping at the first failure, writes the
 counts (calls, converged claims, violations, exceptions by type, slowest call)
 to ``FUZZ_REPORT`` after every game and fails at the end if anything broke.
 ``FUZZ_METHODS=mgce,nash`` restricts a run to some methods.
