@@ -8,7 +8,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submodules=["catalog", "datasets"],
     submod_attrs={
-        "check_game": ["GameCheckReport", "Problem", "check_game"],
+        "game_checker": ["GameCheckReport", "Problem", "check_game"],
         "custom_normal_form": ["from_payoff_function"],
         "custom_sequential": ["CHANCE", "TERMINAL", "SequentialGame", "register_game"],
         "empirical": ["EmpiricalGame"],

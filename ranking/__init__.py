@@ -7,12 +7,12 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "alpharank": ["AlphaRankResult", "alpharank", "suggest_alpha", "sweep"],
-        "elo": ["elo", "elo_win_probabilities", "online_elo", "online_elo_history"],
+        "alpharank_ranking": ["AlphaRankResult", "alpharank", "suggest_alpha", "sweep"],
+        "elo_ratings": ["elo", "elo_win_probabilities", "online_elo", "online_elo_history"],
         "match_records": ["MatchCounts", "count_matrices", "match_outcomes"],
-        "melo": ["MElo", "melo", "online_melo"],
-        "nash_averaging": ["AgentTaskNashAveraging", "max_entropy_nash", "nash_averaging"],
-        "response_graph_ucb": ["ResponseGraphUCBResult", "count_wrong_edges", "response_graph", "response_graph_ucb"],
+        "melo_ratings": ["MElo", "melo", "online_melo"],
+        "nash_averaging_ratings": ["AgentTaskNashAveraging", "max_entropy_nash", "nash_averaging"],
+        "response_graph_sampling": ["ResponseGraphUCBResult", "count_wrong_edges", "response_graph", "response_graph_ucb"],
         "samplers": ["BernoulliSampler", "FunctionSampler", "OpenSpielSampler"],
         "uncertainty": [
             "BootstrapResult", "MassBounds", "alpharank_mass_bounds", "bootstrap_alpharank", "ranking_stability",

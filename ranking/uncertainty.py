@@ -57,7 +57,7 @@ from scipy import linalg
 
 from games.empirical import EmpiricalGame
 from games.normal_form import NormalFormGame
-from ranking.alpharank import alpharank, payoff_tables
+from ranking.alpharank_ranking import alpharank, payoff_tables
 from ranking.alpharank_chain import fixation, multi_population_moves
 from ranking.confidence_bounds import confidence_bounds
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from games import CHANCE, TERMINAL, NormalFormGame, SequentialGame, catalog, check_game
-from games.check_game import PROBLEM_KINDS
+from games.game_checker import PROBLEM_KINDS
 
 
 class SignalGame(SequentialGame):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from games import EmpiricalGame, NormalFormGame
 from ranking import elo, elo_win_probabilities, online_elo, online_elo_history
-from ranking.elo import bradley_terry_strengths
+from ranking.elo_ratings import bradley_terry_strengths
 from ranking.match_records import count_matrices
 
 

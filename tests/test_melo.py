@@ -10,7 +10,7 @@ from scipy.special import expit
 
 from games import NormalFormGame
 from ranking import elo, elo_win_probabilities, melo, online_elo, online_melo
-from ranking.melo import MElo, _objective, omega
+from ranking.melo_ratings import MElo, _objective, omega
 
 # Each agent beats the next with probability 0.9: rock < paper < scissors < rock.
 RPS_P = np.array([[0.5, 0.1, 0.9], [0.9, 0.5, 0.1], [0.1, 0.9, 0.5]])

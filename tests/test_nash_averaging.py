@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 
 from games import NormalFormGame, catalog
 from ranking import max_entropy_nash, nash_averaging
-from ranking.nash_averaging import antisymmetric_payoffs
+from ranking.nash_averaging_ratings import antisymmetric_payoffs
 
 RPS = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
 TRANSITIVE = np.array([[0.0, -1.0, -1.0], [1.0, 0.0, -1.0], [1.0, 1.0, 0.0]])

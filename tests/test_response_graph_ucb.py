@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from games import EmpiricalGame, NormalFormGame, catalog
+from ranking import response_graph_sampling
 from ranking.confidence_bounds import BOUNDS, confidence_bounds
-from ranking.response_graph_ucb import (
+from ranking.response_graph_sampling import (
     SCHEMES,
     count_wrong_edges,
     profile_edges,
@@ -381,9 +382,7 @@ def test_graph_nodes_are_profiles():
        max_size=7), size=st.integers(1, 40))
 def test_count_weighted_schedule_equals_one_pick_at_a_time(counts, valence, size):
     # the closed-form schedule equals repeatedly picking the least-sampled eligible profile (lowest index on ties)
-    import sys
-
-    module = sys.modules["ranking.response_graph_ucb"]
+    module = response_graph_sampling
     k = len(counts)
     valence = np.array(valence[:k])
     if not valence.any():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from games import EmpiricalGame, datasets
-from ranking.alpharank import alpharank
-from ranking.response_graph_ucb import response_graph_ucb
+from ranking.alpharank_ranking import alpharank
+from ranking.response_graph_sampling import response_graph_ucb
 from ranking.uncertainty import (
     _lower_transitions,
     alpharank_mass_bounds,

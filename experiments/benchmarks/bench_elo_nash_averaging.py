@@ -26,8 +26,8 @@ from open_spiel.python.algorithms.nash_averaging import (
 
 bench_common.use_repo_packages()
 
-from ranking.elo import elo  # noqa: E402
-from ranking.nash_averaging import max_entropy_nash  # noqa: E402
+from ranking.elo_ratings import elo  # noqa: E402
+from ranking.nash_averaging_ratings import max_entropy_nash  # noqa: E402
 
 
 def median_time(fn, repeats: int) -> tuple:

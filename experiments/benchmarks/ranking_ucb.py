@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from open_spiel.python.algorithms import response_graph_ucb as os_rgucb  # noqa: E402
 
 from games import datasets  # noqa: E402
-from ranking.response_graph_ucb import (  # noqa: E402
+from ranking.response_graph_sampling import (  # noqa: E402
     count_wrong_edges,
     response_graph,
     response_graph_ucb,

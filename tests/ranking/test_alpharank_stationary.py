@@ -1,7 +1,5 @@
 """Stationary distributions of the alpha-Rank chain: GTH fallback, the chain held by blocks, residual checks."""
 
-import sys
-
 import mpmath as mp
 import numpy as np
 import pytest
@@ -9,12 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from open_spiel.python.egt import alpharank as os_alpharank
 
+import ranking.alpharank_ranking as AR
 from games import catalog
 from ranking import alpharank
 from ranking.alpharank_chain import line_rates, multi_population_moves
 from ranking.alpharank_stationary import gth, recurrent_classes, solve_blocks, solve_dense
-
-AR = sys.modules["ranking.alpharank"]  # the module (ranking.alpharank is also the function's name)
 
 
 def issue_game():

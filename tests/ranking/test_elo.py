@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ranking import elo
-from ranking.elo import bradley_terry_strengths
+from ranking.elo_ratings import bradley_terry_strengths
 
 
 @pytest.mark.parametrize("empty", [np.zeros((0, 0)), [], [[]]])

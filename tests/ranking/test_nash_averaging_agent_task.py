@@ -10,7 +10,7 @@ from open_spiel.python.algorithms.nash_averaging import nash_averaging as opensp
 
 from games import NormalFormGame
 from ranking import nash_averaging
-from ranking.nash_averaging import agent_task_scores
+from ranking.nash_averaging_ratings import agent_task_scores
 
 # OpenSpiel's nash_averaging_test AvT tables: rows 0..2 are dominated by row 3 (game1);
 # rows 3 and 4 are identical dominant agents (game2).
