@@ -4,7 +4,7 @@
 - two players, constant-sum: the exact LP (:func:`solvers.zero_sum.nash_zero_sum`);
 - two players, general-sum: Lemke-Howson, falling back to support enumeration
   when no path verifies; with ``select="max_welfare"`` or ``"max_entropy"``,
-  the chosen one among :func:`solvers.nash_selection.all_equilibria`;
+  the chosen one among :func:`solvers.nash_enumeration.all_equilibria`;
 - three or more players: :func:`solvers.nash_n_player.nash_n_player`.
 """
 
@@ -18,8 +18,9 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from solvers.equilibrium import Equilibrium
 from solvers.lemke_howson import lemke_howson
+from solvers.nash_enumeration import all_equilibria
 from solvers.nash_n_player import nash_n_player
-from solvers.nash_selection import SELECTIONS, all_equilibria, select_equilibrium
+from solvers.nash_selection import SELECTIONS, select_equilibrium
 from solvers.registry import check_tolerance, make_equilibrium, register
 from solvers.support_enumeration import DEFAULT_MAX_PAIRS, support_enumeration, support_pairs
 from solvers.zero_sum import nash_zero_sum

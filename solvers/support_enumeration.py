@@ -13,7 +13,7 @@ a nonsingular system, so the list is complete. In a **degenerate** game the
 equilibria may form continua; the enumeration then returns the equilibria
 whose equal-size support system is nonsingular (vertices of those continua),
 skips singular systems, and drops repeats. Nothing returned is unverified.
-:func:`solvers.nash_selection.all_equilibria` adds the Lemke-Howson
+:func:`solvers.nash_enumeration.all_equilibria` adds the Lemke-Howson
 equilibria from every label, so that degenerate games always get at least one.
 """
 
@@ -28,6 +28,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from solvers.bimatrix import bimatrix_of, normalised, same_profile
 from solvers.equilibrium import Equilibrium
+from solvers.nash_selection import equilibria_from_profiles, select_equilibrium
 from solvers.registry import check_tolerance, register
 
 __all__ = ["support_pairs", "enumerate_supports", "support_enumeration", "DEFAULT_MAX_PAIRS"]
@@ -175,8 +176,6 @@ def support_enumeration(game: NormalFormGame, select: str = "first", max_pairs: 
     >>> eq.marginals[0].round(6).tolist(), len(eq.info["equilibria"])
     ([0.6, 0.4], 3)
     """
-    from solvers.nash_selection import equilibria_from_profiles, select_equilibrium
-
     a, b = bimatrix_of(game)
     tol = check_tolerance(tol)
     profiles = enumerate_supports(a, b, max_pairs=max_pairs, tol=tol)

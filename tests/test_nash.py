@@ -10,8 +10,9 @@ from games import NormalFormGame, catalog
 from solvers import nash_conv, solve
 from solvers.lemke_howson import lemke_howson, lemke_howson_equilibria, lemke_howson_path
 from solvers.nash import nash
+from solvers.nash_enumeration import all_equilibria
 from solvers.nash_n_player import nash_n_player, pure_equilibria
-from solvers.nash_selection import all_equilibria, select_equilibrium
+from solvers.nash_selection import select_equilibrium
 from solvers.support_enumeration import enumerate_supports, support_enumeration
 
 
