@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from games.validation import is_integer
 
 __all__ = ["from_payoff_function"]
 
@@ -131,7 +132,7 @@ def _parse_strategies(strategies) -> tuple:
     items = list(strategies)
     if not items:
         raise ValueError("strategies is empty; give at least one player.")
-    if all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in items):
+    if all(is_integer(k) for k in items):
         shape = tuple(operator.index(k) for k in items)
         if min(shape) < 1:
             raise ValueError(f"strategies gives counts {shape}; every player needs at least one strategy.")

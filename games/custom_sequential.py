@@ -40,6 +40,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from games.validation import check_int
+
 __all__ = ["CHANCE", "TERMINAL", "SequentialGame", "register_game"]
 
 #: Marker returned by ``current_player`` at chance nodes (OpenSpiel's ``PlayerId.CHANCE``).
@@ -355,10 +357,7 @@ def _validate_instance(game: SequentialGame) -> None:
     cls = type(game).__qualname__
 
     def positive_int(attr: str, minimum: int) -> int:
-        value = getattr(game, attr)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValueError(f"{cls}.{attr} must be an integer >= {minimum}; got {value!r}.")
-        return value
+        return check_int(getattr(game, attr), f"{cls}.{attr}", minimum=minimum)
 
     positive_int("num_players", 1)
     positive_int("num_distinct_actions", 1)

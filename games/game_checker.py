@@ -27,6 +27,7 @@ import numpy as np
 
 from games.custom_sequential import SequentialGame
 from games.normal_form import NormalFormGame
+from games.validation import check_int
 
 __all__ = ["PROBLEM_KINDS", "GameCheckReport", "Problem", "check_game"]
 
@@ -228,8 +229,7 @@ def check_game(
     """
     for argname, value, minimum in (("max_nodes", max_nodes, 1), ("num_playouts", num_playouts, 0),
                                     ("max_problems_per_kind", max_problems_per_kind, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-            raise ValueError(f"{argname} must be an integer >= {minimum}; got {value!r}.")
+        check_int(value, argname, minimum=minimum)
     log = _Log(max_problems_per_kind)
     if isinstance(game, NormalFormGame):
         label = game.name or repr(game)

@@ -43,6 +43,7 @@ import pandas as pd
 
 from games.empirical import EmpiricalGame
 from games.executors import Executor, make_executor
+from games.validation import check_int
 
 __all__ = [
     "PublishedComparison",
@@ -221,8 +222,7 @@ def play_tournament(
     if len(set(bots)) != len(bots) or not bots:
         raise ValueError("bots must be a non-empty list of distinct bot names.")
     for arg, value in (("matches", matches), ("num_throws", num_throws), ("matches_per_task", matches_per_task)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{arg} must be a positive int; got {value!r}.")
+        check_int(value, arg, minimum=1)
     k = len(bots)
     pairs = [(a, b) for a in bots for b in bots]
     seeds = np.random.SeedSequence(seed).generate_state(len(pairs) * matches).reshape(len(pairs), matches)

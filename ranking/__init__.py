@@ -12,7 +12,9 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "match_records": ["MatchCounts", "count_matrices", "match_outcomes"],
         "melo_ratings": ["MElo", "melo", "online_melo"],
         "nash_averaging_ratings": ["AgentTaskNashAveraging", "max_entropy_nash", "nash_averaging"],
-        "response_graph_sampling": ["ResponseGraphUCBResult", "count_wrong_edges", "response_graph", "response_graph_ucb"],
+        "response_graph_sampling": [
+            "ResponseGraphUCBResult", "count_wrong_edges", "response_graph", "response_graph_ucb",
+        ],
         "samplers": ["BernoulliSampler", "FunctionSampler", "OpenSpielSampler"],
         "uncertainty": [
             "BootstrapResult", "MassBounds", "alpharank_mass_bounds", "bootstrap_alpharank", "ranking_stability",

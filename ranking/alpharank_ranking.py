@@ -107,6 +107,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from games.normal_form import NormalFormGame
+from games.validation import check_real
 from ranking.alpharank_chain import (
     UNDERFLOW,
     fixation,
@@ -499,9 +500,7 @@ def _check_params(alpha, population_size, selection, inf_alpha_eps, perturbation
         raise TypeError(f"alpha must be a number (the selection intensity); got {alpha!r}.") from None
     if math.isnan(alpha) or alpha < 0:
         raise ValueError(f"alpha must be >= 0 (np.inf for the infinite-alpha limit); got {alpha}.")
-    if isinstance(population_size, bool) or not isinstance(population_size, (int, np.integer, float)):
-        raise TypeError(f"population_size must be an integer >= 1; got {population_size!r}.")
-    if not float(population_size).is_integer() or population_size < 1:
+    if not float(check_real(population_size, "population_size", minimum=1.0)).is_integer():
         raise ValueError(f"population_size must be an integer >= 1 (e.g. 50); got {population_size}.")
     if selection not in _SELECTIONS:
         raise ValueError(f"selection must be 'local' or 'population' (alias 'fermi'); got {selection!r}.")

@@ -52,6 +52,7 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.normal_form import NormalFormGame
+from games.validation import check_int
 from ranking.confidence_bounds import bounds_kernel, parse_bound, time_dependent_delta
 from ranking.samplers import as_sampler
 
@@ -596,8 +597,7 @@ def response_graph_ucb(
     base, _ = parse_bound(bound)
     if not eps >= 0:
         raise ValueError(f"eps must be >= 0; got {eps!r}.")
-    if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)) or max_samples < 1:
-        raise ValueError(f"max_samples must be a positive int; got {max_samples!r}.")
+    check_int(max_samples, "max_samples", minimum=1)
     if batch_size is None:
         batch_size = min(64 if base == "clopper-pearson" else 1024 if scheme == "count-weighted" else 256,
                          max_batch_size)

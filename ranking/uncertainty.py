@@ -57,8 +57,9 @@ from scipy import linalg
 
 from games.empirical import EmpiricalGame
 from games.normal_form import NormalFormGame
-from ranking.alpharank_ranking import alpharank, payoff_tables
+from games.validation import check_int
 from ranking.alpharank_chain import fixation, multi_population_moves
+from ranking.alpharank_ranking import alpharank, payoff_tables
 from ranking.confidence_bounds import confidence_bounds
 
 __all__ = [
@@ -504,8 +505,7 @@ def bootstrap_alpharank(
         raise TypeError(f"eg must be an EmpiricalGame; got {type(eg).__name__}.")
     if not eg.is_complete():
         raise ValueError(f"{len(eg.missing_profiles())} profiles have no samples; evaluate them first.")
-    if isinstance(num_bootstrap, bool) or not isinstance(num_bootstrap, (int, np.integer)) or num_bootstrap < 1:
-        raise ValueError(f"num_bootstrap must be a positive int; got {num_bootstrap!r}.")
+    num_bootstrap = check_int(num_bootstrap, "num_bootstrap", minimum=1)
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level!r}.")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

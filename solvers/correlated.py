@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from games.normal_form import NormalFormGame, as_game
+from games.validation import check_int, check_tolerance
 from solvers.correlated_constraints import CorrelatedConstraints, correlated_constraints
 from solvers.correlated_dual import solve_regularised_dual
 from solvers.correlated_lp import (
@@ -83,19 +84,11 @@ def _check_epsilon(epsilon) -> float:
 
 
 def _check_tol(tol) -> float:
-    try:
-        value = float(tol)
-    except (TypeError, ValueError):
-        raise TypeError(f"tol must be a positive number; got {tol!r}.") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"tol must be positive and finite (e.g. 1e-11); got {tol!r}.")
-    return value
+    return check_tolerance(tol)
 
 
 def _check_max_iter(max_iter) -> int:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer (e.g. 500); got {max_iter!r}.")
-    return int(max_iter)
+    return check_int(max_iter, "max_iter", minimum=1)
 
 
 def _check_concept(concept: str) -> str:

@@ -36,6 +36,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from games.normal_form import NormalFormGame, as_game
+from games.validation import check_int, check_real
 from solvers.equilibrium import Equilibrium
 from solvers.registry import PRODUCT_CONCEPTS, make_equilibrium
 from solvers.risk_averse import rae_gap
@@ -216,12 +217,10 @@ def _mixed_dominator(rows: np.ndarray, action: int, strict: bool, tol: float):
 
 def _check_player_action(game: NormalFormGame, player, action) -> tuple:
     n = game.num_players
-    if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) or not 0 <= player < n:
-        raise ValueError(f"player must be an integer in [0, {n}); got {player!r}.")
+    player = check_int(player, "player", minimum=0, maximum=n - 1)
     k = game.shape[player]
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < k:
-        raise ValueError(f"action must be an integer in [0, {k}) (player {player} has {k} actions); got {action!r}.")
-    return int(player), int(action)
+    action = check_int(action, f"action (player {player} has {k} actions)", minimum=0, maximum=k - 1)
+    return player, action
 
 
 def dominating_strategy(game, player: int, action: int, strict: bool = True, mixed: bool = True,
@@ -259,9 +258,7 @@ def dominating_strategy(game, player: int, action: int, strict: bool = True, mix
     game = as_game(game)
     _check_flags(strict, mixed)
     player, action = _check_player_action(game, player, action)
-    tol = float(tol)
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}.")
+    tol = check_real(tol, "tol", minimum=0.0)
     rows = _player_rows(game, player)
     if len(rows) == 1:
         return None
@@ -320,8 +317,7 @@ def iterated_dominance(game, strict: bool = True, mixed: bool = True, tol: float
     """
     game = as_game(game)
     _check_flags(strict, mixed)
-    if max_rounds is not None and (not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
-        raise ValueError(f"max_rounds must be a positive integer or None; got {max_rounds!r}.")
+    check_int(max_rounds, "max_rounds", minimum=1, none_ok=True)
     surviving = [list(range(k)) for k in game.shape]
     eliminated = []
     current = game

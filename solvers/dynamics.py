@@ -11,13 +11,13 @@ products per player and no validation.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from games.validation import check_int, check_real
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import nash_conv
 from solvers.registry import make_equilibrium
@@ -117,9 +117,7 @@ def check_positive_int(value, argname: str) -> int:
     >>> check_positive_int(10, "iterations")
     10
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{argname} must be a positive integer; got {value!r}.")
-    return int(value)
+    return check_int(value, argname, minimum=1)
 
 
 def check_nonnegative_float(value, argname: str, positive: bool = False) -> float:
@@ -130,14 +128,7 @@ def check_nonnegative_float(value, argname: str, positive: bool = False) -> floa
     >>> check_nonnegative_float(1e-3, "tol")
     0.001
     """
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{argname} must be a number; got {value!r}.") from None
-    if not math.isfinite(out) or out < 0 or (positive and out == 0):
-        need = "> 0" if positive else ">= 0"
-        raise ValueError(f"{argname} must be a finite number {need}; got {value!r}.")
-    return out
+    return check_real(value, argname, minimum=0.0, strict=positive)
 
 
 def project_to_simplex(v: np.ndarray, floor: float = 0.0) -> np.ndarray:

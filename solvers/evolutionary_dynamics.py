@@ -34,6 +34,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from games.normal_form import NormalFormGame
+from games.validation import check_int
 from solvers.dynamics import PayoffOperator, check_nonnegative_float
 
 __all__ = [
@@ -358,8 +359,7 @@ def trajectory(game, initial, t_max: float = 10.0, dynamics: str = "replicator",
         if part.min() < 0 or abs(part.sum() - 1.0) > 1e-9:
             raise ValueError(f"initial: population {p}'s part must be a probability vector; got {part.tolist()}.")
     t_max = check_nonnegative_float(t_max, "t_max", positive=True)
-    if isinstance(num_points, bool) or not isinstance(num_points, (int, np.integer)) or num_points < 2:
-        raise ValueError(f"num_points must be an integer >= 2; got {num_points!r}.")
+    num_points = check_int(num_points, "num_points", minimum=2)
     field = _field(pops, dynamics, options)
     times = np.linspace(0.0, t_max, int(num_points))
     sol = solve_ivp(lambda _t, x: field(x), (0.0, t_max), x0, t_eval=times, rtol=rtol, atol=atol, method=method)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from games.validation import check_int
 from solvers.bimatrix import (
     bimatrix_of,
     normalised,
@@ -253,8 +254,7 @@ def lemke_howson(game: NormalFormGame, initial_label: int | None = None, max_piv
     if initial_label is not None and (not isinstance(initial_label, (int, np.integer))
                                       or not 0 <= initial_label < k1 + k2):
         raise ValueError(f"initial_label must be None or an int in 0..{k1 + k2 - 1}; got {initial_label!r}.")
-    if not isinstance(max_pivots, (int, np.integer)) or max_pivots < 1:
-        raise ValueError(f"max_pivots must be a positive int; got {max_pivots!r}.")
+    check_int(max_pivots, "max_pivots", minimum=1)
     labels = range(k1 + k2) if initial_label is None else [int(initial_label)]
     best = None
     tried = 0

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from games.validation import check_int
 from solvers.dynamics import check_nonnegative_float, check_positive_int
 
 __all__ = ["MoranFixation", "fixation_probability", "moran_fixation", "moran_process"]
@@ -49,8 +50,7 @@ def _pair(game, mutant: int, resident: int) -> tuple:
         raise ValueError("game contains NaN or inf payoffs.")
     k = matrix.shape[0]
     for name, s in (("mutant", mutant), ("resident", resident)):
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < k:
-            raise ValueError(f"{name} must be a strategy index in [0, {k}); got {s!r}.")
+        check_int(s, f"{name} (a strategy index)", minimum=0, maximum=k - 1)
     if mutant == resident:
         raise ValueError(f"mutant and resident must be different strategies; both are {mutant}.")
     return (matrix[mutant, mutant], matrix[mutant, resident], matrix[resident, mutant], matrix[resident, resident])

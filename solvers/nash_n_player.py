@@ -31,6 +31,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from games.normal_form import NormalFormGame
+from games.validation import check_int, check_tolerance
 from solvers.equilibrium import Equilibrium
 from solvers.registry import make_equilibrium, register
 
@@ -320,12 +321,10 @@ def nash_n_player(game: NormalFormGame, tol: float = 1e-9, max_restarts: int = 1
     """
     if not isinstance(game, NormalFormGame):
         raise TypeError(f"game must be a games.NormalFormGame; got {type(game).__name__}.")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not tol > 0:
-        raise ValueError(f"tol must be a positive number; got {tol!r}.")
+    tol = check_tolerance(tol)
     for name, val, least in (("max_restarts", max_restarts, 1), ("max_iter", max_iter, 1),
                              ("max_supports", max_supports, 0)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < least:
-            raise ValueError(f"{name} must be an int >= {least}; got {val!r}.")
+        check_int(val, name, minimum=least)
     rng = np.random.default_rng(rng)
     u = _rescaled(game.payoffs)
     sizes = list(game.shape)

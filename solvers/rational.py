@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from games.normal_form import NormalFormGame, as_game
+from games.validation import check_int
 from solvers.equilibrium import Equilibrium
 
 __all__ = ["DEFAULT_MAX_DENOMINATOR", "ExactCertificate", "rational_payoffs", "exact_regrets", "certify",
@@ -101,8 +102,7 @@ def rational_payoffs(game, payoffs=None, max_denominator: int = DEFAULT_MAX_DENO
     [[Fraction(1, 3), Fraction(2, 1)]]
     """
     game = as_game(game)
-    if not isinstance(max_denominator, (int, np.integer)) or max_denominator < 1:
-        raise ValueError(f"max_denominator must be a positive integer; got {max_denominator!r}.")
+    check_int(max_denominator, "max_denominator", minimum=1)
     src = game.payoffs if payoffs is None else np.asarray(payoffs, dtype=object)
     if src.shape != game.payoffs.shape:
         raise ValueError(f"payoffs has shape {src.shape} but the game's payoffs have shape {game.payoffs.shape}.")

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from games.normal_form import NormalFormGame, as_game, product_distribution
+from games.validation import check_real
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import cce_gap, ce_gap, nash_conv
 from solvers.normalisation import Normalisation, normalise, relative_gains
@@ -156,14 +157,9 @@ def check_tolerance(tol, argname: str = "tol") -> float:
     >>> check_tolerance(-1)
     Traceback (most recent call last):
     ...
-    ValueError: tol must be a finite number >= 0 (e.g. 1e-9); got -1.
+    ValueError: tol must be a number >= 0; got -1.0.
     """
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{argname} must be a finite number >= 0 (e.g. 1e-9); got {tol!r}.")
-    value = float(tol)
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{argname} must be a finite number >= 0 (e.g. 1e-9); got {tol!r}.")
-    return value
+    return check_real(tol, argname, minimum=0.0)
 
 
 def check_game_fits(spec: SolverSpec, game: NormalFormGame) -> None:

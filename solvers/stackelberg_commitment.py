@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from games.normal_form import NormalFormGame
+from games.validation import check_int
 from solvers.bimatrix import bimatrix_of, normalised
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import nash_conv_per_player
@@ -117,8 +118,7 @@ def stackelberg(game: NormalFormGame, leader: int = 0, tie_breaking: str = "stro
     (3.5, True, 1)
     """
     a, b = bimatrix_of(game)
-    if leader not in (0, 1) or isinstance(leader, bool):
-        raise ValueError(f"leader must be 0 or 1 (the committing player); got {leader!r}.")
+    leader = check_int(leader, "leader (the committing player)", minimum=0, maximum=1)
     if tie_breaking not in TIE_BREAKING:
         raise ValueError(f"tie_breaking must be one of {TIE_BREAKING}; got {tie_breaking!r}.")
     margin = float(margin)

@@ -288,7 +288,9 @@ def test_normal_form_names_are_checked():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="game must be a pyspiel.Game"):
         check_game(42)
-    with pytest.raises(ValueError, match="max_nodes must be an integer >= 1"):
+    with pytest.raises(ValueError, match="max_nodes must be an int >= 1; got 0"):
         check_game("kuhn_poker", max_nodes=0)
+    with pytest.raises(TypeError, match="num_playouts must be an int; got 2.0"):
+        check_game("kuhn_poker", num_playouts=2.0)
     with pytest.raises(ValueError, match="unknown OpenSpiel game"):
         check_game("kuhn_pokr")

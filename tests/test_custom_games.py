@@ -350,17 +350,17 @@ def test_a_redefinition_replaces_the_registered_class():
         define(1.0, {"extra": 1}).register()
 
 
-@pytest.mark.parametrize("attrs, match", [
-    ({"name": "has space"}, "short identifier"),
-    ({"utility": "zerosum"}, "utility must be one of"),
-    ({"min_utility": 2.0, "max_utility": 1.0}, "min <= max"),
-    ({"num_distinct_actions": 0}, "num_distinct_actions must be an integer >= 1"),
-    ({"max_game_length": 2.5}, "max_game_length must be an integer"),
-    ({"utility": "constant_sum"}, "set utility_sum"),
+@pytest.mark.parametrize("attrs, error, match", [
+    ({"name": "has space"}, ValueError, "short identifier"),
+    ({"utility": "zerosum"}, ValueError, "utility must be one of"),
+    ({"min_utility": 2.0, "max_utility": 1.0}, ValueError, "min <= max"),
+    ({"num_distinct_actions": 0}, ValueError, "Bad.num_distinct_actions must be an int >= 1; got 0"),
+    ({"max_game_length": 2.5}, TypeError, "Bad.max_game_length must be an int; got 2.5"),
+    ({"utility": "constant_sum"}, ValueError, "set utility_sum"),
 ])
-def test_bad_declarations_are_named(attrs, match):
+def test_bad_declarations_are_named(attrs, error, match):
     bad = type("Bad", (MajorityVote,), {"name": "test_bad_declaration", **attrs})
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         bad().to_pyspiel()
 
 
