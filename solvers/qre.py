@@ -161,6 +161,9 @@ def _fixed_point(system: _LogitSystem, x: np.ndarray, lam: float, iterations: in
     return np.log(np.maximum(sig, 1e-300))
 
 
+_NEWTON_BUDGET = 5_000  # Newton iterations of the whole continuation before it goes straight to the target
+
+
 def _rationalities(num_players: int, rationality, temperature) -> np.ndarray:
     """Each player's ``lambda`` from ``rationality`` or ``temperature`` (one value or one per player)."""
     if temperature is not None:
@@ -221,7 +224,9 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
     max_newton : int
         Newton iterations per continuation step.
     max_steps : int
-        Budget of continuation steps.
+        Budget of continuation steps (the continuation also stops after 5,000
+        Newton iterations in all, as happens only at huge ``lambda * payoff``;
+        it then goes straight to the target, and the residual says how well).
 
     Returns
     -------
@@ -255,7 +260,7 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
     spread = float(np.max(np.ptp(game.payoffs.reshape(game.num_players, -1), axis=1) * weights)) or 1.0
     inner = max(tol, 1e-9)
     cur, h, steps, newton_its, failed = 0.0, min(lam, 1.0 / spread), 0, 0, False
-    while cur < lam and steps < max_steps:
+    while cur < lam and steps < max_steps and newton_its < _NEWTON_BUDGET:
         steps += 1
         target = min(lam, cur + h)
         x_try, norm, its = system.newton(x, target, inner, max_newton)

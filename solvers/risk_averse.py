@@ -755,9 +755,16 @@ def _rescale_risk(norm, options: dict) -> dict:
 
 
 def _check_risk(norm, eq: Equilibrium, options: dict) -> Check:
-    """The risk-averse gap of ``eq`` on the normalised game, with its error bound (see :func:`rae_gaps`)."""
+    """The risk-averse gap of ``eq`` on the normalised game, with its error bounds (see :func:`rae_gaps`).
+
+    Besides the best-response search's bound, the risk term carries the payoffs' round-off times the risk
+    aversion (the normalised payoffs are exact only to a few units in the last place): a gap far below
+    ``gamma * eps`` cannot be told from zero, so it does not verify.
+    """
     gains = np.asarray(eq.info["gains"])
-    return Check(gains, float(gains.sum() + eq.info["gap_error_bound"]), float(options["tol"]))
+    gammas = np.asarray(options["risk_aversion"], dtype=np.float64)
+    rounding = 16.0 * np.finfo(float).eps * norm.game.num_players * max(1.0, float(np.max(gammas)))
+    return Check(gains, float(gains.sum() + eq.info["gap_error_bound"] + rounding), float(options["tol"]))
 
 
 @register("rae", concept="rae", rescale=_rescale_risk, check=_check_risk)
