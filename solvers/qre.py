@@ -182,7 +182,8 @@ def _rescale_rationality(norm, options: dict) -> dict:
     """``lambda_p * range_p`` for every player: the same logit responses on the normalised game."""
     lams = _rationalities(norm.game.num_players, options.get("rationality"), options.get("temperature"))
     with np.errstate(over="ignore"):
-        options["rationality"] = np.minimum(lams * norm.scales, np.finfo(float).max).tolist()
+        # beyond ~1e200 per payoff range the logit response is the best response to double precision
+        options["rationality"] = np.minimum(lams * norm.scales, 1e200).tolist()
     options["temperature"] = None
     return options
 
@@ -274,7 +275,9 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
                 break
     if cur < lam:  # the branch turned back or the budget ran out: try directly at the target
         logger.info("qre continuation stopped at lambda=%.6g of %.6g; trying fixed-point + Newton", cur, lam)
-        x = _fixed_point(system, x, lam, 2000, 0.1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            tried = _fixed_point(system, x, lam, 2000, 0.1)
+        x = tried if np.all(np.isfinite(tried)) else x  # an overflow keeps the continuation's point
     x, norm, its = system.newton(x, lam, tol * 1e-2, max_newton)
     newton_its += its
     sig = [s / s.sum() for s in system.split_probs(x)]

@@ -179,6 +179,8 @@ def _check_call(game: NormalFormGame, method: str) -> str | None:
     except (ValueError, TypeError) as exc:
         STATS["refusals"][type(exc).__name__] += 1
         STATS["refusal_messages"][f"{method}: {str(exc)[:90]}"] += 1
+        if "NaN or inf" in str(exc):  # the game is finite: such a message blames something the caller never gave
+            return f"{method}: {type(exc).__name__} blaming an internal value: {exc}"
         return None if str(exc).strip() else f"{method}: {type(exc).__name__} without a message"
     except Exception as exc:  # noqa: BLE001 - any other exception is what this test is looking for
         STATS["exceptions"][type(exc).__name__] += 1
