@@ -21,7 +21,7 @@ refits all its resamples at once.
 OpenSpiel's stopping rule is absolute in the normalised strengths, which are
 tiny for all but the strongest agent when one agent never loses; there its
 default 2000 iterations can stop tens of Elo points short of the maximiser
-(tests/test_elo.py shows a case of over 1 point; 34 points were seen). ``"newton"``
+(tests/ranking/test_elo_ratings.py shows a case of over 1 point; 34 points were seen). ``"newton"``
 returns the maximiser itself (it agrees to 1e-6 with OpenSpiel run to
 convergence); ``"mm"`` reproduces OpenSpiel's numbers, truncation included.
 """

@@ -27,7 +27,7 @@ def test_soccer_is_constant_sum_win_probabilities():
     assert g.shape == (10, 10)
     np.testing.assert_allclose(p + p.T, 1.0, atol=1e-12)      # P(i beats j) + P(j beats i) = 1
     np.testing.assert_allclose(np.diag(p), 0.5, atol=1e-12)    # a mirror match is a coin flip
-    assert ((p >= 0) & (p <= 1)).all()
+    assert ((p >= 0) & (p <= 1)).all() and g.is_constant_sum()
 
 
 def test_rrps_table_has_every_ordered_pair_once():
@@ -53,3 +53,12 @@ def test_user_files_and_their_errors(tmp_path):
         datasets.load_soccer(square)
     with pytest.raises(ValueError, match="name must be one of"):
         datasets.reference_file("chess")
+
+
+def test_rrps_table_is_complete():
+    t = datasets.load_rrps_table()
+    assert len(t) == 43 * 43
+    g = datasets.rrps_game()
+    assert "iocainebot" in g.strategy_names[0]
+    # a bot against itself is a fair match on average
+    assert np.abs(np.diag(g.payoffs[0])).max() < 50

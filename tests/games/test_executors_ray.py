@@ -86,7 +86,7 @@ def test_seeded_results_identical_across_engines(ray_ex):
     serial = SerialExecutor().map(_noisy_sum, tasks, seed=11)
     assert ray_ex.map(_noisy_sum, tasks, seed=11) == serial
     assert ray_ex.map(_noisy_sum, tasks, seed=11, chunksize=1) == serial
-    # (serial == process pool on the same tasks and seed is checked in tests/test_executors.py)
+    # (serial == process pool on the same tasks and seed is checked in tests/games/test_executors.py)
     bounded = RayExecutor(max_in_flight=1)          # joins the running instance, one chunk in flight
     assert bounded.map(_noisy_sum, tasks, seed=11, chunksize=2) == serial
 
