@@ -19,7 +19,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from games.validation import check_int, check_real
 from solvers.equilibrium import Equilibrium
-from solvers.gaps import nash_conv
+from solvers.gaps import deviation_gains, nash_conv
 from solvers.registry import make_equilibrium
 
 __all__ = [
@@ -91,7 +91,7 @@ def nash_conv_from_deviations(deviations: Sequence[np.ndarray], marginals: Seque
     >>> nash_conv_from_deviations([np.array([1.0, 0.0])], [np.array([0.5, 0.5])])
     0.5
     """
-    return float(sum(max(0.0, float(d.max() - d @ x)) for d, x in zip(deviations, marginals)))
+    return float(deviation_gains(deviations, marginals).sum())
 
 
 def initial_strategies(game: NormalFormGame, initial: Sequence[np.ndarray] | None, argname: str = "initial") -> list:

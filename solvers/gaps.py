@@ -20,7 +20,25 @@ __all__ = [
     "ce_gain_matrices",
     "player_gains",
     "deviation_payoffs",
+    "deviation_gains",
 ]
+
+
+def deviation_gains(deviations, marginals) -> np.ndarray:
+    """Each player's best-deviation gain from their deviation payoffs: ``max(0, max_a d_p[a] - d_p . x_p)``.
+
+    The one place the NashConv terms are computed: :func:`nash_conv_per_player`,
+    :func:`player_gains` and the solvers that already hold deviation payoffs
+    (dynamics, the n-player Nash search) all call it. The array keeps the
+    precision of the deviations (``longdouble`` stays ``longdouble``).
+
+    Examples
+    --------
+    >>> deviation_gains([np.array([1.0, 0.0]), np.array([2.0, 2.0])], [np.array([0.5, 0.5]), np.array([1.0, 0.0])])
+    array([0.5, 0. ])
+    """
+    dtype = np.result_type(np.float64, *deviations)
+    return np.array([max(0.0, d.max() - d @ x) for d, x in zip(deviations, marginals)], dtype=dtype)
 
 
 def nash_conv_per_player(game, marginals) -> np.ndarray:
@@ -35,8 +53,7 @@ def nash_conv_per_player(game, marginals) -> np.ndarray:
     """
     game = as_game(game)
     marginals = game.check_marginals(marginals)
-    dev = game.deviation_payoffs(marginals)
-    return np.array([max(0.0, float(d.max() - d @ m)) for d, m in zip(dev, marginals)])
+    return deviation_gains(game.deviation_payoffs(marginals), marginals)
 
 
 def nash_conv(game, marginals) -> float:
@@ -117,7 +134,7 @@ def player_gains(payoffs: np.ndarray, concept: str, joint: np.ndarray, marginals
         return np.array(out)
     if marginals is None:
         marginals = [joint.sum(axis=tuple(q for q in range(n) if q != p)) for p in range(n)]
-    return np.array([max(d.max() - d @ m, 0) for d, m in zip(deviation_payoffs(payoffs, marginals), marginals)])
+    return deviation_gains(deviation_payoffs(payoffs, marginals), marginals)
 
 
 def deviation_payoffs(payoffs: np.ndarray, marginals) -> list:

@@ -33,6 +33,7 @@ from scipy.optimize import minimize
 from games.normal_form import NormalFormGame
 from games.validation import check_int, check_tolerance
 from solvers.equilibrium import Equilibrium
+from solvers.gaps import deviation_gains
 from solvers.registry import make_equilibrium, register
 
 __all__ = ["pure_equilibria", "refine_on_support", "regret_objective", "nash_n_player"]
@@ -146,8 +147,7 @@ def regret_objective(u: np.ndarray, sigma: list):
 
 
 def _scaled_nash_conv(u: np.ndarray, sigma: list) -> float:
-    dev = _deviation_payoffs(u, sigma)
-    return float(sum(max(0.0, d.max() - d @ s) for d, s in zip(dev, sigma)))
+    return float(deviation_gains(_deviation_payoffs(u, sigma), sigma).sum())
 
 
 def refine_on_support(u: np.ndarray, sigma: list, supports: list, max_iter: int = 50):

@@ -143,7 +143,7 @@ from solvers.gaps import nash_conv
 from solvers.registry import Check, make_equilibrium, register
 
 __all__ = [
-    "BestResponse",
+    "RiskAdjustedBestResponse",
     "downside_rae",
     "lower_partial_moment",
     "payoff_variance",
@@ -350,7 +350,7 @@ def _problems(op: PayoffOperator, marginals: Sequence[np.ndarray], aversions: np
 
 # ------------------------------------------------------------------------ best response
 @dataclass(frozen=True, eq=False)
-class BestResponse:
+class RiskAdjustedBestResponse:
     """A player's best risk-adjusted deviation.
 
     Attributes
@@ -433,7 +433,7 @@ def _polish(prob: _PlayerProblem, x: np.ndarray) -> np.ndarray | None:
     return _kkt_polish(prob, x) if prob._quadratic else _newton_polish(prob, x)
 
 
-def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500) -> BestResponse:
+def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500) -> RiskAdjustedBestResponse:
     """Maximise the concave risk-adjusted objective over the simplex (see the module docstring)."""
     pure = prob.means - prob.aversion * prob.risk_of_pure()
     j = int(np.argmax(pure))
@@ -447,7 +447,7 @@ def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500)
     scale = max(1.0, float(np.abs(prob.table).max()))
     eps = 1e-13 * scale
     if lip <= 0.0:  # linear objective: a pure strategy is optimal
-        return BestResponse(x, fx, _fw_bound(prob, x))
+        return RiskAdjustedBestResponse(x, fx, _fw_bound(prob, x))
     step = 1.0 / lip
     bound = _fw_bound(prob, x)
     y, x_prev, momentum = x.copy(), x.copy(), 1.0
@@ -472,11 +472,11 @@ def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500)
                 if f_pol >= fx:
                     x, fx = polished, f_pol
             bound = _fw_bound(prob, x)
-    return BestResponse(x, fx, bound)
+    return RiskAdjustedBestResponse(x, fx, bound)
 
 
 def risk_adjusted_best_response(game, marginals, player: int, risk_aversion, risk: str = "variance",
-                                target="mean", order=2) -> BestResponse:
+                                target="mean", order=2) -> RiskAdjustedBestResponse:
     """Player ``player``'s best risk-adjusted mixed strategy against the others' mixtures.
 
     Parameters
