@@ -27,7 +27,7 @@ import numpy as np
 
 from games.custom_sequential import SequentialGame
 from games.normal_form import NormalFormGame
-from games.validation import check_int
+from games.validation import check_int, is_integer
 
 __all__ = ["PROBLEM_KINDS", "GameCheckReport", "Problem", "check_game"]
 
@@ -458,7 +458,7 @@ class _TreeChecker:
             self._check_returns(state, history, record)
             return _Children.leaf()
         if player not in (self.CHANCE, self.SIMULTANEOUS) and not (
-            isinstance(player, (int, np.integer)) and 0 <= player < f.num_players
+            is_integer(player) and 0 <= player < f.num_players
         ):
             self.log.add("bad_current_player",
                          f"current_player() is {player!r}; expected 0..{f.num_players - 1}, CHANCE (-1), "
@@ -497,7 +497,7 @@ class _TreeChecker:
         legal = list(self._call(f"legal_actions({player})", state.legal_actions, history, player))
         if not legal:
             log.add("no_legal_actions", f"player {player} has no legal action at a decision node", history)
-        bad = [a for a in legal if not (isinstance(a, (int, np.integer)) and 0 <= a < f.num_actions)]
+        bad = [a for a in legal if not (is_integer(a) and 0 <= a < f.num_actions)]
         if bad:
             log.add("action_out_of_range",
                     f"player {player}'s legal actions {legal} include {bad}, outside "
@@ -568,7 +568,7 @@ class _TreeChecker:
             return [], []
         actions = [a for a, _ in outcomes]
         probs = np.array([p for _, p in outcomes], dtype=float)
-        bad = [a for a in actions if not (isinstance(a, (int, np.integer)) and 0 <= a < max(f.max_chance, 1))]
+        bad = [a for a in actions if not (is_integer(a) and 0 <= a < max(f.max_chance, 1))]
         if bad:
             log.add("chance_outcome_out_of_range",
                     f"chance outcomes {bad} are outside [0, max_chance_outcomes={f.max_chance})", history)

@@ -251,9 +251,7 @@ def lemke_howson(game: NormalFormGame, initial_label: int | None = None, max_piv
     a, b = bimatrix_of(game)
     tol = check_tolerance(tol)
     k1, k2 = a.shape
-    if initial_label is not None and (not isinstance(initial_label, (int, np.integer))
-                                      or not 0 <= initial_label < k1 + k2):
-        raise ValueError(f"initial_label must be None or an int in 0..{k1 + k2 - 1}; got {initial_label!r}.")
+    check_int(initial_label, "initial_label", minimum=0, maximum=k1 + k2 - 1, none_ok=True)
     check_int(max_pivots, "max_pivots", minimum=1)
     labels = range(k1 + k2) if initial_label is None else [int(initial_label)]
     best = None

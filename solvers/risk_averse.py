@@ -130,6 +130,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.normal_form import NormalFormGame, as_game, product_distribution
+from games.validation import check_int
 from solvers.dynamics import (
     FlatLayout,
     PayoffOperator,
@@ -505,8 +506,7 @@ def risk_adjusted_best_response(game, marginals, player: int, risk_aversion, ris
     """
     game = as_game(game)
     marginals = game.check_marginals(marginals)
-    if not isinstance(player, (int, np.integer)) or not 0 <= player < game.num_players:
-        raise ValueError(f"player must be an index in [0, {game.num_players}); got {player!r}.")
+    player = check_int(player, "player", minimum=0, maximum=game.num_players - 1)
     probs = _problems(PayoffOperator.from_game(game), marginals, _aversions(risk_aversion, game.num_players),
                       _risk_model(risk, target, order))
     return _best_response(probs[player], np.asarray(marginals[player], dtype=np.float64))
