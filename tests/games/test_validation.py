@@ -70,3 +70,41 @@ def test_check_positive_matches_the_definition(value):
     else:
         with pytest.raises(ValueError, match="^x "):
             check_positive(value, "x")
+
+
+def _library_calls():
+    # imported here: the checks above need none of these modules
+    from games import catalog, check_game
+    from ranking import alpharank
+    from solvers import stackelberg
+    from solvers.dominance import iterated_dominance
+    from solvers.evolutionary_dynamics import trajectory
+    from solvers.lemke_howson import lemke_howson
+    from solvers.moran import fixation_probability
+    from solvers.nash_n_player import nash_n_player
+
+    bos, rps = catalog.bach_or_stravinsky(), catalog.rock_paper_scissors()
+    return [
+        ("initial_label", lambda v: lemke_howson(bos, initial_label=v)),
+        ("max_iter", lambda v: nash_n_player(bos, max_iter=v)),
+        ("max_rounds", lambda v: iterated_dominance(bos, max_rounds=v)),
+        ("leader", lambda v: stackelberg(bos, leader=v)),
+        ("mutant", lambda v: fixation_probability(catalog.stag_hunt().payoffs[0], 5, mutant=v)),
+        ("num_points", lambda v: trajectory(rps, [0.5, 0.3, 0.2], t_max=1.0, num_points=v, single_population=True)),
+        ("population_size", lambda v: alpharank(rps, population_size=v)),
+        ("max_nodes", lambda v: check_game(catalog.matching_pennies(), max_nodes=v)),
+    ]
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(False), "3"])
+def test_library_arguments_go_through_these_checks(value):
+    # games, solvers and ranking check their integer arguments here: a bool or a string is a TypeError naming it
+    for name, call in _library_calls():
+        with pytest.raises(TypeError, match=rf"^{name}\b.* must be "):
+            call(value)
+
+
+def test_library_arguments_out_of_range_name_the_argument():
+    for name, call in _library_calls():
+        with pytest.raises(ValueError, match=rf"^{name}\b"):
+            call(-7)
