@@ -16,7 +16,7 @@ from psro.evaluation import (
 )
 from psro.population import Population, Provenance
 from psro.sampled_play import build_play_tree
-from ranking.response_graph_ucb import profile_edges, response_graph
+from ranking.response_graph_sampling import profile_edges, response_graph
 
 
 def random_populations(tree, k, seed):
