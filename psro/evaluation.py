@@ -425,7 +425,7 @@ class MonteCarloEvaluator:
         Two rules (``method``):
 
         ``"response_graph_ucb"`` (default)
-            ResponseGraphUCB (:func:`ranking.response_graph_ucb.response_graph_ucb`)
+            ResponseGraphUCB (:func:`ranking.response_graph_sampling.response_graph_ucb`)
             on ``meta_game``, with episodes of the populations as its samples: it
             keeps sampling the ends of single-deviation edges whose confidence
             intervals still overlap (scheme ``scheme``, bound ``bound`` over the
@@ -459,7 +459,7 @@ class MonteCarloEvaluator:
             For ``"support"``: re-allocation rounds.
         delta, bound, scheme, **options
             For ``"response_graph_ucb"``, as in
-            :func:`~ranking.response_graph_ucb.response_graph_ucb`.
+            :func:`~ranking.response_graph_sampling.response_graph_ucb`.
         rng : int or Generator, optional
             For ``"response_graph_ucb"``: seed of the schedule and the episodes
             (default: derived from ``seed`` and the samples so far).
@@ -492,7 +492,7 @@ class MonteCarloEvaluator:
             return self._top_up_support(meta_game, populations, int(budget), strategy, rounds)
         if method != "response_graph_ucb":
             raise ValueError(f"method must be 'response_graph_ucb' or 'support'; got {method!r}.")
-        from ranking.response_graph_ucb import response_graph_ucb
+        from ranking.response_graph_sampling import response_graph_ucb
 
         if rng is None:
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(2 ** 31 - 1,
