@@ -255,7 +255,13 @@ def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     _require_feasible(constraints, eps)
     a, e = _rows_for(constraints, constraints.rhs(eps))
     start = time.perf_counter()
-    support = maximal_support(a, e) if a.shape[0] else np.ones(game.num_profiles, dtype=bool)
+    support_failure = None
+    try:
+        support = maximal_support(a, e) if a.shape[0] else np.ones(game.num_profiles, dtype=bool)
+    except RuntimeError as exc:  # HiGHS can fail on this LP; the max-Gini point's support is a feasible face
+        logger.info("max_entropy: %s; maximising the entropy on the max-Gini point's support instead", exc)
+        support_failure = str(exc)
+        support = max_gini(game, concept, eps, tol, max_iter).joint.reshape(-1) > 0
     a_s = sp.csr_matrix(a[:, support]) if a.shape[0] else a[:, support]
     if a_s.shape[0]:
         keep = a_s.max(axis=1).toarray().ravel() > e if e.size else np.zeros(0, dtype=bool)
@@ -265,7 +271,10 @@ def max_entropy(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
     x[support] = sol.x
     positive = x[x > 0]
     info = {
-        "converged": sol.converged, "status": sol.status, "iterations": sol.iterations,
+        # on a face that may not be the largest, the point need not be the maximum-entropy one
+        "converged": sol.converged and support_failure is None,
+        "status": sol.status if support_failure is None else f"{support_failure}; entropy on the max-Gini support",
+        "iterations": sol.iterations,
         "solver": "support LP + dual projected Newton", "solver_time": time.perf_counter() - start,
         "epsilon": eps, "num_constraints": int(a_s.shape[0]), "support_size": int(support.sum()),
         "entropy": float(-(positive * np.log(positive)).sum()),

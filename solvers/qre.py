@@ -280,7 +280,9 @@ def qre(game: NormalFormGame, rationality: float | None = None, temperature: flo
         x = tried if np.all(np.isfinite(tried)) else x  # an overflow keeps the continuation's point
     x, norm, its = system.newton(x, lam, tol * 1e-2, max_newton)
     newton_its += its
-    sig = [s / s.sum() for s in system.split_probs(x)]
+    # normalise in log space: far from the branch the log-probabilities can be huge in magnitude
+    sig = [np.exp(xp - xp.max()) for xp in layout.split(x)]
+    sig = [s / s.sum() for s in sig]
     residual = qre_residual(game, sig, lams)
     info = {"rationality": lam if np.ptp(lams) == 0 else lams.tolist(), "residual": residual, "tol": tol,
             "converged": bool(residual <= tol),
