@@ -131,3 +131,38 @@ def test_item_5_huge_payoffs_do_not_crash(method, scale):
     assert np.all(np.isfinite(eq.joint))
     if eq.converged:
         assert eq.info["verified_gap"] <= eq.info["gap_tol"]
+
+
+# Games the fuzz of tests/solvers/test_fuzz.py found, kept as regressions.
+# player 0's payoffs near 1e129: lambda * range about 2e130
+QRE_OVERFLOW = (
+    [[[1.1114833782583643e+129, -9.45882951852244e+128, 1.1114833782583643e+129],
+      [-5.030101628589015e+128, 3.767162140939366e+128, -5.030101628589015e+128]],
+     [[-724.1105154865255, 905.0445856282395, -724.1105154865255],
+      [-7.946543080506605, -248.109214870615, -7.946543080506605]]]
+)
+# offsets -1e26 and -1e154; HiGHS failed on the support LP
+MECCE_HIGHS = (
+    [[[-9.999995679464271e+25, -9.999983248888544e+25, -9.99999526486408e+25, -1.0000005382121824e+26],
+      [-9.999988082682008e+25, -9.999991734921848e+25, -1.0000012911379036e+26, -9.999991365379701e+25],
+      [-1.0000004854027896e+26, -1.0000010920253895e+26, -9.999980103445564e+25, -1.0000013041282723e+26],
+      [-9.99999445973313e+25, -9.999995411215837e+25, -9.999994475649469e+25, -9.999986657413573e+25]],
+     [[-1.000000432053573e+154, -1.0000016751111457e+154, -1.000000473513592e+154, -9.999994617878176e+153],
+      [-1.0000011917317992e+154, -1.0000008265078152e+154, -9.999987088620965e+153, -1.00000086346203e+154],
+      [-9.999995145972106e+153, -9.999989079746105e+153, -1.0000019896554437e+154, -9.999986958717277e+153],
+      [-1.0000005540266871e+154, -1.0000004588784163e+154, -1.0000005524350531e+154, -1.0000013342586427e+154]]]
+)
+
+
+def test_fuzz_found_qre_far_from_its_branch_answers_without_nan():
+    eq = solve(NormalFormGame(np.array(QRE_OVERFLOW)), "qre")
+    assert np.all(np.isfinite(eq.joint))
+    assert eq.converged == (eq.info["residual"] <= eq.info["tol"])
+
+
+def test_fuzz_found_mecce_support_lp_failure_is_an_honest_answer():
+    game = NormalFormGame(np.array(MECCE_HIGHS))
+    eq = solve(game, "mecce")
+    assert not eq.converged and "support LP" in eq.info["status"]
+    ranges = np.ptp(game.payoffs.reshape(2, -1), axis=1)
+    assert np.all(cce_gains(game, eq.joint) / ranges <= 1e-9)  # still a coarse correlated equilibrium
