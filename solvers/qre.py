@@ -189,7 +189,13 @@ def _rescale_rationality(norm, options: dict) -> dict:
 
 
 def _check_logit(norm, eq: Equilibrium, options: dict) -> Check:
-    """The QRE residual of ``eq`` recomputed in extended precision on the normalised game."""
+    """The QRE residual of ``eq`` recomputed in extended precision on the normalised game.
+
+    The verified measure adds the residual's sensitivity to the payoffs' round-off: the normalised
+    payoffs are exact only to a few units in the last place, and the logit response moves by up to
+    ``lambda * that``, so at a huge ``lambda * range`` (where near-ties decide the answer) the residual
+    cannot verify.
+    """
     lams = np.asarray(options["rationality"], dtype=np.longdouble)
     marginals = [np.asarray(m, dtype=np.longdouble) / np.sum(m, dtype=np.longdouble) for m in eq.marginals]
     residual = 0.0
@@ -199,7 +205,8 @@ def _check_logit(norm, eq: Equilibrium, options: dict) -> Check:
         residual = max(residual, float(np.abs(m - e / e.sum()).max()))
     gains = relative_gains(norm, "nash", eq.joint, eq.marginals)
     user = np.asarray(options["rationality"], dtype=np.float64) / norm.scales
-    return Check(gains, residual, float(options["tol"]),
+    rounding = 16.0 * np.finfo(float).eps * float(np.max(np.asarray(options["rationality"], dtype=np.float64)))
+    return Check(gains, residual + rounding, float(options["tol"]),
                  {"residual": residual, "rationality": float(user[0]) if np.ptp(user) == 0 else user.tolist()})
 
 
