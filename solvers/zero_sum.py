@@ -75,6 +75,9 @@ def _check_matrix(a) -> np.ndarray:
     return a
 
 
+_TIGHT_HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
 def _solve_highs(s: np.ndarray, lp_method: str):
     """The textbook LP (value variable, simplex equality) with scipy's HiGHS."""
     k1, k2 = s.shape
@@ -84,8 +87,10 @@ def _solve_highs(s: np.ndarray, lp_method: str):
     a_eq = np.zeros((1, k1 + 1))
     a_eq[0, :k1] = 1.0
     bounds = [(0, None)] * k1 + [(None, None)]
+    # HiGHS's default feasibility tolerances (1e-7) let a payoff difference of ~1e-7 of the range pass for
+    # a tie, which picks a wrong best reply (e.g. a row worth 6e-8 more); ask for 1e-10 instead
     res = linprog(c, A_ub=a_ub, b_ub=np.zeros(k2), A_eq=a_eq, b_eq=[1.0], bounds=bounds,
-                  method=lp_method)
+                  method=lp_method, options=_TIGHT_HIGHS)
     if res.status != 0:
         raise RuntimeError(f"HiGHS failed on the zero-sum LP: {res.message}")
     x = np.clip(res.x[:k1], 0, None)

@@ -172,3 +172,14 @@ def test_bad_matrix_and_method_are_rejected():
         solve_zero_sum([[1.0]], lp_method="simplex")
     with pytest.raises(ValueError, match="payoffs"):
         NormalFormGame.from_bimatrix([[1.0, np.nan], [0.0, 1.0]])
+
+
+def test_a_payoff_difference_near_highs_default_tolerance_is_not_a_tie():
+    # row 2 beats row 0 by 5.96e-8 (under 1e-8 of the range): with HiGHS's default 1e-7 feasibility tolerances
+    # the column player was left at column 0, giving the value 5.96e-8; the value is 0 (row 2 against column 1)
+    a = np.array([[0, -1], [-2, -1], [5.96e-08, 0], [-1, -1]])
+    for method in ("auto", "highs-ds"):
+        sol = solve_zero_sum(a, lp_method=method)
+        assert sol.value == pytest.approx(column_player_value(a), abs=1e-12)
+        assert sol.value == pytest.approx(0.0, abs=1e-12)
+        assert sol.certified
