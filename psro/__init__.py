@@ -17,7 +17,10 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "config": ["PSROConfig"],
-        "double_oracle": ["double_oracle", "DoubleOracleResult"],
+        "evaluation": ["register_evaluator"],
+        "oracles": ["register_oracle"],
+        "state": ["LoopState"],
+        "double_oracle_search": ["double_oracle", "DoubleOracleResult"],
         "loop": ["PSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },

@@ -17,6 +17,7 @@ import difflib
 import functools
 import importlib
 import inspect
+import numbers
 import re
 import textwrap
 import typing
@@ -25,23 +26,25 @@ from pathlib import Path
 
 import yaml
 
-from games.validation import check_int, check_real, check_seed
+from games.validation import check_int, check_real, check_seed, is_integer
 
-__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "choices", "field_help"]
+__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "choices", "field_help", "with_field"]
 
 
 #: The fields that name something in a registry, and where their allowed names live: ``(module, attribute)``,
 #: a sequence or a function returning one. They are read when asked (the registries are the single source, so a
 #: newly registered name appears in ``psro run --help`` too); :func:`choices` reads one.
 CHOICES = {
-    "meta_solver": ("psro.meta_solvers", "known_names"),
-    "eval_meta_solver": ("psro.meta_solvers", "known_names"),
-    "update_players": ("psro.loop", "UPDATE_PLAYERS"),
-    "br_selection": ("psro.loop", "BR_SELECTIONS"),
-    "oracle": ("psro.best_response", "ORACLES"),
-    "evaluator": ("psro.evaluation", "EVALUATORS"),
+    "meta_solver": ("psro.meta.solvers", "known_names"),
+    "eval_meta_solver": ("psro.meta.solvers", "known_names"),
+    "update_players": ("psro.selection", "UPDATE_PLAYERS"),
+    "br_selection": ("psro.selection", "BR_SELECTIONS"),
+    "oracle": ("psro.oracles", "oracle_names"),
+    "evaluator": ("psro.evaluation", "evaluator_names"),
     "executor": ("games.executors", "ENGINES"),   # or a worker count
     "top_up_method": ("psro.evaluation", "TOP_UP_METHODS"),
+    "oracle_dispatch": ("psro.oracles.jobs", "ORACLE_DISPATCH"),
+    "prune_dominated": ("psro.meta.solvers", "PRUNE_DOMINATED"),
 }
 
 
@@ -77,17 +80,32 @@ class PSROConfig:
     """Run name; the default run directory is ``runs/<name>-<timestamp>``. Empty: the config file's stem."""
 
     game: str = "kuhn_poker"
-    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``."""
+    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker`` (in Python also a pyspiel.Game, a
+    games.NormalFormGame, played as a one-shot game with pure-strategy best responses, or a
+    games.SequentialGame)."""
 
     meta_solver: str = "nash"
-    """Meta-solver name (see ``psro.meta_solvers.known_names()``). Product solvers (``nash``, ``alpharank``,
+    """Meta-solver name (see ``psro.meta.solvers.known_names()``). Product solvers (``nash``, ``alpharank``,
     ``prd``, ``uniform``, ``rae``, ...) run PSRO; correlated ones (``mgcce``, ``mgce``, ...) run JPSRO with CCE or
     CE targets. ``nash`` warm-starts the zero-sum LP on two-player constant-sum games and otherwise calls the
     general-sum / n-player Nash dispatcher."""
 
+    meta_solver_options: typing.Optional[dict] = None
+    """Keyword options of the meta-solver, e.g. ``{alpha: 10.0}`` for ``alpharank`` (null: none)."""
+
+    prune_dominated: typing.Optional[str] = None
+    """Before each meta-solve, remove the policies that are dominated in the meta-game, iteratively, by pure and
+    mixed strategies: ``strict`` or ``weak`` domination (null: no pruning). Pruned policies get zero weight; the
+    meta-solvers then solve cold (no warm-started LP)."""
+
     eval_meta_solver: typing.Optional[str] = None
     """Meta-solver whose solution the reported gap measures (null: the same as ``meta_solver``); it must give
     the same kind of solution (product, CCE or CE)."""
+
+    extensive_form_gaps: bool = False
+    """JPSRO: also measure the eval meta-strategy's EFCE and EFCCE gaps in the full game every iteration (the
+    history's ``efce_gap`` and ``efcce_gap``; NaN when off or for PSRO). One backward induction per sequence of
+    each player: fast on Kuhn and Leduc, minutes per iteration on sheriff."""
 
     update_players: str = "all"
     """Whose best responses join each iteration: ``all``, ``cycle`` (one player in turn) or ``random``
@@ -100,11 +118,21 @@ class PSROConfig:
 
     oracle: str = "exact"
     """Best-response oracle: ``exact`` (sequence form, numpy), ``openspiel`` (pyspiel.TabularBestResponse and
-    cce_dist), or the learned ``dqn`` / ``ppo`` (psro.oracles_rl)."""
+    cce_dist), or the learned ``dqn`` / ``ppo`` (psro.oracles.learned.oracle)."""
+
+    oracle_options: typing.Optional[dict] = None
+    """A learned oracle's settings: fields of ``psro.oracles.learned.dqn.DQNConfig`` /
+    ``psro.oracles.learned.ppo.PPOConfig`` and ``target_mode``, e.g. ``{total_steps: 4096}`` (null: none; a
+    registered oracle of one's own receives them as keyword arguments)."""
+
+    oracle_dispatch: str = "auto"
+    """Which oracle calls go through the executor: ``auto`` (the learned oracles' jobs, seconds each; exact
+    oracles are called in-process), ``executor`` (all) or ``in_process`` (none)."""
 
     oracle_steps: typing.Optional[int] = None
     """Training steps per learned best response (``dqn`` / ``ppo``; the ``total_steps`` of
-    ``psro.dqn_oracle.DQNConfig`` / ``psro.ppo_oracle.PPOConfig``). Null: the oracle's default (20,000). Must be
+    ``psro.oracles.learned.dqn.DQNConfig`` / ``psro.oracles.learned.ppo.PPOConfig``). Null: the oracle's default
+    (20,000). Must be
     null with the ``exact`` and ``openspiel`` oracles."""
 
     evaluator: str = "sequence_form"
@@ -113,6 +141,10 @@ class PSROConfig:
 
     episodes_per_profile: int = 1000
     """Episodes per meta-game profile for the ``monte_carlo`` evaluator (ignored by the exact ones)."""
+
+    evaluator_options: typing.Optional[dict] = None
+    """Further options of the ``monte_carlo`` evaluator (``episodes_per_task``, ``tasks_per_batch``, ...; its
+    seed defaults to ``seed`` and its executor is the run's) (null: none)."""
 
     executor: str = "serial"
     """Where the run's jobs go: the learned oracles' (``dqn``, ``ppo``) best-response jobs of all players and
@@ -156,7 +188,7 @@ class PSROConfig:
 
     rank_population: bool = True
     """When the run ends, rank the final population with alpha-Rank and Elo (``ranking.csv`` in the run
-    directory, and a table on the console); see :mod:`psro.population_ranking`."""
+    directory, and a table on the console); see :mod:`psro.run.population_ranking`."""
 
     ranking_alpha: float = 10.0
     """alpha-Rank's selection intensity for that ranking."""
@@ -178,8 +210,11 @@ class PSROConfig:
         return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "config") -> "PSROConfig":
-        """Build and type-check a config from a mapping; unknown fields and wrong types raise ``ValueError``."""
+    def from_dict(cls, data: dict, source: str = "config", strict: bool = False) -> "PSROConfig":
+        """Build and type-check a config from a mapping; unknown fields and wrong types raise ``ValueError``.
+
+        ``strict=True`` (Python keyword arguments, :class:`psro.PSRO`'s keyword form): numbers written as strings
+        are not converted, and a value of the wrong type raises ``TypeError``."""
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -191,8 +226,35 @@ class PSROConfig:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise ValueError(f"unknown config field {key!r}.{hint} Known fields: {', '.join(known)}.")
-            values[key] = _coerce(key, value, _field_types()[key])
+            values[key] = _coerce(key, value, _field_types()[key], strict)
         return cls(**values)
+
+    @classmethod
+    def from_keywords(cls, game, executor, fields: dict) -> tuple:
+        """:class:`psro.PSRO`'s keyword form: ``(config, executor)`` from a game and config fields (checked
+        strictly, :meth:`from_dict`). The run's executor stays an argument when it is an instance or a mapping;
+        an ``evaluator_options["executor"]``, the older way, is the run's executor when none is given.
+
+        Examples
+        --------
+        >>> config, executor = PSROConfig.from_keywords("leduc_poker", 2, {"meta_solver": "uniform"})
+        >>> config.game, config.meta_solver, config.executor, executor
+        ('leduc_poker', 'uniform', '2', None)
+        """
+        fields = dict(fields)
+        if "game" in fields:
+            raise TypeError("give the game once, as the first argument.")
+        options = dict(fields.get("evaluator_options") or {})
+        legacy = options.pop("executor", None) if fields.get("evaluator") == "monte_carlo" else None
+        if executor is not None and legacy is not None and legacy is not executor and legacy != executor:
+            raise ValueError(f"executor={executor!r} and evaluator_options['executor']={legacy!r} differ; give one "
+                             "executor for the run (the executor argument).")
+        if "evaluator_options" in fields:
+            fields["evaluator_options"] = options or None
+        executor = executor if executor is not None else legacy
+        if isinstance(executor, str) or is_integer(executor):
+            fields["executor"], executor = str(executor), None
+        return cls.from_dict({"game": game, **fields}, source="PSRO keyword arguments", strict=True), executor
 
     @classmethod
     def from_yaml(cls, path) -> "PSROConfig":
@@ -238,24 +300,6 @@ class PSROConfig:
             changes[key.strip()] = yaml.safe_load(text) if text.strip() else ""
         return self.replace(**changes)
 
-    def solver_kwargs(self) -> dict:
-        """The keyword arguments of :class:`psro.PSRO` that this config sets.
-
-        Examples
-        --------
-        >>> PSROConfig(meta_solver="mgcce").solver_kwargs()["meta_solver"]
-        'mgcce'
-        """
-        evaluator_options = None
-        if self.evaluator == "monte_carlo":
-            evaluator_options = dict(episodes_per_profile=self.episodes_per_profile)
-        return dict(game=self.game, meta_solver=self.meta_solver, oracle=self.oracle, evaluator=self.evaluator,
-                    seed=self.seed, eval_meta_solver=self.eval_meta_solver, update_players=self.update_players,
-                    br_selection=self.br_selection, evaluator_options=evaluator_options,
-                    executor=self.executor_spec(), top_up_episodes=self.top_up_episodes,
-                    top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds,
-                    oracle_options=None if self.oracle_steps is None else {"total_steps": self.oracle_steps})
-
     def executor_spec(self):
         """``executor`` as :func:`games.executors.make_executor` takes it: a worker count becomes an int.
 
@@ -272,9 +316,11 @@ class PSROConfig:
         return {k: getattr(self, k) for k in self.field_names()}
 
     def validate(self) -> None:
-        """Check the names (game, meta-solver, oracle, evaluator) before anything runs.
+        """Check the whole config before anything runs: the game, every name against its registry, the options'
+        types and how the choices fit together, and that some stopping rule is set.
 
-        Raises ``ValueError`` whose message starts with the field's name.
+        This is the one validator: :class:`psro.PSRO` calls :meth:`checked_game` (all of this but the stopping
+        rules, which belong to ``run``). Raises ``ValueError`` whose message starts with the field's name.
 
         Examples
         --------
@@ -283,55 +329,128 @@ class PSROConfig:
         ...
         ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
         """
-        import games
-        from psro.best_response import LEARNED, ORACLES
-        from psro.evaluation import EVALUATORS
-        from psro.loop import BR_SELECTIONS, UPDATE_PLAYERS, _constant_sum
-        from psro.meta_solvers import get_meta_solver
+        self.checked_game()
+        if self.iterations is None and self.target_gap is None and self.time_limit is None:
+            raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
 
-        try:
-            game = games.load(self.game)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"game: {exc}") from None
-        if not isinstance(self.game, str) or not self.game.strip():
+    def checked_game(self) -> tuple:
+        """Validate everything the loop reads (see :meth:`validate`); return ``(pyspiel_game, normal_form)``
+        (:func:`psro.matrix_game.resolve_game`; ``normal_form`` is None for an OpenSpiel game).
+
+        Examples
+        --------
+        >>> PSROConfig(game="kuhn_poker(players=3)", meta_solver="nash", oracle="exact").checked_game()[0]
+        kuhn_poker(players=3)
+        >>> PSROConfig(oracle="exact", oracle_steps=10).checked_game()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo'] train; ...
+        """
+        from psro.evaluation import TOP_UP_METHODS, evaluator_names
+        from psro.matrix_game import check_normal_form_options, game_is_constant_sum, resolve_game
+        from psro.meta.solvers import PRUNE_DOMINATED, get_meta_solver
+        from psro.oracles import learned_oracle_names, oracle_names
+        from psro.oracles.jobs import ORACLE_DISPATCH
+        from psro.selection import BR_SELECTIONS, UPDATE_PLAYERS
+
+        if isinstance(self.game, str) and not self.game.strip():
             raise ValueError(f"game: must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
-        try:
-            get_meta_solver(self.meta_solver).check_fits(game.num_players(), _constant_sum(game))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"meta_solver: {exc}") from None
+        game, normal_form = with_field("game", resolve_game, self.game)
+        n, constant_sum = game.num_players(), game_is_constant_sum(game, normal_form)
+        for field in ("meta_solver_options", "oracle_options", "evaluator_options"):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, dict):
+                raise ValueError(f"{field}: must be a mapping of option: value (or null); got {value!r}.")
+        meta = with_field("meta_solver", get_meta_solver, self.meta_solver)
+        with_field("meta_solver_options", get_meta_solver, self.meta_solver, **(self.meta_solver_options or {}))
+        with_field("meta_solver", meta.check_fits, n, constant_sum)
         if self.eval_meta_solver is not None:
-            try:
-                get_meta_solver(self.eval_meta_solver).check_fits(game.num_players(), _constant_sum(game))
-            except (ValueError, TypeError) as exc:
-                raise ValueError(f"eval_meta_solver: {exc}") from None
-            if get_meta_solver(self.eval_meta_solver).kind != get_meta_solver(self.meta_solver).kind:
-                raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a different kind of solution "
-                                 f"than meta_solver={self.meta_solver!r}; choose one of the same kind.")
-        if self.update_players not in UPDATE_PLAYERS:
-            raise ValueError(f"update_players: must be one of {list(UPDATE_PLAYERS)}; got {self.update_players!r}.")
-        if self.br_selection not in BR_SELECTIONS:
-            raise ValueError(f"br_selection: must be one of {list(BR_SELECTIONS)}; got {self.br_selection!r}.")
-        if self.oracle not in ORACLES:
-            raise ValueError(f"oracle: must be one of {list(ORACLES)}; got {self.oracle!r}.")
-        if self.oracle_steps is not None:
-            if self.oracle not in LEARNED:
-                raise ValueError(f"oracle_steps: only the learned oracles {list(LEARNED)} train; oracle="
-                                 f"{self.oracle!r} takes no steps (set oracle_steps to null).")
-        if self.evaluator not in EVALUATORS:
-            raise ValueError(f"evaluator: must be one of {sorted(EVALUATORS)}; got {self.evaluator!r}.")
+            evaluation = with_field("eval_meta_solver", get_meta_solver, self.eval_meta_solver)
+            with_field("eval_meta_solver", evaluation.check_fits, n, constant_sum)
+            if evaluation.kind != meta.kind:
+                raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a {evaluation.kind} solution "
+                                 f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
+                                 "kind.")
+        for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
+                               ("oracle", oracle_names()), ("oracle_dispatch", ORACLE_DISPATCH),
+                               ("evaluator", evaluator_names()), ("top_up_method", TOP_UP_METHODS)):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"{field}: must be one of {list(allowed)}; got {getattr(self, field)!r}.")
+        if self.prune_dominated is not None and self.prune_dominated not in PRUNE_DOMINATED:
+            raise ValueError(f"prune_dominated: must be one of {list(PRUNE_DOMINATED)} or null; "
+                             f"got {self.prune_dominated!r}.")
+        if self.oracle_steps is not None and self.oracle not in learned_oracle_names():
+            raise ValueError(f"oracle_steps: only the learned oracles {learned_oracle_names()} train; oracle="
+                             f"{self.oracle!r} takes no steps (set oracle_steps to null).")
+        if self.evaluator != "monte_carlo" and self.evaluator_options:
+            raise ValueError(f"evaluator_options: the {self.evaluator!r} evaluator takes no options; got "
+                             f"{sorted(self.evaluator_options)}.")
+        if "executor" in (self.evaluator_options or {}):
+            raise ValueError("evaluator_options: the evaluator uses the run's executor; set executor instead.")
         spec = self.executor_spec()
         if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
             raise ValueError(f"executor: must be 'serial', 'process', 'ray' or a number of worker processes "
                              f"such as 2; got {self.executor!r}.")
-        from psro.loop import _check_top_up
+        if self.top_up_episodes and self.evaluator != "monte_carlo":
+            raise ValueError(f"top_up_episodes: {self.top_up_episodes} needs evaluator='monte_carlo'; the "
+                             f"{self.evaluator!r} evaluator is exact and has nothing to top up (set "
+                             "top_up_episodes=0).")
+        if normal_form is not None:
+            try:
+                check_normal_form_options(self.oracle, self.evaluator, self.oracle_dispatch)
+            except ValueError as exc:
+                raise ValueError(f"{str(exc).split('=')[0]}: {exc}") from None
+        return game, normal_form
 
-        try:
-            _check_top_up(self.top_up_episodes, self.top_up_method, self.top_up_rounds, self.evaluator)
-        except ValueError as exc:
-            field = next(f for f in ("top_up_episodes", "top_up_method", "top_up_rounds") if str(exc).startswith(f))
-            raise ValueError(f"{field}: {exc}") from None
-        if self.iterations is None and self.target_gap is None and self.time_limit is None:
-            raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
+    def solver_options(self, game_spec, eval_meta_solver: str, executor) -> dict:
+        """What a checkpoint stores to rebuild the solver (:attr:`psro.PSRO.options`): the loop's fields, the game
+        as ``game_spec`` (its string, or a NormalFormGame's JSON), the resolved eval meta-solver and the portable
+        executor spec; ``PSRO(options.pop("game"), **options)`` builds the same solver."""
+        return dict(game=game_spec, meta_solver=self.meta_solver, oracle=self.oracle, evaluator=self.evaluator,
+                    seed=int(self.seed), eval_meta_solver=eval_meta_solver, update_players=self.update_players,
+                    br_selection=self.br_selection, meta_solver_options=dict(self.meta_solver_options or {}),
+                    evaluator_options=self.evaluator_settings(), oracle_options=self.oracle_settings(),
+                    oracle_dispatch=self.oracle_dispatch, executor=executor, top_up_episodes=self.top_up_episodes,
+                    top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds,
+                    prune_dominated=self.prune_dominated, extensive_form_gaps=self.extensive_form_gaps)
+
+    def oracle_settings(self) -> dict:
+        """The oracle's options: ``oracle_options`` with ``oracle_steps`` as ``total_steps``.
+
+        Examples
+        --------
+        >>> PSROConfig(oracle="ppo", oracle_steps=64).oracle_settings()
+        {'total_steps': 64}
+        """
+        options = dict(self.oracle_options or {})
+        if self.oracle_steps is not None:
+            options["total_steps"] = self.oracle_steps
+        return options
+
+    def evaluator_settings(self) -> dict:
+        """The evaluator's options: for ``monte_carlo``, ``episodes_per_profile`` and ``evaluator_options``.
+
+        Examples
+        --------
+        >>> PSROConfig(evaluator="monte_carlo", episodes_per_profile=50).evaluator_settings()
+        {'episodes_per_profile': 50}
+        """
+        if self.evaluator != "monte_carlo":
+            return dict(self.evaluator_options or {})
+        return {"episodes_per_profile": self.episodes_per_profile, **(self.evaluator_options or {})}
+
+
+def with_field(field: str, function, *args, **kwargs):
+    """``function(*args, **kwargs)``; a ``ValueError`` or ``TypeError`` it raises is raised again (same type) with
+    a message that starts with ``"<field>: "``."""
+    try:
+        return function(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        for prefix in (f"{field}: ", f"{field} "):
+            if message.startswith(prefix):
+                message = message[len(prefix):]
+        raise type(exc)(f"{field}: {message}") from None
 
 
 def _field_types() -> dict:
@@ -454,8 +573,9 @@ def field_help() -> list:
     return out
 
 
-def _coerce(key: str, value, annotation):
-    """Check ``value`` against the field's type; numbers written as strings (``"1e-6"``) are converted."""
+def _coerce(key: str, value, annotation, strict: bool = False):
+    """Check ``value`` against the field's type; numbers written as strings (``"1e-6"``) are converted unless
+    ``strict`` (then a wrong type is a ``TypeError``, else a ``ValueError``)."""
     optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
     base = next((a for a in typing.get_args(annotation) if a is not type(None)), annotation) if optional else annotation
     if value is None:
@@ -466,29 +586,32 @@ def _coerce(key: str, value, annotation):
         if isinstance(value, bool):
             return value
     elif base is int:
-        if isinstance(value, str):
+        if isinstance(value, str) and not strict:
             try:
                 value = int(value)
             except ValueError:
                 pass
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return int(value)
         if isinstance(value, float) and value.is_integer():
             return int(value)
     elif base is float:
-        if isinstance(value, str):
+        if isinstance(value, str) and not strict:
             try:
                 value = float(value)
             except ValueError:
                 pass
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
             return float(value)
+    elif base is dict:
+        if isinstance(value, dict):
+            return dict(value)
     elif base is str:
-        if isinstance(value, str):
+        if isinstance(value, str) or key == "game":   # in Python, game may be a game object (checked_game checks it)
             return value
         if isinstance(value, int) and not isinstance(value, bool):   # YAML reads `executor: 2` as an int
             return str(value)
-    raise ValueError(
+    raise (TypeError if strict else ValueError)(
         f"config field {key!r} must be {'null or ' if optional else ''}{_article(base.__name__)} {base.__name__}; "
         f"got {value!r} "
         f"({type(value).__name__})."

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 
 from psro.game_tree import GameTree
 
-__all__ = ["ExtensiveFormGaps", "extensive_form_gaps", "meta_strategy_extensive_form_gaps"]
+__all__ = ["ExtensiveFormGaps", "extensive_form_gaps", "meta_strategy_extensive_form_gaps", "history_gaps"]
 
 #: Largest ``rows * columns`` block of trigger weights held at once.
 _BLOCK = 4_000_000
@@ -223,3 +223,18 @@ def meta_strategy_extensive_form_gaps(tree: GameTree, populations, joint, suppor
         raise ValueError(f"joint has no profile with probability above support_tol={support_tol}.")
     weights = joint[tuple(profiles.T)]
     return extensive_form_gaps(tree, [pop.plans for pop in populations], profiles, weights / weights.sum())
+
+
+def history_gaps(tree: GameTree, populations, joint) -> dict:
+    """The ``efce_gap`` and ``efcce_gap`` columns of a PSRO history row: the gaps of the JPSRO eval meta-strategy
+    ``joint`` (:func:`meta_strategy_extensive_form_gaps`), NaN when ``joint`` is None (PSRO, or nothing solved).
+
+    Examples
+    --------
+    >>> history_gaps(None, [], None)
+    {'efce_gap': nan, 'efcce_gap': nan}
+    """
+    if joint is None:
+        return {"efce_gap": float("nan"), "efcce_gap": float("nan")}
+    gaps = meta_strategy_extensive_form_gaps(tree, populations, joint)
+    return {"efce_gap": gaps.efce, "efcce_gap": gaps.efcce}

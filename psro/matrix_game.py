@@ -27,6 +27,7 @@ from games.normal_form import NormalFormGame
 
 __all__ = [
     "NORMAL_FORM_ORACLES",
+    "game_is_constant_sum",
     "NORMAL_FORM_EVALUATORS",
     "to_openspiel_game",
     "check_normal_form_options",
@@ -151,8 +152,9 @@ def resolve_game(game) -> tuple:
 
     Parameters
     ----------
-    game : str, pyspiel.Game, games.NormalFormGame or dict
+    game : str, pyspiel.Game, games.SequentialGame, games.NormalFormGame or dict
         An OpenSpiel game or its string (loaded with :func:`games.load`), a
+        custom sequential game (played as its ``to_pyspiel()`` game), a
         normal-form game, or the dict :func:`normal_form_to_json` makes of one.
 
     Raises
@@ -184,10 +186,33 @@ def resolve_game(game) -> tuple:
             raise ValueError(f"game: {exc}") from None
     import pyspiel
 
+    if isinstance(game, games.SequentialGame):
+        return game.to_pyspiel(), None
     if not isinstance(game, (str, pyspiel.Game)):
-        raise TypeError(f"game must be an OpenSpiel game string (e.g. 'kuhn_poker'), a pyspiel.Game or a "
-                        f"games.NormalFormGame; got {type(game).__name__}.")
+        raise TypeError(f"game must be an OpenSpiel game string (e.g. 'kuhn_poker'), a pyspiel.Game, a "
+                        f"games.SequentialGame or a games.NormalFormGame; got {type(game).__name__}.")
     try:
         return games.load(game), None
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"game: {exc}") from None
+
+
+def game_is_constant_sum(game, normal_form=None) -> bool:
+    """True for a constant-sum game: from the payoffs of ``normal_form`` when given, else from the OpenSpiel
+    ``game``'s declared utility type (zero- or constant-sum).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> game_is_constant_sum(*resolve_game(catalog.matching_pennies()))
+    True
+    >>> game_is_constant_sum(*resolve_game("kuhn_poker"))
+    True
+    >>> game_is_constant_sum(*resolve_game(catalog.chicken()))
+    False
+    """
+    if normal_form is not None:
+        return bool(normal_form.is_constant_sum())
+    import pyspiel
+
+    return game.get_type().utility in (pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)

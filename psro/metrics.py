@@ -1,7 +1,7 @@
 """How far a profile of tabular policies, or a meta-strategy, is from equilibrium in the full game.
 
 The gap of a meta-strategy comes from best responses in the full game to the
-targets it defines (:func:`psro.best_response.meta_targets`):
+targets it defines (:func:`psro.oracles.exact.meta_targets`):
 
 * PSRO (product): NashConv ``sum_p (BR_p - v_p)`` of the mixture;
 * CCE-JPSRO: ``sum_p max(0, BR_p - v_p)``, where ``BR_p`` responds to the
@@ -20,9 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from psro.best_response import best_response, make_oracle, meta_targets
-from psro.evaluation import SequenceFormEvaluator
+from psro.evaluation.exact import SequenceFormEvaluator
 from psro.game_tree import GameTree
+from psro.meta.targets import meta_targets
+from psro.oracles.exact import ExactOracle, best_response
 from psro.policies import check_policy, realization_plans
 
 __all__ = ["nash_conv_of_plans", "nash_conv", "meta_strategy_nash_conv", "gap_from_responses", "joint_gap"]
@@ -92,12 +93,12 @@ def gap_from_responses(kind: str, targets: Sequence, responses: Sequence) -> flo
     ----------
     kind : {"product", "cce", "ce"}
     targets, responses : sequence of lists
-        Per player, its :class:`~psro.best_response.Target` list and the
-        :class:`~psro.best_response.BestResponse` to each.
+        Per player, its :class:`~psro.oracles.exact.Target` list and the
+        :class:`~psro.oracles.exact.BestResponse` to each.
 
     Examples
     --------
-    >>> from psro.best_response import BestResponse, Target
+    >>> from psro.oracles import BestResponse, Target
     >>> t = [[Target(0, [], mass=0.25, on_policy_value=1.0), Target(0, [], mass=0.75, on_policy_value=2.0)]]
     >>> r = [[BestResponse(0, None, 3.0), BestResponse(0, None, 1.0)]]
     >>> gap_from_responses("ce", t, r)   # 0.25 * (3 - 1) + 0.75 * max(0, 1 - 2)
@@ -139,7 +140,7 @@ def joint_gap(tree: GameTree, populations, solution, kind: str, payoffs: np.ndar
     >>> round(joint_gap(tree, pops, eq, "cce", game.payoffs), 6)   # a single profile: its NashConv
     0.916667
     """
-    oracle = make_oracle("exact", tree)
+    oracle = ExactOracle(tree)
     targets = [meta_targets(solution, kind, populations, payoffs, p) for p in range(tree.num_players)]
-    responses = [[oracle(p, t) for t in ts] for p, ts in enumerate(targets)]
+    responses = [[oracle.respond(p, t) for t in ts] for p, ts in enumerate(targets)]
     return gap_from_responses(kind, targets, responses)

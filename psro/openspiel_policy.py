@@ -19,10 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from games.validation import is_integer
 from psro.game_tree import GameTree
 from psro.policies import check_policy
 
-__all__ = ["to_openspiel_policy", "from_openspiel_policy"]
+__all__ = ["to_openspiel_policy", "from_openspiel_policy", "members_policy"]
 
 
 def _rows(tabular, tree: GameTree, player: int) -> np.ndarray:
@@ -155,3 +156,47 @@ def from_openspiel_policy(policy, tree: GameTree) -> list:
         rows = np.array(policy.action_probability_array[_rows(policy, tree, p)], dtype=np.float64)
         out.append(check_policy(rows, info, argname=f"policy (player {p}'s rows)")[0])
     return out
+
+
+def members_policy(populations: Sequence, aggregates, members, tree: GameTree):
+    """One OpenSpiel ``TabularPolicy`` of chosen population members (what :meth:`psro.PSRO.openspiel_policy` gives).
+
+    Parameters
+    ----------
+    populations : sequence of psro.population.Population
+    aggregates : sequence of ndarray, or None
+        Each player's meta-strategy aggregate (:meth:`psro.PSRO.aggregate_policies`); needed when some member is
+        None. Under JPSRO the aggregates mix each player's marginal only: a ``TabularPolicy`` cannot correlate
+        players.
+    members : sequence of (int or None), optional
+        Per player, the index of a population member to export, or None for that player's aggregate (default:
+        every player's aggregate, whose NashConv in OpenSpiel is the run's ``gap`` under a product meta-solver).
+    tree : GameTree
+
+    Returns
+    -------
+    open_spiel.python.policy.TabularPolicy
+        See :func:`to_openspiel_policy`; read back with :func:`from_openspiel_policy`.
+
+    Examples
+    --------
+    >>> from psro import PSRO
+    >>> solver = PSRO("kuhn_poker", progress=False)
+    >>> _ = solver.run(iterations=4)
+    >>> members_policy(solver.populations, solver.aggregate_policies(), [0, None], solver.tree).policy_for_key(
+    ...     solver.tree.infostates[0].keys[0]).tolist()
+    [0.5, 0.5]
+    """
+    n = len(populations)
+    members = [None] * n if members is None else list(members)
+    if len(members) != n:
+        raise ValueError(f"members needs one entry per player ({n}), None for the aggregate; got {len(members)}.")
+    chosen = []
+    for p, (m, pop) in enumerate(zip(members, populations)):
+        if m is None:
+            chosen.append(aggregates[p])
+        elif is_integer(m) and 0 <= m < len(pop):
+            chosen.append(pop.policies[m])
+        else:
+            raise ValueError(f"members[{p}] must be None or a member index in [0, {len(pop)}); got {m!r}.")
+    return to_openspiel_policy(chosen, tree)

@@ -19,6 +19,7 @@ from psro.game_tree import PlayerInfostates
 
 __all__ = [
     "uniform_policy",
+    "random_policies",
     "realization_plans",
     "own_reach",
     "behaviour_from_plan",
@@ -41,6 +42,30 @@ def uniform_policy(infostates: PlayerInfostates) -> np.ndarray:
     """
     mask = infostates.legal_mask.astype(np.float64)
     return mask / mask.sum(axis=1, keepdims=True)
+
+
+def random_policies(infostates: PlayerInfostates, k: int, rng: np.random.Generator,
+                    sparsity: float = 0.0) -> np.ndarray:
+    """``k`` random tabular policies ``(k, num_infostates, num_actions)``, each row uniform on the simplex of the
+    legal actions' weights drawn from ``rng``; with ``sparsity > 0`` each legal action is left out with that
+    probability (the first legal action stays when none is left), so policies with zeros are covered too.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
+    >>> policies = random_policies(info, 3, np.random.default_rng(0), sparsity=0.5)
+    >>> policies.shape, bool(np.allclose(policies.sum(-1), 1.0)), bool((policies[:, ~info.legal_mask] == 0).all())
+    ((3, 6, 2), True, True)
+    """
+    r = rng.random((k, infostates.num_infostates, infostates.num_actions)) * infostates.legal_mask
+    if sparsity:
+        r *= rng.random(r.shape) >= sparsity
+        first = infostates.legal_mask.argmax(axis=1)
+        for i, s in zip(*np.nonzero(r.sum(-1) == 0)):
+            r[i, s, first[s]] = 1.0
+    return r / r.sum(-1, keepdims=True)
 
 
 def check_policy(policies, infostates: PlayerInfostates, atol: float = 1e-9,

@@ -24,7 +24,7 @@ def modules_loaded_by(statement: str) -> set[str]:
     ("import psro", set()),
     ("import games, ranking", set()),
     # what a worker process unpickling an oracle job imports
-    ("import psro.oracle_jobs", set()),
+    ("import psro.oracles.jobs", set()),
     ("from games import NormalFormGame", set()),
     ("from ranking import elo", {"pandas"}),
 ])
@@ -44,7 +44,7 @@ def test_every_public_name_resolves(package):
 def test_functions_named_like_their_module_stay_functions():
     # ranking.elo, ranking.alpharank and psro.double_oracle are functions, also after their modules were imported
     probe = ("import ranking.melo_ratings, ranking.elo_ratings, ranking.alpharank_ranking, ranking.alpharank_plots\n"
-             "import psro.double_oracle, inspect\n"
+             "import psro.double_oracle_search, inspect\n"
              "from ranking import elo, alpharank\nfrom psro import double_oracle\n"
              "assert all(inspect.isfunction(f) for f in (elo, alpharank, double_oracle)), (elo, alpharank)")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -27,7 +27,7 @@ STATEMENTS = (
     "pass",
     "import numpy, pandas",
     "import psro",
-    "import psro.oracle_jobs",     # what a worker process unpickling an oracle job imports
+    "import psro.oracles.jobs",     # what a worker process unpickling an oracle job imports
     "from psro import PSRO",
     "import games, solvers, ranking, psro",
 )

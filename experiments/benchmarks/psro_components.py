@@ -47,11 +47,11 @@ def main() -> None:
     from open_spiel.python.algorithms import lp_solver
     from open_spiel.python.algorithms.policy_aggregator import PolicyAggregator
 
-    from psro.best_response import best_response
     from psro.evaluation import SequenceFormEvaluator
     from psro.game_tree import build_game_tree
+    from psro.meta.warm_start_lp import WarmStartZeroSumLP
+    from psro.oracles.exact import best_response
     from psro.policies import aggregate, realization_plans, to_openspiel_dict
-    from psro.warm_start_lp import WarmStartZeroSumLP
     from solvers.zero_sum import solve_zero_sum
     if "ECOS" not in cp.installed_solvers():  # OpenSpiel's default LP backend; HiGHS is what is installed
         lp_solver.LinearProgram.solve.__defaults__ = (cp.HIGHS, {})

@@ -3,8 +3,8 @@
 A minimal Nash-PSRO loop built from the library's pieces (populations,
 sequence-form evaluation, the zero-sum LP meta-solver) runs with each oracle:
 
-* ``exact``: the sequence-form best response (:func:`psro.best_response.best_response`);
-* ``dqn`` / ``ppo``: :class:`psro.oracles_rl.LearnedOracle`, a fresh network
+* ``exact``: the sequence-form best response (:func:`psro.oracles.exact.best_response`);
+* ``dqn`` / ``ppo``: :class:`psro.oracles.learned.oracle.LearnedOracle`, a fresh network
   trained per response against the opponents' aggregated meta-strategy, its
   greedy tabular form added to the population.
 
@@ -49,13 +49,13 @@ def run_psro(tree, oracle_name: str, iterations: int, target: float, seed: int, 
              eval_episodes: int, overrides: dict | None = None) -> tuple:
     """One PSRO run; returns (history DataFrame, final marginals, populations)."""
     from games import NormalFormGame
-    from psro.best_response import best_response
-    from psro.dqn_oracle import DQNConfig
     from psro.evaluation import SequenceFormEvaluator
-    from psro.oracles_rl import LearnedOracle
+    from psro.oracles.exact import best_response
+    from psro.oracles.learned.dqn import DQNConfig
+    from psro.oracles.learned.oracle import LearnedOracle
+    from psro.oracles.learned.ppo import PPOConfig
     from psro.policies import uniform_policy
     from psro.population import Population, Provenance
-    from psro.ppo_oracle import PPOConfig
     from solvers import solve
 
     if oracle_name == "exact":

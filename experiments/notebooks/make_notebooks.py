@@ -95,7 +95,7 @@ from pathlib import Path
 run_dir = os.environ.get("PSRO_RUN_DIR")
 if run_dir is None:
     from psro import PSRO, PSROConfig
-    from psro.run_dir import write_run
+    from psro.run.run_dir import write_run
 
     config = PSROConfig(game="kuhn_poker", iterations=5)
     solver = PSRO(config.game, meta_solver=config.meta_solver, progress=False, seed=0)

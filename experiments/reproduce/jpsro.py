@@ -241,7 +241,7 @@ def main() -> None:
           "- Gaps are exact (sequence-form best responses against the meta-distribution), not sampled; the "
           "figure draws gaps below 1e-12 at 1e-12.",
           "- Best responses that gain nothing (mass-weighted gain at most 1e-12 times the payoff scale, "
-          "`PSRO.ZERO_GAIN_RTOL`) do not join: with `br_selection=\"all\"` (the paper's rule) only once no "
+          "`psro.selection.ZERO_GAIN_RTOL`) do not join: with `br_selection=\"all\"` (the paper's rule) only once no "
           "player's best response gains anything, i.e. at a fixed point where the meta-distribution is already "
           "an equilibrium of the full game; with `\"novel\"` and `\"largest_gap\"` never. Without this rule "
           "such responses joined the converged populations and the gap rose again (sheriff, MGCCE: 1e-14 at "

@@ -98,14 +98,14 @@ def test_field_help_reads_the_docstrings_and_types():
 
 def test_field_help_choices_come_from_the_registries():
     from games.executors import ENGINES
-    from psro.best_response import ORACLES
-    from psro.evaluation import EVALUATORS, TOP_UP_METHODS
-    from psro.loop import BR_SELECTIONS, UPDATE_PLAYERS
-    from psro.meta_solvers import known_names
+    from psro.evaluation import TOP_UP_METHODS, evaluator_names
+    from psro.meta.solvers import known_names
+    from psro.oracles import oracle_names
+    from psro.selection import BR_SELECTIONS, UPDATE_PLAYERS
 
     helps = {h.name: h for h in field_help()}
-    assert set(helps["oracle"].choices) == set(ORACLES)
-    assert set(helps["evaluator"].choices) == set(EVALUATORS)
+    assert set(helps["oracle"].choices) == set(oracle_names())
+    assert set(helps["evaluator"].choices) == set(evaluator_names())
     assert set(helps["meta_solver"].choices) == set(known_names()) == set(helps["eval_meta_solver"].choices)
     assert set(helps["executor"].choices) == set(ENGINES)
     assert set(helps["update_players"].choices) == set(UPDATE_PLAYERS)

@@ -157,7 +157,7 @@ def test_options_a_normal_form_game_cannot_use_are_named(options, name):
 def test_bad_games_are_named():
     with pytest.raises(ValueError, match="game: .*at least two"):
         PSRO(NormalFormGame(np.ones((1, 3))), progress=False)
-    with pytest.raises(TypeError, match="game must be .*NormalFormGame"):
+    with pytest.raises(TypeError, match="game: must be .*NormalFormGame"):
         PSRO(np.ones((2, 2, 2)), progress=False)
     with pytest.raises(ValueError, match="game: a dict must be"):
         PSRO({"payoffs": [[1]]}, progress=False)

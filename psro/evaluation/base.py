@@ -1,0 +1,172 @@
+"""The evaluator seam: the :class:`Evaluator` protocol, the registry of evaluators by name, and what the exact
+ones share.
+
+An evaluator fills blocks of the meta-game: ``evaluate(populations, block,
+meta_game=..., on_batch=...)`` records the payoffs of the profiles
+``block[0] x block[1] x ...`` in the :class:`games.EmpiricalGame` (exactly,
+through ``set_exact_block``, or as sampled episodes with their counts and
+variances) and calls ``on_batch`` after each batch it stored; ``done(meta_game,
+block)`` says whether a block needs nothing more. The loop treats every
+evaluator the same way.
+
+:func:`register_evaluator` registers a factory ``factory(tree, **options)``;
+the built-ins ``sequence_form``, ``openspiel`` (:mod:`psro.evaluation.exact`)
+and ``monte_carlo`` (:mod:`psro.evaluation.monte_carlo`) are registered so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from games.empirical import EmpiricalGame
+
+__all__ = ["Evaluator", "EvaluationBatch", "register_evaluator", "unregister_evaluator", "make_evaluator",
+           "evaluator_names", "record_exact_block", "block_done", "new_profile_blocks"]
+
+
+@dataclass(frozen=True)
+class EvaluationBatch:
+    """One batch of sampled episodes, already added to the meta-game when ``on_batch`` sees it.
+
+    Attributes
+    ----------
+    profiles : ndarray of int, shape (num_profiles, num_players)
+        The pure profiles sampled in this batch.
+    episodes : ndarray of int, shape (num_profiles,)
+        Episodes played per profile in this batch.
+    batch : int
+        Batch number within the current call (from 0).
+    num_batches : int
+        Number of batches of the current call.
+    """
+
+    profiles: np.ndarray
+    episodes: np.ndarray
+    batch: int
+    num_batches: int
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """What the loop asks of an evaluator (see the module docstring). ``exact`` says whether its entries are
+    exact payoffs (no sampling error); ``name`` is its registered name."""
+
+    name: str
+    exact: bool
+
+    def evaluate(self, populations, indices: Sequence[Sequence[int]], *, meta_game: EmpiricalGame | None = None,
+                 on_batch: Callable[[EvaluationBatch], None] | None = None) -> np.ndarray:
+        """Record the block's payoffs in ``meta_game`` (calling ``on_batch`` after each batch); return them."""
+        ...
+
+    def done(self, meta_game: EmpiricalGame, indices: Sequence[Sequence[int]]) -> bool:
+        """True when the block needs no more evaluation."""
+        ...
+
+
+_EVALUATORS: dict = {}
+
+
+def register_evaluator(name: str) -> Callable:
+    """Decorator: register ``factory(tree, **options) -> Evaluator`` under ``name`` (again: replaced).
+
+    Examples
+    --------
+    >>> from psro.evaluation import SequenceFormEvaluator, evaluator_names
+    >>> @register_evaluator("exact_again_example")
+    ... class ExactAgain(SequenceFormEvaluator):
+    ...     name = "exact_again_example"
+    >>> "exact_again_example" in evaluator_names()
+    True
+    >>> unregister_evaluator("exact_again_example")
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty string naming the evaluator; got {name!r}.")
+
+    def decorate(factory: Callable) -> Callable:
+        if not callable(factory):
+            raise TypeError(f"register_evaluator({name!r}) decorates a factory (a class or function); "
+                            f"got {type(factory).__name__}.")
+        _EVALUATORS[name] = factory
+        return factory
+    return decorate
+
+
+def unregister_evaluator(name: str) -> None:
+    """Remove a registered evaluator (for tests and notebooks that register a temporary one)."""
+    _EVALUATORS.pop(name, None)
+
+
+def evaluator_names() -> list:
+    """The registered evaluator names, the built-ins first."""
+    return list(_EVALUATORS)
+
+
+def make_evaluator(name: str, tree, **options) -> Evaluator:
+    """Build the evaluator registered as ``name`` on ``tree`` with its ``options``.
+
+    The built-in exact evaluators take no options; ``"monte_carlo"`` takes
+    ``episodes_per_profile``, ``executor``, ``seed``, ``episodes_per_task`` and
+    ``tasks_per_batch``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> make_evaluator("sequence_form", tree).name
+    'sequence_form'
+    >>> make_evaluator("monte_carlo", tree, episodes_per_profile=500, executor="serial", seed=3)
+    MonteCarloEvaluator(kuhn_poker(), episodes_per_profile=500, executor=SerialExecutor(), seed=3)
+    """
+    if name not in _EVALUATORS:
+        raise ValueError(f"evaluator must be one of {evaluator_names()}; got {name!r}. Register a new one with "
+                         "psro.evaluation.register_evaluator.")
+    evaluator = _EVALUATORS[name](tree, **options)
+    if not isinstance(evaluator, Evaluator):
+        raise TypeError(f"the factory of evaluator {name!r} returned {type(evaluator).__name__}, which lacks "
+                        "name, exact, evaluate() or done() (see psro.evaluation.Evaluator).")
+    return evaluator
+
+
+def block_done(meta_game: EmpiricalGame, indices: Sequence[Sequence[int]], count: int) -> bool:
+    """True when every profile of the block has at least ``count`` samples (an exact entry counts as one)."""
+    ix = np.ix_(*[np.asarray(i, dtype=np.intp) for i in indices])
+    return bool((meta_game.count[0][ix] >= count).all())
+
+
+def record_exact_block(payoffs: np.ndarray, indices, meta_game: EmpiricalGame | None, on_batch) -> np.ndarray:
+    """Write an exact block into ``meta_game`` (when given) and report it to ``on_batch`` as one batch."""
+    if meta_game is not None:
+        meta_game.set_exact_block(indices, payoffs)
+        if on_batch is not None:
+            grid = np.stack(np.meshgrid(*[np.asarray(list(i), dtype=np.int64) for i in indices], indexing="ij"),
+                            axis=-1).reshape(-1, len(indices))
+            on_batch(EvaluationBatch(profiles=grid, episodes=np.zeros(len(grid), dtype=np.int64), batch=0,
+                                     num_batches=1))
+    return payoffs
+
+
+def new_profile_blocks(old_sizes, new_sizes) -> list:
+    """Blocks of profiles, as one ``range`` per player, that cover each new profile exactly once.
+
+    A profile is new when some player's index is ``>= old_sizes[p]``. Block
+    ``q`` holds the profiles whose first new index is player q's: players
+    before q old, player q new, players after q anything.
+
+    Examples
+    --------
+    >>> new_profile_blocks([2, 3], [3, 4])
+    [[range(2, 3), range(0, 4)], [range(0, 2), range(3, 4)]]
+    """
+    blocks = []
+    for q in range(len(new_sizes)):
+        index = ([range(old_sizes[r]) for r in range(q)] + [range(old_sizes[q], new_sizes[q])]
+                 + [range(new_sizes[r]) for r in range(q + 1, len(new_sizes))])
+        if all(len(ix) for ix in index):
+            blocks.append(index)
+    return blocks

@@ -1,0 +1,216 @@
+"""The oracle seam: what an oracle answers (:class:`Target`), what it returns (:class:`BestResponse`), the
+:class:`Oracle` protocol and the registry of oracle factories by name.
+
+An oracle is anything with a ``learned`` flag and a method
+``respond(player, target, *, key=None) -> BestResponse``. ``key`` is the
+call's ``(iteration, index)`` (the PSRO iteration and the target's position
+in the player's list): a learned oracle derives its training seed from it and
+the run's seed, so a resumed run, or one on another executor, trains exactly
+the same responses; an exact oracle ignores it.
+
+:func:`register_oracle` registers a factory ``factory(tree, seed=0, **options)
+-> Oracle`` under a name; :func:`make_oracle` builds one by name. The built-in
+``exact``, ``openspiel``, ``dqn`` and ``ppo`` oracles are registered that way
+(by :mod:`psro.oracles.exact`, :mod:`psro.oracles.openspiel` and
+:mod:`psro.oracles.learned`), which :mod:`psro.oracles` imports; a new oracle
+is one module with one ``@register_oracle("name")`` and needs no edit of the
+loop.
+
+Examples
+--------
+>>> import numpy as np
+>>> from psro.oracles import register_oracle, make_oracle, oracle_names
+>>> @register_oracle("first_action_example")
+... class FirstAction:
+...     learned = False
+...     def __init__(self, tree, seed=0):
+...         self.tree = tree
+...     def respond(self, player, target, *, key=None):
+...         info = self.tree.infostates[player]
+...         policy = np.zeros((info.num_infostates, info.num_actions))
+...         policy[np.arange(info.num_infostates), info.legal_mask.argmax(axis=1)] = 1.0
+...         return BestResponse(player=player, policy=policy, value=float("nan"))
+>>> "first_action_example" in oracle_names()
+True
+>>> unregister_oracle("first_action_example")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from psro.policies import behaviour_from_plan
+
+__all__ = ["BestResponse", "Target", "Oracle", "OracleInfo", "register_oracle", "unregister_oracle", "make_oracle",
+           "oracle_names", "learned_oracle_names", "oracle_info"]
+
+
+@dataclass(frozen=True, eq=False)
+class BestResponse:
+    """A deterministic best response and its value.
+
+    Attributes
+    ----------
+    player : int
+    policy : ndarray, shape (num_infostates, num_actions)
+        One-hot rows.
+    value : float
+        The responder's expected payoff against the opponents' policies.
+    """
+
+    player: int
+    policy: np.ndarray
+    value: float
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    """What one player best-responds to: the others' policies, as a product or as a joint distribution.
+
+    Attributes
+    ----------
+    player : int
+        The responder.
+    populations : sequence of psro.population.Population
+        Every player's population (the responder's own is not used).
+    mixtures : tuple of ndarray, optional
+        Product target: one probability vector per player over its
+        population (the responder's entry is ignored).
+    profiles : ndarray of int, shape (K, num_players), optional
+        Joint target: the support, one population index per player and row
+        (the responder's column is ignored) ...
+    weights : ndarray, shape (K,), optional
+        ... and the probability of each row (summing to one).
+    recommendation : int, optional
+        CE-JPSRO: the responder's recommended policy this target conditions on.
+    mass : float
+        Probability of this target's condition (the recommendation) under the
+        meta-distribution; 1 for product and CCE targets.
+    on_policy_value : float
+        The responder's meta-game value under the target when it follows the
+        recommendation (NaN when not known); a best response's gain over it is
+        the deviation incentive.
+    """
+
+    player: int
+    populations: Sequence
+    mixtures: tuple | None = None
+    profiles: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    recommendation: int | None = None
+    mass: float = 1.0
+    on_policy_value: float = float("nan")
+
+    @property
+    def is_joint(self) -> bool:
+        return self.profiles is not None
+
+    def opponent_plans(self) -> list:
+        """Product target: each player's mixed realization plan ``w @ plans`` (the responder's entry too)."""
+        if self.is_joint:
+            raise ValueError("opponent_plans() needs a product target; this target is joint.")
+        return [np.asarray(w, dtype=np.float64) @ pop.plans for w, pop in zip(self.mixtures, self.populations)]
+
+    def opponent_policies(self) -> list:
+        """Product target: each player's mixture as one behaviour policy ``(I_q, A)``."""
+        return [behaviour_from_plan(x, pop.infostates) for x, pop in zip(self.opponent_plans(), self.populations)]
+
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """A best-response oracle: ``respond`` answers one :class:`Target`; ``learned`` says whether its values
+    only bound the best response from below (a trained response) or are exact (then the loop may stop at a
+    fixed point, and the gap is measured with this oracle's responses)."""
+
+    learned: bool
+
+    def respond(self, player: int, target: Target, *, key: tuple | None = None) -> BestResponse:
+        """The best response of ``player`` to ``target``; ``key`` is ``(iteration, index)`` or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class OracleInfo:
+    """A registered oracle: its name, its factory ``factory(tree, seed=0, **options)`` and whether it learns."""
+
+    name: str
+    factory: Callable
+    learned: bool
+
+
+_ORACLES: dict = {}
+
+
+def register_oracle(name: str, *, learned: bool = False) -> Callable:
+    """Decorator: register ``factory(tree, seed=0, **options) -> Oracle`` under ``name``.
+
+    ``learned`` must say what the built oracles' ``learned`` says; the config
+    reads it before any oracle exists (``oracle_steps`` is for learned oracles
+    only). Registering a name again replaces it.
+
+    Examples
+    --------
+    See the module docstring.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty string naming the oracle; got {name!r}.")
+
+    def decorate(factory: Callable) -> Callable:
+        if not callable(factory):
+            raise TypeError(f"register_oracle({name!r}) decorates a factory (a class or function); "
+                            f"got {type(factory).__name__}.")
+        _ORACLES[name] = OracleInfo(name, factory, bool(learned))
+        return factory
+    return decorate
+
+
+def unregister_oracle(name: str) -> None:
+    """Remove a registered oracle (for tests and notebooks that register a temporary one)."""
+    _ORACLES.pop(name, None)
+
+
+def oracle_names() -> list:
+    """The registered oracle names, in registration order (the built-ins first)."""
+    return list(_ORACLES)
+
+
+def learned_oracle_names() -> list:
+    """The registered names of learned oracles."""
+    return [name for name, info in _ORACLES.items() if info.learned]
+
+
+def oracle_info(name: str) -> OracleInfo:
+    """The registry entry of ``name``; ``ValueError`` listing the known names when there is none."""
+    if name not in _ORACLES:
+        raise ValueError(f"oracle must be one of {oracle_names()}; got {name!r}. Register a new one with "
+                         "psro.oracles.register_oracle.")
+    return _ORACLES[name]
+
+
+def make_oracle(name: str, tree, seed: int = 0, **options) -> Oracle:
+    """The oracle registered as ``name``, built on ``tree`` with the run's ``seed`` and its ``options``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.oracles import make_oracle
+    >>> from psro.policies import uniform_policy
+    >>> from psro.population import Population, Provenance
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> pops = [Population(i) for i in tree.infostates]
+    >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]
+    >>> target = Target(player=1, populations=pops, mixtures=(np.ones(1), np.ones(1)))
+    >>> round(make_oracle("exact", tree).respond(1, target).value, 6)
+    0.416667
+    """
+    oracle = oracle_info(name).factory(tree, seed=seed, **options)
+    if not isinstance(oracle, Oracle):
+        raise TypeError(f"the factory of oracle {name!r} returned {type(oracle).__name__}, which has no "
+                        "respond(player, target, *, key) method and learned flag (see psro.oracles.Oracle).")
+    return oracle

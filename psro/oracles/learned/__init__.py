@@ -1,0 +1,32 @@
+"""Learned best-response oracles: DQN and PPO networks trained against the target (torch).
+
+This package registers the ``"dqn"`` and ``"ppo"`` oracles without importing
+torch: their factories import :mod:`psro.oracles.learned.oracle` (and torch)
+when a learned oracle is first built. The modules: :mod:`~psro.oracles.learned.env`
+(the vectorised game environment and opponent mixtures),
+:mod:`~psro.oracles.learned.networks` (policy and Q networks),
+:mod:`~psro.oracles.learned.training` (what DQN and PPO share),
+:mod:`~psro.oracles.learned.dqn`, :mod:`~psro.oracles.learned.ppo` and
+:mod:`~psro.oracles.learned.oracle` (the oracle around them).
+"""
+
+from psro.oracles.base import register_oracle
+
+__all__ = ["dqn_oracle", "ppo_oracle"]
+
+
+@register_oracle("dqn", learned=True)
+def dqn_oracle(tree, seed: int = 0, **options):
+    """Oracle ``"dqn"``: :func:`psro.oracles.learned.oracle.make_learned_oracle` with DQN; ``options`` are
+    :class:`psro.oracles.learned.dqn.DQNConfig` fields and ``target_mode``."""
+    from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
+
+    return make_learned_oracle("dqn", tree, seed=seed, **options)
+
+
+@register_oracle("ppo", learned=True)
+def ppo_oracle(tree, seed: int = 0, **options):
+    """Oracle ``"ppo"``: as :func:`dqn_oracle`, with :class:`psro.oracles.learned.ppo.PPOConfig` fields."""
+    from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
+
+    return make_learned_oracle("ppo", tree, seed=seed, **options)

@@ -1,0 +1,714 @@
+"""Checkpoints of a PSRO run: written atomically after every iteration, verified on load, resumed bit for bit.
+
+A checkpoint directory holds
+
+* ``checkpoint.json``: the commit point. The solver's constructor options,
+  the run config (when the CLI wrote it), the loop state (iteration, gaps,
+  evaluation count, times), the random generator's state
+  (``bit_generator.state``) and the history rows; it names its array files
+  and carries the **manifest**: the schema version and the SHA-256 of each
+  array file. It is JSON with sorted keys and no spaces whose last entry,
+  ``"sha256"``, is the SHA-256 of the file's bytes before it (with the closing
+  brace), so every byte of it is checked;
+* ``arrays-<iteration>-<digest>.npz``: the populations' provenance, the best
+  responses waiting to join, the meta-strategy, and the state of a Monte
+  Carlo top-up in progress (its meta-strategy and a round's target counts);
+* ``policies-<iteration>-<digest>.npz``: the policies that joined the
+  populations since the save before (a policy never changes once in a
+  population, so each save writes only the new ones; the document lists the
+  files and the rows each holds);
+* ``meta_game-<iteration>-<digest>.npz``: the :class:`games.EmpiricalGame`;
+* ``checkpoint.previous.json``: the checkpoint before, with its array files,
+  kept until the next one is written and verified.
+
+Every file is written to a temporary file in the same directory, flushed to
+disk (``fsync``) and renamed over its final name (``os.replace``). The array
+files of an iteration are written before the JSON that names them; the
+previous JSON is copied aside before the new one replaces it, and array files
+that neither names are removed only after the new one reads back intact. So a
+process killed at any moment leaves the last complete checkpoint readable. No
+pickle anywhere (``allow_pickle=False``).
+
+:func:`load_checkpoint` checks everything before anything runs: the schema
+version, every digest (a flipped bit, a truncated or missing file, a hand
+edit), the document's structure and its internal consistency (history rows
+against the iteration, population sizes against the arrays and the
+meta-game, ...), and that the stored executor names at most an engine and a
+worker count (:func:`games.executors.spec_from_portable`): a checkpoint never
+decides where or how code runs. Any damage is a ``ValueError`` that names the
+file and says whether the previous checkpoint is intact (``previous=True``,
+``psro resume RUN_DIR --previous``).
+
+:meth:`psro.PSRO.run` writes one after every iteration; a run killed in the
+middle of one resumes at the start of that iteration. A checkpoint may also be
+written in the middle of the evaluation phase (``PSRO.save_checkpoint`` from
+an ``on_evaluation_batch`` hook, e.g. after each Monte Carlo batch): the
+resumed run keeps the blocks already evaluated and evaluates only the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import re
+import tempfile
+import weakref
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from games.empirical import EmpiricalGame
+from games.executors import spec_from_portable
+from games.normal_form import NormalFormGame
+from games.validation import is_integer
+from psro.evaluation.top_up import TopUpProgress
+from psro.population import Provenance
+from psro.state import LoopState
+from solvers import make_equilibrium
+
+__all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restoring",
+           "solver_options", "adopt_policy_files", "state_from_document", "replay_warm_start",
+           "has_checkpoint", "atomic_write"]
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_FILE = "checkpoint.json"
+PREVIOUS_FILE = "checkpoint.previous.json"
+SCHEMA_VERSION = 2
+FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
+_ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.npz$")
+_STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
+               "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
+_DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "policy_files", "options", "config", "state", "rng",
+                  "history", "manifest", "sha256")
+
+
+class _Damage(Exception):
+    """What is wrong with one file of a checkpoint (turned into a ``ValueError`` naming it)."""
+
+    def __init__(self, file: Path, what: str, verdict: str = "damaged"):
+        super().__init__(what)
+        self.file, self.what, self.verdict = file, what, verdict
+
+
+def atomic_write(path, write) -> None:
+    """Call ``write(fileobj)`` on a temporary file next to ``path``, fsync it and rename it to ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "x.txt"
+    >>> atomic_write(path, lambda fh: fh.write(b"done"))
+    >>> path.read_bytes()
+    b'done'
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def has_checkpoint(directory) -> bool:
+    """Whether ``directory`` holds a checkpoint (the latest, or only the previous one).
+
+    Examples
+    --------
+    >>> has_checkpoint("/nonexistent")
+    False
+    """
+    directory = Path(directory)
+    return (directory / CHECKPOINT_FILE).is_file() or (directory / PREVIOUS_FILE).is_file()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+_SEAL = re.compile(rb'(\{.*),"sha256":"([0-9a-f]{64})"\}', re.DOTALL)
+
+
+def _seal(document: dict) -> bytes:
+    """The document's JSON (sorted keys, no spaces) with a last entry ``"sha256"``: the digest of the bytes
+    before it, closed with ``}`` (so a reader checks the file's own bytes, every one of them)."""
+    body = json.dumps(document, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+    return body[:-1] + b',"sha256":"' + _sha256(body).encode() + b'"}'
+
+
+def _sealed(text: bytes) -> bool:
+    """Whether ``text`` ends with the ``"sha256"`` entry :func:`_seal` writes, and it matches the bytes before it."""
+    match = _SEAL.fullmatch(text)
+    return match is not None and _sha256(match.group(1) + b"}") == match.group(2).decode()
+
+
+#: Per solver and checkpoint directory, the policy files already written for it (populations only grow and a
+#: policy never changes once in one, so each save writes only the policies added since the last)
+_POLICY_FILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: Once a checkpoint has this many policy files, the next save writes all the policies as one file again
+#: (a run directory keeps a bounded number of files; the full write is paid once per that many saves)
+MAX_POLICY_FILES = 32
+
+
+def _policy_files(directory: Path, solver) -> list:
+    """The policy files of ``solver`` in ``directory``: those already there, plus one with the newer policies.
+
+    Each entry is ``{"file": name, "start": [...], "end": [...], "sha256": digest}`` (rows ``start[p]`` to
+    ``end[p]`` of player p's population).
+    """
+    key = str(directory.resolve())
+    known = [entry for entry in _POLICY_FILES.get(solver, {}).get(key, [])]
+    sizes = [len(pop) for pop in solver.state.populations]
+    if len(known) >= MAX_POLICY_FILES or not all((directory / entry["file"]).is_file() for entry in known) \
+            or (known and any(e > k for e, k in zip(known[-1]["end"], sizes))):
+        known = []   # too many files, or one went missing: write them all again
+    done = known[-1]["end"] if known else [0] * len(sizes)
+    if known == [] or done != sizes:
+        chunk = {f"policies_{p}": np.asarray(pop.policies[done[p]:]) for p, pop in enumerate(solver.state.populations)}
+        buffer = io.BytesIO()
+        np.savez(buffer, **chunk)
+        name, digest = _write_named(directory, "policies", solver.state.iteration, buffer.getvalue())
+        known = known + [{"file": name, "start": list(done), "end": list(sizes), "sha256": digest}]
+    _POLICY_FILES.setdefault(solver, {})[key] = known
+    return known
+
+
+def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
+    """Write ``data`` as ``<prefix>-<t>-<digest>.npz`` (atomically); return ``(name, digest)``."""
+    digest = _sha256(data)
+    name = f"{prefix}-{t:06d}-{digest[:12]}.npz"
+    atomic_write(directory / name, lambda fh: fh.write(data))
+    return name, digest
+
+
+def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
+    """Write the checkpoint of ``solver`` (a :class:`psro.PSRO`: its ``options`` and its
+    :class:`psro.state.LoopState`) into ``directory``; return the JSON's path.
+
+    ``config`` (a plain dict, e.g. ``PSROConfig.to_dict()``) is stored with it;
+    when not given, the ``config`` of the previous checkpoint there is kept.
+    The checkpoint it replaces becomes ``checkpoint.previous.json`` (with its
+    array files) once the new one reads back intact.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from psro import PSRO
+    >>> solver = PSRO("kuhn_poker", progress=False)
+    >>> _ = solver.run(iterations=1)
+    >>> out = tempfile.mkdtemp()
+    >>> save_checkpoint(out, solver).name
+    'checkpoint.json'
+    >>> load_checkpoint(out)["state"]["iteration"]
+    1
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    state = solver.state
+    t = state.iteration
+    if config is None:
+        config = getattr(solver, "run_config", None)
+    if config is None and (directory / CHECKPOINT_FILE).is_file():
+        try:
+            config = load_checkpoint(directory, arrays=False).get("config")
+        except ValueError:
+            logger.warning("the checkpoint in %s is damaged; the new one is written without its run config",
+                           directory)
+
+    arrays = {}
+    for p, pop in enumerate(state.populations):
+        table = pop.provenance_table()
+        arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
+        arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
+        arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
+        arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
+        pending = state.pending[p]
+        info = pop.infostates
+        arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
+                                  else np.zeros((0, info.num_infostates, info.num_actions)))
+        arrays[f"pending_value_{p}"] = np.array([v for _, v in pending], dtype=np.float64)
+    for prefix, eq in (("meta", state.meta_strategy), ("eval_meta", state.eval_meta_strategy)):
+        if eq is not None:
+            arrays[f"{prefix}_joint"] = np.asarray(eq.joint)
+            for p, m in enumerate(eq.marginals):
+                arrays[f"{prefix}_marginal_{p}"] = np.asarray(m)
+    topped = state.top_up
+    if topped.target is not None:
+        arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
+    if topped.strategy is not None:
+        arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
+    policy_files = _policy_files(directory, solver)
+    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
+    try:
+        state.meta_game.save(meta_tmp)   # (a temporary file and a rename)
+        meta_digest = _sha256(meta_tmp.read_bytes())
+        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
+        fd = os.open(meta_tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)   # on disk before the JSON names it
+        finally:
+            os.close(fd)
+        os.replace(meta_tmp, directory / meta_name)
+    finally:
+        meta_tmp.unlink(missing_ok=True)
+
+    def method_of(eq):
+        return None if eq is None else {"concept": eq.concept, "method": eq.method}
+
+    document = {
+        "version": SCHEMA_VERSION,
+        "iteration": t,
+        "arrays": arrays_name,
+        "meta_game": meta_name,
+        "options": solver.options,
+        "config": config,
+        "state": {
+            "iteration": t,
+            "gap": state.gap,
+            "train_gap": state.train_gap,
+            "evaluations": state.evaluations,
+            "in_iteration": state.in_iteration,
+            "sizes_before": [int(k) for k in state.sizes_before],
+            "wall_time": state.wall,
+            "cpu_time": state.cpu,
+            "meta_strategy": method_of(state.meta_strategy),
+            "eval_meta_strategy": method_of(state.eval_meta_strategy),
+            "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
+        },
+        "rng": state.rng.bit_generator.state,
+        "history": state.rows,
+        "policy_files": [{k: v for k, v in entry.items() if k != "sha256"} for entry in policy_files],
+        "manifest": {arrays_name: arrays_digest, meta_name: meta_digest,
+                     **{entry["file"]: entry["sha256"] for entry in policy_files}},
+    }
+    text = _seal(document)
+
+    latest = directory / CHECKPOINT_FILE
+    if latest.is_file() and _document_intact(latest):   # (a damaged one never becomes the previous)
+        link = directory / f".{PREVIOUS_FILE}.{os.getpid()}.tmp"
+        link.unlink(missing_ok=True)
+        try:
+            os.link(latest, link)   # the same, already durable, file under a second name: no copy
+            os.replace(link, directory / PREVIOUS_FILE)
+        except OSError:   # a file system without hard links: copy it
+            link.unlink(missing_ok=True)
+            old = latest.read_bytes()
+            atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))
+    atomic_write(latest, lambda fh: fh.write(text))
+    _check_written(directory, latest, document, text)   # the new one reads back intact before anything older goes
+    keep = set(document["manifest"])
+    if (directory / PREVIOUS_FILE).is_file():
+        try:
+            keep |= set(json.loads((directory / PREVIOUS_FILE).read_text()).get("manifest", {}))
+        except (ValueError, AttributeError):
+            pass   # a damaged previous checkpoint keeps nothing
+    for old_file in directory.glob("*.npz"):
+        if old_file.name not in keep and old_file.name.startswith(("arrays-", "meta_game-", "policies-")):
+            old_file.unlink(missing_ok=True)
+    return latest
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
+
+
+def _document_intact(path: Path) -> bool:
+    """Whether a checkpoint document matches its own SHA-256 (its array files are not read)."""
+    return _sealed(path.read_bytes())
+
+
+def _intact(directory: Path, name: str) -> bool:
+    try:
+        _load(directory, name, arrays=True)
+    except _Damage:
+        return False
+    return True
+
+
+def load_checkpoint(directory, arrays: bool = True, previous: bool = False) -> dict:
+    """Read and verify a checkpoint: the JSON document, plus ``"arrays"`` (a dict) and ``"meta_game_object"``.
+
+    Parameters
+    ----------
+    directory : str or Path
+        The checkpoint directory (a run directory's ``checkpoint/``).
+    arrays : bool
+        Also read (and verify) the array files; without them only the JSON
+        document is read and checked.
+    previous : bool
+        Read ``checkpoint.previous.json``, the checkpoint before the latest
+        (what to resume from when the latest is damaged).
+
+    Raises
+    ------
+    ValueError
+        When ``directory`` holds no checkpoint, or a damaged one: the message
+        names the file, what is wrong with it, and whether the previous
+        checkpoint is intact.
+
+    Examples
+    --------
+    >>> load_checkpoint("/nonexistent")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint_dir '/nonexistent' holds no checkpoint.json; ...
+    """
+    directory = Path(directory)
+    name = PREVIOUS_FILE if previous else CHECKPOINT_FILE
+    if not (directory / name).is_file():
+        if previous:
+            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no {PREVIOUS_FILE} (no previous checkpoint "
+                             "is kept before the second one is written); resume from the latest one.")
+        if not (directory / PREVIOUS_FILE).is_file():
+            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no {CHECKPOINT_FILE}; was the run started "
+                             "with a run directory (psro run ... --out RUN_DIR)?")
+        raise ValueError(f"checkpoint file {str(directory / CHECKPOINT_FILE)!r} is missing. "
+                         + _advice(directory, previous))
+    try:
+        return _load(directory, name, arrays)
+    except _Damage as damage:
+        raise ValueError(f"checkpoint file {str(damage.file)!r} is {damage.verdict}: {damage.what}. It cannot be "
+                         "resumed. " + _advice(directory, previous)) from None
+
+
+def _advice(directory: Path, previous: bool) -> str:
+    if not previous and (directory / PREVIOUS_FILE).is_file() and _intact(directory, PREVIOUS_FILE):
+        document = json.loads((directory / PREVIOUS_FILE).read_text())
+        return (f"The previous checkpoint {str(directory / PREVIOUS_FILE)!r} (iteration {document['iteration']}) "
+                f"is intact: resume from it with PSRO.resume({str(directory)!r}, previous=True) or "
+                f"`psro resume RUN_DIR --previous`.")
+    return ("No intact earlier checkpoint is kept here: start the run again (for a run directory from elsewhere, "
+            "get an undamaged copy).")
+
+
+def _load(directory: Path, name: str, arrays: bool) -> dict:
+    path = directory / name
+    try:
+        text = path.read_bytes().decode()
+        document = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _Damage(path, f"not valid JSON ({exc})") from None
+    if not isinstance(document, dict):
+        raise _Damage(path, "not a JSON object")
+    version = document.get("version")
+    if version != SCHEMA_VERSION:
+        raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
+                            "(checkpoints without a manifest cannot be verified)")
+    if not _sealed(text.encode()):
+        raise _Damage(path, "its SHA-256 does not match its content (a changed byte, a hand edit)")
+    _check_document(document, path)
+    document["file"], document["arrays_file"] = str(path), document["arrays"]
+    if arrays:
+        data = _verify_files(directory, path, document)
+        document["arrays"] = _read_npz(directory, document["arrays"], data)
+        chunks = [_read_npz(directory, entry["file"], data) for entry in document["policy_files"]]
+        for p in range(len(document["state"]["sizes_before"])):
+            parts = []
+            for entry, chunk in zip(document["policy_files"], chunks):
+                part = chunk.get(f"policies_{p}")
+                if part is None or part.ndim != 3 or part.shape[0] != entry["end"][p] - entry["start"][p]:
+                    raise _Damage(path, f"{entry['file']} does not hold rows {entry['start'][p]} to "
+                                        f"{entry['end'][p]} of player {p}'s policies")
+                parts.append(part)
+            if parts and any(part.shape[1:] != parts[0].shape[1:] for part in parts):
+                raise _Damage(path, f"the policy files of player {p} disagree in shape")
+            document["arrays"][f"policies_{p}"] = np.concatenate(parts) if parts else np.zeros((0, 0, 0))
+        try:
+            document["meta_game_object"] = EmpiricalGame.load(io.BytesIO(data[document["meta_game"]]))
+        except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+            raise _Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
+        _check_arrays(document, path)
+    return document
+
+
+def _check_written(directory: Path, latest: Path, document: dict, text: bytes) -> None:
+    """After a save: the JSON on disk is the one written and every file it names has the size written."""
+    if latest.read_bytes() != text:
+        raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
+    for name in document["manifest"]:
+        if not (directory / name).is_file():
+            raise OSError(f"{directory / name} is missing right after it was written; the previous checkpoint is kept")
+
+
+def _read_npz(directory: Path, name: str, data: dict) -> dict:
+    try:
+        with np.load(io.BytesIO(data[name]), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise _Damage(directory / name, f"unreadable ({type(exc).__name__}: {exc})") from None
+
+
+def _verify_files(directory: Path, path: Path, document: dict) -> dict:
+    """The bytes of the files the manifest lists, each checked against its SHA-256."""
+    data = {}
+    for name, digest in document["manifest"].items():
+        file = directory / name
+        if not file.is_file():
+            raise _Damage(file, f"missing (the checkpoint {path.name} names it)")
+        content = file.read_bytes()
+        if _sha256(content) != digest:
+            raise _Damage(file, f"its SHA-256 does not match the manifest in {path.name} (a changed byte, a "
+                                "truncated or replaced file)")
+        data[name] = content
+    return data
+
+
+def _fail(path: Path, what: str):
+    raise _Damage(path, what)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _same(a, b) -> bool:
+    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
+
+
+def _check_document(document: dict, path: Path) -> None:
+    """Structure and consistency of the JSON document alone (raises :class:`_Damage`)."""
+    missing = [k for k in _DOCUMENT_KEYS if k not in document]
+    if missing:
+        _fail(path, f"entries {missing} are missing")
+    manifest, state, history = document["manifest"], document["state"], document["history"]
+    if not isinstance(manifest, dict) or not all(isinstance(k, str) and _ARRAY_FILE.match(k)
+                                                 and isinstance(v, str) for k, v in manifest.items()):
+        _fail(path, "its manifest must map array file names to SHA-256 digests")
+    for key in ("arrays", "meta_game"):
+        name = document[key]
+        if not isinstance(name, str) or name not in manifest or not name.startswith(key + "-"):
+            _fail(path, f"{key!r} must name a file of its manifest; got {name!r}")
+    if not isinstance(state, dict) or [k for k in _STATE_KEYS if k not in state]:
+        _fail(path, f"'state' must hold {list(_STATE_KEYS)}")
+    t = state["iteration"]
+    if not is_integer(t) or t < -1 or document["iteration"] != t:
+        _fail(path, f"'iteration' ({document['iteration']!r}) and state.iteration ({t!r}) must be the same int >= -1")
+    if not isinstance(state["in_iteration"], bool):
+        _fail(path, "state.in_iteration must be true or false")
+    sizes = state["sizes_before"]
+    if not isinstance(sizes, list) or not sizes or not all(is_integer(k) and k >= 0 for k in sizes):
+        _fail(path, "state.sizes_before must be a list of population sizes, one per player")
+    files, n_players = document["policy_files"], len(sizes)
+    ends = [0] * n_players
+    if not isinstance(files, list) or not files:
+        _fail(path, "'policy_files' must list the files of the populations' policies")
+    for entry in files:
+        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and entry["file"] in manifest
+                and entry["file"].startswith("policies-")
+                and entry.get("start") == ends and isinstance(entry.get("end"), list) and len(entry["end"]) == n_players
+                and all(is_integer(e) and e >= s for s, e in zip(ends, entry["end"]))):
+            _fail(path, f"'policy_files' must be files of its manifest covering the rows of each of the {n_players} "
+                        "players' populations in order")
+        ends = entry["end"]
+    for key in ("gap", "train_gap", "wall_time", "cpu_time"):
+        if not _is_number(state[key]):
+            _fail(path, f"state.{key} must be a number; got {state[key]!r}")
+    if not is_integer(state["evaluations"]) or state["evaluations"] < 0:
+        _fail(path, "state.evaluations must be an int >= 0")
+    if not isinstance(history, list) or not all(isinstance(row, dict) for row in history):
+        _fail(path, "'history' must be a list of rows")
+    expected_rows = max(t, -1) + 1 - int(state["in_iteration"])
+    if len(history) != expected_rows:
+        _fail(path, f"it holds {len(history)} history rows, but iteration {t} "
+                    f"{'(in progress) ' if state['in_iteration'] else ''}needs {expected_rows}")
+    n = len(sizes)
+    for i, row in enumerate(history):
+        if row.get("iteration") != i or not all(is_integer(row.get(f"population_{p}")) for p in range(n)):
+            _fail(path, f"history row {i} must have iteration {i} and population_0..population_{n - 1}")
+    if history and not state["in_iteration"]:
+        last = history[-1]
+        for key in ("gap", "train_gap", "evaluations"):
+            if not _same(last.get(key), state[key]):
+                _fail(path, f"state.{key} ({state[key]!r}) differs from the last history row's ({last.get(key)!r})")
+    rng = document["rng"]
+    if not isinstance(rng, dict) or not isinstance(rng.get("bit_generator"), str) or "state" not in rng:
+        _fail(path, "'rng' must be a bit generator state ({'bit_generator': ..., 'state': ...})")
+    options = document["options"]
+    if not isinstance(options, dict) or not isinstance(options.get("game"), (str, dict)):   # dict: a NormalFormGame
+        _fail(path, "'options' must hold the solver's options, the game among them")
+    try:
+        spec_from_portable(options.get("executor"), name="options.executor")
+    except ValueError as exc:
+        raise _Damage(path, str(exc), verdict="refused") from None
+    evaluator_options = options.get("evaluator_options", {})
+    if not isinstance(evaluator_options, dict) or "executor" in evaluator_options:
+        raise _Damage(path, "options.evaluator_options must be a mapping without an 'executor' (a stored run may "
+                            "only choose its engine and a worker count, in options.executor)", verdict="refused")
+    if document["config"] is not None and not isinstance(document["config"], dict):
+        _fail(path, "'config' must be null or a mapping of config fields")
+    for key in ("meta_strategy", "eval_meta_strategy"):
+        info = state[key]
+        if info is not None and not (isinstance(info, dict) and isinstance(info.get("concept"), str)
+                                     and isinstance(info.get("method"), str)):
+            _fail(path, f"state.{key} must be null or {{'concept': ..., 'method': ...}}")
+
+
+def _check_arrays(document: dict, path: Path) -> None:
+    """The arrays and the meta-game against the document (raises :class:`_Damage`)."""
+    arrays, meta, state = document["arrays"], document["meta_game_object"], document["state"]
+    # the array files matched the manifest, so a disagreement is the document's: it is named, and the array file
+    arrays_name = document["arrays_file"]
+    n = len(state["sizes_before"])
+    sizes = []
+    for p in range(n):
+        keys = [f"{k}_{p}" for k in ("policies", "iteration", "oracle", "meta_solver", "value", "pending",
+                                     "pending_value")]
+        absent = [k for k in keys if k not in arrays]
+        if absent:
+            _fail(path, f"{arrays_name}: arrays {absent} are missing")
+        policies, pending = arrays[f"policies_{p}"], arrays[f"pending_{p}"]
+        k = policies.shape[0] if policies.ndim == 3 else -1
+        provenance = ("iteration", "oracle", "meta_solver", "value")
+        if k < 0 or any(arrays[f"{name}_{p}"].shape != (k,) for name in provenance):
+            _fail(path, f"{arrays_name}: player {p}'s policies and provenance disagree in length")
+        if pending.ndim != 3 or pending.shape[1:] != policies.shape[1:] \
+                or arrays[f"pending_value_{p}"].shape != (pending.shape[0],):
+            _fail(path, f"{arrays_name}: player {p}'s waiting best responses do not fit its policies")
+        sizes.append(k)
+    if f"policies_{n}" in arrays:
+        _fail(path, f"{arrays_name}: it holds policies of {n + 1} or more players; the document has {n}")
+    if meta.num_players != n or meta.shape != tuple(sizes) or meta.total.shape != meta.count.shape \
+            or meta.total_sq.shape != meta.count.shape or meta.exact.shape != meta.shape:
+        _fail(path, f"{document['meta_game']}: the meta-game has shape {meta.shape} for {meta.num_players} "
+                                                   f"players; the populations have sizes {sizes}")
+    history = document["history"]
+    if history:
+        recorded = [history[-1][f"population_{p}"] for p in range(n)]
+        expected = state["sizes_before"] if state["in_iteration"] else sizes
+        if recorded != list(expected):
+            _fail(path, f"the last history row records populations {recorded}, the arrays hold {sizes}")
+    if state["in_iteration"] and any(b > k for b, k in zip(state["sizes_before"], sizes)):
+        _fail(path, f"state.sizes_before {state['sizes_before']} exceeds the population sizes {sizes}")
+    solved = tuple(state["sizes_before"] if state["in_iteration"] else sizes)   # the last meta-solve's game
+    for prefix in ("meta", "eval_meta"):
+        if f"{prefix}_joint" in arrays and arrays[f"{prefix}_joint"].shape != solved:
+            _fail(path, f"{arrays_name}: {prefix}_joint has shape {arrays[f'{prefix}_joint'].shape}; the "
+                        f"meta-game it solves {solved}")
+
+
+@contextlib.contextmanager
+def restoring(document: dict):
+    """Turn any error while a checkpoint document is turned into a run into a ``ValueError`` naming the file."""
+    try:
+        yield
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
+        source = document.get("file", "the checkpoint") if isinstance(document, dict) else "the checkpoint"
+        raise ValueError(f"checkpoint file {source!r} cannot be restored: {type(exc).__name__}: {exc}") from None
+
+
+def solver_options(document: dict, executor=None) -> dict:
+    """The constructor options a checkpoint stores, its executor made runnable (or replaced by ``executor``)."""
+    options = dict(document["options"])
+    options["executor"] = spec_from_portable(options.get("executor"), name="options.executor")
+    if executor is not None:
+        options["executor"] = executor
+    return options
+
+
+def adopt_policy_files(solver, document: dict, checkpoint_dir) -> None:
+    """Let ``solver`` append to the policy files of the checkpoint it was restored from (just verified), when it
+    writes its checkpoints into the same directory."""
+    source = Path(document["file"]).parent if "file" in document else None
+    if checkpoint_dir is not None and source is not None and Path(checkpoint_dir).resolve() == source.resolve():
+        _POLICY_FILES[solver] = {str(source.resolve()): [
+            {**entry, "sha256": document["manifest"][entry["file"]]} for entry in document["policy_files"]]}
+
+
+def state_from_document(document: dict, tree, same_eval: bool) -> LoopState:
+    """The :class:`psro.state.LoopState` a checkpoint document (from :func:`load_checkpoint`) describes.
+
+    The random generator, the best responses waiting to join and the
+    meta-strategies are restored exactly. ``tree`` is the game's tree (the
+    populations' infostates); ``same_eval`` says whether the run's evaluation
+    meta-solver is its training one (then they share one solution).
+    """
+    arrays, state = document["arrays"], document["state"]
+    game = document["options"]["game"]
+    restored = LoopState.initial(tree, seed=0)
+    for p, pop in enumerate(restored.populations):
+        policies = arrays[f"policies_{p}"]
+        if policies.shape[1:] != (pop.infostates.num_infostates, pop.infostates.num_actions):
+            raise ValueError(f"player {p}'s policies have shape {policies.shape[1:]}; the game "
+                             f"{game!r} needs {(pop.infostates.num_infostates, pop.infostates.num_actions)}")
+        provenance = [Provenance(int(i), str(o), str(m), float(v)) for i, o, m, v in
+                      zip(arrays[f"iteration_{p}"], arrays[f"oracle_{p}"], arrays[f"meta_solver_{p}"],
+                          arrays[f"value_{p}"])]
+        if len(policies):
+            pop.add(policies, provenance)
+    n = len(restored.populations)
+    if n != len(state["sizes_before"]):
+        raise ValueError(f"the game {game!r} has {n} players; the checkpoint {len(state['sizes_before'])}")
+    restored.pending = [[(arrays[f"pending_{p}"][k], float(arrays[f"pending_value_{p}"][k]))
+                         for k in range(arrays[f"pending_{p}"].shape[0])] for p in range(n)]
+    restored.meta_game = document["meta_game_object"]
+    restored.iteration = int(state["iteration"])
+    restored.gap, restored.train_gap = float(state["gap"]), float(state["train_gap"])
+    restored.evaluations = int(state["evaluations"])
+    restored.in_iteration = bool(state["in_iteration"])
+    restored.sizes_before = [int(k) for k in state["sizes_before"]]
+    restored.wall, restored.cpu = float(state["wall_time"]), float(state["cpu_time"])
+    restored.rows = [dict(row) for row in document["history"]]
+    restored.rng.bit_generator.state = document["rng"]
+    if "top_up" in state:   # a checkpoint written during a Monte Carlo top-up resumes it at its batch
+        topped = state["top_up"]
+        restored.top_up = TopUpProgress(key=tuple(int(k) for k in topped["key"]), round=int(topped["round"]),
+                                        spent=int(topped["spent"]), target=arrays.get("top_up_target"),
+                                        strategy=arrays.get("top_up_strategy"))
+    if restored.iteration >= 0 and not restored.in_iteration:
+        meta_game = restored.meta_game.mean_game()
+        for prefix, attr in (("meta", "meta_strategy"), ("eval_meta", "eval_meta_strategy")):
+            info = state[attr]
+            if info is not None and f"{prefix}_joint" in arrays:
+                eq = make_equilibrium(meta_game, concept=info["concept"], method=info["method"],
+                                      joint=arrays[f"{prefix}_joint"],
+                                      marginals=[arrays[f"{prefix}_marginal_{p}"] for p in range(n)]
+                                      if info["concept"] not in ("ce", "cce") else None,
+                                      info={"restored": True})
+                setattr(restored, attr, eq)
+        if same_eval:
+            restored.eval_meta_strategy = restored.meta_strategy
+    return restored
+
+
+def replay_warm_start(meta_solvers, state: LoopState) -> None:
+    """Re-solve the recorded sub-games with each stateful (warm-started) meta-solver to rebuild its state, so a
+    resumed run makes the same choices as an uninterrupted one."""
+    for meta_solver in {id(m): m for m in meta_solvers}.values():
+        if meta_solver.warm_lp is None:
+            continue
+        total, count = state.meta_game.total, state.meta_game.count
+        n = state.meta_game.num_players
+        for row in state.rows:   # every profile of a recorded row was evaluated
+            block = (slice(None), *[slice(0, int(row[f"population_{p}"])) for p in range(n)])
+            meta_solver(NormalFormGame(total[block] / count[block]))

@@ -1,0 +1,185 @@
+"""A PSRO run as a directory: resolved config, history, meta-game, populations, plots and a report.
+
+Layout::
+
+    config.yaml          the resolved PSROConfig
+    history.csv          one row per iteration (see psro.state.HISTORY_COLUMNS)
+    meta_strategy.json   the final mixture of each player over its population
+    meta_game.npz        the EmpiricalGame (games.EmpiricalGame.save)
+    population.npz       every policy, infostate keys and provenance (no pickle)
+    nash_conv.png        the gap (NashConv, or the CCE / CE gap for JPSRO) against iteration and wall time (log scale)
+    checkpoint/          the latest checkpoint (psro.run.checkpoint), from which `psro resume RUN_DIR` continues
+    report.md            a short summary
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from psro.config import PSROConfig
+from psro.population import save_populations
+
+__all__ = ["default_run_dir", "write_run", "write_report", "plot_history"]
+
+GAP_NAMES = {"product": "NashConv", "cce": "CCE gap", "ce": "CE gap"}
+GAP_FLOOR = 1e-16  # gaps at or below round-off are drawn at this floor on the log axis
+
+
+def default_run_dir(config: PSROConfig, root="runs") -> Path:
+    """``runs/<name>-<YYYYmmdd-HHMMSS>``.
+
+    Examples
+    --------
+    >>> default_run_dir(PSROConfig(name="kuhn")).name.startswith("kuhn-")
+    True
+    """
+    name = config.name or config.game.split("(")[0]
+    return Path(root) / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def write_config(run_dir, config: PSROConfig) -> Path:
+    """Write the resolved config as ``config.yaml``."""
+    path = Path(run_dir) / "config.yaml"
+    with open(path, "w") as fh:
+        yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
+    return path
+
+
+def write_run(run_dir, config: PSROConfig, solver) -> None:
+    """Write everything a finished (or interrupted) :class:`psro.PSRO` run leaves behind.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from psro import PSRO
+    >>> solver = PSRO("kuhn_poker", progress=False)
+    >>> _ = solver.run(iterations=2)
+    >>> out = tempfile.mkdtemp()
+    >>> write_run(out, PSROConfig(iterations=2), solver)
+    >>> sorted(os.listdir(out))  # doctest: +NORMALIZE_WHITESPACE
+    ['config.yaml', 'history.csv', 'meta_game.npz', 'meta_strategy.json', 'nash_conv.png',
+     'population.npz', 'report.md']
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_config(run_dir, config)
+    solver.history.to_csv(run_dir / "history.csv", index=False)
+    strategy = {
+        "meta_solver": solver.meta_solver.name,
+        "method": solver.meta_solver.method,
+        "kind": solver.kind,
+        "gap_measure": GAP_NAMES[solver.kind],
+        "iteration": solver.iteration,
+        "gap": solver.gap,
+        "marginals": [np.asarray(m).tolist() for m in solver.meta_strategy.marginals],
+        "values": np.asarray(solver.meta_strategy.values).tolist(),
+    }
+    if solver.is_jpsro:
+        strategy["joint_shape"] = list(solver.meta_strategy.joint.shape)
+        strategy["joint"] = np.asarray(solver.meta_strategy.joint).ravel().tolist()   # C order
+    with open(run_dir / "meta_strategy.json", "w") as fh:
+        json.dump(strategy, fh, indent=2)
+    solver.meta_game.save(run_dir / "meta_game.npz")
+    save_populations(run_dir / "population.npz", solver.populations)
+    write_report(run_dir)
+
+
+def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "NashConv") -> None:
+    """The gap (NashConv by default) against iteration and against wall time, log y-axis, as a PNG.
+
+    Drawn on a ``matplotlib.figure.Figure`` without pyplot, so the caller's backend is never changed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> h = pd.DataFrame({"iteration": [0, 1], "gap": [1.0, 0.1], "wall_time": [0.1, 0.2]})
+    >>> path = os.path.join(tempfile.mkdtemp(), "gap.png")
+    >>> plot_history(h, path)
+    >>> os.path.getsize(path) > 0
+    True
+    """
+    # A Figure without pyplot: drawing to a file needs no backend, so the caller's backend (a notebook's inline
+    # one, an interactive window) is never switched, and no pyplot figure is left open.
+    from matplotlib.figure import Figure
+
+    gap = np.maximum(history["gap"].to_numpy(dtype=float), GAP_FLOOR)
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, column, label in ((axes[0], "iteration", "iteration"), (axes[1], "wall_time", "wall time (s)")):
+        ax.plot(history[column], gap, marker="." if len(gap) < 60 else None)
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel(f"{gap_name} of the meta-strategy")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def write_report(run_dir) -> Path:
+    """(Re)draw the plot and write ``report.md`` from the files of a run directory.
+
+    Examples
+    --------
+    See :func:`write_run`.
+    """
+    run_dir = Path(run_dir)
+    history_path = run_dir / "history.csv"
+    if not history_path.is_file():
+        raise ValueError(f"run_dir {str(run_dir)!r} has no history.csv; is it a PSRO run directory?")
+    history = pd.read_csv(history_path)
+    config = {}
+    if (run_dir / "config.yaml").is_file():
+        with open(run_dir / "config.yaml") as fh:
+            config = yaml.safe_load(fh) or {}
+    strategy = {}
+    if (run_dir / "meta_strategy.json").is_file():
+        with open(run_dir / "meta_strategy.json") as fh:
+            strategy = json.load(fh)
+    game = config.get("game", "?")
+    gap_name = GAP_NAMES.get(strategy.get("kind", "product"), "NashConv")
+    algorithm = "PSRO" if strategy.get("kind", "product") == "product" else "JPSRO"
+    plot_history(history, run_dir / "nash_conv.png", title=f"{algorithm} on {game} ({config.get('meta_solver', '?')})",
+                 gap_name=gap_name)
+
+    last = history.iloc[-1]
+    pops = [c for c in history.columns if c.startswith("population_")]
+    phases = [c for c in history.columns if c.startswith("time_")]
+    lines = [
+        f"# {algorithm} run: {config.get('name') or run_dir.name}",
+        "",
+        f"- game: `{game}`, meta-solver: `{config.get('meta_solver', '?')}`, oracle: `{config.get('oracle', '?')}`, "
+        f"evaluator: `{config.get('evaluator', '?')}`, seed: {config.get('seed', '?')}",
+        f"- iterations: {int(last['iteration'])}, final {gap_name}: {last['gap']:.3e}",
+        f"- population sizes: {', '.join(str(int(last[c])) for c in pops)}; "
+        f"evaluated profiles: {int(last['evaluations'])}",
+        f"- wall time: {last['wall_time']:.2f} s, CPU time: {last['cpu_time']:.2f} s",
+    ]
+    for threshold in (1e-2, 1e-4, 1e-6):
+        hit = history[history["gap"] <= threshold]
+        if len(hit):
+            row = hit.iloc[0]
+            lines.append(f"- {gap_name} <= {threshold:g} first at iteration {int(row['iteration'])} "
+                         f"({row['wall_time']:.2f} s)")
+    lines += ["", "## Time per phase (s)", "", "| phase | total | share |", "|---|---|---|"]
+    total = float(history[phases].to_numpy().sum()) or 1.0
+    for c in phases:
+        lines.append(f"| {c[5:]} | {history[c].sum():.3f} | {history[c].sum() / total:.0%} |")
+    if strategy.get("marginals"):
+        lines += ["", "## Final meta-strategy", ""]
+        for p, m in enumerate(strategy["marginals"]):
+            m = np.asarray(m)
+            top = np.argsort(-m)[:5]
+            lines.append(f"- player {p}: support {int((m > 1e-9).sum())} of {m.size}; largest weights "
+                         + ", ".join(f"#{i}: {m[i]:.3f}" for i in top))
+    lines += ["", f"![{gap_name}](nash_conv.png)", ""]
+    path = run_dir / "report.md"
+    path.write_text("\n".join(lines))
+    return path

@@ -1,0 +1,115 @@
+"""Everything a PSRO run has done so far, apart from the loop that does it: :class:`LoopState`.
+
+The loop (:class:`psro.PSRO`) reads and replaces this state; a checkpoint
+(:mod:`psro.run.checkpoint`) saves ``(options, state)`` and a resumed run is
+``PSRO`` of those options given that state, so nothing outside the loop
+touches its private attributes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from games.empirical import EmpiricalGame
+from psro.evaluation.top_up import TopUpProgress
+from psro.policies import uniform_policy
+from psro.population import Population
+
+__all__ = ["LoopState", "STATE_FIELDS", "HISTORY_COLUMNS"]
+
+
+@dataclass(eq=False)
+class LoopState:
+    """The state of a PSRO run between (or within) iterations.
+
+    Attributes
+    ----------
+    populations : list of Population
+        One per player.
+    meta_game : games.EmpiricalGame
+        The evaluated meta-game (exact or sampled entries).
+    pending : list of list of (ndarray, float)
+        Per player, the ``(policy, value)`` best responses that join at the next step (at first: the uniform
+        policy, value NaN).
+    rng : numpy.random.Generator
+        The run's generator (``update_players="random"``).
+    iteration : int
+        -1 before the initial population is evaluated, then the number of iterations done.
+    in_iteration : bool
+        True between the new policies joining and the end of the step (a checkpoint written by an evaluation
+        hook resumes the step there).
+    sizes_before : list of int
+        Population sizes before the policies of the current step joined.
+    meta_strategy, eval_meta_strategy : solvers.Equilibrium or None
+        The latest meta-game solutions of the training and the evaluation meta-solver.
+    gap, train_gap : float
+        Their gaps in the full game (NaN before the first measurement).
+    evaluations : int
+        Meta-game profiles evaluated so far.
+    rows : list of dict
+        The history rows (see :data:`HISTORY_COLUMNS`).
+    wall, cpu : float
+        Wall-clock and CPU seconds of ``run`` calls so far.
+    top_up : psro.evaluation.TopUpProgress
+        Where the Monte Carlo top-up of the current iteration stands.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> state = LoopState.initial(build_game_tree(pyspiel.load_game("kuhn_poker")), seed=0)
+    >>> state.iteration, [len(p) for p in state.pending], state.meta_game.shape
+    (-1, [1, 1], (0, 0))
+    """
+
+    populations: list
+    meta_game: EmpiricalGame
+    pending: list
+    rng: np.random.Generator
+    iteration: int = -1
+    in_iteration: bool = False
+    sizes_before: list = field(default_factory=list)
+    meta_strategy: object = None
+    eval_meta_strategy: object = None
+    gap: float = math.nan
+    train_gap: float = math.nan
+    evaluations: int = 0
+    rows: list = field(default_factory=list)
+    wall: float = 0.0
+    cpu: float = 0.0
+    top_up: TopUpProgress = field(default_factory=TopUpProgress)
+
+    @classmethod
+    def initial(cls, tree, seed: int) -> "LoopState":
+        """The state before the first step: empty populations, each waiting for its uniform policy."""
+        return cls(populations=[Population(info) for info in tree.infostates],
+                   meta_game=EmpiricalGame((0,) * tree.num_players),
+                   pending=[[(uniform_policy(info), math.nan)] for info in tree.infostates],
+                   rng=np.random.default_rng(seed), sizes_before=[0] * tree.num_players)
+
+
+#: The state fields a :class:`psro.PSRO` shows as its own read-only attributes (``solver.gap``, ...).
+STATE_FIELDS = ("populations", "meta_game", "rng", "iteration", "in_iteration", "meta_strategy",
+                "eval_meta_strategy", "gap", "train_gap", "evaluations")
+
+#: The columns of :attr:`psro.PSRO.history`, one row per iteration (:attr:`LoopState.rows`).
+HISTORY_COLUMNS = (
+    "iteration",        # 0 for the initial population
+    "gap",              # the eval meta-strategy's gap in the full game: NashConv (PSRO), CCE or CE gap (JPSRO)
+    "train_gap",        # the same measure for the training meta-strategy (equal to gap when the solvers agree)
+    # "population_<p>"  # population size of each player (inserted per player)
+    "time_meta_solve",  # seconds in each phase during this iteration
+    "time_oracle",
+    "time_evaluation",
+    "time_metric",
+    "wall_time",        # cumulative wall-clock seconds of run() calls
+    "cpu_time",         # cumulative CPU seconds of this process during run() calls
+    "evaluations",      # cumulative number of evaluated meta-game profiles
+    "top_up_episodes",  # episodes the Monte Carlo top-up played in this iteration (0 when off)
+    "episodes",         # cumulative episodes recorded in the meta-game (evaluation and top-up; 0 when exact)
+    "efce_gap",         # JPSRO with extensive_form_gaps: the eval meta-strategy's EFCE gap in the full game (else NaN)
+    "efcce_gap",        # ... and its EFCCE gap
+)

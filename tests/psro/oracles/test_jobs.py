@@ -1,0 +1,232 @@
+"""Oracle jobs through the executor, and learned-oracle runs that resume bit for bit.
+
+Every best-response call is a pure function of its inputs (:mod:`psro.oracles.jobs`):
+a learned response's seed comes from (run seed, iteration, player, target index),
+never from a counter. So a run gives the same populations, meta-game and gaps on
+every engine, and a run killed and resumed from its checkpoint ends exactly where
+an uninterrupted one does.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from games.executors import ProcessPoolExecutor, SerialExecutor
+from psro import PSRO
+from psro.config import PSROConfig
+from psro.meta.targets import meta_targets
+from psro.oracles.jobs import job_seed, oracle_jobs, run_oracle_job, tree_for
+from psro.oracles.learned.oracle import LearnedOracle
+from psro.oracles.learned.ppo import PPOConfig
+from psro.policies import realization_plans, uniform_policy
+
+ROOT = Path(__file__).resolve().parents[3]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+       "MKL_NUM_THREADS": "1"}
+
+# tiny budgets: a response takes a fraction of a second, and is still a function of its seed
+PPO = dict(total_steps=256, num_envs=8, num_steps=16, eval_episodes=32, hidden=(16,))
+DQN = dict(total_steps=256, num_envs=8, learning_starts=96, batch_size=32, buffer_size=256, eval_episodes=32,
+           hidden=(16,))
+
+
+def assert_same_run(a: PSRO, b: PSRO) -> None:
+    """Bit-for-bit: populations and their provenance, the meta-game, the meta-strategy and every gap."""
+    assert a.iteration == b.iteration and a.evaluations == b.evaluations
+    for pa, pb in zip(a.populations, b.populations):
+        assert np.array_equal(pa.policies, pb.policies)
+        assert pa.provenance_table().equals(pb.provenance_table())
+    for name in ("count", "total", "total_sq"):
+        assert np.array_equal(getattr(a.meta_game, name), getattr(b.meta_game, name))
+    assert np.array_equal(a.meta_strategy.joint, b.meta_strategy.joint)
+    assert a.history["gap"].tolist() == b.history["gap"].tolist()
+    assert a.history["train_gap"].tolist() == b.history["train_gap"].tolist()
+    for p in range(len(a.populations)):
+        pending_a, pending_b = a.pending_responses[p], b.pending_responses[p]
+        assert len(pending_a) == len(pending_b)
+        assert all(np.array_equal(x, y) and va == vb for (x, va), (y, vb) in zip(pending_a, pending_b))
+
+
+def learned_run(seed=3, oracle="ppo", iterations=3, **kwargs) -> PSRO:
+    solver = PSRO("kuhn_poker", oracle=oracle, oracle_options=PPO if oracle == "ppo" else DQN, seed=seed,
+                  progress=False, **kwargs)
+    solver.run(iterations=iterations)
+    return solver
+
+
+@pytest.fixture(scope="module")
+def serial_ppo_run():
+    return learned_run()
+
+
+# ------------------------------------------------------------------ seeds
+def test_job_seed_is_the_documented_seed_sequence_and_depends_on_every_key():
+    expected = np.random.SeedSequence(11, spawn_key=(4, 1, 2)).generate_state(1, dtype=np.uint32)[0]
+    assert job_seed(11, 4, 1, 2) == int(expected)
+    keys = [(11, 4, 1, 2), (12, 4, 1, 2), (11, 5, 1, 2), (11, 4, 0, 2), (11, 4, 1, 3)]
+    assert len({job_seed(*k) for k in keys}) == len(keys)
+    with pytest.raises(ValueError, match="iteration"):
+        job_seed(0, -1, 0, 0)
+    with pytest.raises(ValueError, match="player"):
+        job_seed(0, 0, 1.5, 0)
+
+
+def test_a_learned_call_is_a_function_of_its_keys_and_leaves_no_state_behind():
+    tree = tree_for("kuhn_poker()")
+    plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
+    oracle = LearnedOracle(tree, "ppo", PPOConfig(**PPO), seed=5)
+    first = oracle(0, plans, iteration=2, index=1)
+    assert first.training.seed == job_seed(5, 2, 0, 1)
+    torch.manual_seed(123)
+    state, threads = torch.get_rng_state(), torch.get_num_threads()
+    oracle(1, plans, iteration=0)                        # another call in between, with another seed
+    assert torch.equal(torch.get_rng_state(), state)     # the caller's torch generator is untouched ...
+    assert torch.get_num_threads() == threads            # ... and so is its thread count
+    again = LearnedOracle(tree, "ppo", PPOConfig(**PPO), seed=5)(0, plans, iteration=2, index=1)
+    assert np.array_equal(first.policy, again.policy) and first.value == again.value
+    assert first.estimated_value == again.estimated_value
+    weights_a, weights_b = first.network.network.state_dict(), again.network.network.state_dict()
+    assert all(torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
+
+
+# ------------------------------------------------------------------ engines
+def test_serial_and_process_pool_give_the_same_learned_run(serial_ppo_run):
+    with ProcessPoolExecutor(workers=2) as pool:
+        parallel = learned_run(executor=pool)
+    assert_same_run(serial_ppo_run, parallel)
+
+
+def test_learned_ce_jpsro_jobs_equal_in_process_calls():
+    """Joint targets, several per player (one per recommendation): every job keeps its own seed and place,
+    and the in-process calls (no jobs) use the same seeds."""
+    runs = [PSRO("kuhn_poker(players=3)", meta_solver="mgce", oracle="ppo", oracle_options=PPO, seed=1,
+                 progress=False, oracle_dispatch=d) for d in ("in_process", "executor")]
+    for solver in runs:
+        solver.run(iterations=2)
+    assert_same_run(*runs)
+    solver = runs[0]
+    payoffs = solver.meta_game.mean_game().payoffs
+    counts = [len(meta_targets(solver.meta_strategy, "ce", solver.populations, payoffs, p)) for p in range(3)]
+    assert max(counts) >= 2   # the last iteration had a player with several targets
+
+
+def test_the_seed_matters(serial_ppo_run):
+    """Guards the comparisons above against a budget so small that every seed gives the same responses."""
+    other = learned_run(seed=4)
+    assert any(not np.array_equal(pa.policies, pb.policies)
+               for pa, pb in zip(serial_ppo_run.populations, other.populations))
+
+
+@pytest.mark.parametrize("game, meta_solver", [("kuhn_poker", "nash"), ("kuhn_poker(players=3)", "mgce")])
+def test_exact_oracle_jobs_through_the_executor_equal_in_process_calls(game, meta_solver):
+    # CE-JPSRO gives a player one target per recommendation: the jobs must come back in target order
+    runs = [PSRO(game, meta_solver=meta_solver, progress=False, oracle_dispatch=d, executor=SerialExecutor())
+            for d in ("auto", "executor")]
+    for solver in runs:
+        solver.run(iterations=4)
+    assert_same_run(*runs)
+    assert max(len(pop) for pop in runs[0].populations) >= 4
+
+
+def test_jobs_answer_in_target_order_with_the_exact_values():
+    tree = tree_for("kuhn_poker()")
+    solver = PSRO("kuhn_poker", progress=False)
+    solver.run(iterations=0)   # the uniform population
+    from psro.oracles import Target
+    from psro.oracles.exact import best_response
+
+    pops = solver.populations
+    targets = [[Target(player=p, populations=pops, mixtures=(np.ones(1), np.ones(1)))] for p in range(2)]
+    answers = [run_oracle_job(job) for job in oracle_jobs("exact", "kuhn_poker()", targets, 0, 0)]
+    # Kuhn poker against a uniform opponent: 1/2 for the first player, 5/12 for the second (checked against
+    # pyspiel.TabularBestResponse in test_rl_oracles), and the same policies as a direct call
+    assert [a.value for a in answers] == pytest.approx([0.5, 5 / 12], abs=1e-12)
+    plans = [pop.plans[0] for pop in pops]
+    for p, answer in enumerate(answers):
+        assert np.array_equal(answer.policy, best_response(tree, p, plans).policy)
+
+
+# ------------------------------------------------------------------ resume
+def test_learned_run_resumed_from_a_checkpoint_ends_like_the_uninterrupted_run(tmp_path):
+    reference = learned_run(oracle="dqn", iterations=3)
+    first = learned_run(oracle="dqn", iterations=1, checkpoint_dir=tmp_path)
+    assert first.iteration == 1
+    resumed = PSRO.resume(tmp_path, progress=False, executor="serial")
+    assert resumed.options["oracle_options"]["total_steps"] == DQN["total_steps"]
+    resumed.run(iterations=2)
+    assert_same_run(reference, resumed)
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    from psro import PSRO
+    solver = PSRO("kuhn_poker", oracle="ppo", oracle_options={options!r}, seed=3, progress=False,
+                  checkpoint_dir=sys.argv[1])
+    solver.run(iterations=3, callback=lambda row: print("iteration", row["iteration"], flush=True))
+""")
+
+
+def test_learned_run_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, serial_ppo_run):
+    child = subprocess.Popen([sys.executable, "-c", CHILD.format(options=PPO), str(tmp_path)], env=ENV,
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        for line in child.stdout:
+            if line.strip() == "iteration 1":
+                break
+        time.sleep(0.05)   # now in iteration 2, most likely training its responses
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == -signal.SIGKILL
+    resumed = PSRO.resume(tmp_path, progress=False)
+    assert 0 <= resumed.iteration < 3   # iteration 1's checkpoint may still have been on its way to disk
+    resumed.run(iterations=3 - resumed.iteration)
+    assert_same_run(serial_ppo_run, resumed)
+
+
+# ------------------------------------------------------------------ options
+def test_one_executor_for_the_run():
+    pool = ProcessPoolExecutor(workers=2)
+    solver = PSRO("kuhn_poker", evaluator="monte_carlo", executor=pool, progress=False,
+                  evaluator_options={"episodes_per_profile": 10})
+    assert solver.evaluator.executor is pool and solver.executor is pool
+    solver.close()                 # not ours: left to the caller
+    assert solver.executor is pool
+    legacy = PSRO("kuhn_poker", evaluator="monte_carlo", progress=False,
+                  evaluator_options={"episodes_per_profile": 10, "executor": "serial"})
+    assert legacy.executor is legacy.evaluator.executor
+    assert isinstance(legacy.executor, SerialExecutor)
+    pool.close()
+
+
+def test_bad_options_name_the_argument():
+    with pytest.raises(ValueError, match="oracle_dispatch"):
+        PSRO("kuhn_poker", oracle_dispatch="parallel")
+    with pytest.raises(ValueError, match="executor"):
+        PSRO("kuhn_poker", executor="threads")
+    with pytest.raises(ValueError, match="executor"):
+        PSRO("kuhn_poker", evaluator="monte_carlo", executor="serial", evaluator_options={"executor": 2})
+    with pytest.raises(TypeError, match="oracle_options"):
+        PSRO("kuhn_poker", oracle="ppo", oracle_options={"total_step": 10})
+    with pytest.raises(TypeError, match="oracle_options"):
+        PSRO("kuhn_poker", oracle="exact", oracle_options={"total_steps": 10})
+
+
+def test_config_executor_field_reaches_the_solver_and_is_validated():
+    config = PSROConfig(oracle="ppo").replace_from_strings(["executor=2"])
+    assert config.executor_spec() == 2
+    assert PSROConfig().executor_spec() == "serial"
+    with pytest.raises(ValueError, match="^executor: "):
+        PSROConfig(executor="0").validate()
+    with pytest.raises(ValueError, match="^executor: "):
+        PSROConfig(executor="threads").validate()

@@ -1,0 +1,138 @@
+"""psro.run.cli: the help is generated from the config (issue 16, item 5); bad input is one clear line (issue 15,
+items 9 and 11)."""
+
+import dataclasses
+import re
+
+import pytest
+
+from psro.config import PSROConfig, field_help
+from psro.run.cli import main
+
+
+@pytest.fixture
+def run_help(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "500")   # one line per option
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--help"])
+    assert info.value.code == 0
+    return capsys.readouterr().out
+
+
+def option_lines(text: str) -> dict:
+    """``{option: its entry}``, an entry's continuation lines (argparse moves a long one's help down) joined."""
+    lines, current = {}, None
+    for line in text.splitlines():
+        match = re.match(r"^  (--[a-z-]+)", line)
+        if match:
+            current = match.group(1)
+            assert current not in lines, f"{current} is listed twice"
+            lines[current] = line
+        elif current is not None and re.match(r"^ {6,}\S", line):
+            lines[current] += " " + line.strip()
+        else:
+            current = None
+    return lines
+
+
+def test_one_option_per_config_field_with_no_duplicated_spellings(run_help):
+    lines = option_lines(run_help)
+    fields = [f.name for f in dataclasses.fields(PSROConfig)]
+    for name in fields:
+        line = lines[f"--{name.replace('_', '-')}"]
+        assert line.count("--") == 1, line   # not "--name VALUE, --name VALUE"
+        assert f"--{name} " not in run_help or "_" not in name
+    assert set(lines) == {"--out", "--resume", "--previous", "--set",
+                          *(f"--{n.replace('_', '-')}" for n in fields)}
+
+
+def test_each_option_shows_its_choices_default_and_docstring(run_help):
+    lines = option_lines(run_help)
+    for h in field_help():
+        line = lines[f"--{h.name.replace('_', '-')}"]
+        if h.default is None or isinstance(h.default, bool):
+            default = {None: "null", True: "true", False: "false"}[h.default]
+        else:
+            default = '""' if h.default == "" else str(h.default)
+        assert f"default: {default}]" in line, line
+        assert h.description in line, line
+        for choice in h.choices or ():
+            assert choice in line, (choice, line)
+    assert "Seed of the run's random generator. [int; default: 0]" in lines["--seed"]
+    for name in ("sequence_form", "monte_carlo", "openspiel"):
+        assert name in lines["--evaluator"]
+    for name in ("mgcce", "nash", "alpharank", "rvce"):
+        assert name in lines["--meta-solver"]
+    assert "serial, process, ray or a number of worker processes" in lines["--executor"]
+    assert "{exact,openspiel,dqn,ppo}" in lines["--oracle"]
+    assert "{true,false}" in lines["--checkpoint"]
+
+
+def test_resume_has_the_same_field_options(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "500")
+    with pytest.raises(SystemExit):
+        main(["resume", "--help"])
+    lines = option_lines(capsys.readouterr().out)
+    assert {f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(PSROConfig)} <= set(lines)
+    assert "--previous" in lines
+
+
+def test_the_underscore_spelling_still_parses():
+    from psro.run.cli import build_parser
+
+    args = build_parser().parse_args(["run", "c.yaml", "--meta_solver", "mgcce", "--target-gap", "1e-3"])
+    assert (args.meta_solver, args.target_gap) == ("mgcce", "1e-3")
+
+
+@pytest.mark.parametrize("yaml_text, option, field", [
+    ("name: ../../escape\n", [], "name"),
+    ("", ["--name", "../../escape"], "name"),
+    ("iterations: -5\n", [], "iterations"),
+    ("time_limit: -3\n", [], "time_limit"),
+    ("", ["--seed", "-1"], "seed"),
+    ("seed: 1\nseed: 2\n", [], "seed"),
+])
+def test_bad_config_values_are_one_line_naming_the_field(tmp_path, capsys, monkeypatch, yaml_text, option, field):
+    monkeypatch.chdir(tmp_path)   # the default run directory would be runs/... here
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\n" + yaml_text)
+    assert main(["run", str(config), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("psro run: error: ") and err.count("\n") == 1 and field in err, err
+    assert not (tmp_path / "runs").exists() and not (tmp_path.parent / "escape").exists()
+
+
+def test_a_directory_as_the_config_is_named_as_such(tmp_path, capsys):
+    assert main(["run", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_an_engine_failure_ends_the_run_with_a_message_and_how_to_resume(tmp_path, capsys, monkeypatch):
+    from games.executors import EngineError
+    from psro.loop import PSRO
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\niterations: 3\nrank_population: false\n")
+
+    def dies(self, *args, **kwargs):
+        raise EngineError("the Ray engine failed (LocalRayletDiedError).")
+
+    monkeypatch.setattr(PSRO, "run", dies)
+    assert main(["run", str(config), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("psro run: error: the Ray engine failed") and "nothing to resume" in err
+
+    def dies_later(self, *args, **kwargs):
+        self.save_checkpoint()   # an iteration finished (and was checkpointed) before the engine failed
+        raise EngineError("the Ray engine failed (LocalRayletDiedError).")
+
+    monkeypatch.setattr(PSRO, "run", dies_later)
+    assert main(["run", str(config), "--out", str(tmp_path / "again")]) == 1
+    assert f"continue with `psro resume {tmp_path / 'again'}`" in capsys.readouterr().err
+
+
+def test_previous_without_a_run_to_resume_is_an_error(tmp_path, capsys):
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\n")
+    assert main(["run", str(config), "--previous"]) == 2
+    assert "--previous picks the checkpoint" in capsys.readouterr().err
