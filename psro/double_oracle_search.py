@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from games.normal_form import NormalFormGame, as_game
+from games.validation import check_int, check_real
 from psro.meta.warm_start_lp import WarmStartZeroSumLP
 from solvers import make_equilibrium, solve
 from solvers.equilibrium import Equilibrium
@@ -147,11 +148,8 @@ def double_oracle(game, meta_solver="nash", initial: Sequence | None = None, max
     """
     game = as_game(game)
     solver = _resolve_meta_solver(meta_solver)
-    if max_iterations is not None and (isinstance(max_iterations, bool) or int(max_iterations) != max_iterations
-                                       or max_iterations < 1):
-        raise ValueError(f"max_iterations must be a positive int or None; got {max_iterations!r}.")
-    if not (isinstance(tol, (int, float)) and tol >= 0):
-        raise ValueError(f"tol must be a non-negative number; got {tol!r}.")
+    max_iterations = check_int(max_iterations, "max_iterations", minimum=1, none_ok=True)
+    tol = check_real(tol, "tol", minimum=0.0)
     n = game.num_players
     threshold = tol * max(1.0, float(np.abs(game.payoffs).max()))
     limit = max_iterations if max_iterations is not None else sum(game.shape) + 1

@@ -24,6 +24,7 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import make_executor
+from games.validation import is_integer
 from psro.evaluation.base import EvaluationBatch, block_done, register_evaluator
 from psro.evaluation.sampled_play import ProfileSampler, SampleStatistics, build_play_tree
 from psro.evaluation.top_up import (
@@ -110,9 +111,9 @@ class MonteCarloEvaluator:
                  episodes_per_task: int = 20_000, tasks_per_batch: int = 64):
         for name, value in (("episodes_per_profile", episodes_per_profile),
                             ("episodes_per_task", episodes_per_task), ("tasks_per_batch", tasks_per_batch)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            if not is_integer(value) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}.")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        if not is_integer(seed) or seed < 0:
             raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
         if not isinstance(tree, GameTree):
             if not hasattr(tree, "new_initial_state"):
@@ -342,7 +343,7 @@ class MonteCarloEvaluator:
         >>> int(played.sum()), int(played[1, 1])     # (1, 1) deviates from (0, 0) in both players: no weight
         (1000, 0)
         """
-        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        if not is_integer(budget) or budget < 1:
             raise ValueError(f"budget must be a positive int (episodes); got {budget!r}.")
         _check_top_up_game(meta_game, populations)
         if method == "support":
@@ -359,7 +360,7 @@ class MonteCarloEvaluator:
                                   rng=rng, empirical_game=meta_game, **options)
 
     def _top_up_support(self, meta_game: EmpiricalGame, populations, budget: int, strategy, rounds: int):
-        if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        if not is_integer(rounds) or rounds < 1:
             raise ValueError(f"rounds must be a positive int; got {rounds!r}.")
         if strategy is None:
             raise ValueError("method='support' needs strategy= (an Equilibrium, a joint or one mixture per player).")
@@ -453,9 +454,9 @@ class MonteCarloEvaluator:
         >>> done.round, done.spent, int(meta.count[0].sum())
         (3, 1000, 1400)
         """
-        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
+        if not is_integer(budget) or budget < 0:
             raise ValueError(f"budget must be a non-negative int (episodes); got {budget!r}.")
-        if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        if not is_integer(rounds) or rounds < 1:
             raise ValueError(f"rounds must be a positive int; got {rounds!r}.")
         if method not in TOP_UP_METHODS:
             raise ValueError(f"method must be one of {list(TOP_UP_METHODS)}; got {method!r}.")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from games.validation import is_integer
 from psro.game_tree import GameTree, PlayerInfostates
 from psro.oracles.base import BestResponse, Target, make_oracle
 
@@ -74,7 +75,7 @@ def job_seed(seed: int, iteration: int, player: int, index: int) -> int:
     """
     keys = {"seed": seed, "iteration": iteration, "player": player, "index": index}
     for name, value in keys.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        if not is_integer(value) or value < 0:
             raise ValueError(f"{name} must be a non-negative int; got {value!r}.")
     sequence = np.random.SeedSequence(int(seed), spawn_key=(int(iteration), int(player), int(index)))
     return int(sequence.generate_state(1, dtype=np.uint32)[0])

@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from games.validation import is_integer
 from psro.game_tree import PlayerInfostates
 from psro.policies import check_policy
 
@@ -236,7 +237,7 @@ class VectorEnv:
             raise ValueError(f"game {game} does not provide information-state tensors, which the RL oracles need.")
         if not 0 <= player < game.num_players():
             raise ValueError(f"player must be in [0, {game.num_players()}); got {player}.")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_integer(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int; got {num_envs!r}.")
         if not isinstance(opponents, OpponentMixture):
             raise TypeError(f"opponents must be an OpponentMixture; got {type(opponents).__name__}.")

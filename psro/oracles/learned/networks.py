@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from games.validation import is_integer
 from psro.game_tree import GameTree
 from psro.population import Provenance
 
@@ -123,7 +124,7 @@ class NeuralPolicy:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}; got {mode!r}.")
         for name, value in (("obs_dim", obs_dim), ("num_actions", num_actions)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            if not is_integer(value) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}.")
         self.obs_dim, self.num_actions = int(obs_dim), int(num_actions)
         self.hidden = tuple(int(h) for h in hidden)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from games.validation import is_integer
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target
@@ -169,7 +170,7 @@ class LearnedOracle:
         if not isinstance(config, config_type):
             raise TypeError(f"config must be a {config_type.__name__} for algorithm={algorithm!r}; "
                             f"got {type(config).__name__}.")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        if not is_integer(seed):
             raise TypeError(f"seed must be an int; got {seed!r}.")
         if seed < 0:
             raise ValueError(f"seed must be a non-negative int; got {seed!r}.")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from games.validation import is_integer
 from psro.oracles.learned.env import EpisodeStats, OpponentMixture, VectorEnv, play_episodes
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
 
@@ -63,7 +64,7 @@ def check_positive_ints(config, names: Iterable[str]) -> None:
     """
     for name in names:
         value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        if not is_integer(value) or value < 1:
             raise ValueError(f"{name} must be a positive int; got {value!r}.")
 
 
