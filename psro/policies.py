@@ -9,15 +9,24 @@ plays all of its own moves on the path to it, with the empty sequence last
 what makes aggregation a matrix product. :func:`to_openspiel_dict` lists one
 player's policy as pyspiel's ``{infostate: [(action, probability)]}``; a whole
 ``TabularPolicy`` of all players, and back, is :mod:`psro.openspiel_policy`.
+
+What populations hold, and oracles and evaluators consume, is a :class:`Policy`:
+today the tabular array itself; any object with ``to_tabular(tree, player)``
+(such as :class:`psro.oracles.learned.networks.NeuralPolicy`) is one too, and
+:func:`as_tabular` turns either into the array the sequence-form code reads.
 """
 
 from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from psro.game_tree import PlayerInfostates
 
 __all__ = [
+    "Policy",
+    "as_tabular",
     "uniform_policy",
     "random_policies",
     "realization_plans",
@@ -27,6 +36,38 @@ __all__ = [
     "to_openspiel_dict",
     "check_policy",
 ]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A policy that is not (yet) a tabular array: it gives its tabular form over a game tree's infostates of
+    ``player``, an array ``(num_infostates, num_actions)`` (a tabular array is a policy as it is)."""
+
+    def to_tabular(self, tree, player: int) -> np.ndarray:
+        ...
+
+
+def as_tabular(policy, tree, player: int) -> np.ndarray:
+    """The tabular array of ``policy``: an array as it is (checked against the player's infostates), a
+    :class:`Policy` through its ``to_tabular``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> as_tabular(uniform_policy(tree.infostates[1]), tree, 1).shape
+    (6, 2)
+    >>> class FirstAction:
+    ...     def to_tabular(self, tree, player):
+    ...         info = tree.infostates[player]
+    ...         return np.eye(info.num_actions)[info.legal_mask.argmax(axis=1)]
+    >>> isinstance(FirstAction(), Policy), as_tabular(FirstAction(), tree, 0)[0].tolist()
+    (True, [1.0, 0.0])
+    """
+    table = policy.to_tabular(tree, player) if isinstance(policy, Policy) else np.asarray(policy, dtype=np.float64)
+    check_policy(table, tree.infostates[player])
+    return table
 
 
 def uniform_policy(infostates: PlayerInfostates) -> np.ndarray:

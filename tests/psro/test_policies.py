@@ -206,3 +206,22 @@ def test_population_roundtrip(tmp_path, kuhn):
     assert data["iteration_0"].tolist() == [0, 1, 2]
     assert data["infostates_0"].tolist() == list(kuhn.infostates[0].keys)
     assert np.allclose(pops[0].plans, realization_plans(np.asarray(pops[0].policies), kuhn.infostates[0]))
+
+
+# ----------------------------------------------------------------- the Policy protocol
+def test_as_tabular_reads_arrays_and_policy_objects_and_checks_them(kuhn):
+    from psro.policies import Policy, as_tabular
+
+    class Fixed:   # a Policy of its own (what a neural policy will be): its tabular form over the infostates
+        def __init__(self, table):
+            self.table = table
+
+        def to_tabular(self, tree, player):
+            return self.table
+
+    table = random_policies(kuhn.infostates[0], 1, np.random.default_rng(1))[0]
+    assert isinstance(Fixed(table), Policy) and not isinstance(table, Policy)
+    np.testing.assert_array_equal(as_tabular(Fixed(table), kuhn, 0), table)
+    np.testing.assert_array_equal(as_tabular(table, kuhn, 0), table)
+    with pytest.raises(ValueError):
+        as_tabular(Fixed(table * 2.0), kuhn, 0)   # rows that do not sum to one are refused
