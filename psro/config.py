@@ -187,8 +187,9 @@ class PSROConfig:
     """Show a progress bar (the CLI prints its table instead)."""
 
     rank_population: bool = True
-    """When the run ends, rank the final population with alpha-Rank and Elo (``ranking.csv`` in the run
-    directory, and a table on the console); see :mod:`psro.run.population_ranking`."""
+    """When the run ends, rank the final population with alpha-Rank, and with Elo where it is defined (two-player
+    constant-sum meta-games) (``ranking.csv`` in the run directory, and a table on the console); see
+    :mod:`psro.run.population_ranking`."""
 
     ranking_alpha: float = 10.0
     """alpha-Rank's selection intensity for that ranking."""
