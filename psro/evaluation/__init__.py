@@ -6,6 +6,8 @@ and ``"openspiel"`` (exact, :mod:`psro.evaluation.exact`) and ``"monte_carlo"``
 bookkeeping is :mod:`psro.evaluation.top_up` and whose lockstep play is
 :mod:`psro.evaluation.sampled_play`).
 
+Examples
+--------
 >>> from psro.evaluation import evaluator_names
 >>> evaluator_names()[:3]
 ['sequence_form', 'openspiel', 'monte_carlo']
