@@ -50,6 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from psro.game_tree import GameTree
+from psro.oracles.exact import opponents_reach
 
 __all__ = ["ExtensiveFormGaps", "extensive_form_gaps", "meta_strategy_extensive_form_gaps", "history_gaps"]
 
@@ -80,21 +81,11 @@ class ExtensiveFormGaps:
     values: tuple
 
 
-def _others_reach(tree: GameTree, player: int, plans: Sequence, profiles: np.ndarray) -> np.ndarray:
-    """``prod_{q != player} plans[q][profiles[k, q]][sigma_q(z)]``, shape ``(K, Z)``."""
-    reach = np.ones((profiles.shape[0], tree.num_terminals))
-    for q in range(tree.num_players):
-        if q != player:
-            used, inverse = np.unique(profiles[:, q], return_inverse=True)
-            reach *= np.asarray(plans[q])[used][:, tree.terminal_sequence[q]][inverse.reshape(-1)]
-    return reach
-
-
 def _player_gaps(tree: GameTree, player: int, plans: Sequence, profiles: np.ndarray, weights: np.ndarray) -> tuple:
     info = tree.infostates[player]
     num_i, num_a, num_s = info.num_infostates, info.num_actions, info.num_sequences
     seq = tree.terminal_sequence[player]
-    r = _others_reach(tree, player, plans, profiles) * (weights[:, None] * tree.terminal_chance[None, :])
+    r = opponents_reach(tree, player, plans, profiles) * (weights[:, None] * tree.terminal_chance[None, :])
     r *= tree.terminal_returns[:, player][None, :]          # R[k, z] u(z)
     x = np.asarray(plans[player], dtype=np.float64)[profiles[:, player]]   # X[k, s]
     direct = np.bincount(seq, weights=(x[:, seq] * r).sum(axis=0), minlength=num_s)

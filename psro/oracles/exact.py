@@ -28,7 +28,7 @@ import numpy as np
 from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target, register_oracle
 
-__all__ = ["best_response", "joint_best_response", "joint_terminal_weights", "ExactOracle"]
+__all__ = ["best_response", "joint_best_response", "joint_terminal_weights", "opponents_reach", "ExactOracle"]
 
 
 def _backward_induction(tree: GameTree, player: int, terminal_weights: np.ndarray) -> BestResponse:
@@ -126,13 +126,45 @@ def joint_terminal_weights(tree: GameTree, player: int, plans: Sequence, profile
     if profiles.ndim != 2 or profiles.shape[1] != tree.num_players or weights.shape != (profiles.shape[0],):
         raise ValueError(f"profiles must have shape (K, {tree.num_players}) and weights shape (K,); got "
                          f"{profiles.shape} and {weights.shape}.")
+    return weights @ opponents_reach(tree, player, plans, profiles)
+
+
+def opponents_reach(tree: GameTree, player: int, plans: Sequence, profiles) -> np.ndarray:
+    """The others' reach of every terminal under each joint profile.
+
+    ``reach[k, z] = prod_{q != player} plans[q][profiles[k, q]][sigma_q(z)]``. Each opponent's distinct
+    plans are gathered once, then spread over the profiles that use them.
+
+    Parameters
+    ----------
+    tree : GameTree
+    player : int
+    plans : sequence of ndarray
+        Player q's realization plans ``(k_q, num_sequences_q)``.
+    profiles : array_like of int, shape (K, num_players)
+
+    Returns
+    -------
+    ndarray, shape (K, num_terminals)
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import realization_plans, uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> plans = [realization_plans(uniform_policy(i)[None], i) for i in tree.infostates]
+    >>> opponents_reach(tree, 0, plans, [[0, 0]]).shape == (1, tree.num_terminals)
+    True
+    """
+    profiles = np.asarray(profiles, dtype=np.intp)
     reach = np.ones((profiles.shape[0], tree.num_terminals))
     for q in range(tree.num_players):
         if q != player:
             used, inverse = np.unique(profiles[:, q], return_inverse=True)
             gathered = np.asarray(plans[q])[used][:, tree.terminal_sequence[q]]   # (distinct, Z)
             reach *= gathered[inverse.reshape(-1)]
-    return weights @ reach
+    return reach
 
 
 def joint_best_response(tree: GameTree, player: int, plans: Sequence, profiles, weights) -> BestResponse:
