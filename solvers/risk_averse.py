@@ -450,16 +450,25 @@ def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500)
     if lip <= 0.0:  # linear objective: a pure strategy is optimal
         return RiskAdjustedBestResponse(x, fx, _fw_bound(prob, x))
     step = 1.0 / lip
+
+    def ascend(z: np.ndarray) -> np.ndarray:
+        # a constant added to the gradient does not move the projection; centring it keeps ``z + step * g`` near
+        # the simplex when the curvature (so 1 / step) is tiny, where the projection of huge numbers would lose
+        # the last digits of the strategy (and its sum, hence its value, by up to step * |g| * eps)
+        g = prob.gradient(z)
+        out = project_to_simplex(z + step * (g - g.max()))
+        return out / out.sum()
+
     bound = _fw_bound(prob, x)
     y, x_prev, momentum = x.copy(), x.copy(), 1.0
     it = 0
     while bound > eps and it < max_iter:
         it += 1
-        x_new = project_to_simplex(y + step * prob.gradient(y))
+        x_new = ascend(y)
         f_new = prob.objective(x_new)
         if f_new < fx:  # restart the momentum when the objective goes down
             y, momentum = x.copy(), 1.0
-            x_new = project_to_simplex(x + step * prob.gradient(x))
+            x_new = ascend(x)
             f_new = prob.objective(x_new)
         m_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum * momentum))
         y = x_new + ((momentum - 1.0) / m_next) * (x_new - x_prev)

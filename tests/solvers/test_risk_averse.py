@@ -355,3 +355,56 @@ def test_downside_rae_of_higher_order():
     marg = [np.array([0.5, 0.5]), np.array([0.1, 0.9])]
     assert (lower_partial_moment(game, marg, target=0.0, order=3)[0]
             > lower_partial_moment(game, marg, target=0.0, order=2)[0])
+
+
+@settings(max_examples=30)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 5), gamma=st.floats(1e-10, 1e-6))
+def test_best_deviation_stays_on_the_simplex_when_the_curvature_is_tiny(seed, k, gamma):
+    # near-linear objective: the projected-gradient step 1 / curvature is huge; the strategy must still sum to one,
+    # and (the objective being concave) no deviation gains more than the Frank-Wolfe gap at the start
+    rng = np.random.default_rng(seed)
+    payoffs = rng.random((2, k, 4))
+    payoffs[0, 1] = payoffs[0, 0] + 1e-9 * rng.standard_normal(4)   # two all but tied actions
+    game = NormalFormGame(payoffs)
+    marg = _random_marginals(rng, game.shape)
+    u = np.einsum("ij,j->i", game.payoffs[0], marg[1])
+    start = np.zeros(k)
+    start[:2] = 0.5
+    m = [start, marg[1]]
+    br = risk_adjusted_best_response(game, m, 0, gamma)
+    assert abs(br.strategy.sum() - 1.0) <= 1e-14
+    assert br.strategy.min() >= 0.0
+    base = risk_adjusted_values(game, m, gamma)[0]
+    m[0] = br.strategy
+    assert risk_adjusted_values(game, m, gamma)[0] == pytest.approx(br.value, abs=1e-12)
+    frank_wolfe = float(u.max() - u @ start) + 4 * gamma   # the risk term's gradient is at most 4 gamma here
+    assert br.value - base <= frank_wolfe + 1e-14
+
+
+# a fuzz find (tests/solvers/test_fuzz.py): payoffs -0.01 +- 2e-8 for player 0 and +- 2e-8 for player 1
+_NEARLY_CONSTANT = [
+    [[-0.010000006517911527, -0.010000001747172924, -0.009999983362760086, -0.009999993408522501],
+     [-0.010000016413972947, -0.010000000052032642, -0.01000000623463741, -0.009999998513684768],
+     [-0.010000016081877842, -0.00999999758228123, -0.009999997646190813, -0.009999984243739686],
+     [-0.009999996833549836, -0.009999994894533383, -0.01000001493116685, -0.009999977472708753]],
+    [[6.517911526116896e-09, 1.7471729232577715e-09, -1.6637239913911968e-08, -6.59147749832255e-09],
+     [1.6413972945846466e-08, 5.2032641719319776e-11, 6.234637409883934e-09, -1.4863152325202633e-09],
+     [1.608187784186389e-08, -2.4177187687685133e-09, -2.353809187374548e-09, -1.5756260314314626e-08],
+     [-3.166450164719021e-09, -5.105466616976418e-09, 1.4931166849642325e-08, -2.2527291247240276e-08]]]
+
+
+def test_rae_gap_of_a_nearly_constant_game_is_not_inflated_by_round_off():
+    # once normalised, the risk aversion is ~2e-8 and the best-response search took projected steps of size ~1e8,
+    # which lost the strategy's sum in the 8th digit: a deviation "worth" 1.7e-8 against tol 1e-8. Normalised in
+    # long double (as the fuzz does), then rounded: the answer must not depend on that last-digit difference.
+    game = NormalFormGame(np.array(_NEARLY_CONSTANT))
+    eq = solve(game, "rae")
+    u = game.payoffs.astype(np.longdouble).reshape(2, -1)
+    lo, span = u.min(axis=1), u.max(axis=1) - u.min(axis=1)
+    norm = NormalFormGame(((game.payoffs - lo[:, None, None]) / span[:, None, None]).astype(np.float64))
+    gamma = 0.5 * span.astype(np.float64)
+    for p in range(2):
+        br = risk_adjusted_best_response(norm, list(eq.marginals), p, gamma[p])
+        assert abs(br.strategy.sum() - 1.0) <= 1e-14
+    assert eq.converged
+    assert rae_gaps(norm, eq.marginals, gamma).gains.sum() <= eq.info["gap_tol"]
