@@ -9,7 +9,9 @@ the run's seed, so a resumed run, or one on another executor, trains exactly
 the same responses; an exact oracle ignores it.
 
 :func:`register_oracle` registers a factory ``factory(tree, seed=0, **options)
--> Oracle`` under a name; :func:`make_oracle` builds one by name. The built-in
+-> Oracle`` under a name; :func:`make_oracle` builds one by name. A learned
+oracle's factory also takes ``game=`` and accepts ``tree=None`` (it plays the
+game without a tree); an exact one needs the tree. The built-in
 ``exact``, ``openspiel``, ``dqn`` and ``ppo`` oracles are registered that way
 (by :mod:`psro.oracles.exact`, :mod:`psro.oracles.openspiel` and
 :mod:`psro.oracles.learned`), which :mod:`psro.oracles` imports; a new oracle
@@ -56,8 +58,10 @@ class BestResponse:
     Attributes
     ----------
     player : int
-    policy : ndarray, shape (num_infostates, num_actions)
-        One-hot rows.
+    policy : ndarray or policy object
+        An exact oracle's: one-hot rows ``(num_infostates, num_actions)``. A
+        learned oracle's on sampled play: the trained policy itself (a
+        :class:`psro.oracles.learned.networks.NeuralPolicy`).
     value : float
         The responder's expected payoff against the opponents' policies.
     """
@@ -75,8 +79,11 @@ class Target:
     ----------
     player : int
         The responder.
-    populations : sequence of psro.population.Population
-        Every player's population (the responder's own is not used).
+    populations : sequence of populations
+        Every player's population (anything with ``policies`` and ``len()``:
+        tabular :class:`psro.population.Population` arrays, or lists of
+        policy objects such as neural networks); the responder's own is read
+        only for a learned oracle's warm start.
     mixtures : tuple of ndarray, optional
         Product target: one probability vector per player over its
         population (the responder's entry is ignored).
@@ -94,6 +101,9 @@ class Target:
         The responder's meta-game value under the target when it follows the
         recommendation (NaN when not known); a best response's gain over it is
         the deviation incentive.
+    initial_policy : NeuralPolicy, optional
+        For a learned oracle: the network whose weights the training starts
+        from (a warm start); None: the oracle's ``warm_start`` option decides.
     """
 
     player: int
@@ -104,6 +114,7 @@ class Target:
     recommendation: int | None = None
     mass: float = 1.0
     on_policy_value: float = float("nan")
+    initial_policy: object = None
 
     @property
     def is_joint(self) -> bool:
@@ -136,7 +147,8 @@ class Oracle(Protocol):
 
 @dataclass(frozen=True)
 class OracleInfo:
-    """A registered oracle: its name, its factory ``factory(tree, seed=0, **options)`` and whether it learns."""
+    """A registered oracle: its name, its factory ``factory(tree, seed=0, **options)`` (a learned one's also
+    takes ``game=``) and whether it learns."""
 
     name: str
     factory: Callable
@@ -151,7 +163,9 @@ def register_oracle(name: str, *, learned: bool = False) -> Callable:
 
     ``learned`` must say what the built oracles' ``learned`` says; the config
     reads it before any oracle exists (``oracle_steps`` is for learned oracles
-    only). Registering a name again replaces it.
+    only). A learned oracle's factory must also accept ``game=`` (the game,
+    given whenever the caller has it) and ``tree=None`` (no tree built).
+    Registering a name again replaces it.
 
     Examples
     --------
@@ -192,8 +206,21 @@ def oracle_info(name: str) -> OracleInfo:
     return _ORACLES[name]
 
 
-def make_oracle(name: str, tree, seed: int = 0, **options) -> Oracle:
-    """The oracle registered as ``name``, built on ``tree`` with the run's ``seed`` and its ``options``.
+def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Oracle:
+    """The oracle registered as ``name``, built on ``tree`` (or ``game``) with the run's ``seed`` and ``options``.
+
+    Parameters
+    ----------
+    name : str
+        A registered oracle (:func:`oracle_names`).
+    tree : GameTree or None
+        The game tree; None when it is not built (learned oracles only).
+    seed : int
+    game : pyspiel.Game, str or environment game, optional
+        Passed to learned factories (which play the game without a tree); an
+        exact oracle's factory does not take it.
+    **options
+        The oracle's options (``PSRO(oracle_options=...)``).
 
     Examples
     --------
@@ -208,8 +235,22 @@ def make_oracle(name: str, tree, seed: int = 0, **options) -> Oracle:
     >>> target = Target(player=1, populations=pops, mixtures=(np.ones(1), np.ones(1)))
     >>> round(make_oracle("exact", tree).respond(1, target).value, 6)
     0.416667
+    >>> make_oracle("ppo", None, game="leduc_poker", total_steps=2048).learned
+    True
+    >>> try:
+    ...     make_oracle("exact", None, game="leduc_poker")
+    ... except ValueError as error:
+    ...     print(str(error).split(";")[0])
+    oracle 'exact' needs the game tree, which was not built
     """
-    oracle = oracle_info(name).factory(tree, seed=seed, **options)
+    info = oracle_info(name)
+    if info.learned:
+        oracle = info.factory(tree, seed=seed, **({} if game is None else {"game": game}), **options)
+    else:
+        if tree is None:
+            raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use a learned oracle "
+                             f"({learned_oracle_names()}) for games whose tree is not built.")
+        oracle = info.factory(tree, seed=seed, **options)
     if not isinstance(oracle, Oracle):
         raise TypeError(f"the factory of oracle {name!r} returned {type(oracle).__name__}, which has no "
                         "respond(player, target, *, key) method and learned flag (see psro.oracles.Oracle).")

@@ -16,17 +16,18 @@ __all__ = ["dqn_oracle", "ppo_oracle"]
 
 
 @register_oracle("dqn", learned=True)
-def dqn_oracle(tree, seed: int = 0, **options):
-    """Oracle ``"dqn"``: :func:`psro.oracles.learned.oracle.make_learned_oracle` with DQN; ``options`` are
-    :class:`psro.oracles.learned.dqn.DQNConfig` fields and ``target_mode``."""
+def dqn_oracle(tree, seed: int = 0, *, game=None, **options):
+    """Oracle ``"dqn"``: :func:`psro.oracles.learned.oracle.make_learned_oracle` with DQN on ``tree`` (or None)
+    and ``game``; ``options`` are :class:`psro.oracles.learned.dqn.DQNConfig` fields and ``target_mode``,
+    ``response_mode``, ``warm_start``, ``device``."""
     from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
 
-    return make_learned_oracle("dqn", tree, seed=seed, **options)
+    return make_learned_oracle("dqn", tree, seed=seed, game=game, **options)
 
 
 @register_oracle("ppo", learned=True)
-def ppo_oracle(tree, seed: int = 0, **options):
+def ppo_oracle(tree, seed: int = 0, *, game=None, **options):
     """Oracle ``"ppo"``: as :func:`dqn_oracle`, with :class:`psro.oracles.learned.ppo.PPOConfig` fields."""
     from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
 
-    return make_learned_oracle("ppo", tree, seed=seed, **options)
+    return make_learned_oracle("ppo", tree, seed=seed, game=game, **options)

@@ -5,7 +5,10 @@ epsilon-greedy learner over ``num_envs`` parallel games, a uniform replay
 buffer in numpy arrays, a target network copied every
 ``target_update_interval`` gradient steps, and the legal-action mask applied
 both when acting and in the bootstrap ``max``. The learned policy is greedy
-in the Q-values (:class:`psro.oracles.learned.networks.NeuralPolicy` with ``mode="greedy"``).
+in the Q-values (:class:`psro.oracles.learned.networks.NeuralPolicy` with ``mode="greedy"``,
+unless ``mode="softmax"`` asks for the softmax of the Q-values). ``initial``
+warm-starts the Q-network from a previous response's weights, and ``device``
+trains on a GPU where one exists.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from torch import nn
 
 from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
-from psro.oracles.learned.training import TrainingResult, check_positive_ints, greedy_result, seeded_env
+from psro.oracles.learned.training import (
+    TrainingResult,
+    check_positive_ints,
+    evaluated_result,
+    initial_network,
+    seeded_env,
+)
 
 __all__ = ["DQNConfig", "train_dqn"]
 
@@ -62,7 +71,7 @@ class DQNConfig:
     hidden: tuple = (64,)
     """hidden layer widths of the Q-network"""
     eval_episodes: int = 2000
-    """episodes played greedily at the end to estimate the response's value"""
+    """episodes played at the end (in the returned policy's mode) to estimate the response's value"""
     seed: int = 0
     """seeds torch and the numpy generator that drives chance, opponents and exploration"""
 
@@ -79,8 +88,9 @@ class DQNConfig:
             raise ValueError(f"gamma must lie in [0, 1]; got {self.gamma!r}.")
 
 
-def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig = DQNConfig()) -> TrainingResult:
-    """Train a Q-network for seat ``player`` against ``opponents`` and evaluate its greedy policy.
+def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig = DQNConfig(), *,
+              initial: NeuralPolicy | None = None, mode: str = "greedy", device="cpu") -> TrainingResult:
+    """Train a Q-network for seat ``player`` against ``opponents`` and evaluate it in ``mode``.
 
     Parameters
     ----------
@@ -89,6 +99,12 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     opponents : OpponentMixture
         An opponent profile is drawn from it at the start of every episode.
     config : DQNConfig
+    initial : NeuralPolicy, optional
+        Warm start: the Q-network (and its target network) start from a copy of these weights.
+    mode : {"greedy", "softmax"}
+        How the returned policy plays (and is evaluated).
+    device : str or torch.device
+        Where the networks train; the environment and the replay buffer stay on the CPU.
 
     Returns
     -------
@@ -109,8 +125,8 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     """
     start = time.perf_counter()
     rng, env = seeded_env(game, player, opponents, config.num_envs, config.seed)
-    q_policy = NeuralPolicy.for_game(game, hidden=config.hidden, mode="greedy")
-    q_network = q_policy.network
+    q_policy = initial_network(game, "greedy", config.hidden, initial, device)
+    q_network, device = q_policy.network, q_policy.device
     target_network = copy.deepcopy(q_network)
     optimizer = torch.optim.Adam(q_network.parameters(), lr=config.learning_rate)
 
@@ -133,7 +149,8 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
         epsilon = config.start_epsilon + (config.end_epsilon - config.start_epsilon) * min(
             1.0, iteration / decay_iterations)
         with torch.no_grad():
-            greedy = masked_scores(q_network(torch.from_numpy(obs)), torch.from_numpy(mask)).argmax(dim=1).numpy()
+            greedy = masked_scores(q_network(torch.from_numpy(obs).to(device)),
+                                   torch.from_numpy(mask).to(device)).argmax(dim=1).cpu().numpy()
         random_legal = (rng.random(mask.shape) * mask).argmax(axis=1)
         actions = np.where(rng.random(config.num_envs) < epsilon, random_legal, greedy)
         step = env.step(actions)
@@ -151,13 +168,14 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
             continue
         for _ in range(config.gradient_steps):
             idx = rng.integers(0, filled, config.batch_size)
+
+            def batch(array: np.ndarray) -> torch.Tensor:
+                return torch.from_numpy(array[idx]).to(device)
+
             with torch.no_grad():
-                next_q = masked_scores(target_network(torch.from_numpy(buf_next_obs[idx])),
-                                       torch.from_numpy(buf_next_mask[idx])).max(dim=1).values
-                target = torch.from_numpy(buf_reward[idx]) + config.gamma * next_q * (
-                    1.0 - torch.from_numpy(buf_done[idx]))
-            predicted = q_network(torch.from_numpy(buf_obs[idx])).gather(
-                1, torch.from_numpy(buf_action[idx])[:, None]).squeeze(1)
+                next_q = masked_scores(target_network(batch(buf_next_obs)), batch(buf_next_mask)).max(dim=1).values
+                target = batch(buf_reward) + config.gamma * next_q * (1.0 - batch(buf_done))
+            predicted = q_network(batch(buf_obs)).gather(1, batch(buf_action)[:, None]).squeeze(1)
             loss = nn.functional.mse_loss(predicted, target)
             optimizer.zero_grad()
             loss.backward()
@@ -166,5 +184,5 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
             if updates % config.target_update_interval == 0:
                 target_network.load_state_dict(q_network.state_dict())
 
-    return greedy_result(env, q_policy, eval_episodes=config.eval_episodes,
-                         training_steps=num_iterations * config.num_envs, seed=config.seed, start=start)
+    return evaluated_result(env, q_policy, eval_episodes=config.eval_episodes,
+                            training_steps=num_iterations * config.num_envs, seed=config.seed, start=start, mode=mode)

@@ -1,17 +1,25 @@
-"""Neural policies over OpenSpiel information-state tensors, with the interface of tabular ones.
+"""Neural policies: population members that act on batches of observations, with the interface of tabular ones.
 
-A :class:`NeuralPolicy` is a small torch network that maps
-``state.information_state_tensor(player)`` to one score per action. Illegal
-actions are masked out. The scores are read either as logits (``mode="softmax"``,
-what PPO learns) or as action values (``mode="greedy"``, what DQN learns: the
-policy plays the best legal action, the lowest index on ties).
+A :class:`NeuralPolicy` is a small torch network that maps a flat observation
+(the game's information-state tensor, any shape flattened) to one score per
+action. Illegal actions are masked out. The scores are read either as logits
+(``mode="softmax"``, what PPO learns) or as action values (``mode="greedy"``,
+what DQN learns: the policy plays the best legal action, the lowest index on
+ties).
 
-For a game small enough for :mod:`psro.game_tree`, :meth:`NeuralPolicy.to_tabular`
-evaluates the network on every infostate at once and returns the usual
-``(num_infostates, num_actions)`` array, so populations, aggregation, exact
-evaluation and NashConv work unchanged. Weights are saved as a torch
-``state_dict`` next to plain-typed metadata and read back with
-``torch.load(..., weights_only=True)``; nothing is pickled.
+It is a first-class population member: :meth:`NeuralPolicy.probabilities_np`
+answers a whole batch ``(obs, mask)`` of numpy arrays at once (what sampled
+play calls), and for a game small enough for :mod:`psro.game_tree`,
+:meth:`NeuralPolicy.to_tabular` evaluates the network on every infostate and
+returns the usual ``(num_infostates, num_actions)`` array, so exact
+evaluation and NashConv work unchanged.
+
+Saving never pickles: :meth:`NeuralPolicy.to_arrays` (the weights as plain
+numpy arrays) and :meth:`NeuralPolicy.architecture` (a JSON-able dict) are
+all that :meth:`NeuralPolicy.from_arrays` needs, and pickling a policy (as an
+executor does with results) goes through the same two. A torch ``state_dict``
+file read with ``torch.load(..., weights_only=True)`` is also supported
+(:meth:`NeuralPolicy.save`).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import weakref
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -29,9 +38,11 @@ from games.validation import is_integer
 from psro.game_tree import GameTree
 from psro.population import Provenance
 
-__all__ = ["MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "infostate_tensors"]
+__all__ = ["FORMAT", "MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "game_sizes", "infostate_tensors",
+           "torch_device"]
 
 MODES = ("softmax", "greedy")
+FORMAT = "psro.NeuralPolicy/1"   # the ``format`` entry of :meth:`NeuralPolicy.architecture` and of state dicts
 _MASKED = -1e9  # score given to illegal actions: finite, so softmax never sees -inf - -inf
 
 
@@ -92,20 +103,72 @@ def masked_scores(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return scores.masked_fill(~mask, _MASKED)
 
 
+def torch_device(device) -> torch.device:
+    """``device`` (a string such as ``"cpu"`` or ``"cuda:0"``, or a ``torch.device``) checked: ``ValueError``
+    naming ``device`` when torch does not know it or it is a GPU this machine does not have.
+
+    Examples
+    --------
+    >>> torch_device("cpu")
+    device(type='cpu')
+    >>> torch_device("tpu7")
+    Traceback (most recent call last):
+    ...
+    ValueError: device must be a torch device such as 'cpu' or 'cuda'; got 'tpu7'.
+    """
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda'; got {device!r}.") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} needs a CUDA GPU, and torch sees none here; use device='cpu'.")
+    return dev
+
+
+def game_sizes(game) -> tuple:
+    """``(obs_dim, num_actions)`` of ``game``: the flat observation length and the number of distinct actions.
+
+    Uses :func:`games.environment.observation_size` and
+    :func:`games.environment.num_actions` when that module exists (any game
+    the batched environment plays); otherwise the game's information-state
+    tensor shape, flattened (phantom_ttt's ``[1, 108]`` is 108).
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> game_sizes(pyspiel.load_game("kuhn_poker"))
+    (11, 2)
+    >>> game_sizes(pyspiel.load_game("phantom_ttt"))
+    (108, 9)
+    """
+    try:
+        from games import environment
+    except ImportError:
+        environment = None
+    if environment is not None and hasattr(environment, "observation_size"):
+        return int(environment.observation_size(game)), int(environment.num_actions(game))
+    if not game.get_type().provides_information_state_tensor:
+        raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need.")
+    return int(np.prod(game.information_state_tensor_shape())), int(game.num_distinct_actions())
+
+
 class NeuralPolicy:
-    """A policy network with legal-action masking and the tabular policy's interface.
+    """A policy network with legal-action masking: acts on batches of observations, and has a tabular form.
 
     Parameters
     ----------
     obs_dim : int
-        Length of the game's information-state tensor.
+        Length of the flat observation (:func:`game_sizes`).
     num_actions : int
-        ``game.num_distinct_actions()``.
+        Number of distinct actions of the game.
     hidden : tuple of int
         Hidden layer widths.
     mode : {"softmax", "greedy"}
         Read the scores as logits, or play the best-scoring legal action.
     provenance : LearnedProvenance, optional
+    device : str or torch.device
+        Where the network lives (``"cpu"``, or a GPU for training); acting
+        always returns CPU numpy arrays.
 
     Examples
     --------
@@ -117,24 +180,31 @@ class NeuralPolicy:
     >>> table = policy.to_tabular(tree, player=0)
     >>> table.shape, bool(np.allclose(table.sum(axis=1), 1.0))
     ((6, 2), True)
+    >>> probs = policy.probabilities_np(np.zeros((3, 11), np.float32), np.array([[True, True]] * 2 + [[False, True]]))
+    >>> probs.dtype, probs.sum(axis=1).tolist(), probs[2].tolist()
+    (dtype('float64'), [1.0, 1.0, 1.0], [0.0, 1.0])
     """
 
     def __init__(self, obs_dim: int, num_actions: int, hidden: tuple = (64,), mode: str = "softmax",
-                 provenance: LearnedProvenance | None = None):
+                 provenance: LearnedProvenance | None = None, device="cpu"):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}; got {mode!r}.")
         for name, value in (("obs_dim", obs_dim), ("num_actions", num_actions)):
             if not is_integer(value) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}.")
+        hidden = tuple(hidden)
+        if not all(is_integer(h) and h > 0 for h in hidden):
+            raise ValueError(f"hidden must be a tuple of positive ints (layer widths); got {hidden!r}.")
         self.obs_dim, self.num_actions = int(obs_dim), int(num_actions)
         self.hidden = tuple(int(h) for h in hidden)
         self.mode = mode
         self.provenance = provenance
-        self.network = PolicyNetwork(self.obs_dim, self.num_actions, self.hidden)
+        self.device = torch_device(device)
+        self.network = PolicyNetwork(self.obs_dim, self.num_actions, self.hidden).to(self.device)
 
     @classmethod
     def for_game(cls, game, hidden: tuple = (64,), mode: str = "softmax", **kwargs) -> NeuralPolicy:
-        """A fresh policy sized for ``game`` (a ``pyspiel.Game`` with information-state tensors).
+        """A fresh policy sized for ``game`` (:func:`game_sizes`: observation length and action count).
 
         Examples
         --------
@@ -143,18 +213,34 @@ class NeuralPolicy:
         >>> p.obs_dim, p.num_actions
         (11, 2)
         """
-        if not game.get_type().provides_information_state_tensor:
-            raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need.")
-        (obs_dim,) = game.information_state_tensor_shape()
-        return cls(obs_dim, game.num_distinct_actions(), hidden=hidden, mode=mode, **kwargs)
+        obs_dim, num_actions = game_sizes(game)
+        return cls(obs_dim, num_actions, hidden=hidden, mode=mode, **kwargs)
 
     def __repr__(self) -> str:
         return (f"NeuralPolicy(obs_dim={self.obs_dim}, actions={self.num_actions}, hidden={self.hidden}, "
                 f"mode={self.mode!r})")
 
+    def check_fits(self, obs_dim: int, num_actions: int, argname: str = "policy") -> None:
+        """``ValueError`` naming ``argname`` unless the network takes ``obs_dim`` inputs and ``num_actions`` outputs.
+
+        Examples
+        --------
+        >>> try:
+        ...     NeuralPolicy(11, 2).check_fits(108, 9, argname="warm_start")
+        ... except ValueError as error:
+        ...     print(str(error).split(",")[0])
+        warm_start: the network takes observations of size 11 and scores 2 actions
+        """
+        if (int(obs_dim), int(num_actions)) != (self.obs_dim, self.num_actions):
+            raise ValueError(f"{argname}: the network takes observations of size {self.obs_dim} and scores "
+                             f"{self.num_actions} actions, but the game's observations have size {int(obs_dim)} "
+                             f"and it has {int(num_actions)} actions; build the policy with "
+                             "NeuralPolicy.for_game(game).")
+
     # ------------------------------------------------------------ acting
     def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Action probabilities ``(batch, num_actions)``, zero on illegal actions.
+        """Action probabilities ``(batch, num_actions)`` of torch tensors on the network's device, zero on
+        illegal actions.
 
         Examples
         --------
@@ -169,8 +255,37 @@ class NeuralPolicy:
                 return torch.softmax(scores, dim=-1) * mask
             return nn.functional.one_hot(scores.argmax(dim=-1), self.num_actions).to(scores.dtype)
 
+    def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Action probabilities of a batch, numpy in and out: ``(batch, num_actions)`` float64 on the CPU,
+        rows summing to one over the legal actions (zero elsewhere).
+
+        Parameters
+        ----------
+        obs : ndarray, shape (batch, obs_dim)
+            Flat observations (cast to float32).
+        mask : ndarray of bool, shape (batch, num_actions)
+            Legal actions; every row needs one.
+
+        Examples
+        --------
+        See :class:`NeuralPolicy`.
+        """
+        obs = np.asarray(obs, dtype=np.float32)
+        mask = np.asarray(mask, dtype=bool)
+        if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
+            raise ValueError(f"obs must have shape (batch, {self.obs_dim}) (the network's observation size); "
+                             f"got {obs.shape}.")
+        if mask.shape != (obs.shape[0], self.num_actions):
+            raise ValueError(f"mask must have shape ({obs.shape[0]}, {self.num_actions}); got {mask.shape}.")
+        if not mask.any(axis=1).all():
+            raise ValueError("mask has a row without a legal action.")
+        probs = self.probabilities(torch.from_numpy(obs).to(self.device),
+                                   torch.from_numpy(mask).to(self.device)).cpu().double().numpy()
+        probs = np.where(mask, probs, 0.0)
+        return probs / probs.sum(axis=1, keepdims=True)
+
     def action_probabilities(self, state, player: int) -> np.ndarray:
-        """Probabilities ``(num_actions,)`` at ``state`` for ``player`` (one network call; for opponents).
+        """Probabilities ``(num_actions,)`` at a pyspiel ``state`` for ``player`` (one network call).
 
         Examples
         --------
@@ -180,10 +295,10 @@ class NeuralPolicy:
         >>> float(NeuralPolicy.for_game(game, mode="greedy").action_probabilities(state, 0).sum())
         1.0
         """
-        obs = torch.as_tensor(state.information_state_tensor(player), dtype=torch.float32)[None]
-        mask = torch.zeros(1, self.num_actions, dtype=torch.bool)
+        obs = np.asarray(state.information_state_tensor(player), dtype=np.float32).reshape(1, -1)
+        mask = np.zeros((1, self.num_actions), dtype=bool)
         mask[0, state.legal_actions(player)] = True
-        return self.probabilities(obs, mask)[0].double().numpy()
+        return self.probabilities_np(obs, mask)[0]
 
     def to_tabular(self, tree: GameTree, player: int, greedy: bool | None = None) -> np.ndarray:
         """The policy as a ``(num_infostates, num_actions)`` array over ``tree``'s infostates of ``player``.
@@ -206,28 +321,112 @@ class NeuralPolicy:
         if info.num_actions != self.num_actions:
             raise ValueError(f"the tree has {info.num_actions} actions but the policy {self.num_actions}; "
                              "use a policy built for this game.")
-        obs = torch.as_tensor(infostate_tensors(tree, player), dtype=torch.float32)
-        mask = torch.as_tensor(info.legal_mask)
+        tensors = _tree_tensors(tree, player)
+        self.check_fits(tensors.shape[1], info.num_actions)
+        obs = torch.tensor(np.asarray(tensors, dtype=np.float32)).to(self.device)
+        mask = torch.as_tensor(info.legal_mask).to(self.device)
         if greedy or (greedy is None and self.mode == "greedy"):
             with torch.no_grad():
-                best = masked_scores(self.network(obs), mask).argmax(dim=-1).numpy()
+                best = masked_scores(self.network(obs), mask).argmax(dim=-1).cpu().numpy()
             out = np.zeros((info.num_infostates, info.num_actions))
             out[np.arange(info.num_infostates), best] = 1.0
             return out
-        probs = self.probabilities(obs, mask).double().numpy()
+        probs = self.probabilities(obs, mask).cpu().double().numpy()
         return probs / probs.sum(axis=1, keepdims=True)
 
-    # ------------------------------------------------------------ saving
-    def state_dict(self) -> dict:
-        """Weights and plain-typed metadata, loadable with ``torch.load(..., weights_only=True)``."""
-        meta = {"obs_dim": self.obs_dim, "num_actions": self.num_actions, "hidden": list(self.hidden),
-                "mode": self.mode}
+    # ------------------------------------------------------------ saving without pickle
+    def architecture(self) -> dict:
+        """What :meth:`from_arrays` needs besides the weights, as plain JSON types.
+
+        Examples
+        --------
+        >>> import json
+        >>> arch = NeuralPolicy(4, 3, hidden=(5,), provenance=LearnedProvenance(2, "ppo", "nash")).architecture()
+        >>> arch["hidden"], arch["provenance"]["value"], json.loads(json.dumps(arch)) == arch
+        ([5], None, True)
+        """
         prov = None
         if self.provenance is not None:
             prov = {k: (None if isinstance(v, float) and math.isnan(v) else v)
                     for k, v in asdict(self.provenance).items()}
-        return {"format": "psro.NeuralPolicy/1", "config": meta, "provenance": prov,
-                "state_dict": self.network.state_dict()}
+        return {"format": FORMAT, "obs_dim": self.obs_dim, "num_actions": self.num_actions,
+                "hidden": list(self.hidden), "mode": self.mode, "provenance": prov}
+
+    def to_arrays(self) -> dict:
+        """The network's weights as ``{parameter name: float32 ndarray}`` (copies on the CPU).
+
+        Examples
+        --------
+        >>> {k: v.shape for k, v in NeuralPolicy(4, 3, hidden=(5,)).to_arrays().items()}
+        {'layers.0.weight': (5, 4), 'layers.0.bias': (5,), 'layers.2.weight': (3, 5), 'layers.2.bias': (3,)}
+        """
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.network.state_dict().items()}
+
+    @classmethod
+    def from_arrays(cls, architecture: Mapping, arrays: Mapping, device="cpu") -> NeuralPolicy:
+        """Rebuild a policy from :meth:`architecture` and :meth:`to_arrays` (bit-identical weights).
+
+        Parameters
+        ----------
+        architecture : mapping
+            :meth:`architecture`'s dict (for example read back from JSON).
+        arrays : mapping of str to ndarray
+            :meth:`to_arrays`'s weights (for example read back from an ``npz``).
+        device : str or torch.device
+
+        Examples
+        --------
+        >>> p = NeuralPolicy(4, 3, hidden=(5,), mode="greedy", provenance=LearnedProvenance(2, "dqn", "nash", seed=9))
+        >>> q = NeuralPolicy.from_arrays(p.architecture(), p.to_arrays())
+        >>> q.mode, q.provenance.seed, all(np.array_equal(a, b) for a, b in zip(p.to_arrays().values(),
+        ...                                                                       q.to_arrays().values()))
+        ('greedy', 9, True)
+        """
+        if not isinstance(architecture, Mapping) or architecture.get("format") != FORMAT:
+            raise ValueError(f"architecture is not a NeuralPolicy architecture (missing format {FORMAT!r}).")
+        prov = architecture.get("provenance")
+        if prov is not None:
+            prov = LearnedProvenance(**{k: (math.nan if k == "value" and v is None else v) for k, v in prov.items()})
+        policy = cls(architecture["obs_dim"], architecture["num_actions"], tuple(architecture["hidden"]),
+                     architecture["mode"], provenance=prov, device=device)
+        expected = policy.network.state_dict()
+        shapes = {k: tuple(np.shape(v)) for k, v in arrays.items()}
+        wanted = {k: tuple(v.shape) for k, v in expected.items()}
+        if shapes != wanted:
+            raise ValueError(f"arrays do not fit the architecture: expected {wanted}, got {shapes}.")
+        policy.network.load_state_dict({k: torch.from_numpy(np.array(arrays[k], dtype=np.float32))
+                                        for k in expected})
+        return policy
+
+    def copy(self, mode: str | None = None) -> NeuralPolicy:
+        """An independent copy (same weights, ``mode`` if given), on the same device.
+
+        Examples
+        --------
+        >>> p = NeuralPolicy(4, 2, hidden=(3,))
+        >>> q = p.copy(mode="greedy")
+        >>> q.mode, q.network is p.network
+        ('greedy', False)
+        """
+        arch = self.architecture()
+        if mode is not None:
+            arch["mode"] = mode
+        return NeuralPolicy.from_arrays(arch, self.to_arrays(), device=self.device)
+
+    def __getstate__(self) -> dict:   # pickling (executors' results) goes through the plain arrays
+        return {"architecture": self.architecture(), "arrays": self.to_arrays(), "device": str(self.device)}
+
+    def __setstate__(self, state: dict) -> None:
+        other = NeuralPolicy.from_arrays(state["architecture"], state["arrays"], device=state["device"])
+        self.__dict__.update(other.__dict__)
+
+    # ------------------------------------------------------------ torch state-dict files
+    def state_dict(self) -> dict:
+        """Weights and plain-typed metadata, loadable with ``torch.load(..., weights_only=True)``."""
+        arch = self.architecture()
+        meta = {k: arch[k] for k in ("obs_dim", "num_actions", "hidden", "mode")}
+        return {"format": FORMAT, "config": meta, "provenance": arch["provenance"],
+                "state_dict": {k: v.detach().cpu() for k, v in self.network.state_dict().items()}}
 
     def save(self, path) -> None:
         """Write :meth:`state_dict` with ``torch.save``.
@@ -245,7 +444,7 @@ class NeuralPolicy:
         torch.save(self.state_dict(), path)
 
     @classmethod
-    def from_state_dict(cls, data: dict) -> NeuralPolicy:
+    def from_state_dict(cls, data: dict, device="cpu") -> NeuralPolicy:
         """Rebuild a policy from :meth:`state_dict` output.
 
         Examples
@@ -254,32 +453,35 @@ class NeuralPolicy:
         >>> NeuralPolicy.from_state_dict(p.state_dict()).hidden
         (5,)
         """
-        if not isinstance(data, dict) or data.get("format") != "psro.NeuralPolicy/1":
-            raise ValueError("data is not a NeuralPolicy state dict (missing format 'psro.NeuralPolicy/1').")
-        cfg = data["config"]
-        prov = data.get("provenance")
-        if prov is not None:
-            prov = LearnedProvenance(**{k: (math.nan if k == "value" and v is None else v) for k, v in prov.items()})
-        policy = cls(cfg["obs_dim"], cfg["num_actions"], tuple(cfg["hidden"]), cfg["mode"], provenance=prov)
-        policy.network.load_state_dict(data["state_dict"])
-        return policy
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"data is not a NeuralPolicy state dict (missing format {FORMAT!r}).")
+        arch = {"format": FORMAT, **data["config"], "provenance": data.get("provenance")}
+        return cls.from_arrays(arch, {k: v.numpy() for k, v in data["state_dict"].items()}, device=device)
 
     @classmethod
-    def load(cls, path) -> NeuralPolicy:
+    def load(cls, path, device="cpu") -> NeuralPolicy:
         """Read a policy written by :meth:`save` (``weights_only=True``: no pickle is executed).
 
         Examples
         --------
         See :meth:`save`.
         """
-        return cls.from_state_dict(torch.load(path, weights_only=True))
+        return cls.from_state_dict(torch.load(path, weights_only=True), device=device)
 
 
 _TENSOR_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _tree_tensors(tree: GameTree, player: int) -> np.ndarray:
+    """:func:`psro.game_tree.infostate_tensors` when the tree module has it, else this module's walk."""
+    from psro import game_tree
+
+    shared = getattr(game_tree, "infostate_tensors", None)
+    return shared(tree, player) if shared is not None else infostate_tensors(tree, player)
+
+
 def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:
-    """Information-state tensors ``(num_infostates, obs_dim)`` of ``player``, in ``tree``'s infostate order.
+    """Information-state tensors ``(num_infostates, obs_dim)`` of ``player``, flat, in ``tree``'s infostate order.
 
     One walk of the game tree, cached per tree.
 
@@ -301,7 +503,7 @@ def _walk_tensors(tree: GameTree) -> list:
     game = tree.game
     if not game.get_type().provides_information_state_tensor:
         raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need.")
-    (obs_dim,) = game.information_state_tensor_shape()
+    obs_dim = int(np.prod(game.information_state_tensor_shape()))
     out = [np.full((info.num_infostates, obs_dim), np.nan, dtype=np.float32) for info in tree.infostates]
     missing = [info.num_infostates for info in tree.infostates]
     stack = [game.new_initial_state()]
@@ -313,7 +515,7 @@ def _walk_tensors(tree: GameTree) -> list:
             p = state.current_player()
             row = tree.infostates[p].index(state.information_state_string(p))
             if np.isnan(out[p][row, 0]):
-                out[p][row] = state.information_state_tensor(p)
+                out[p][row] = np.asarray(state.information_state_tensor(p), dtype=np.float32).reshape(-1)
                 missing[p] -= 1
         actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
         stack.extend(state.child(a) for a in actions)

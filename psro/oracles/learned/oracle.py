@@ -1,32 +1,55 @@
-"""Learned best-response oracles (DQN, PPO) behind the interface of the exact ones.
+"""Learned best-response oracles (DQN, PPO): trained on sampled play, with or without a game tree.
 
-A :class:`LearnedOracle` is called like the oracles of :func:`psro.oracles.exact.make_oracle`,
-``oracle(player, target)`` with a :class:`psro.oracles.exact.Target` (product
-or joint), or with the opponents' mixed realization plans,
-``oracle(player, opponent_plans)``. It turns the target into an
-:class:`psro.oracles.learned.env.OpponentMixture` (the aggregated behaviour policies, or
-one population member per seat drawn per episode with ``target_mode="sample"``;
-joint targets are always sampled), trains a fresh network against
-it with :func:`psro.oracles.learned.dqn.train_dqn` or :func:`psro.oracles.learned.ppo.train_ppo`,
-and returns a :class:`LearnedBestResponse`. Its ``policy`` is the network's
-tabular form (when a :class:`psro.game_tree.GameTree` is given) and its
-``value`` is measured exactly against the target when the tree is known, and
-estimated from evaluation episodes otherwise; both are kept.
+A :class:`LearnedOracle` answers a :class:`psro.oracles.base.Target` (product or
+joint) through ``respond(player, target, key=(iteration, index))``, like the
+exact oracles. Two paths:
 
-Each call is a pure function of its inputs and its seed. PSRO passes the
-keys ``iteration`` and ``index`` (which of the player's targets), and the
-training seed is :func:`psro.oracles.jobs.job_seed` of ``(seed, iteration,
-player, index)``; an explicit ``seed=`` overrides it. Torch is seeded inside
-the call, trains on one thread, and the caller's torch random state is
-restored afterwards, so nothing carries over from one call to the next: a run
-resumed from a checkpoint, or one whose responses are computed by worker
-processes (:mod:`psro.oracles.jobs`), trains every response exactly as an
-uninterrupted serial run does. Only a standalone call with neither
-``iteration`` nor ``seed`` falls back on the number of calls so far.
+**Neural (no tree needed).** When the populations hold policies that act on
+observations (:class:`psro.oracles.learned.networks.NeuralPolicy`,
+:class:`psro.oracles.learned.env.UniformPolicy`, ...), or no tree is given, the
+target becomes an :class:`psro.oracles.learned.env.OpponentMixture`: one
+opponent profile per episode, drawn from the product of the meta-strategy's
+marginals (PSRO) or from the conditional joint's rows (CCE/CE-JPSRO). A network
+is trained against it with :func:`psro.oracles.learned.ppo.train_ppo` or
+:func:`psro.oracles.learned.dqn.train_dqn`, and the returned
+:class:`LearnedBestResponse`'s ``policy`` IS the trained
+:class:`~psro.oracles.learned.networks.NeuralPolicy` (option ``response_mode``:
+``"softmax"`` or ``"greedy"``; default softmax for PPO, greedy for DQN). Its
+``estimated_value`` and ``estimated_stderr`` come from evaluation episodes of
+that policy; only when a tree is given is the response tabularised
+(:meth:`~psro.oracles.learned.networks.NeuralPolicy.to_tabular`) and its
+``exact_value`` against the (tabularised) target computed. ``value`` is the
+exact value when known, else the estimate.
+
+**Tabular (a tree and tabular populations).** As before: with
+``target_mode="aggregate"`` the opponents play the mixture's aggregated
+behaviour policies (``"sample"``: one member per seat and episode), and the
+response is the network's greedy table, valued exactly. The legacy call
+``oracle(player, opponent_plans)`` takes this path too.
+
+Warm starts: option ``warm_start=True`` starts every training run from a copy of
+the latest :class:`~psro.oracles.learned.networks.NeuralPolicy` in the responder's
+own population (``target.populations[player]``; the previous response that
+joined); a target whose ``initial_policy`` is set starts from that policy
+instead, whatever the option says. Option ``device`` (``"cpu"`` default) trains
+the networks on a GPU where one exists; acting and the returned weights'
+numpy forms are on the CPU either way.
+
+Each call is a pure function of its inputs and its seed. PSRO passes the key
+``(iteration, index)`` (which of the player's targets), and the training seed
+is :func:`psro.oracles.jobs.job_seed` of ``(seed, iteration, player, index)``;
+an explicit ``seed=`` overrides it. Torch is seeded inside the call, trains on
+one thread, and the caller's torch random state is restored afterwards, so
+nothing carries over from one call to the next: a run resumed from a
+checkpoint, or one whose responses are computed by worker processes
+(:mod:`psro.oracles.jobs`), trains every response exactly as an uninterrupted
+serial run does. Only a standalone call with neither ``iteration`` nor
+``seed`` falls back on the number of calls so far.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Iterator, Sequence
@@ -42,16 +65,16 @@ from psro.oracles.base import BestResponse, Target
 from psro.oracles.jobs import job_seed
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy
-from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy
+from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy, game_sizes, torch_device
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
-from psro.policies import behaviour_from_plan, check_policy, realization_plans
+from psro.policies import as_tabular, behaviour_from_plan, check_policy, realization_plans, uniform_policy
 
 __all__ = [
     "ALGORITHMS",
     "LearnedBestResponse",
     "LearnedOracle",
-        "exact_value",
+    "exact_value",
     "make_learned_oracle",
 ]
 
@@ -59,24 +82,28 @@ logger = logging.getLogger(__name__)
 
 ALGORITHMS = ("dqn", "ppo")
 TARGET_MODES = ("aggregate", "sample")
+DEFAULT_RESPONSE_MODE = {"ppo": "softmax", "dqn": "greedy"}
 
 
 @dataclass(frozen=True, eq=False)
 class LearnedBestResponse(BestResponse):
-    """A learned response: a :class:`psro.oracles.exact.BestResponse` with training facts.
+    """A learned response: a :class:`psro.oracles.base.BestResponse` with training facts.
 
     Attributes
     ----------
     player : int
-    policy : ndarray
-        The greedy tabular policy ``(num_infostates, num_actions)``.
+    policy : NeuralPolicy or ndarray
+        Neural path: the trained network itself (the same object as
+        ``network``). Tabular path: its greedy table ``(num_infostates, num_actions)``.
     value : float
         ``exact_value`` when known, else ``estimated_value``.
     exact_value : float
-        The tabular policy's exact expected payoff against the target (NaN without a tree).
+        The response's exact expected payoff against the target, its tabular
+        form over the tree's infostates (NaN without a tree).
     estimated_value : float
-        Mean return over the evaluation episodes.
+        Mean return over the evaluation episodes (played as ``policy`` plays).
     estimated_stderr : float
+        Its standard error.
     network : NeuralPolicy
     training : TrainingResult
     """
@@ -104,7 +131,6 @@ def exact_value(tree: GameTree, player: int, policy: np.ndarray, opponent_plans:
     --------
     >>> import pyspiel
     >>> from psro.game_tree import build_game_tree
-    >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
     >>> round(exact_value(tree, 0, uniform_policy(tree.infostates[0]), plans), 6)   # uniform vs uniform
@@ -125,13 +151,44 @@ def _trainer(algorithm: str):
     raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}; got {algorithm!r}.")
 
 
+def _is_tabular_population(pop) -> bool:
+    return isinstance(pop.policies, np.ndarray)
+
+
+def _tabular(member, tree: GameTree, player: int) -> np.ndarray | None:
+    """The tabular form of a population member over ``tree`` (None when it has none)."""
+    from psro.oracles.learned import env
+
+    uniform = getattr(env, "UniformPolicy", None)
+    if uniform is not None and isinstance(member, uniform) and not hasattr(member, "to_tabular"):
+        return uniform_policy(tree.infostates[player])
+    if isinstance(member, np.ndarray) or hasattr(member, "to_tabular"):
+        return as_tabular(member, tree, player)
+    return None
+
+
+def _plan(members: Sequence, weights, tree: GameTree, player: int) -> np.ndarray | None:
+    """The realization plan of the mixture ``weights`` over tabularised ``members`` (None if one has no table)."""
+    info = tree.infostates[player]
+    total = np.zeros(info.num_sequences)
+    for member, w in zip(members, np.asarray(weights, dtype=np.float64)):
+        if w <= 0:
+            continue
+        table = _tabular(member, tree, player)
+        if table is None:
+            return None
+        total += w * realization_plans(table[None], info)[0]
+    return total
+
+
 class LearnedOracle:
-    """A DQN or PPO best-response oracle with the call signature of the exact ones.
+    """A DQN or PPO best-response oracle: trains a network against a target by sampled play.
 
     Parameters
     ----------
-    tree : GameTree
-        The game and its infostates (for the tabular form and exact values).
+    tree : GameTree, optional
+        The game and its infostates: for exact values, and for tabular
+        populations. None: no tree (give ``game``).
     algorithm : {"dqn", "ppo"}
     config : DQNConfig or PPOConfig, optional
         Training settings; its ``seed`` is replaced by each call's seed.
@@ -140,27 +197,47 @@ class LearnedOracle:
     meta_solver : str
         Recorded in the provenance of the networks it trains.
     target_mode : {"aggregate", "sample"}
-        For product targets: train against the opponents' aggregated behaviour
-        policies, or draw one member of each opponent population per episode.
+        Tabular path, product targets: train against the opponents' aggregated
+        behaviour policies, or draw one member of each opponent population per
+        episode. (The neural path always samples.)
+    game : pyspiel.Game, str or environment game, optional
+        The game to play (default ``tree.game``); a string is loaded with :func:`games.load`.
+    response_mode : {"softmax", "greedy"}, optional
+        How a neural response plays (default: ``"softmax"`` for PPO, ``"greedy"`` for DQN).
+    warm_start : bool
+        Start each training run from the latest network of the responder's own population.
+    device : str
+        Where the networks train (``"cpu"``, or ``"cuda"`` where a GPU exists).
 
     Examples
     --------
     >>> import pyspiel
     >>> from psro.game_tree import build_game_tree
     >>> from psro.oracles.learned.dqn import DQNConfig
-    >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=2000, eval_episodes=200), seed=0)
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
     >>> br = oracle(0, plans)
     >>> br.policy.shape, br.value == br.exact_value, br.network.provenance.oracle
     ((6, 2), True, 'dqn')
+
+    Without a tree, against a population of networks:
+
+    >>> from types import SimpleNamespace
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> pops = [SimpleNamespace(policies=[NeuralPolicy.for_game(game, hidden=(8,))]) for _ in range(2)]
+    >>> target = Target(player=1, populations=pops, mixtures=(np.ones(1), np.ones(1)))
+    >>> oracle = LearnedOracle(None, "ppo", PPOConfig(total_steps=512, eval_episodes=50), game=game)
+    >>> br = oracle.respond(1, target, key=(1, 0))
+    >>> type(br.policy).__name__, br.policy.mode, math.isnan(br.exact_value), br.estimated_stderr > 0
+    ('NeuralPolicy', 'softmax', True, True)
     """
 
     learned = True
 
-    def __init__(self, tree: GameTree, algorithm: str = "ppo", config=None, seed: int = 0, meta_solver: str = "",
-                 target_mode: str = "aggregate"):
+    def __init__(self, tree: GameTree | None = None, algorithm: str = "ppo", config=None, seed: int = 0,
+                 meta_solver: str = "", target_mode: str = "aggregate", *, game=None,
+                 response_mode: str | None = None, warm_start: bool = False, device="cpu"):
         if target_mode not in TARGET_MODES:
             raise ValueError(f"target_mode must be one of {TARGET_MODES}; got {target_mode!r}.")
         self.target_mode = target_mode
@@ -174,9 +251,34 @@ class LearnedOracle:
             raise TypeError(f"seed must be an int; got {seed!r}.")
         if seed < 0:
             raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
+        if tree is not None and not isinstance(tree, GameTree):
+            raise TypeError(f"tree must be a psro.game_tree.GameTree or None; got {type(tree).__name__}.")
+        if tree is None and game is None:
+            raise ValueError("a learned oracle needs game= (the game to play) when no tree is given.")
+        if isinstance(game, str):
+            import games
+
+            game = games.load(game)
+        if response_mode is not None and response_mode not in MODES:
+            raise ValueError(f"response_mode must be one of {MODES} or None (the algorithm's default); "
+                             f"got {response_mode!r}.")
+        if not isinstance(warm_start, bool):
+            raise TypeError(f"warm_start must be True or False; got {warm_start!r}.")
+        self.device = torch_device(device)
         self.tree, self.name, self.config, self.meta_solver = tree, algorithm, config, meta_solver
+        self.game = tree.game if game is None else game
+        self.sizes = game_sizes(self.game)   # ValueError here for a game without observations
+        self.response_mode = DEFAULT_RESPONSE_MODE[algorithm] if response_mode is None else response_mode
+        self.warm_start = warm_start
         self.seed = int(seed)
         self.calls = 0
+
+    @property
+    def num_players(self) -> int:
+        if self.tree is not None:
+            return self.tree.num_players
+        n = self.game.num_players
+        return int(n() if callable(n) else n)
 
     def seed_for(self, player: int, iteration: int | None = None, index: int = 0) -> int:
         """The training seed of a call: :func:`psro.oracles.jobs.job_seed` of ``(seed, iteration, player, index)``.
@@ -200,19 +302,22 @@ class LearnedOracle:
 
     def __call__(self, player: int, target, opponent_policies: Sequence | None = None,
                  iteration: int | None = None, *, index: int = 0, seed: int | None = None) -> LearnedBestResponse:
-        """Respond to a :class:`psro.oracles.exact.Target`, or to the opponents' mixed realization plans.
+        """Respond to a :class:`psro.oracles.base.Target`, or (with a tree) to the opponents' realization plans.
 
         With plans, the opponents play the aggregated behaviour policies
         (``opponent_policies`` if given, else computed from the plans).
         ``iteration`` and ``index`` key the training seed (:meth:`seed_for`)
         unless ``seed`` is given.
         """
+        self._check_player(player)
         if seed is None:
             seed = self.seed_for(player, iteration, index)
         if hasattr(target, "populations"):
-            return self._respond_to_target(player, target, iteration, seed)
+            if self.tree is not None and all(_is_tabular_population(pop) for pop in target.populations):
+                return self._respond_tabular(player, target, iteration, seed)
+            return self._respond_neural(player, target, iteration, seed)
+        tree = self._need_tree("opponent realization plans")
         opponent_plans = target
-        tree = self.tree
         if len(opponent_plans) != tree.num_players:
             raise ValueError(f"opponent_plans needs one entry per player ({tree.num_players}); "
                              f"got {len(opponent_plans)}.")
@@ -233,7 +338,126 @@ class LearnedOracle:
         iteration, index = (None, 0) if key is None else key
         return self(player, target, iteration=iteration, index=index)
 
-    def _respond_to_target(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
+    # ------------------------------------------------------------------ helpers
+    def _check_player(self, player: int) -> None:
+        n = self.num_players
+        if not is_integer(player) or not 0 <= player < n:
+            raise ValueError(f"player must be in [0, {n}); got {player!r}.")
+
+    def _need_tree(self, what: str) -> GameTree:
+        if self.tree is None:
+            raise ValueError(f"{what} need a game tree, and this oracle has none; give populations of neural "
+                             "policies (or build the oracle with a tree).")
+        return self.tree
+
+    def _seat(self, member, q: int):
+        """A population member as something the environment can play in seat ``q``."""
+        if isinstance(member, np.ndarray):
+            tree = self._need_tree("tabular population members")
+            return TabularStatePolicy(member, tree.infostates[q])
+        if isinstance(member, NeuralPolicy):
+            member.check_fits(*self.sizes, argname=f"populations[{q}]")
+        return member
+
+    def _initial(self, player: int, target) -> NeuralPolicy | None:
+        """The warm-start network: ``target.initial_policy``, else (``warm_start``) the latest own network."""
+        initial = getattr(target, "initial_policy", None)
+        if initial is None and self.warm_start:
+            initial = next((m for m in reversed(list(target.populations[player].policies))
+                            if isinstance(m, NeuralPolicy)), None)
+        if initial is not None:
+            if not isinstance(initial, NeuralPolicy):
+                raise TypeError(f"initial_policy must be a NeuralPolicy; got {type(initial).__name__}.")
+            initial.check_fits(*self.sizes, argname="initial_policy")
+        return initial
+
+    def _train_run(self, player: int, opponents: OpponentMixture, seed: int, mode: str,
+                   initial: NeuralPolicy | None) -> tuple:
+        config = replace(self.config, seed=int(seed))
+        with _isolated_torch():
+            result = self._train(self.game, player, opponents, config, initial=initial, mode=mode,
+                                 device=self.device)
+        self.calls += 1
+        return config, result
+
+    def _finish(self, player: int, iteration: int | None, config, result: TrainingResult, policy, exact: float
+                ) -> LearnedBestResponse:
+        value = result.evaluation.mean if math.isnan(exact) else exact
+        result.policy.provenance = LearnedProvenance(
+            iteration=self.calls if iteration is None else int(iteration), oracle=self.name,
+            meta_solver=self.meta_solver, value=value, training_steps=result.training_steps, seed=config.seed)
+        logger.info("%s response of player %d: value %.4f (estimated %.4f +- %.4f) after %d steps, %.2fs",
+                    self.name, player, value, result.evaluation.mean, result.evaluation.stderr,
+                    result.training_steps, result.seconds)
+        return LearnedBestResponse(player=player, policy=policy, value=value, exact_value=exact,
+                                   estimated_value=result.evaluation.mean,
+                                   estimated_stderr=result.evaluation.stderr,
+                                   network=result.policy, training=result)
+
+    # ------------------------------------------------------------------ the neural path
+    def opponent_mixture(self, player: int, target) -> OpponentMixture:
+        """The target as a distribution over opponent profiles, one profile drawn per episode.
+
+        Product target: the product of the marginals' supports (profile
+        weight: the product of the members' weights). Joint target: its rows
+        and weights (the responder's column ignored).
+
+        Examples
+        --------
+        See :class:`LearnedOracle`.
+        """
+        pops = target.populations
+        members = [list(pop.policies) for pop in pops]
+        if target.is_joint:
+            rows = np.asarray(target.profiles, dtype=np.int64)
+            seats = [tuple(None if q == player else self._seat(members[q][row[q]], q) for q in range(len(pops)))
+                     for row in rows]
+            return OpponentMixture(tuple(seats), np.asarray(target.weights, dtype=np.float64))
+        support = []
+        for q, pop_members in enumerate(members):
+            if q == player:
+                support.append([(None, 1.0)])
+                continue
+            w = np.asarray(target.mixtures[q], dtype=np.float64).reshape(-1)
+            if w.shape != (len(pop_members),):
+                raise ValueError(f"target.mixtures[{q}] needs one weight per member of populations[{q}] "
+                                 f"({len(pop_members)}); got shape {w.shape}.")
+            support.append([(self._seat(pop_members[i], q), w[i]) for i in np.flatnonzero(w > 0)])
+        profiles, weights = [], []
+        for combo in itertools.product(*support):
+            profiles.append(tuple(pol for pol, _ in combo))
+            weights.append(math.prod(w for _, w in combo))
+        weights = np.asarray(weights)
+        return OpponentMixture(tuple(profiles), weights / weights.sum())
+
+    def _exact_against(self, player: int, target, table: np.ndarray) -> float:
+        """Exact value of the tabular response against the tabularised target (NaN if a member has no table)."""
+        tree, pops = self.tree, target.populations
+        members = [list(pop.policies) for pop in pops]
+        if target.is_joint:
+            value = 0.0
+            for row, w in zip(np.asarray(target.profiles), np.asarray(target.weights, dtype=np.float64)):
+                plans = [None if q == player else _plan([members[q][row[q]]], [1.0], tree, q)
+                         for q in range(len(pops))]
+                if any(plans[q] is None for q in range(len(pops)) if q != player):
+                    return math.nan
+                value += w * exact_value(tree, player, table, plans)
+            return float(value)
+        plans = [None if q == player else _plan(members[q], target.mixtures[q], tree, q) for q in range(len(pops))]
+        if any(plans[q] is None for q in range(len(pops)) if q != player):
+            return math.nan
+        return exact_value(tree, player, table, plans)
+
+    def _respond_neural(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
+        opponents = self.opponent_mixture(player, target)
+        config, result = self._train_run(player, opponents, seed, self.response_mode, self._initial(player, target))
+        exact = math.nan
+        if self.tree is not None:
+            exact = self._exact_against(player, target, result.policy.to_tabular(self.tree, player))
+        return self._finish(player, iteration, config, result, result.policy, exact)
+
+    # ------------------------------------------------------------------ the tabular path
+    def _respond_tabular(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
         tree = self.tree
         pops = target.populations
         if not target.is_joint:
@@ -256,8 +480,9 @@ class LearnedOracle:
         return replace(result, value=float(value), exact_value=float(value))
 
     def train_against(self, player: int, opponents: OpponentMixture, opponent_plans: Sequence | None = None,
-                iteration: int | None = None, *, seed: int | None = None) -> LearnedBestResponse:
-        """Train against ``opponents`` (any mixture of profiles); measure exactly if ``opponent_plans`` is given.
+                      iteration: int | None = None, *, seed: int | None = None) -> LearnedBestResponse:
+        """Tabular path: train against ``opponents`` and return the greedy table; measured exactly if
+        ``opponent_plans`` is given.
 
         ``seed`` (default :meth:`seed_for` of ``player`` and ``iteration``)
         seeds the training run; torch trains on one thread and the caller's
@@ -268,25 +493,13 @@ class LearnedOracle:
         See :class:`LearnedOracle`; :meth:`psro.oracles.learned.env.OpponentMixture.from_populations`
         builds a target that samples one opponent per episode.
         """
-        if not 0 <= player < self.tree.num_players:
-            raise ValueError(f"player must be in [0, {self.tree.num_players}); got {player}.")
-        config = replace(self.config, seed=self.seed_for(player, iteration) if seed is None else int(seed))
-        with _isolated_torch():
-            result = self._train(self.tree.game, player, opponents, config)
-            policy = result.policy.to_tabular(self.tree, player, greedy=True)
-        self.calls += 1
-        exact = math.nan if opponent_plans is None else exact_value(self.tree, player, policy, opponent_plans)
-        value = result.evaluation.mean if math.isnan(exact) else exact
-        result.policy.provenance = LearnedProvenance(
-            iteration=self.calls if iteration is None else int(iteration), oracle=self.name,
-            meta_solver=self.meta_solver, value=value, training_steps=result.training_steps, seed=config.seed)
-        logger.info("%s response of player %d: value %.4f (estimated %.4f +- %.4f) after %d steps, %.2fs",
-                    self.name, player, value, result.evaluation.mean, result.evaluation.stderr,
-                    result.training_steps, result.seconds)
-        return LearnedBestResponse(player=player, policy=policy, value=value, exact_value=exact,
-                                   estimated_value=result.evaluation.mean,
-                                   estimated_stderr=result.evaluation.stderr,
-                                   network=result.policy, training=result)
+        tree = self._need_tree("tabular responses")
+        self._check_player(player)
+        seed = self.seed_for(player, iteration) if seed is None else int(seed)
+        config, result = self._train_run(player, opponents, seed, "greedy", None)
+        policy = result.policy.to_tabular(tree, player, greedy=True)
+        exact = math.nan if opponent_plans is None else exact_value(tree, player, policy, opponent_plans)
+        return self._finish(player, iteration, config, result, policy, exact)
 
 
 @contextmanager
@@ -309,13 +522,19 @@ def _isolated_torch() -> Iterator[None]:
             torch.set_num_threads(threads)
 
 
-def make_learned_oracle(name: str, tree: GameTree, seed: int = 0, target_mode: str = "aggregate",
+ORACLE_OPTIONS = ("target_mode", "response_mode", "warm_start", "device")
+
+
+def make_learned_oracle(name: str, tree: GameTree | None, seed: int = 0, target_mode: str = "aggregate", *,
+                        game=None, response_mode: str | None = None, warm_start: bool = False, device="cpu",
                         **config_fields) -> LearnedOracle:
     """A :class:`LearnedOracle` by name, with config fields given as keyword arguments.
 
-    This is what :func:`psro.oracles.exact.make_oracle` calls for ``"dqn"`` and
+    This is what :func:`psro.oracles.base.make_oracle` calls for ``"dqn"`` and
     ``"ppo"`` (``PSRO(oracle_options=...)`` ends up here). Lists are accepted
     for tuple fields such as ``hidden`` (a config read back from JSON or YAML).
+    Every setting is checked here, at construction: a zero budget
+    (``total_steps=0``) is a ``ValueError`` naming ``total_steps``.
 
     Examples
     --------
@@ -324,12 +543,23 @@ def make_learned_oracle(name: str, tree: GameTree, seed: int = 0, target_mode: s
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> make_learned_oracle("ppo", tree, total_steps=1000).config.total_steps
     1000
+    >>> make_learned_oracle("dqn", None, game="leduc_poker", warm_start=True).response_mode
+    'greedy'
+    >>> make_learned_oracle("ppo", None, game="kuhn_poker", total_steps=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: total_steps (the oracle's training budget, learner steps per response) must be a positive int; got 0.
     """
     config_type, _ = _trainer(name)
     known = set(config_type.__dataclass_fields__) - {"seed"}
     unknown = sorted(set(config_fields) - known)
     if unknown:
         raise TypeError(f"{config_type.__name__} has no field(s) {unknown}; its fields are "
-                        f"{sorted(known | {'target_mode'})}.")
+                        f"{sorted(known | set(ORACLE_OPTIONS))}.")
+    steps = config_fields.get("total_steps", 1)
+    if not is_integer(steps) or steps < 1:
+        raise ValueError("total_steps (the oracle's training budget, learner steps per response) must be a "
+                         f"positive int; got {steps!r}.")
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in config_fields.items()}
-    return LearnedOracle(tree, name, config_type(**fields), seed=seed, target_mode=target_mode)
+    return LearnedOracle(tree, name, config_type(**fields), seed=seed, target_mode=target_mode, game=game,
+                         response_mode=response_mode, warm_start=warm_start, device=device)

@@ -3,8 +3,11 @@
 Clipped-objective PPO with generalised advantage estimation over
 ``num_envs`` parallel games, separate actor and critic networks, logits of
 illegal actions masked out, and a linearly annealed learning rate. The actor
-is a :class:`psro.oracles.learned.networks.NeuralPolicy` with ``mode="softmax"``; the
-response handed to PSRO is its greedy (most likely action) form.
+is a :class:`psro.oracles.learned.networks.NeuralPolicy` with ``mode="softmax"``; it
+is evaluated, and returned, as a softmax policy unless ``mode="greedy"`` is asked
+for (then it plays its most likely legal action). ``initial`` warm-starts the
+actor from a previous response's weights (the critic starts fresh), and
+``device`` trains on a GPU where one exists.
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ from torch import nn
 
 from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, PolicyNetwork, masked_scores
-from psro.oracles.learned.training import TrainingResult, check_positive_ints, greedy_result, seeded_env
+from psro.oracles.learned.training import (
+    TrainingResult,
+    check_positive_ints,
+    evaluated_result,
+    initial_network,
+    seeded_env,
+)
 
 __all__ = ["PPOConfig", "train_ppo"]
 
@@ -62,7 +71,7 @@ class PPOConfig:
     hidden: tuple = (64,)
     """hidden layer widths of the actor and of the critic"""
     eval_episodes: int = 2000
-    """episodes played greedily at the end to estimate the response's value"""
+    """episodes played at the end (in the returned policy's mode) to estimate the response's value"""
     seed: int = 0
     """seeds torch and the numpy generator that drives chance and the opponents"""
 
@@ -78,8 +87,9 @@ class PPOConfig:
             raise ValueError("gamma and gae_lambda must lie in [0, 1].")
 
 
-def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig = PPOConfig()) -> TrainingResult:
-    """Train an actor-critic for seat ``player`` against ``opponents`` and evaluate its greedy policy.
+def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig = PPOConfig(), *,
+              initial: NeuralPolicy | None = None, mode: str = "softmax", device="cpu") -> TrainingResult:
+    """Train an actor-critic for seat ``player`` against ``opponents`` and evaluate the actor in ``mode``.
 
     Parameters
     ----------
@@ -88,6 +98,12 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
     opponents : OpponentMixture
         An opponent profile is drawn from it at the start of every episode.
     config : PPOConfig
+    initial : NeuralPolicy, optional
+        Warm start: the actor starts from a copy of these weights.
+    mode : {"softmax", "greedy"}
+        How the returned actor plays (and is evaluated).
+    device : str or torch.device
+        Where the networks train; the environment stays on the CPU.
 
     Returns
     -------
@@ -108,27 +124,28 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
     """
     start = time.perf_counter()
     rng, env = seeded_env(game, player, opponents, config.num_envs, config.seed)
-    actor = NeuralPolicy.for_game(game, hidden=config.hidden, mode="softmax")
-    critic = PolicyNetwork(env.obs_dim, 1, config.hidden)
+    actor = initial_network(game, "softmax", config.hidden, initial, device)
+    device = actor.device
+    critic = PolicyNetwork(env.obs_dim, 1, config.hidden).to(device)
     params = list(actor.network.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=config.learning_rate, eps=1e-5)
 
     # ---- rollout storage, (num_steps, num_envs, ...)
     shape = (config.num_steps, config.num_envs)
-    roll_obs = torch.zeros((*shape, env.obs_dim))
-    roll_mask = torch.zeros((*shape, env.num_actions), dtype=torch.bool)
-    roll_action = torch.zeros(shape, dtype=torch.long)
-    roll_logprob = torch.zeros(shape)
-    roll_reward = torch.zeros(shape)
-    roll_done = torch.zeros(shape)   # 1 where the observation starts a new episode
-    roll_value = torch.zeros(shape)
+    roll_obs = torch.zeros((*shape, env.obs_dim), device=device)
+    roll_mask = torch.zeros((*shape, env.num_actions), dtype=torch.bool, device=device)
+    roll_action = torch.zeros(shape, dtype=torch.long, device=device)
+    roll_logprob = torch.zeros(shape, device=device)
+    roll_reward = torch.zeros(shape, device=device)
+    roll_done = torch.zeros(shape, device=device)   # 1 where the observation starts a new episode
+    roll_value = torch.zeros(shape, device=device)
 
     batch_size = config.num_envs * config.num_steps
     minibatch_size = max(1, batch_size // config.num_minibatches)
     num_iterations = config.total_steps // batch_size
     obs, mask = env.reset()
-    next_obs, next_mask = torch.from_numpy(obs), torch.from_numpy(mask)
-    next_done = torch.zeros(config.num_envs)
+    next_obs, next_mask = torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device)
+    next_done = torch.zeros(config.num_envs, device=device)
     for iteration in range(num_iterations):
         if config.anneal_lr:
             optimizer.param_groups[0]["lr"] = config.learning_rate * (1.0 - iteration / num_iterations)
@@ -142,16 +159,16 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
                 roll_logprob[t] = dist.log_prob(action)
                 roll_value[t] = critic(next_obs).squeeze(1)
             roll_action[t] = action
-            step = env.step(action.numpy())
-            roll_reward[t] = torch.from_numpy(step.reward)
-            next_obs, next_mask = torch.from_numpy(step.obs), torch.from_numpy(step.mask)
-            next_done = torch.from_numpy(step.done.astype(np.float32))
+            step = env.step(action.cpu().numpy())
+            roll_reward[t] = torch.from_numpy(step.reward).to(device)
+            next_obs, next_mask = torch.from_numpy(step.obs).to(device), torch.from_numpy(step.mask).to(device)
+            next_done = torch.from_numpy(step.done.astype(np.float32)).to(device)
 
         # ---- generalised advantage estimates, backwards through the rollout
         with torch.no_grad():
             next_value = critic(next_obs).squeeze(1)
-            advantages = torch.zeros(shape)
-            last_gae = torch.zeros(config.num_envs)
+            advantages = torch.zeros(shape, device=device)
+            last_gae = torch.zeros(config.num_envs, device=device)
             for t in reversed(range(config.num_steps)):
                 if t == config.num_steps - 1:
                     not_done, following = 1.0 - next_done, next_value
@@ -167,7 +184,7 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
         b_action, b_logprob = roll_action.reshape(-1), roll_logprob.reshape(-1)
         b_adv, b_ret = advantages.reshape(-1), returns.reshape(-1)
         for _ in range(config.update_epochs):
-            order = torch.randperm(batch_size)
+            order = torch.randperm(batch_size).to(device)
             for lo in range(0, batch_size, minibatch_size):
                 mb = order[lo:lo + minibatch_size]
                 dist = torch.distributions.Categorical(logits=masked_scores(actor.network(b_obs[mb]), b_mask[mb]))
@@ -183,5 +200,5 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
                 nn.utils.clip_grad_norm_(params, config.max_grad_norm)
                 optimizer.step()
 
-    return greedy_result(env, actor, eval_episodes=config.eval_episodes,
-                         training_steps=num_iterations * batch_size, seed=config.seed, start=start)
+    return evaluated_result(env, actor, eval_episodes=config.eval_episodes,
+                            training_steps=num_iterations * batch_size, seed=config.seed, start=start, mode=mode)

@@ -2,8 +2,9 @@
 
 The parts of a training run that do not depend on the learning rule: checking
 the integer settings of a config, seeding and building the vector of games,
-and the final evaluation of the greedy policy packed into a
-:class:`TrainingResult`.
+the network a run starts from (fresh, or a copy of a previous response: a warm
+start), and the final evaluation of the trained policy, greedy or sampled from
+its softmax, packed into a :class:`TrainingResult`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import torch
 
 from games.validation import is_integer
 from psro.oracles.learned.env import EpisodeStats, OpponentMixture, VectorEnv, play_episodes
-from psro.oracles.learned.networks import NeuralPolicy, masked_scores
+from psro.oracles.learned.networks import MODES, NeuralPolicy, masked_scores
 
-__all__ = ["TrainingResult", "check_positive_ints", "seeded_env", "greedy_result"]
+__all__ = ["TrainingResult", "check_positive_ints", "seeded_env", "initial_network", "evaluated_result"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,9 +31,10 @@ class TrainingResult:
     Attributes
     ----------
     policy : NeuralPolicy
-        The trained network (``mode="greedy"`` for DQN, ``"softmax"`` for PPO).
+        The trained network, in the mode it was evaluated in (by default
+        ``"greedy"`` for DQN, ``"softmax"`` for PPO).
     evaluation : EpisodeStats
-        Mean return of the greedy policy over the evaluation episodes.
+        Mean return of ``policy`` over the evaluation episodes.
     training_steps : int
         Learner decisions used for training.
     training_episodes : int
@@ -91,9 +93,40 @@ def seeded_env(game, player: int, opponents: OpponentMixture, num_envs: int,
     return rng, VectorEnv(game, player, opponents, num_envs, rng)
 
 
-def greedy_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, training_steps: int,
-                  seed: int, start: float) -> TrainingResult:
-    """Evaluate the greedy (highest legal score) play of ``policy.network`` and pack the training run.
+def initial_network(game, mode: str, hidden: tuple, initial: NeuralPolicy | None, device) -> NeuralPolicy:
+    """The network a training run starts from: fresh for ``game``, or a copy of ``initial`` (a warm start).
+
+    A warm start keeps ``initial``'s layer widths (``hidden`` is then not
+    used) and must fit the game's observations and actions (``ValueError``
+    naming ``initial`` otherwise); ``initial`` itself is never modified.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> previous = NeuralPolicy.for_game(game, hidden=(8,))
+    >>> net = initial_network(game, "greedy", (64,), previous, "cpu")
+    >>> net.hidden, net.mode, net.network is previous.network
+    ((8,), 'greedy', False)
+    """
+    fresh = NeuralPolicy.for_game(game, hidden=hidden, mode=mode, device=device)
+    if initial is None:
+        return fresh
+    if not isinstance(initial, NeuralPolicy):
+        raise TypeError(f"initial must be a NeuralPolicy (the response to start from); got {type(initial).__name__}.")
+    initial.check_fits(fresh.obs_dim, fresh.num_actions, argname="initial")
+    arch = {**initial.architecture(), "mode": mode, "provenance": None}
+    return NeuralPolicy.from_arrays(arch, initial.to_arrays(), device=device)
+
+
+def evaluated_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, training_steps: int,
+                     seed: int, start: float, mode: str = "greedy") -> TrainingResult:
+    """Evaluate ``policy`` in ``mode`` and pack the training run.
+
+    ``"greedy"`` plays the highest legal score; ``"softmax"`` samples from
+    the softmax of the legal scores with the environment's generator. The
+    returned :attr:`TrainingResult.policy` is ``policy`` with ``mode`` set,
+    so its value estimate is the value of the policy as returned.
 
     Parameters
     ----------
@@ -103,13 +136,14 @@ def greedy_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, t
     policy : NeuralPolicy
         The trained network (its scores are Q-values or logits).
     eval_episodes : int
-        Episodes to play greedily.
+        Episodes to play.
     training_steps : int
         Learner decisions used for training.
     seed : int
         The seed of the run, recorded in the result.
     start : float
         ``time.perf_counter()`` at the start of the run.
+    mode : {"greedy", "softmax"}
 
     Returns
     -------
@@ -121,17 +155,27 @@ def greedy_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, t
     >>> game = pyspiel.load_game("kuhn_poker")
     >>> untrained = NeuralPolicy.for_game(game, mode="greedy")
     >>> _, env = seeded_env(game, 0, OpponentMixture.single([None, untrained]), num_envs=4, seed=0)   # self-play
-    >>> result = greedy_result(env, untrained, eval_episodes=8, training_steps=0, seed=0,
-    ...                        start=time.perf_counter())
-    >>> result.training_episodes, result.evaluation.episodes
-    (0, 8)
+    >>> result = evaluated_result(env, untrained, eval_episodes=8, training_steps=0, seed=0,
+    ...                           start=time.perf_counter(), mode="softmax")
+    >>> result.training_episodes, result.evaluation.episodes, result.policy.mode
+    (0, 8, 'softmax')
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}; got {mode!r}.")
     training_episodes = len(env.episode_returns)
+    policy.mode = mode
+    device = policy.device
 
     def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            scores = masked_scores(policy.network(torch.from_numpy(obs)), torch.from_numpy(mask))
-            return scores.argmax(dim=1).numpy()
+            scores = masked_scores(policy.network(torch.from_numpy(obs).to(device)),
+                                   torch.from_numpy(mask).to(device))
+        if mode == "greedy":
+            return scores.argmax(dim=1).cpu().numpy()
+        probs = torch.softmax(scores, dim=1).cpu().double().numpy() * mask
+        cumulative = np.cumsum(probs, axis=1)
+        u = env.rng.random(len(obs)) * cumulative[:, -1]
+        return np.minimum((cumulative <= u[:, None]).sum(axis=1), mask.shape[1] - 1)
 
     evaluation = play_episodes(env, act, eval_episodes)
     return TrainingResult(policy=policy, evaluation=evaluation, training_steps=training_steps,

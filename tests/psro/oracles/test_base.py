@@ -18,6 +18,7 @@ from psro.oracles import (
     unregister_oracle,
 )
 from psro.oracles.exact import ExactOracle
+from psro.oracles.jobs import tree_for
 from psro.policies import uniform_policy
 
 KEYS: list = []
@@ -64,6 +65,23 @@ def test_a_registered_toy_oracle_drives_psro_by_name(toy_oracle):
     PSROConfig(oracle="toy_uniform", oracle_steps=5).validate()   # a registered learned oracle takes oracle_steps
 
 
+def test_learned_factories_get_the_game_and_may_have_no_tree(toy_oracle):
+    seen = {}
+
+    def factory(tree, seed=0, *, game=None):
+        seen.update(tree=tree, game=game)
+        return UniformOracle(tree, seed)
+
+    register_oracle("toy_learned", learned=True)(factory)
+    try:
+        assert make_oracle("toy_learned", None, seed=3, game="kuhn_poker").learned
+        assert seen == {"tree": None, "game": "kuhn_poker"}
+        make_oracle("toy_learned", tree_for("kuhn_poker()"))          # no game given: none passed
+        assert seen["game"] is None and seen["tree"] is tree_for("kuhn_poker()")
+    finally:
+        unregister_oracle("toy_learned")
+
+
 def test_unknown_and_malformed_oracles_are_refused(toy_oracle):
     with pytest.raises(ValueError, match="^oracle: must be one of .*'toy_uniform'"):
         PSRO("kuhn_poker", oracle="toy_uniforn", progress=False)
@@ -72,7 +90,10 @@ def test_unknown_and_malformed_oracles_are_refused(toy_oracle):
     register_oracle("toy_broken")(lambda tree, seed=0: object())
     try:
         with pytest.raises(TypeError, match="no respond"):
-            make_oracle("toy_broken", None)
+            make_oracle("toy_broken", tree_for("kuhn_poker()"))
+        # an exact (not learned) oracle needs the tree: refused by name before its factory runs
+        with pytest.raises(ValueError, match="oracle 'toy_broken' needs the game tree"):
+            make_oracle("toy_broken", None, game="kuhn_poker")
     finally:
         unregister_oracle("toy_broken")
     with pytest.raises(TypeError, match="name must be a non-empty string"):
