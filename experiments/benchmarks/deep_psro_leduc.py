@@ -1,0 +1,442 @@
+"""Deep PSRO on Leduc poker: ours (PPO oracle, sampled play) against OpenSpiel's psro_v2 with its torch
+policy-gradient oracle, side by side, same wall budget, exact NashConv of each meta-strategy against wall time.
+
+For every seed the two sides run at the same time, each in its own process on one core (``sched_setaffinity``
+where the machine has two cores or more), with one BLAS / OpenMP / torch thread each.
+
+**psro_v2** (``open_spiel.python.algorithms.psro_v2``) is set up as in OpenSpiel's
+``examples/psro_v2_example.py`` with ``--oracle_type=PG``: an ``RLOracle`` over ``rl_environment.Environment``
+training ``rl_policy`` policy-gradient agents (QPG loss, 4 hidden layers of 256, Adam, critic learning rate 1e-2,
+policy learning rate 1e-3, entropy cost 0.001, 8 critic updates per policy update, batch 16), 10,000 episodes per
+response (``--pg-episodes``), 100 simulations per meta-game entry (``--sims-per-entry``), the Nash meta-solver
+(``--pg-meta``), the ``probabilistic`` training-strategy selector, no rectifier; the initial policies are the
+untrained networks, as in the example. It needs these patches to run, and nothing else is changed:
+
+1. ``rl_policy`` imports OpenSpiel's JAX agents at module level and JAX is not installed: stub modules stand in
+   for ``open_spiel.python.jax.dqn`` and ``open_spiel.python.jax.policy_gradient`` during the import (their
+   classes are never used), and the policy class is made with ``rl_policy.rl_policy_factory`` from the **torch**
+   agent ``open_spiel.python.pytorch.policy_gradient.PolicyGradient``.
+2. The torch agent's ``copy_with_noise`` (called by ``RLOracle.generate_new_policies`` on every new response)
+   crashes: it reads ``.weight`` of the torso's ``nn.Sequential(Linear, ReLU)`` blocks. It is replaced by the
+   same operation done on the ``Linear`` layers: a fresh agent with the same hyperparameters whose weights are
+   multiplied by ``1 + sigma * N(0, 1)`` (sigma is 0 in the example, so: a fresh agent, as upstream intends).
+3. OpenSpiel's LP (the Nash meta-solver) asks cvxpy for ECOS, which is not installed: it gets HiGHS
+   (``psro_leduc._use_highs_for_openspiel_lp``).
+
+**Ours** is ``psro.PSRO("leduc_poker", oracle="ppo", evaluator="monte_carlo", ...)`` with no exact gap
+(:func:`our_solver` holds the call); it does not build the game tree for training or evaluation.
+
+**Measuring.** After every iteration of each side the clock stops and the exact NashConv of the side's current
+meta-strategy is computed: every population member is tabulated over Leduc's information states (psro_v2's
+networks: a batched forward pass over all information-state tensors with the agent's own masking and
+renormalisation; ours: ``psro.policies.as_tabular`` over a game tree built only for measuring), the members are
+mixed with the meta-strategy by OpenSpiel's ``policy_aggregator`` and measured by
+``exploitability.nash_conv``. The same code measures both sides. The reported ``wall_s`` excludes measuring.
+
+Run (about ``seeds x (budget + measuring)`` seconds)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
+        python experiments/benchmarks/deep_psro_leduc.py
+
+``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only. Results: a CSV of
+``(side, seed, wall_s, iteration, nash_conv)`` and a markdown summary (results/deep_psro_leduc.{csv,md} with
+the default options, else under ``runs/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import math
+import os
+import sys
+import time
+import types
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger("deep_psro_leduc")
+
+GAME = "leduc_poker"
+REPORT_TIMES = (60, 120, 300, 600, 900)
+TARGET = 1.0
+SIDES = ("psro_v2", "ours")
+RESULTS = Path(__file__).resolve().parent / "results" / "deep_psro_leduc.md"
+
+
+class Clock:
+    """Wall seconds spent inside ``with clock:`` blocks (the budget's clock; measuring happens outside)."""
+
+    def __init__(self):
+        self.elapsed = 0.0
+
+    def __enter__(self):
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.elapsed += time.perf_counter() - self._start
+        return False
+
+
+# ---------------------------------------------------------------- measuring (shared by both sides)
+
+def meta_nash_conv(game, members: list, weights: list) -> float:
+    """Exact NashConv of the meta-strategy: ``members[p]`` (OpenSpiel policies of player ``p``) mixed with
+    ``weights[p]`` by ``policy_aggregator``, measured by ``exploitability.nash_conv``."""
+    from open_spiel.python.algorithms import exploitability, policy_aggregator
+
+    weights = [[float(w) for w in np.asarray(ws)] for ws in weights]
+    aggregated = policy_aggregator.PolicyAggregator(game).aggregate(range(game.num_players()), members, weights)
+    return float(exploitability.nash_conv(game, aggregated, use_cpp_br=True))
+
+
+def tabulate(game, probabilities) -> object:
+    """An OpenSpiel ``TabularPolicy`` of ``game`` whose every row is ``probabilities(player, obs, mask)`` on the
+    information-state tensors ``obs`` ``(k, d)`` and legal masks ``(k, A)`` of that player's states."""
+    from open_spiel.python import policy
+
+    table = policy.TabularPolicy(game)
+    for player, rows in enumerate(_player_rows(table)):
+        obs = np.asarray([table.states[i].information_state_tensor(player) for i in rows], dtype=np.float32)
+        mask = table.legal_actions_mask[rows].astype(bool)
+        probs = np.asarray(probabilities(player, obs, mask), dtype=np.float64) * mask
+        total = probs.sum(axis=1, keepdims=True)
+        probs = np.where(total > 0, probs / np.where(total > 0, total, 1.0), mask / mask.sum(axis=1, keepdims=True))
+        table.action_probability_array[rows] = probs
+    return table
+
+
+def cached(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` the first time."""
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
+def _player_rows(table) -> list:
+    """Row indices of each player's information states in an OpenSpiel ``TabularPolicy``."""
+    return [np.asarray([table.state_lookup[key] for key in keys], dtype=np.intp) for keys in table.states_per_player]
+
+
+# ---------------------------------------------------------------- psro_v2 with the torch policy gradient
+
+@dataclasses.dataclass(frozen=True)
+class PSROv2Options:
+    """psro_v2's settings (OpenSpiel's example's defaults for ``--oracle_type=PG``, 100 sims per entry)."""
+
+    episodes: int = 10_000
+    sims_per_entry: int = 100
+    meta_solver: str = "nash"
+    hidden: int = 256
+    layers: int = 4
+
+
+def _torch_pg_policy_class():
+    """``rl_policy``'s policy class around the torch policy-gradient agent (patches 1 and 2, see the module)."""
+    import torch
+    from open_spiel.python.pytorch import policy_gradient
+
+    stubs = {}
+    for name in ("open_spiel.python.jax.dqn", "open_spiel.python.jax.policy_gradient"):
+        if name not in sys.modules:
+            stub = types.ModuleType(name)
+            stub.DQN = type("DQN", (), {})
+            stub.PolicyGradient = type("PolicyGradient", (), {})
+            stubs[name] = sys.modules[name] = stub
+    try:
+        from open_spiel.python.algorithms.psro_v2 import rl_policy
+    finally:
+        for name in stubs:
+            del sys.modules[name]
+
+    def copy_with_noise(self, sigma=0.0, copy_weights=True):
+        """A fresh agent with this one's hyperparameters, its Linear weights times ``1 + sigma * N(0, 1)``."""
+        kwargs = {k: v for k, v in self._kwargs.items() if k not in ("self", "__class__")}
+        fresh = policy_gradient.PolicyGradient(**kwargs)
+        if copy_weights and sigma:
+            with torch.no_grad():
+                for module in fresh._critic_network.modules():
+                    if isinstance(module, torch.nn.Linear):
+                        module.weight *= 1 + sigma * torch.randn(module.weight.shape)
+                for module in fresh._policy_logits_layer.modules():
+                    module.weight *= 1 + sigma * torch.randn(module.weight.shape)
+        return fresh
+
+    policy_gradient.PolicyGradient.copy_with_noise = copy_with_noise
+    return rl_policy.rl_policy_factory(policy_gradient.PolicyGradient)
+
+
+def _pg_probabilities(agent):
+    """The torch agent's action probabilities on a batch, computed as its ``_act`` does (softmax, then masked
+    and renormalised; uniform over legal where the mass is zero, which :func:`tabulate` does)."""
+    import torch
+
+    def probabilities(player, obs, mask):
+        with torch.no_grad():
+            logits = agent._policy_logits_layer(agent._net_torso(torch.as_tensor(obs)))
+            return torch.softmax(logits, dim=1).double().numpy()
+
+    return probabilities
+
+
+def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
+    """psro_v2 with the torch PG oracle for ``budget`` wall seconds; one row per iteration (and the start)."""
+    import pyspiel
+    import torch
+    from open_spiel.python import rl_environment
+    from open_spiel.python.algorithms.psro_v2 import psro_v2, rl_oracle, strategy_selectors
+    from psro_leduc import _use_highs_for_openspiel_lp
+
+    _use_highs_for_openspiel_lp()
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    game = pyspiel.load_game(GAME)
+    clock = Clock()
+    with clock:
+        pg_policy = _torch_pg_policy_class()
+        env = rl_environment.Environment(game)
+        kwargs = dict(info_state_size=env.observation_spec()["info_state"][0],
+                      num_actions=env.action_spec()["num_actions"], loss_str="qpg", loss_class=False,
+                      hidden_layers_sizes=[options.hidden] * options.layers, entropy_cost=0.001,
+                      critic_learning_rate=1e-2, pi_learning_rate=1e-3, num_critic_before_pi=8,
+                      optimizer_str="adam")
+        oracle = rl_oracle.RLOracle(env, pg_policy, kwargs, number_training_episodes=options.episodes,
+                                    self_play_proportion=0.0, sigma=0.0)
+        agents = [pg_policy(env, p, **kwargs) for p in range(game.num_players())]
+        for agent in agents:
+            agent.freeze()
+        solver = psro_v2.PSROSolver(game, oracle, initial_policies=agents,
+                                    training_strategy_selector=strategy_selectors.probabilistic, rectifier="",
+                                    sims_per_entry=options.sims_per_entry, number_policies_selected=1,
+                                    meta_strategy_method=options.meta_solver, sample_from_marginals=True,
+                                    symmetric_game=False)
+    tables = {}
+
+    def measure(iteration):
+        members = [[cached(tables, id(pol), lambda pol=pol: tabulate(game, _pg_probabilities(pol._policy)))
+                    for pol in pols] for pols in solver.get_policies()]
+        return _row("psro_v2", seed, clock.elapsed, iteration,
+                    meta_nash_conv(game, members, solver.get_meta_strategies()))
+
+    rows, iteration = [measure(0)], 0
+    while clock.elapsed < budget:
+        with clock:
+            solver.iteration()
+        iteration += 1
+        rows.append(measure(iteration))
+    return rows
+
+
+# ---------------------------------------------------------------- ours
+
+@dataclasses.dataclass(frozen=True)
+class OurOptions:
+    """Our run's settings (fields of ``psro.PSROConfig``; ``oracle_options`` goes to the PPO oracle)."""
+
+    oracle_steps: int = 20_000
+    episodes_per_profile: int = 1000
+    meta_solver: str = "nash"
+    oracle_options: tuple = ()
+
+
+def our_solver(seed: int, options: OurOptions):
+    """``psro.PSRO`` with the PPO oracle and the Monte Carlo evaluator, and no exact gap (no game tree)."""
+    from psro import PSRO, PSROConfig
+
+    fields = dict(oracle="ppo", evaluator="monte_carlo", meta_solver=options.meta_solver,
+                  oracle_steps=options.oracle_steps, episodes_per_profile=options.episodes_per_profile,
+                  oracle_options=dict(options.oracle_options) or None, seed=seed, iterations=None,
+                  target_gap=None, checkpoint=False, progress=False, rank_population=False)
+    if "exact_gap" in {f.name for f in dataclasses.fields(PSROConfig)}:
+        fields["exact_gap"] = False
+    return PSRO(GAME, **fields)
+
+
+def _member_table(game, tree, member, player):
+    """One population member of ours as an OpenSpiel ``TabularPolicy`` (over ``tree``, built for measuring)."""
+    from psro.openspiel_policy import to_openspiel_policy
+    from psro.policies import Policy, as_tabular
+
+    if isinstance(member, Policy) or isinstance(member, np.ndarray):
+        policies = [None] * game.num_players()
+        policies[player] = as_tabular(member, tree, player)
+        return to_openspiel_policy(policies, tree)
+    from psro.oracles.learned.env import batch_probabilities
+
+    return tabulate(game, lambda p, obs, mask: batch_probabilities(member, obs, mask))
+
+
+def run_ours(seed: int, budget: float, options: OurOptions) -> list:
+    """Our deep PSRO for ``budget`` wall seconds; one row per iteration (row 0: the initial population)."""
+    import pyspiel
+    import torch
+
+    from psro.game_tree import build_game_tree
+
+    torch.manual_seed(seed)
+    game = pyspiel.load_game(GAME)
+    tree = build_game_tree(game)   # for measuring only: outside the clock, never given to the solver
+    clock = Clock()
+    with clock:
+        solver = our_solver(seed, options)
+    tables = {}
+
+    def measure():
+        state = solver.state
+        members = [[cached(tables, (p, i), lambda p=p, member=member: _member_table(game, tree, member, p))
+                    for i, member in enumerate(_members(pop))] for p, pop in enumerate(state.populations)]
+        return _row("ours", seed, clock.elapsed, state.iteration,
+                    meta_nash_conv(game, members, state.meta_strategy.marginals))
+
+    with clock:
+        solver.run(iterations=0)   # the initial population, evaluated
+    rows = [measure()]
+    while clock.elapsed < budget:
+        with clock:
+            solver.run(iterations=1)
+        rows.append(measure())
+    solver.close()
+    return rows
+
+
+def _members(population) -> list:
+    """A population's members in order (an array of tabular policies, or a list of policy objects)."""
+    policies = population.policies
+    return list(policies) if not isinstance(policies, np.ndarray) else [policies[i] for i in range(len(policies))]
+
+
+# ---------------------------------------------------------------- running both sides
+
+def _row(side, seed, wall, iteration, nash_conv) -> dict:
+    logger.info("%s seed %d: iteration %d at %.1f s, NashConv %.4f", side, seed, iteration, wall, nash_conv)
+    return {"side": side, "seed": seed, "wall_s": wall, "iteration": iteration, "nash_conv": nash_conv}
+
+
+def _side_job(side: str, seed: int, budget: float, options, core: int | None) -> list:
+    """One side in its own process: one thread, on ``core`` when given."""
+    import bench_common
+
+    bench_common.use_repo_packages()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    import torch
+
+    torch.set_num_threads(1)
+    if core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+    run = run_psro_v2 if side == "psro_v2" else run_ours
+    return run(seed, budget, options)
+
+
+def run_all(sides, seeds, budget, options: dict) -> list:
+    """For each seed, the sides at the same time in their own processes; all rows."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    rows = []
+    with ProcessPoolExecutor(max_workers=len(sides), mp_context=get_context("spawn")) as pool:
+        for seed in seeds:
+            futures = [pool.submit(_side_job, side, seed, budget, options[side],
+                                   cores[i] if len(cores) >= len(sides) else None) for i, side in enumerate(sides)]
+            for future in futures:
+                rows.extend(future.result())
+    return rows
+
+
+# ---------------------------------------------------------------- the summary
+
+def value_at(curve, t: float) -> float:
+    """NashConv of the last iteration finished by wall time ``t`` (NaN before the first)."""
+    done = [r["nash_conv"] for r in curve if r["wall_s"] <= t]
+    return done[-1] if done else math.nan
+
+
+def first_time(curve, target: float) -> float:
+    """Wall seconds of the first reported NashConv ``<= target`` (inf if never)."""
+    return next((r["wall_s"] for r in curve if r["nash_conv"] <= target), math.inf)
+
+
+def summarise(rows: list, budget: float, command: str) -> str:
+    """The markdown summary: medians over seeds at the report times, the comparison, the time to 1.0."""
+    sides = [s for s in SIDES if any(r["side"] == s for r in rows)]
+    seeds = sorted({r["seed"] for r in rows})
+    curves = {(s, k): [r for r in rows if r["side"] == s and r["seed"] == k] for s in sides for k in seeds}
+    times = [t for t in REPORT_TIMES if t < budget] + [budget]
+    medians = {s: [float(np.median([value_at(curves[s, k], t) for k in seeds])) for t in times] for s in sides}
+    lines = ["# Deep PSRO on Leduc poker: ours against psro_v2 (torch policy gradient)", "",
+             f"Command: `{command}`", "",
+             f"Exact NashConv of each side's meta-strategy against wall time (measuring excluded), median over "
+             f"{len(seeds)} seed(s) {seeds}; both sides ran at the same time, one core each.", "",
+             "| wall s | " + " | ".join(sides) + " |", "|---" * (len(sides) + 1) + "|"]
+    lines += [f"| {t:g} | " + " | ".join(f"{medians[s][i]:.4g}" for s in sides) + " |" for i, t in enumerate(times)]
+    lines.append("")
+    for s in sides:
+        last = [curves[s, k][-1] for k in seeds]
+        lines.append(f"- {s}: iterations per seed {[r['iteration'] for r in last]}, final NashConv per seed "
+                     f"{[round(r['nash_conv'], 4) for r in last]}")
+    if set(SIDES) <= set(sides):
+        below = all(o < v for o, v in zip(medians["ours"], medians["psro_v2"]))
+        lines.append(f"- ours below psro_v2 at every reported time: {'yes' if below else 'no'}")
+    if "ours" in sides:
+        hits = [first_time(curves["ours", k], TARGET) for k in seeds]
+        lines.append(f"- ours first reaches NashConv <= {TARGET:g} at (s, per seed): "
+                     f"{[round(h, 1) for h in hits]}; median {np.median(hits):.1f} s")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    import bench_common
+
+    bench_common.pin_threads()
+    bench_common.use_repo_packages()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget", type=float, default=900.0, help="wall seconds of training for each side")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="60 s, one seed")
+    parser.add_argument("--sides", choices=("both", *SIDES), default="both")
+    parser.add_argument("--pg-episodes", type=int, default=PSROv2Options.episodes)
+    parser.add_argument("--sims-per-entry", type=int, default=PSROv2Options.sims_per_entry)
+    parser.add_argument("--pg-meta", default=PSROv2Options.meta_solver, help="psro_v2's meta_strategy_method")
+    parser.add_argument("--oracle-steps", type=int, default=OurOptions.oracle_steps)
+    parser.add_argument("--episodes-per-profile", type=int, default=OurOptions.episodes_per_profile)
+    parser.add_argument("--meta-solver", default=OurOptions.meta_solver)
+    parser.add_argument("--oracle-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option of our PPO oracle (repeatable), e.g. learning_rate=3e-4")
+    parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
+    args = parser.parse_args()
+    budget, seeds = (60.0, 1) if args.quick else (args.budget, args.seeds)
+    sides = SIDES if args.sides == "both" else (args.sides,)
+    options = {"psro_v2": PSROv2Options(args.pg_episodes, args.sims_per_entry, args.pg_meta),
+               "ours": OurOptions(args.oracle_steps, args.episodes_per_profile, args.meta_solver,
+                                  tuple(_parse_option(o) for o in args.oracle_option))}
+    out = bench_common.output_path(parser, args, RESULTS)
+    rows = run_all(sides, range(seeds), budget, options)
+    import pandas as pd
+
+    pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv"]).to_csv(
+        out.with_suffix(".csv"), index=False)
+    command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + " ".join(
+        [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
+    out.write_text(summarise(rows, budget, command))
+    logger.info("wrote %s and %s", out, out.with_suffix(".csv"))
+    sys.stdout.write(out.read_text())
+
+
+def _parse_option(text: str) -> tuple:
+    """``KEY=VALUE`` with VALUE read as a Python literal where it is one."""
+    import ast
+
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ValueError(f"--oracle-option: expected KEY=VALUE; got {text!r}.")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+if __name__ == "__main__":
+    main()
