@@ -1,15 +1,19 @@
 """The environment of a learned best response: one learner against a fixed mixture of opponents.
 
-The learner sits in seat ``player`` of an OpenSpiel game. Everything else
-(chance and the other seats) is part of the environment: at the start of each
-episode an opponent profile is drawn from an :class:`OpponentMixture`, and its
-policies play the other seats until the learner has to move again or the game
-ends. The only reward is the learner's return at the end of the game.
+The learner sits in seat ``player`` of a game. Everything else (chance and the
+other seats) is part of the environment: at the start of each episode an
+opponent profile is drawn from an :class:`OpponentMixture`, and its policies
+play the other seats until the learner has to move again or the game ends. The
+only reward is the learner's return at the end of the game.
 
-:class:`VectorEnv` steps ``num_envs`` such games side by side so that the
-learner's network sees one batch per step; finished games restart at once
-(the observation returned for them is the first one of the next episode).
-The Python loop per game is kept to the pyspiel calls it needs.
+:class:`VectorEnv` steps ``num_envs`` such games side by side on
+:func:`games.environment.make_env`, so that the learner's network sees one batch
+per step; finished games restart at once (the observation returned for them is
+the first one of the next episode). Chance moves of the batch are drawn
+together, and the opponents act in batches: all the games waiting on the same
+opponent policy get one :func:`batch_probabilities` call. Opponents may be
+neural policies (``probabilities_np``), :class:`UniformPolicy`, or
+:class:`TabularStatePolicy` tables looked up by information-state string.
 """
 
 from __future__ import annotations
@@ -31,8 +35,13 @@ __all__ = [
     "StatePolicy",
     "Step",
     "TabularStatePolicy",
+    "UniformPolicy",
     "VectorEnv",
+    "batch_probabilities",
     "play_episodes",
+    "policy_input",
+    "sample_actions",
+    "sample_rows",
 ]
 
 
@@ -66,11 +75,24 @@ class TabularStatePolicy:
 
     def action_probabilities(self, state, player: int) -> np.ndarray:
         """The row of the infostate of ``player`` at ``state``."""
-        key = state.information_state_string(player)
+        return self.rows([state.information_state_string(player)])[0]
+
+    def rows(self, keys) -> np.ndarray:
+        """The rows ``(len(keys), num_actions)`` of the information-state strings ``keys``.
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from psro.game_tree import build_game_tree
+        >>> from psro.policies import uniform_policy
+        >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+        >>> TabularStatePolicy(uniform_policy(tree.infostates[0]), tree.infostates[0]).rows(["0", "2"]).shape
+        (2, 2)
+        """
         try:
-            return self._rows[key]
-        except KeyError:
-            raise ValueError(f"infostate {key!r} of player {player} is not in this policy's table; "
+            return np.array([self._rows[key] for key in keys], dtype=np.float64).reshape(len(keys), -1)
+        except KeyError as exc:
+            raise ValueError(f"infostate {exc.args[0]!r} is not in this policy's table; "
                              "was it built for another game?") from None
 
 
@@ -183,46 +205,217 @@ class Step:
     done: np.ndarray
 
 
-def _sample(probs, u: float) -> int:
-    """Index drawn from an unnormalised probability vector with the uniform number ``u``.
+class UniformPolicy:
+    """The policy that plays every legal action with equal probability (the first member of a population).
 
-    A plain loop: the vectors are a handful of actions long, where numpy's call overhead dominates.
+    Parameters
+    ----------
+    num_actions : int
+        Width of the action masks it is asked about.
+
+    Examples
+    --------
+    >>> mask = np.array([[True, True, False], [True, True, True]])
+    >>> UniformPolicy(3).probabilities_np(np.zeros((2, 5), np.float32), mask).round(3).tolist()
+    [[0.5, 0.5, 0.0], [0.333, 0.333, 0.333]]
     """
-    if isinstance(probs, np.ndarray):
-        probs = probs.tolist()
-    x = u * sum(probs)
-    acc, last = 0.0, 0
-    for i, p in enumerate(probs):
-        if p > 0:
-            acc += p
-            last = i
-            if x < acc:
-                return i
-    return last
+
+    def __init__(self, num_actions: int):
+        if not is_integer(num_actions) or num_actions < 1:
+            raise ValueError(f"num_actions must be a positive int; got {num_actions!r}.")
+        self.num_actions = int(num_actions)
+
+    def __repr__(self) -> str:
+        return f"UniformPolicy({self.num_actions})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, UniformPolicy) and other.num_actions == self.num_actions
+
+    def __hash__(self) -> int:
+        return hash(("UniformPolicy", self.num_actions))
+
+    def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``(b, num_actions)`` float64: uniform over each row's legal actions (``obs`` is not read)."""
+        mask = np.asarray(mask, dtype=bool)
+        if mask.ndim != 2 or mask.shape[1] != self.num_actions:
+            raise ValueError(f"mask must have shape (b, {self.num_actions}); got {mask.shape}.")
+        legal = mask.sum(axis=1, keepdims=True)
+        if np.any(legal == 0):
+            raise ValueError("every row of mask needs a legal action.")
+        return mask / legal
+
+    probabilities = probabilities_np
+
+    def action_probabilities(self, state, player: int) -> np.ndarray:
+        """Uniform over ``state``'s legal actions for ``player`` (the per-state interface)."""
+        out = np.zeros(self.num_actions)
+        legal = state.legal_actions(player)
+        out[legal] = 1.0 / len(legal)
+        return out
+
+    def to_tabular(self, tree, player: int) -> np.ndarray:
+        """The uniform policy over ``tree``'s infostates of ``player`` (:func:`psro.policies.uniform_policy`).
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from psro.game_tree import build_game_tree
+        >>> UniformPolicy(2).to_tabular(build_game_tree(pyspiel.load_game("kuhn_poker")), 1).shape
+        (6, 2)
+        """
+        from psro.policies import uniform_policy
+
+        info = tree.infostates[player]
+        if info.num_actions != self.num_actions:
+            raise ValueError(f"the tree has {info.num_actions} actions but the policy {self.num_actions}; "
+                             "use a policy built for this game.")
+        return uniform_policy(info)
+
+
+def policy_input(policy) -> str:
+    """What :func:`batch_probabilities` needs for ``policy``: ``"obs"``, ``"keys"`` or ``"states"``.
+
+    Examples
+    --------
+    >>> policy_input(UniformPolicy(2))
+    'obs'
+    """
+    if hasattr(policy, "probabilities_np"):
+        return "obs"
+    if isinstance(policy, TabularStatePolicy):
+        return "keys"
+    if hasattr(policy, "action_probabilities"):
+        return "states"
+    if hasattr(policy, "probabilities"):
+        return "obs"
+    raise TypeError(f"{type(policy).__name__} cannot act: a policy needs probabilities_np(obs, mask), "
+                    "probabilities(obs, mask) or action_probabilities(state, player).")
+
+
+def batch_probabilities(policy, obs: np.ndarray, mask: np.ndarray, *, keys=None, states=None,
+                        players=None) -> np.ndarray:
+    """Action probabilities ``(b, num_actions)`` of ``policy`` for a batch of decisions, in one call where it can.
+
+    Parameters
+    ----------
+    policy
+        A policy with ``probabilities_np(obs, mask)`` (neural policies,
+        :class:`UniformPolicy`) or ``probabilities(obs, mask)`` on numpy arrays:
+        one call for the batch. A :class:`TabularStatePolicy` looks its rows up
+        by ``keys``; any other :class:`StatePolicy` is asked state by state.
+    obs : ndarray, float32, shape (b, obs_dim)
+    mask : ndarray of bool, shape (b, num_actions)
+    keys : sequence of str, optional
+        The acting seat's information-state strings (tabular policies).
+    states : sequence of pyspiel.State, optional
+        The states, with ``players`` the acting seats (other state policies).
+
+    Returns
+    -------
+    ndarray, float64
+        Rows that put all their mass on legal actions.
+
+    Examples
+    --------
+    >>> batch_probabilities(UniformPolicy(2), np.zeros((1, 3), np.float32), np.array([[True, True]])).tolist()
+    [[0.5, 0.5]]
+    """
+    mask = np.asarray(mask, dtype=bool)
+    kind = policy_input(policy)
+    if kind == "obs":
+        method = getattr(policy, "probabilities_np", None) or policy.probabilities
+        probs = np.asarray(method(obs, mask), dtype=np.float64)
+    elif kind == "keys":
+        if keys is None:
+            raise ValueError("a TabularStatePolicy needs keys (the information-state strings).")
+        probs = policy.rows(keys)
+    else:
+        if states is None or players is None:
+            raise ValueError(f"{type(policy).__name__} acts on states; pass states and players.")
+        probs = np.array([policy.action_probabilities(s, int(p)) for s, p in zip(states, players)],
+                         dtype=np.float64).reshape(len(states), -1)
+    if probs.shape != mask.shape:
+        raise ValueError(f"{type(policy).__name__} returned probabilities of shape {probs.shape}; expected "
+                         f"{mask.shape} (was it built for this game?).")
+    return probs
+
+
+def sample_rows(probs: np.ndarray, mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One legal action per row of ``probs``, drawn with the uniform numbers ``u`` (illegal mass ignored).
+
+    Examples
+    --------
+    >>> sample_rows(np.array([[0.5, 0.5], [0.0, 1.0]]), np.ones((2, 2), bool), np.array([0.7, 0.1])).tolist()
+    [1, 1]
+    """
+    p = np.where(mask, probs, 0.0)
+    cdf = np.cumsum(p, axis=1)
+    total = cdf[:, -1]
+    if not np.all(np.isfinite(cdf)) or np.any(p < 0) or np.any(total <= 0):
+        j = int(np.flatnonzero(~np.isfinite(total) | (total <= 0) | (p < 0).any(axis=1))[0])
+        raise ValueError(f"a policy gave row {j} no usable probability on its legal actions "
+                         f"({probs[j].tolist()} with mask {mask[j].tolist()}).")
+    idx = (cdf <= (u * total)[:, None]).sum(axis=1)
+    last = p.shape[1] - 1 - np.argmax((p > 0)[:, ::-1], axis=1)   # the last action with mass (round-off guard)
+    return np.minimum(idx, last)
+
+
+def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng: np.random.Generator) -> np.ndarray:
+    """Actions for the rows of ``step`` (an :class:`games.environment.EnvStep`), row ``j`` played by
+    ``policies[policy_index[j]]``; every distinct policy is asked once, for all its rows together.
+
+    Examples
+    --------
+    >>> from games.environment import make_env
+    >>> env = make_env("kuhn_poker", num_envs=3, rng=0)
+    >>> s = env.reset()
+    >>> sample_actions(env, s, np.zeros(3, np.int64), [UniformPolicy(2)], np.random.default_rng(0)).shape
+    (3,)
+    """
+    policy_index = np.asarray(policy_index, dtype=np.int64)
+    b = policy_index.size
+    probs = np.empty((b, step.mask.shape[1]))
+    if b == 0:
+        return np.zeros(0, dtype=np.int64)
+    groups, inverse = np.unique(policy_index, return_inverse=True)
+    for g, k in enumerate(groups.tolist()):
+        rows = np.flatnonzero(inverse == g) if groups.size > 1 else np.arange(b)
+        policy = policies[k]
+        kind = policy_input(policy)
+        keys = env.infostate_keys(step.envs[rows]) if kind == "keys" else None
+        states = env.states(step.envs[rows]) if kind == "states" else None
+        probs[rows] = batch_probabilities(policy, step.obs[rows], step.mask[rows], keys=keys, states=states,
+                                          players=step.player[rows])
+    return sample_rows(probs, step.mask, rng.random(b))
 
 
 class VectorEnv:
     """``num_envs`` games where the learner in seat ``player`` meets opponents drawn from a mixture.
 
+    It runs on :func:`games.environment.make_env`: chance and the opponents
+    move as batches, and all the envs waiting on the same opponent policy get
+    one :func:`batch_probabilities` call. An opponent profile is drawn for
+    every new episode of an env.
+
     Parameters
     ----------
-    game : pyspiel.Game
-        A sequential game with information-state tensors.
+    game : pyspiel.Game, str or a PettingZoo adapter
+        Anything :func:`games.environment.make_env` accepts.
     player : int
         The learner's seat.
     opponents : OpponentMixture
     num_envs : int
     rng : numpy.random.Generator or int
-        Drives chance, the opponents' actions and the profile draws.
+        Drives chance, the opponents' actions and the profile draws (a
+        generator is shared with the caller).
+    **env_options
+        Passed to :func:`games.environment.make_env` (e.g. ``cache_bytes``).
 
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
-    >>> from psro.policies import uniform_policy
-    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
-    >>> opp = OpponentMixture.single([None, TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])])
-    >>> env = VectorEnv(tree.game, 0, opp, num_envs=4, rng=0)
+    >>> opp = OpponentMixture.single([None, UniformPolicy(2)])
+    >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, opp, num_envs=4, rng=0)
     >>> obs, mask = env.reset()
     >>> obs.shape, mask.tolist()[0]
     ((4, 11), [True, True])
@@ -231,93 +424,97 @@ class VectorEnv:
     ((4,), dtype('bool'))
     """
 
-    def __init__(self, game, player: int, opponents: OpponentMixture, num_envs: int = 16, rng=None):
-        gtype = game.get_type()
-        if not gtype.provides_information_state_tensor:
-            raise ValueError(f"game {game} does not provide information-state tensors, which the RL oracles need.")
-        if not 0 <= player < game.num_players():
-            raise ValueError(f"player must be in [0, {game.num_players()}); got {player}.")
+    def __init__(self, game, player: int, opponents: OpponentMixture, num_envs: int = 16, rng=None,
+                 **env_options):
+        from games.environment import make_env
+
         if not is_integer(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int; got {num_envs!r}.")
         if not isinstance(opponents, OpponentMixture):
             raise TypeError(f"opponents must be an OpponentMixture; got {type(opponents).__name__}.")
-        for k, prof in enumerate(opponents.profiles):
-            if len(prof) != game.num_players():
-                raise ValueError(f"opponents.profiles[{k}] needs one entry per seat ({game.num_players()}).")
-        self.game, self.player, self.opponents = game, int(player), opponents
-        self.num_envs = int(num_envs)
         self.rng = np.random.default_rng(rng)
-        (self.obs_dim,) = game.information_state_tensor_shape()
-        self.num_actions = game.num_distinct_actions()
-        self._states: list = [None] * self.num_envs
-        self._profiles: list = [None] * self.num_envs
+        self.env = make_env(game, int(num_envs), rng=self.rng, **env_options)
+        self.game = getattr(self.env, "game", game)
+        n = self.env.num_players
+        if not is_integer(player) or not 0 <= player < n:
+            raise ValueError(f"player must be in [0, {n}); got {player}.")
+        self.player, self.opponents = int(player), opponents
+        self.num_envs = int(num_envs)
+        self.obs_dim, self.num_actions = self.env.obs_dim, self.env.num_actions
+        # the distinct opponent policies, and which one plays seat q in profile k
+        self._policies: list = []
+        seen: dict = {}
+        self._table = np.full((len(opponents.profiles), n), -1, dtype=np.int64)
+        for k, prof in enumerate(opponents.profiles):
+            if len(prof) != n:
+                raise ValueError(f"opponents.profiles[{k}] needs one entry per seat ({n}).")
+            for q, policy in enumerate(prof):
+                if q == self.player or policy is None:
+                    continue
+                policy_input(policy)   # a TypeError now rather than at the first move
+                if id(policy) not in seen:
+                    seen[id(policy)] = len(self._policies)
+                    self._policies.append(policy)
+                self._table[k, q] = seen[id(policy)]
+        self._profile = np.zeros(self.num_envs, dtype=np.int64)
+        self._drawn = np.full(self.num_envs, -1, dtype=np.int64)   # the episode each profile was drawn for
+        self._acted = np.zeros(self.num_envs, dtype=bool)          # the learner moved in the current episode
+        self._obs = np.zeros((self.num_envs, self.obs_dim), dtype=np.float32)
+        self._mask = np.zeros((self.num_envs, self.num_actions), dtype=bool)
         self.episode_returns: list = []   # returns of finished episodes, in the order they ended
         self.episode_envs: list = []      # the game each of them was played in
 
-    # ----------------------------------------------------------------- internals
-    def _advance(self, state, profile) -> None:
-        """Play chance and the opponents until the learner must move or the game is over."""
-        rng, me = self.rng, self.player
-        while not state.is_terminal():
-            if state.is_chance_node():
-                actions, probs = zip(*state.chance_outcomes())
-                state.apply_action(actions[_sample(probs, rng.random())])
-                continue
-            q = state.current_player()
-            if q == me:
-                return
-            policy = profile[q]
-            if policy is None:
-                raise ValueError(f"the opponent profile has no policy for seat {q}.")
-            state.apply_action(_sample(policy.action_probabilities(state, q), rng.random()))
-
-    def _new_episode(self, i: int) -> None:
+    def _play_out(self, s, reward: np.ndarray, done: np.ndarray) -> None:
+        """Play the opponents of the envs in ``s`` until each waits on the learner."""
+        me = self.player
         while True:
-            profile = self.opponents.profiles[self.opponents.sample(self.rng)]
-            state = self.game.new_initial_state()
-            self._advance(state, profile)
-            if not state.is_terminal():
-                self._states[i], self._profiles[i] = state, profile
+            if s.done.any():
+                for j in np.flatnonzero(s.done).tolist():
+                    e, ret = int(s.envs[j]), float(s.returns[j, me])
+                    self.episode_returns.append(ret)
+                    self.episode_envs.append(e)
+                    if self._acted[e]:
+                        reward[e], done[e], self._acted[e] = ret, True, False
+            new = np.flatnonzero(s.episode != self._drawn[s.envs])
+            for j in new.tolist():
+                e = int(s.envs[j])
+                self._profile[e] = self.opponents.sample(self.rng)
+                self._drawn[e] = s.episode[j]
+            mine = s.player == me
+            self._obs[s.envs[mine]] = s.obs[mine]
+            self._mask[s.envs[mine]] = s.mask[mine]
+            if mine.all():
                 return
-            self.episode_returns.append(state.returns()[self.player])   # over before the learner moved
-            self.episode_envs.append(i)
-
-    def _observe(self, obs: np.ndarray, mask: np.ndarray, i: int) -> None:
-        state = self._states[i]
-        obs[i] = state.information_state_tensor(self.player)
-        mask[i, state.legal_actions()] = True
+            rows = np.flatnonzero(~mine)
+            sub = type(s)(envs=s.envs[rows], player=s.player[rows], obs=s.obs[rows], mask=s.mask[rows],
+                          done=s.done[rows], returns=s.returns[rows], episode=s.episode[rows])
+            index = self._table[self._profile[sub.envs], sub.player]
+            if np.any(index < 0):
+                q = int(sub.player[np.flatnonzero(index < 0)[0]])
+                raise ValueError(f"the opponent profile has no policy for seat {q}.")
+            s = self.env.step(sub.envs, sample_actions(self.env, sub, index, self._policies, self.rng))
 
     # ----------------------------------------------------------------- the API
     def reset(self) -> tuple:
         """Start a new episode in every game; return ``(obs, mask)``."""
-        obs = np.empty((self.num_envs, self.obs_dim), dtype=np.float32)
-        mask = np.zeros((self.num_envs, self.num_actions), dtype=bool)
-        for i in range(self.num_envs):
-            self._new_episode(i)
-            self._observe(obs, mask, i)
-        return obs, mask
+        s = self.env.reset()
+        self._acted[:] = False
+        self._drawn[:] = -1
+        scratch = np.zeros(self.num_envs)
+        self._play_out(s, scratch, np.zeros(self.num_envs, dtype=bool))
+        return self._obs.copy(), self._mask.copy()
 
     def step(self, actions) -> Step:
         """Apply one learner action per game, play on to the learner's next turn, restart finished games."""
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},); got {actions.shape}.")
-        obs = np.empty((self.num_envs, self.obs_dim), dtype=np.float32)
-        mask = np.zeros((self.num_envs, self.num_actions), dtype=bool)
+        s = self.env.step(np.arange(self.num_envs), actions.astype(np.int64))
+        self._acted[:] = True
         reward = np.zeros(self.num_envs, dtype=np.float32)
         done = np.zeros(self.num_envs, dtype=bool)
-        for i, action in enumerate(actions.tolist()):
-            state = self._states[i]
-            state.apply_action(action)
-            self._advance(state, self._profiles[i])
-            if state.is_terminal():
-                ret = state.returns()[self.player]
-                reward[i], done[i] = ret, True
-                self.episode_returns.append(ret)
-                self.episode_envs.append(i)
-                self._new_episode(i)
-            self._observe(obs, mask, i)
-        return Step(obs, mask, reward, done)
+        self._play_out(s, reward, done)
+        return Step(self._obs.copy(), self._mask.copy(), reward, done)
 
 
 @dataclass(frozen=True)

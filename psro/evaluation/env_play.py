@@ -1,0 +1,171 @@
+"""Sampled returns of policy profiles of any kind, played on :func:`games.environment.make_env`.
+
+No game tree is needed: each seat of a profile is played by its policy
+(neural, :class:`psro.oracles.learned.env.UniformPolicy`, or tabular through
+:class:`psro.oracles.learned.env.TabularStatePolicy`), in batches: every step,
+the envs where the same policy must act get one call.
+
+:func:`sample_returns` plays exactly ``episodes`` full episodes of one profile.
+Env ``i`` of the batch plays its first ``q_i`` episodes and stops (the quotas
+differ by at most one), so short episodes are not over-represented. The result
+is a pure function of the seed. :func:`sample_profiles` gives the per-profile
+statistics an :class:`games.EmpiricalGame` records; every profile's episodes
+come from a generator keyed by ``(seed, profile indices, start)``
+(:class:`numpy.random.SeedSequence`), so an estimate does not depend on which
+profiles are sampled together or in what order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from games.validation import check_int, is_integer
+from psro.oracles.learned.env import policy_input, sample_actions
+
+__all__ = ["profile_seed", "sample_profiles", "sample_returns"]
+
+
+def profile_seed(seed: int, profile, start: int = 0) -> np.random.SeedSequence:
+    """The seed sequence of the episodes ``start, start + 1, ...`` of ``profile`` (population indices).
+
+    Examples
+    --------
+    >>> a = profile_seed(3, (0, 1)).generate_state(2).tolist()
+    >>> a == profile_seed(3, (0, 1)).generate_state(2).tolist(), a == profile_seed(3, (1, 0)).generate_state(2).tolist()
+    (True, False)
+    """
+    key = tuple(int(a) for a in profile) + (int(start),)
+    return np.random.SeedSequence(int(seed), spawn_key=key)
+
+
+def sample_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int = 64, **env_options) -> np.ndarray:
+    """Returns ``(episodes, num_players)`` of ``episodes`` full episodes where ``profile[p]`` plays seat ``p``.
+
+    Parameters
+    ----------
+    game : pyspiel.Game, str or a PettingZoo adapter
+        Anything :func:`games.environment.make_env` accepts.
+    profile : sequence
+        One policy per seat (see :func:`psro.oracles.learned.env.batch_probabilities`).
+    episodes : int
+    seed : int or numpy.random.SeedSequence
+        Draws chance and every action.
+    num_envs : int
+        Episodes played side by side.
+    **env_options
+        Passed to :func:`games.environment.make_env`.
+
+    Returns
+    -------
+    ndarray, float64
+        Row ``k`` is one episode's returns; env ``i``'s episodes come in order,
+        env after env.
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> r = sample_returns("kuhn_poker", [UniformPolicy(2), UniformPolicy(2)], 4000, seed=0)
+    >>> r.shape, bool(abs(r[:, 0].mean() - 0.125) < 4 * r[:, 0].std() / np.sqrt(4000))   # uniform vs uniform: 1/8
+    ((4000, 2), True)
+    """
+    from games.environment import make_env
+
+    episodes = check_int(episodes, "episodes", minimum=1)
+    num_envs = check_int(num_envs, "num_envs", minimum=1)
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(_seed(seed))
+    chance_seq, action_seq = seq.spawn(2)
+    width = min(num_envs, episodes)
+    env = make_env(game, width, rng=np.random.default_rng(chance_seq), **env_options)
+    profile = list(profile)
+    if len(profile) != env.num_players:
+        raise ValueError(f"profile needs one policy per seat ({env.num_players}); got {len(profile)}.")
+    for p, policy in enumerate(profile):
+        try:
+            policy_input(policy)
+        except TypeError as exc:
+            raise TypeError(f"profile[{p}]: {exc}") from None
+    rng = np.random.default_rng(action_seq)
+    quota = np.full(width, episodes // width, dtype=np.int64)
+    quota[: episodes % width] += 1
+    counts = np.zeros(width, dtype=np.int64)
+    out = [[] for _ in range(width)]
+    s = env.reset()
+    while True:
+        live = counts[s.envs] < quota[s.envs]
+        if not live.all():
+            keep = np.flatnonzero(live)
+            s = type(s)(envs=s.envs[keep], player=s.player[keep], obs=s.obs[keep], mask=s.mask[keep],
+                        done=s.done[keep], returns=s.returns[keep], episode=s.episode[keep])
+        if s.envs.size == 0:
+            break
+        s = env.step(s.envs, sample_actions(env, s, s.player, profile, rng))
+        for j in np.flatnonzero(s.done).tolist():
+            e = int(s.envs[j])
+            out[e].append(s.returns[j])
+            counts[e] += 1
+    return np.array([r for rows in out for r in rows], dtype=np.float64).reshape(episodes, env.num_players)
+
+
+def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: int = 0, *, starts=None,
+                    num_envs: int = 64, **env_options) -> tuple:
+    """Sample statistics of pure profiles over populations of policies, for an :class:`games.EmpiricalGame`.
+
+    Parameters
+    ----------
+    game : pyspiel.Game, str or a PettingZoo adapter
+    populations : sequence of sequence
+        ``populations[p][i]`` is player ``p``'s policy ``i``.
+    profiles : array of int, shape (K, num_players)
+        Population indices, one row per profile.
+    episodes_each : int or array of int, shape (K,)
+        Episodes per profile.
+    seed : int
+        Root seed; profile ``k`` uses :func:`profile_seed` ``(seed, profiles[k], starts[k])``.
+    starts : array of int, shape (K,), optional
+        How many episodes of each profile were sampled before (so a top-up
+        gets fresh episodes); default 0.
+    num_envs : int
+
+    Returns
+    -------
+    count, total, total_sq : ndarray, shape (K, num_players)
+        Per profile and player: the number of episodes, the sum of the returns
+        and the sum of their squares.
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> u = UniformPolicy(2)
+    >>> count, total, total_sq = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 100, seed=1)
+    >>> count.tolist(), bool(np.allclose(total[:, 0], -total[:, 1]))
+    ([[100.0, 100.0], [100.0, 100.0]], True)
+    """
+    profiles = np.asarray(profiles)
+    if profiles.ndim != 2 or profiles.shape[1] != len(populations) or not (
+            profiles.size == 0 or np.issubdtype(profiles.dtype, np.integer)):
+        raise ValueError(f"profiles must be an int array (K, {len(populations)}): one population index per "
+                         f"player; got shape {profiles.shape}.")
+    k = profiles.shape[0]
+    sizes = np.array([len(pop) for pop in populations])
+    if k and (profiles.min() < 0 or np.any(profiles >= sizes)):
+        raise ValueError(f"profiles must index the populations (sizes {sizes.tolist()}).")
+    each = np.broadcast_to(np.asarray(episodes_each), (k,))
+    if not all(is_integer(e) and e >= 1 for e in each.tolist()):
+        raise ValueError(f"episodes_each must be positive ints (one or one per profile); got {episodes_each!r}.")
+    starts = np.zeros(k, dtype=np.int64) if starts is None else np.broadcast_to(np.asarray(starts), (k,))
+    n = len(populations)
+    count, total, total_sq = np.zeros((k, n)), np.zeros((k, n)), np.zeros((k, n))
+    for row, prof in enumerate(profiles.tolist()):
+        policies = [populations[p][i] for p, i in enumerate(prof)]
+        r = sample_returns(game, policies, int(each[row]), profile_seed(_seed(seed), prof, int(starts[row])),
+                           num_envs=num_envs, **env_options)
+        count[row], total[row], total_sq[row] = r.shape[0], r.sum(axis=0), (r * r).sum(axis=0)
+    return count, total, total_sq
+
+
+def _seed(seed) -> int:
+    if not is_integer(seed) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
+    return int(seed)
