@@ -28,7 +28,8 @@ import yaml
 
 from games.validation import check_int, check_real, check_seed, is_integer
 
-__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "choices", "field_help", "with_field"]
+__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "choices", "field_help", "with_field", "resolve_run_game",
+           "is_environment_game", "num_players"]
 
 
 #: The fields that name something in a registry, and where their allowed names live: ``(module, attribute)``,
@@ -45,7 +46,11 @@ CHOICES = {
     "top_up_method": ("psro.evaluation", "TOP_UP_METHODS"),
     "oracle_dispatch": ("psro.oracles.jobs", "ORACLE_DISPATCH"),
     "prune_dominated": ("psro.meta.solvers", "PRUNE_DOMINATED"),
+    "exact_gap": ("psro.config", "EXACT_GAP"),
 }
+
+#: The values of ``exact_gap`` (YAML's true and false are booleans).
+EXACT_GAP = ("auto", "true", "false")
 
 
 def choices(field: str) -> list:
@@ -146,6 +151,36 @@ class PSROConfig:
     """Further options of the ``monte_carlo`` evaluator (``episodes_per_task``, ``tasks_per_batch``, ...; its
     seed defaults to ``seed`` and its executor is the run's) (null: none)."""
 
+    max_histories: int = 1_000_000
+    """The game-tree budget: the whole tree (what exact oracles, exact evaluators and the exact gap need) is built
+    only for a game with at most this many histories. Beyond it, exact_gap=auto goes on without a tree (gap NaN,
+    said once in the log), and an exact oracle or evaluator is an error; a learned oracle (``ppo``, ``dqn``) with
+    ``evaluator: monte_carlo`` plays the game without its tree."""
+
+    exact_gap: typing.Union[str, bool] = "auto"
+    """Measure the history's exact ``gap`` in the full game (neural policies tabularised over the tree's
+    infostates; the meta-strategy's own value computed exactly too): ``auto`` (when the tree fits within
+    ``max_histories``), ``true`` (an error when it does not) or ``false`` (no tree unless the oracle or the
+    evaluator needs one; gap NaN)."""
+
+    approx_gap_every: int = 0
+    """Measure ``approx_gap`` (fresh learned best responses against the eval meta-strategy, their values and the
+    meta-strategy's estimated by sampled play, with a standard error) every this many iterations; it is always
+    measured on the last row of each run call (0: only there). Runs with a learned oracle only (else NaN)."""
+
+    approx_gap_options: typing.Optional[dict] = None
+    """The budget of approx_gap's fresh best responses: the learned oracle's options (default: the run's
+    ``oracle_options`` and ``oracle_steps``), plus ``episodes``, the episodes of each sampled value (default
+    2000), and ``oracle``, the learned oracle to use (default: the run's)."""
+
+    device: str = "cpu"
+    """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that
+    torch sees. Acting, evaluation and the saved weights stay on the CPU."""
+
+    warm_start: bool = False
+    """Learned oracles: start each player's new best response from the weights of its previous one (default: a
+    fresh network every time)."""
+
     executor: str = "serial"
     """Where the run's jobs go: the learned oracles' (``dqn``, ``ppo``) best-response jobs of all players and
     targets of an iteration, and the ``monte_carlo`` evaluator's episodes. ``serial``, ``process`` (a local
@@ -198,12 +233,17 @@ class PSROConfig:
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         _check_name(self.name)
         for field, least in (("iterations", 0), ("oracle_steps", 1), ("episodes_per_profile", 1),
-                             ("top_up_episodes", 0), ("top_up_rounds", 1)):
+                             ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1),
+                             ("approx_gap_every", 0)):
             _field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
         _field_check(check_seed, "seed", self.seed)
         for field in ("target_gap", "time_limit"):
             _field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
         _field_check(check_real, "ranking_alpha", self.ranking_alpha, minimum=0.0, strict=True)
+        if self.exact_gap not in (True, False, "auto"):
+            raise ValueError(f"exact_gap: must be auto, true or false; got {self.exact_gap!r}.")
+        if not isinstance(self.device, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
+            raise ValueError(f"device: must be 'cpu', 'cuda' or 'cuda:N'; got {self.device!r}.")
 
     # ---------------------------------------------------------------- building
     @classmethod
@@ -348,7 +388,7 @@ class PSROConfig:
         ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo'] train; ...
         """
         from psro.evaluation import TOP_UP_METHODS, evaluator_names
-        from psro.matrix_game import check_normal_form_options, game_is_constant_sum, resolve_game
+        from psro.matrix_game import check_normal_form_options, game_is_constant_sum
         from psro.meta.solvers import PRUNE_DOMINATED, get_meta_solver
         from psro.oracles import learned_oracle_names, oracle_names
         from psro.oracles.jobs import ORACLE_DISPATCH
@@ -356,9 +396,11 @@ class PSROConfig:
 
         if isinstance(self.game, str) and not self.game.strip():
             raise ValueError(f"game: must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
-        game, normal_form = with_field("game", resolve_game, self.game)
-        n, constant_sum = game.num_players(), game_is_constant_sum(game, normal_form)
-        for field in ("meta_solver_options", "oracle_options", "evaluator_options"):
+        game, normal_form = with_field("game", resolve_run_game, self.game)
+        environment = is_environment_game(game)
+        n = num_players(game)
+        constant_sum = False if environment else game_is_constant_sum(game, normal_form)
+        for field in ("meta_solver_options", "oracle_options", "evaluator_options", "approx_gap_options"):
             value = getattr(self, field)
             if value is not None and not isinstance(value, dict):
                 raise ValueError(f"{field}: must be a mapping of option: value (or null); got {value!r}.")
@@ -401,7 +443,49 @@ class PSROConfig:
                 check_normal_form_options(self.oracle, self.evaluator, self.oracle_dispatch)
             except ValueError as exc:
                 raise ValueError(f"{str(exc).split('=')[0]}: {exc}") from None
+        self._check_learning(game, environment, self.oracle in learned_oracle_names())
         return game, normal_form
+
+    def _check_learning(self, game, environment: bool, learned: bool) -> None:
+        """The options of learned runs and games without a tree: what a learned oracle needs of the game, its
+        budgets, ``warm_start``, ``device``, and what an environment (no tree) allows."""
+        if environment:
+            for field, ok, fix in (("oracle", learned, "oracle='ppo' or 'dqn'"),
+                                   ("evaluator", self.evaluator == "monte_carlo", "evaluator='monte_carlo'"),
+                                   ("exact_gap", self.exact_gap is not True, "exact_gap='auto' or false")):
+                if not ok:
+                    raise ValueError(f"{field}: {getattr(self, field)!r} needs the game tree, which an environment "
+                                     f"({game}) does not have; use {fix}.")
+        if learned and not environment:
+            try:
+                from games.environment import observation_size
+            except ImportError:   # (before the environment layer: OpenSpiel's information-state tensor)
+                def observation_size(g):
+                    if not g.get_type().provides_information_state_tensor:
+                        raise ValueError(f"game {g} does not provide information-state tensors")
+            try:
+                observation_size(game)
+            except ValueError as exc:
+                raise ValueError(f"game: {exc}; the learned oracle {self.oracle!r} acts on observation tensors "
+                                 "(use oracle='exact' where the game tree fits).") from None
+        for field in ("oracle_options", "approx_gap_options"):
+            options = getattr(self, field) or {}
+            for key in ("total_steps", "episodes", "eval_episodes"):
+                if key in options and (not is_integer(options[key]) or options[key] < 1):
+                    raise ValueError(f"{field}: {key} must be a positive int (a zero budget trains nothing); got "
+                                     f"{options[key]!r}.")
+        if self.warm_start and not learned:
+            raise ValueError(f"warm_start: only the learned oracles train networks to start from; oracle="
+                             f"{self.oracle!r} (set warm_start to false).")
+        if self.device != "cpu":
+            if not learned:
+                raise ValueError(f"device: only the learned oracles train on a device; oracle={self.oracle!r} "
+                                 "(set device to 'cpu').")
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ValueError(f"device: {self.device!r} needs a GPU that torch sees (torch.cuda.is_available() "
+                                 "is False); use device='cpu'.")
 
     def solver_options(self, game_spec, eval_meta_solver: str, executor) -> dict:
         """What a checkpoint stores to rebuild the solver (:attr:`psro.PSRO.options`): the loop's fields, the game
@@ -413,7 +497,10 @@ class PSROConfig:
                     evaluator_options=self.evaluator_settings(), oracle_options=self.oracle_settings(),
                     oracle_dispatch=self.oracle_dispatch, executor=executor, top_up_episodes=self.top_up_episodes,
                     top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds,
-                    prune_dominated=self.prune_dominated, extensive_form_gaps=self.extensive_form_gaps)
+                    prune_dominated=self.prune_dominated, extensive_form_gaps=self.extensive_form_gaps,
+                    max_histories=self.max_histories, exact_gap=self.exact_gap,
+                    approx_gap_every=self.approx_gap_every, approx_gap_options=dict(self.approx_gap_options or {}),
+                    device=self.device, warm_start=self.warm_start)
 
     def oracle_settings(self) -> dict:
         """The oracle's options: ``oracle_options`` with ``oracle_steps`` as ``total_steps``.
@@ -426,6 +513,10 @@ class PSROConfig:
         options = dict(self.oracle_options or {})
         if self.oracle_steps is not None:
             options["total_steps"] = self.oracle_steps
+        if self.warm_start:
+            options["warm_start"] = True
+        if self.device != "cpu":
+            options["device"] = self.device
         return options
 
     def evaluator_settings(self) -> dict:
@@ -452,6 +543,53 @@ def with_field(field: str, function, *args, **kwargs):
             if message.startswith(prefix):
                 message = message[len(prefix):]
         raise type(exc)(f"{field}: {message}") from None
+
+
+def resolve_run_game(game) -> tuple:
+    """``(game, normal_form)`` for a run's ``game``: :func:`psro.matrix_game.resolve_game`, and also a
+    ``"pettingzoo:<module>"`` string (:func:`games.pettingzoo_env.load_pettingzoo`) or the environment
+    :func:`games.from_pettingzoo` returns, kept as it is (``normal_form`` None).
+
+    Examples
+    --------
+    >>> resolve_run_game("kuhn_poker")[0]
+    kuhn_poker()
+    """
+    from psro.matrix_game import resolve_game
+
+    if isinstance(game, str) and game.strip().startswith("pettingzoo:"):
+        from games.pettingzoo_env import load_pettingzoo
+
+        return load_pettingzoo(game.strip()), None
+    if is_environment_game(game):
+        return game, None
+    return resolve_game(game)
+
+
+def is_environment_game(game) -> bool:
+    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`): it has no
+    game tree, so only learned oracles and sampled evaluation apply.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> is_environment_game(pyspiel.load_game("kuhn_poker"))
+    False
+    """
+    return type(game).__module__.startswith("games.pettingzoo_env")
+
+
+def num_players(game) -> int:
+    """The number of players of a pyspiel game or an environment (``num_players`` a method or an attribute).
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> num_players(pyspiel.load_game("kuhn_poker(players=3)"))
+    3
+    """
+    count = game.num_players
+    return int(count() if callable(count) else count)
 
 
 def _field_types() -> dict:
@@ -565,10 +703,11 @@ def field_help() -> list:
     out = []
     for f in dataclasses.fields(PSROConfig):
         annotation = types[f.name]
-        optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
-        base = next(a for a in typing.get_args(annotation) if a is not type(None)) if optional else annotation
+        bases = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+        optional = len(bases) < len(typing.get_args(annotation))
         allowed = choices(f.name) if f.name in CHOICES else None
-        out.append(FieldHelp(name=f.name, type_text=base.__name__ + (" or null" if optional else ""),
+        out.append(FieldHelp(name=f.name, type_text=" or ".join(b.__name__ for b in bases) + (" or null" if optional
+                                                                                              else ""),
                              default=f.default, choices=allowed,
                              description=_first_sentence(_plain(docs.get(f.name, "")))))
     return out
@@ -578,6 +717,15 @@ def _coerce(key: str, value, annotation, strict: bool = False):
     """Check ``value`` against the field's type; numbers written as strings (``"1e-6"``) are converted unless
     ``strict`` (then a wrong type is a ``TypeError``, else a ``ValueError``)."""
     optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
+    alternatives = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Union and len(alternatives) > 1 and value is not None:
+        for alternative in alternatives:   # (exact_gap: "auto" or a bool)
+            try:
+                return _coerce(key, value, alternative, strict)
+            except (TypeError, ValueError):
+                continue
+        raise (TypeError if strict else ValueError)(
+            f"config field {key!r} must be {' or '.join(a.__name__ for a in alternatives)}; got {value!r}.")
     base = next((a for a in typing.get_args(annotation) if a is not type(None)), annotation) if optional else annotation
     if value is None:
         if optional:

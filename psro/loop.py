@@ -14,8 +14,16 @@ Each :meth:`PSRO._step` (iteration ``t``):
 4. **targets**: the solution becomes best-response targets (:func:`psro.meta.targets.meta_targets`);
 5. **oracles**: every player best-responds to its targets (:mod:`psro.oracles`, through the executor as jobs
    when ``oracle_dispatch`` says so); :mod:`psro.selection` picks the responses that join at ``t + 1``;
-6. **measure**: the meta-strategy's gap in the full game (NashConv, CCE or CE gap, :mod:`psro.metrics`), and
-   for JPSRO with ``extensive_form_gaps`` its EFCE and EFCCE gaps (:mod:`psro.efce_gaps`).
+6. **measure**: the meta-strategy's gap in the full game (NashConv, CCE or CE gap, :mod:`psro.metrics`) when the
+   game tree is built (neural members tabularised, the meta-strategy's own value exact too), for JPSRO with
+   ``extensive_form_gaps`` its EFCE and EFCCE gaps (:mod:`psro.efce_gaps`), and its regret in the empirical
+   meta-game (``meta_gap``); every ``approx_gap_every`` iterations and on the last row of each :meth:`PSRO.run`
+   call, the approximate gap from fresh learned best responses (:mod:`psro.approximate_gap`).
+
+The game tree is built only when something needs it: an exact oracle or evaluator, or the exact gap
+(``exact_gap``), and only within ``max_histories``. With a learned oracle the populations hold policy objects
+(:class:`psro.population.PolicyPopulation`: the uniform policy, then the trained networks), which play without a
+tree; a game too large for the tree then runs with ``gap`` NaN.
 
 :meth:`PSRO.run` records the row, calls the callback and writes the checkpoint (:mod:`psro.run.checkpoint`).
 Row 0 of the history is the initial population; row ``t`` the state after ``t`` iterations.
@@ -28,14 +36,17 @@ import math
 import time
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 
+from games.empirical import EmpiricalGame
 from games.executors import Executor, make_executor, portable_spec
 from games.validation import check_int, check_real
 from psro import selection
-from psro.config import PSROConfig, with_field
+from psro.approximate_gap import approximate_gap, responder_seed
+from psro.config import PSROConfig, is_environment_game, num_players, with_field
 from psro.efce_gaps import history_gaps
-from psro.evaluation import make_evaluator
+from psro.evaluation import SequenceFormEvaluator, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
 from psro.game_tree import build_game_tree
@@ -44,12 +55,13 @@ from psro.meta.solvers import loop_meta_solvers
 from psro.meta.targets import meta_targets
 from psro.metrics import gap_from_responses
 from psro.openspiel_policy import members_policy
-from psro.oracles import make_oracle
+from psro.oracles import make_oracle, oracle_info
 from psro.oracles.exact import ExactOracle
 from psro.oracles.jobs import oracle_jobs, remember_tree, run_oracle_job
-from psro.population import Provenance
+from psro.population import PolicyPopulation, Provenance
 from psro.run import checkpoint
 from psro.state import HISTORY_COLUMNS, STATE_FIELDS, LoopState
+from solvers import cce_gap, ce_gap, nash_conv
 
 __all__ = ["PSRO", "PHASES"]
 
@@ -114,30 +126,66 @@ class PSRO:
         self.update_players, self.br_selection = config.update_players, config.br_selection
         self.top_up_episodes, self.top_up_method, self.top_up_rounds = \
             config.top_up_episodes, config.top_up_method, config.top_up_rounds
-        game_spec = str(self.game) if self.normal_form is None else normal_form_to_json(self.normal_form)
+        self.num_players = num_players(self.game)
+        pettingzoo = isinstance(config.game, str) and config.game.strip().startswith("pettingzoo:")
+        self.game_spec = config.game.strip() if pettingzoo else str(self.game)   # what a worker or a resume loads
+        game_spec = self.game_spec if self.normal_form is None else normal_form_to_json(self.normal_form)
         self.options = config.solver_options(game_spec, self.eval_meta_solver.name, portable_spec(spec))
         self.checkpoint_dir = checkpoint_dir
         self.run_config = None   # the CLI's config (a dict), stored in checkpoints
         self.on_evaluation_batch: list = []
 
         start = time.perf_counter()
-        self.tree = build_game_tree(self.game)
-        if self.normal_form is None:   # (a NormalFormGame's oracles run in-process: it has no game string)
-            remember_tree(str(self.game), self.tree)   # serial oracle jobs reuse it; workers rebuild it once
+        self.learned = oracle_info(config.oracle).learned   # then the populations hold policy objects
+        self.tree = self._game_tree(config)
+        if self.tree is not None and self.normal_form is None:   # (a NormalFormGame's oracles run in-process)
+            remember_tree(self.game_spec, self.tree)   # serial oracle jobs reuse it; workers rebuild it once
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
-                                 **config.oracle_settings())
+                                 game=self.game, **config.oracle_settings())
         self._built_oracle = self.oracle
         # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
-        self.metric_oracle = ExactOracle(self.tree) if self.oracle.learned else self.oracle
+        self.metric_oracle = None if self.tree is None else ExactOracle(self.tree) if self.learned else self.oracle
         evaluator_options = config.evaluator_settings()
         if config.evaluator == "monte_carlo":
             evaluator_options.setdefault("seed", self.seed)
             evaluator_options["executor"] = self.executor
-        self.evaluator = with_field("evaluator_options", make_evaluator, config.evaluator, self.tree,
-                                    **evaluator_options)
+        sampled_policies = self.learned and config.evaluator == "monte_carlo"   # (played without the tree)
+        if sampled_policies:
+            evaluator_options["game"] = self.game
+        self.evaluator = with_field("evaluator_options", make_evaluator, config.evaluator,
+                                    None if sampled_policies else self.tree, **evaluator_options)
         self.setup_time = time.perf_counter() - start
-        self.state = LoopState.initial(self.tree, self.seed)
-        self._tolerances = selection.gain_tolerances(self.tree.terminal_returns)
+        self.state = (LoopState.of_policies(self.num_players, _num_actions(self.game), self.seed) if self.learned
+                      else LoopState.initial(self.tree, self.seed))
+        self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
+                                                     else _utility_range(self.game, self.num_players))
+        self._exact_meta = None   # (EmpiricalGame, sizes): exact payoffs of tabularised members, for the gap
+
+    def _game_tree(self, config: PSROConfig):
+        """The game tree when something needs it (an exact oracle or evaluator, or the exact gap) and it has at
+        most ``max_histories`` histories; else None (with ``exact_gap="auto"``, said once in the log)."""
+        needs = ([f"oracle={config.oracle!r}"] if not self.learned else []) + \
+            ([f"evaluator={config.evaluator!r}"] if config.evaluator != "monte_carlo" else []) + \
+            (["exact_gap=true"] if config.exact_gap is True else [])
+        if (not needs and config.exact_gap is False) or is_environment_game(self.game):
+            return None
+        try:
+            return build_game_tree(self.game, max_histories=config.max_histories)
+        except ValueError as exc:
+            too_large = type(exc).__name__ == "TreeTooLarge" or "more than max_histories" in str(exc)
+            if needs and too_large:
+                raise ValueError(f"max_histories: game {self.game} has more than max_histories="
+                                 f"{config.max_histories} histories, and {' and '.join(needs)} needs its whole "
+                                 "tree. Raise max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "
+                                 "evaluator='monte_carlo', which needs no tree (then exact_gap='auto' measures "
+                                 "the exact gap only where the tree fits).") from None
+            if needs:
+                raise
+            reason = (f"game {self.game} has more than max_histories={config.max_histories} histories"
+                      if too_large else str(exc).rstrip("."))
+            logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; raise max_histories or set "
+                           "exact_gap=false to silence this)", reason)
+            return None
 
     def __getattr__(self, name):
         """The state's fields (:data:`psro.state.STATE_FIELDS`) read (and are set) as the solver's attributes."""
@@ -197,7 +245,18 @@ class PSRO:
                 bar.set_postfix(gap=f"{self.state.gap:.3g}", refresh=False)
         finally:
             bar.close()
+        self._measure_last_row()
         return self.history
+
+    def _measure_last_row(self) -> None:
+        """The last row of a ``run`` call always has its approximate gap (measured now if it was not due)."""
+        rows = self.state.rows
+        if rows and self._approximates() and math.isnan(rows[-1]["approx_gap"]):
+            start = time.perf_counter()
+            rows[-1].update(self._approx_gap())
+            rows[-1]["time_metric"] += time.perf_counter() - start
+            if self.checkpoint_dir is not None:
+                self.save_checkpoint()
 
     def _step(self) -> dict:
         """One iteration (steps 1-6 of the module docstring). Returns the seconds spent in each phase."""
@@ -209,9 +268,10 @@ class PSRO:
         times["oracle"] = time.perf_counter() - start
 
         start = time.perf_counter()   # 2. only the new profiles are evaluated (what a resumed run has is skipped)
+        evaluated = self._tabular_populations() if self.evaluator.exact and self.learned else state.populations
         for index in new_profile_blocks(old, new):
             if not self.evaluator.done(state.meta_game, index):
-                self.evaluator.evaluate(state.populations, index, meta_game=state.meta_game,
+                self.evaluator.evaluate(evaluated, index, meta_game=state.meta_game,
                                         on_batch=lambda batch, index=index: self._stored(batch, index))
         if self.top_up_episodes:
             self._top_up(t)   # resumes the rounds and batches a checkpoint already has
@@ -231,25 +291,89 @@ class PSRO:
         responses = self._best_responses(t, targets)
         fixed_point = not self.oracle.learned and selection.at_fixed_point(self._tolerances, targets, responses)
         for p in selection.players_to_update(self.update_players, t, n, state.rng):
-            state.pending[p] = selection.select_responses(self.br_selection, state.populations[p].policies,
-                                                          targets[p], responses[p], self._tolerances[p], fixed_point)
+            pop = state.populations[p]   # (policy objects are never equal to a new response)
+            known = np.zeros((0, 0, 0)) if isinstance(pop, PolicyPopulation) else pop.policies
+            state.pending[p] = selection.select_responses(self.br_selection, known, targets[p], responses[p],
+                                                          self._tolerances[p], fixed_point)
         times["oracle"] += time.perf_counter() - start
 
         start = time.perf_counter()   # 6. measure: the gap of the meta-strategy in the full game
-        if self.metric_oracle is not self.oracle:
-            responses = [[self.metric_oracle.respond(p, target) for target in targets[p]] for p in range(n)]
-        state.train_gap = gap_from_responses(self.kind, targets, responses)
-        if separate_eval:
-            eval_targets = [meta_targets(state.eval_meta_strategy, self.kind, state.populations, meta_game.payoffs,
-                                         p) for p in range(n)]
-            state.gap = gap_from_responses(self.kind, eval_targets, [[self.metric_oracle.respond(p, target)
-                                                                      for target in eval_targets[p]]
-                                                                     for p in range(n)])
-        else:
-            state.gap = state.train_gap
+        state.train_gap = state.gap = math.nan
+        if self._measures_exact_gap():   # (an exact oracle's training responses are the metric's)
+            reuse = responses if self.metric_oracle is self.oracle and not self.learned else None
+            state.train_gap = self._exact_gap(state.meta_strategy, meta_game, reuse)
+            state.gap = self._exact_gap(state.eval_meta_strategy, meta_game) if separate_eval else state.train_gap
         times["metric"] = time.perf_counter() - start
         state.in_iteration = False
         return times
+
+    def _measures_exact_gap(self) -> bool:
+        return self.tree is not None and self.config.exact_gap is not False
+
+    def _exact_gap(self, strategy, meta_game, responses=None) -> float:
+        """The gap of ``strategy`` in the full game, with exact best responses to targets whose on-policy values are
+        exact too (an exact meta-game, or the exact payoffs of the tabularised members when it is sampled);
+        ``responses``: the training step's exact best responses to the same targets, when there are."""
+        populations = self._tabular_populations()
+        payoffs = meta_game.payoffs if self.evaluator.exact else self._exact_payoffs(populations)
+        targets = [meta_targets(strategy, self.kind, populations, payoffs, p) for p in range(self.num_players)]
+        if responses is None:
+            responses = [[self.metric_oracle.respond(p, target) for target in ts] for p, ts in enumerate(targets)]
+        return gap_from_responses(self.kind, targets, responses)
+
+    def _tabular_populations(self) -> list:
+        """The populations as tabular arrays over the tree's infostates (policy objects tabularised once each)."""
+        if self.tree is None:
+            raise ValueError(f"this run has no game tree (exact_gap={self.config.exact_gap!r}, max_histories="
+                             f"{self.config.max_histories}), so its policies have no tabular form; set "
+                             "exact_gap=true (and raise max_histories) where the tree fits.")
+        return [pop.tabular(self.tree) if isinstance(pop, PolicyPopulation) else pop for pop in self.state.populations]
+
+    def _exact_payoffs(self, populations) -> np.ndarray:
+        """Exact meta-game payoffs of the (tabularised) populations, for the gap of a sampled run: kept apart from
+        the sampled meta-game and grown block by block like it."""
+        sizes = [len(pop) for pop in populations]
+        if self._exact_meta is None:
+            self._exact_meta = (EmpiricalGame((0,) * self.num_players), [0] * self.num_players,
+                                SequenceFormEvaluator(self.tree))
+        game, have, evaluator = self._exact_meta
+        for p, (k, h) in enumerate(zip(sizes, have)):
+            if k > h:
+                game.grow(p, k - h)
+        for index in new_profile_blocks(have, sizes):
+            evaluator.evaluate(populations, index, meta_game=game)
+        have[:] = sizes
+        return game.mean_game().payoffs
+
+    def _meta_gap(self, meta_game) -> float:
+        """The eval meta-strategy's regret in the empirical meta-game (NashConv, CCE or CE gap)."""
+        strategy = self.state.eval_meta_strategy
+        if strategy is None:
+            return math.nan
+        if self.kind == "product":
+            return float(nash_conv(meta_game, strategy.marginals))
+        return float((cce_gap if self.kind == "cce" else ce_gap)(meta_game, strategy.joint))
+
+    def _approximates(self) -> bool:
+        """Whether this run measures the approximate gap: its populations hold policies that play on observations
+        (a learned oracle; a tabular array among them cannot)."""
+        return self.learned and all(isinstance(pop, PolicyPopulation) and not any(
+            isinstance(member, np.ndarray) for member in pop.policies) for pop in self.state.populations)
+
+    def _approx_gap(self) -> dict:
+        """The ``approx_gap`` and ``approx_gap_stderr`` of the current eval meta-strategy
+        (:func:`psro.approximate_gap.approximate_gap`): fresh best responses with ``approx_gap_options``' budget
+        (by default the run's oracle options, never warm-started), ``episodes`` per sampled value."""
+        options = {**self.config.oracle_settings(), **(self.config.approx_gap_options or {})}
+        options.pop("warm_start", None)
+        episodes, name = int(options.pop("episodes", 2000)), options.pop("oracle", self.oracle_name)
+        oracle = with_field("approx_gap_options", make_oracle, name, None, seed=responder_seed(self.seed),
+                            game=self.game, **options)
+        t = self.state.iteration
+        result = approximate_gap(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
+                                 lambda p, target, i: oracle.respond(p, target, key=(t, i)), episodes=episodes,
+                                 seed=self.seed, iteration=t)
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
 
     def _stored(self, batch, index) -> None:
         """A batch of block ``index`` is stored: the block counts at its last batch, before the hooks (which may
@@ -269,7 +393,7 @@ class PSRO:
         dispatch = self.oracle_dispatch
         if self.oracle is self._built_oracle and (dispatch == "executor"
                                                   or (dispatch == "auto" and self.oracle.learned)):
-            jobs = oracle_jobs(self.oracle_name, str(self.game), targets, t, self.seed,
+            jobs = oracle_jobs(self.oracle_name, self.game_spec, targets, t, self.seed,
                                options=self.config.oracle_settings())
             results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
             return [[next(results) for _ in player_targets] for player_targets in targets]
@@ -308,8 +432,13 @@ class PSRO:
         row.update(wall_time=state.wall, cpu_time=state.cpu, evaluations=state.evaluations,
                    top_up_episodes=state.top_up.spent if state.top_up.key == (state.iteration,) else 0,
                    episodes=int(state.meta_game.count[0][~state.meta_game.exact].sum()))
-        measured = self.is_jpsro and self.config.extensive_form_gaps
-        row.update(history_gaps(self.tree, state.populations, state.eval_meta_strategy if measured else None))
+        measured = self.is_jpsro and self.config.extensive_form_gaps and self.tree is not None
+        row.update(history_gaps(self.tree, self._tabular_populations() if measured else None,
+                                state.eval_meta_strategy if measured else None))
+        every = self.config.approx_gap_every
+        due = self._approximates() and every > 0 and state.iteration % every == 0
+        row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
+        row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
         state.rows.append(row)
         logger.info("iteration %d: gap %.3e, populations %s, %.2fs", state.iteration, state.gap,
                     [len(p) for p in state.populations], state.wall)
@@ -321,7 +450,7 @@ class PSRO:
     @property
     def history(self) -> pd.DataFrame:
         """One row per iteration; see :data:`HISTORY_COLUMNS` (plus ``population_<p>`` per player)."""
-        n = self.tree.num_players
+        n = self.num_players
         columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:]]
         return pd.DataFrame(self.state.rows, columns=columns)
 
@@ -337,7 +466,7 @@ class PSRO:
         """Each population mixed with its meta-strategy marginal, as one behaviour policy ``(I, A)`` per player."""
         if self.state.meta_strategy is None:
             raise ValueError("run() has not evaluated any population yet; call run() first.")
-        return [pop.aggregate(w) for pop, w in zip(self.state.populations, self.state.meta_strategy.marginals)]
+        return [pop.aggregate(w) for pop, w in zip(self._tabular_populations(), self.state.meta_strategy.marginals)]
 
     def openspiel_policy(self, members=None):
         """The meta-strategy's policy (or chosen members: per player an index, or None for the aggregate) as one
@@ -352,7 +481,7 @@ class PSRO:
         True
         """
         aggregates = self.aggregate_policies() if members is None or None in list(members) else None
-        return members_policy(self.state.populations, aggregates, members, self.tree)
+        return members_policy(self._tabular_populations(), aggregates, members, self.tree)
 
     def close(self) -> None:
         """Release the executor's workers if this solver built the executor (one passed in is left open); also
@@ -393,7 +522,26 @@ class PSRO:
             solver = cls(options.pop("game"), **options, progress=progress, checkpoint_dir=checkpoint_dir)
             solver.run_config = document.get("config")
             checkpoint.adopt_policy_files(solver, document, checkpoint_dir)
-            solver.state = checkpoint.state_from_document(document, solver.tree,
+            solver.state = checkpoint.state_from_document(document, solver.state,
                                                           solver.eval_meta_solver is solver.meta_solver)
             checkpoint.replay_warm_start((solver.meta_solver, solver.eval_meta_solver), solver.state)
         return solver
+
+
+def _num_actions(game) -> int:
+    """The number of distinct actions of a pyspiel game or an environment (:func:`games.environment.num_actions`)."""
+    try:
+        from games.environment import num_actions
+    except ImportError:   # (before the environment layer)
+        return int(game.num_distinct_actions())
+    return int(num_actions(game))
+
+
+def _utility_range(game, n: int) -> np.ndarray:
+    """``(2, n)`` stand-in terminal returns (the game's utility bounds) for the zero-gain tolerances of a run
+    without a tree."""
+    try:
+        low, high = float(game.min_utility()), float(game.max_utility())
+    except (AttributeError, RuntimeError):   # (an environment may not declare them)
+        low, high = -1.0, 1.0
+    return np.array([[low] * n, [high] * n])

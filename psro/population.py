@@ -1,17 +1,19 @@
-"""A player's population of tabular policies, with their realization plans and provenance."""
+"""A player's population with its provenance: tabular policies as arrays (:class:`Population`), or policy
+objects such as neural networks (:class:`PolicyPopulation`)."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
-from psro.game_tree import PlayerInfostates
-from psro.policies import aggregate, check_policy, realization_plans
+from psro.game_tree import PlayerInfostates, infostate_tensors
+from psro.policies import Policy, aggregate, as_tabular, check_policy, realization_plans
 
-__all__ = ["Provenance", "Population", "save_populations", "load_populations"]
+__all__ = ["Provenance", "Population", "PolicyPopulation", "tabular_policy", "save_populations", "load_populations"]
 
 
 @dataclass(frozen=True)
@@ -114,14 +116,118 @@ class Population:
                             columns=["iteration", "oracle", "meta_solver", "value"])
 
 
+class PolicyPopulation:
+    """Policies of one player kept as objects (neural networks, the uniform policy, tabular arrays), with their
+    provenance: what a run with a learned oracle grows, on games of any size.
+
+    ``policies`` is the list of members, each acting on batches of observations
+    (``probabilities(obs, mask)``, spec of :mod:`psro.evaluation.env_play`). When
+    the game's tree is built, :meth:`tabular` gives the same population as a
+    tabular :class:`Population` (each member tabularised once, cached), which the
+    exact gap and the exact evaluators read.
+
+    Parameters
+    ----------
+    player : int
+    num_actions : int
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> pop = PolicyPopulation(player=0, num_actions=2)
+    >>> pop.add(uniform_policy(tree.infostates[0]), Provenance(0, "initial"))
+    [0]
+    >>> len(pop), pop.tabular(tree).policies.shape
+    (1, (1, 6, 2))
+    """
+
+    def __init__(self, player: int, num_actions: int):
+        self.player, self.num_actions = int(player), int(num_actions)
+        self._members: list = []
+        self.provenance: list = []
+        self._tabular = None   # (tree, Population) once tabularised
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __repr__(self) -> str:
+        return f"PolicyPopulation(player={self.player}, size={len(self)})"
+
+    @property
+    def policies(self) -> list:
+        """The members, in the order they joined (a copy of the list; the members themselves are shared)."""
+        return list(self._members)
+
+    def add(self, policies, provenance) -> list:
+        """Append one policy object (or a list of them); return their indices. ``provenance`` is one
+        :class:`Provenance` or a list with one per policy."""
+        new = list(policies) if isinstance(policies, (list, tuple)) else [policies]
+        provenance = [provenance] if isinstance(provenance, Provenance) else list(provenance)
+        if len(provenance) != len(new):
+            raise ValueError(f"provenance needs one entry per policy ({len(new)}); got {len(provenance)}.")
+        start = len(self._members)
+        self._members.extend(new)
+        self.provenance.extend(provenance)
+        return list(range(start, len(self._members)))
+
+    def tabular(self, tree) -> Population:
+        """The members tabularised over ``tree``'s infostates (:func:`tabular_policy`), as a :class:`Population`;
+        members already tabularised for this tree are not computed again."""
+        if self._tabular is None or self._tabular[0] is not tree:
+            self._tabular = (tree, Population(tree.infostates[self.player]))
+        table = self._tabular[1]
+        for k in range(len(table), len(self._members)):
+            table.add(tabular_policy(self._members[k], tree, self.player), self.provenance[k])
+        return table
+
+    def provenance_table(self) -> pd.DataFrame:
+        """One row per policy: iteration, oracle, meta_solver, value."""
+        return pd.DataFrame([{k: getattr(p, k) for k in ("iteration", "oracle", "meta_solver", "value")}
+                             for p in self.provenance], columns=["iteration", "oracle", "meta_solver", "value"])
+
+
+def tabular_policy(policy, tree, player: int) -> np.ndarray:
+    """``policy`` as an array ``(num_infostates, num_actions)`` over ``tree``'s infostates of ``player``: an array
+    as it is, an object with ``to_tabular(tree, player)`` through it, else its action probabilities on the
+    infostates' observation tensors (:func:`psro.game_tree.infostate_tensors`,
+    :func:`psro.oracles.learned.env.batch_probabilities`).
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> tabular_policy(UniformPolicy(2), tree, 1)[0].tolist()
+    [0.5, 0.5]
+    """
+    if isinstance(policy, np.ndarray) or isinstance(policy, Policy):
+        return as_tabular(policy, tree, player)
+    from psro.oracles.learned.env import batch_probabilities
+
+    info = tree.infostates[player]
+    obs = infostate_tensors(tree, player)
+    probs = np.asarray(batch_probabilities(policy, obs, info.legal_mask.copy()), dtype=np.float64)
+    return check_policy(probs / probs.sum(axis=1, keepdims=True), info, argname="policy")[0]
+
+
+
+
 def _resize(arr: np.ndarray, capacity: int) -> np.ndarray:
     out = np.zeros((capacity, *arr.shape[1:]), dtype=arr.dtype)
     out[: arr.shape[0]] = arr
     return out
 
 
-def save_populations(path, populations) -> None:
+def save_populations(path, populations, encode=None) -> None:
     """Write populations to one ``.npz`` (no pickle): per player its policies, infostate keys and provenance.
+
+    A :class:`PolicyPopulation`'s members are written through ``encode(policy) -> (architecture, arrays)``
+    (:func:`psro.run.checkpoint.member_arrays`): ``architecture_<p>`` holds each member's architecture as JSON,
+    ``member_<p>_<k>__<name>`` its arrays.
 
     Examples
     --------
@@ -139,8 +245,17 @@ def save_populations(path, populations) -> None:
     arrays = {}
     for p, pop in enumerate(populations):
         table = pop.provenance_table()
-        arrays[f"policies_{p}"] = np.asarray(pop.policies)
-        arrays[f"infostates_{p}"] = np.array(pop.infostates.keys, dtype=str)
+        if isinstance(pop, PolicyPopulation):
+            if encode is None:
+                raise ValueError("encode: give how to write policy objects as arrays (for example "
+                                 "psro.run.checkpoint.member_arrays).")
+            records = [encode(policy) for policy in pop.policies]
+            arrays[f"architecture_{p}"] = np.array([json.dumps(arch, sort_keys=True) for arch, _ in records])
+            arrays.update({f"member_{p}_{k}__{name}": value for k, (_, named) in enumerate(records)
+                           for name, value in named.items()})
+        else:
+            arrays[f"policies_{p}"] = np.asarray(pop.policies)
+            arrays[f"infostates_{p}"] = np.array(pop.infostates.keys, dtype=str)
         arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
         arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
         arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)

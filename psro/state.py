@@ -16,7 +16,7 @@ import numpy as np
 from games.empirical import EmpiricalGame
 from psro.evaluation.top_up import TopUpProgress
 from psro.policies import uniform_policy
-from psro.population import Population
+from psro.population import PolicyPopulation, Population
 
 __all__ = ["LoopState", "STATE_FIELDS", "HISTORY_COLUMNS"]
 
@@ -27,11 +27,11 @@ class LoopState:
 
     Attributes
     ----------
-    populations : list of Population
-        One per player.
+    populations : list of Population or list of PolicyPopulation
+        One per player: tabular arrays (exact oracles), or policy objects (learned oracles).
     meta_game : games.EmpiricalGame
         The evaluated meta-game (exact or sampled entries).
-    pending : list of list of (ndarray, float)
+    pending : list of list of (policy, float)
         Per player, the ``(policy, value)`` best responses that join at the next step (at first: the uniform
         policy, value NaN).
     rng : numpy.random.Generator
@@ -84,11 +84,30 @@ class LoopState:
 
     @classmethod
     def initial(cls, tree, seed: int) -> "LoopState":
-        """The state before the first step: empty populations, each waiting for its uniform policy."""
+        """The state before the first step: empty tabular populations, each waiting for its uniform policy."""
         return cls(populations=[Population(info) for info in tree.infostates],
                    meta_game=EmpiricalGame((0,) * tree.num_players),
                    pending=[[(uniform_policy(info), math.nan)] for info in tree.infostates],
                    rng=np.random.default_rng(seed), sizes_before=[0] * tree.num_players)
+
+    @classmethod
+    def of_policies(cls, num_players: int, num_actions: int, seed: int) -> "LoopState":
+        """The state before the first step of a run whose populations hold policy objects (a learned oracle, on a
+        game of any size): empty :class:`psro.population.PolicyPopulation`, each waiting for a
+        :class:`psro.oracles.learned.env.UniformPolicy`.
+
+        Examples
+        --------
+        >>> state = LoopState.of_policies(2, 3, seed=0)
+        >>> [len(p) for p in state.populations], type(state.pending[0][0][0]).__name__
+        ([0, 0], 'UniformPolicy')
+        """
+        from psro.oracles.learned.env import UniformPolicy
+
+        return cls(populations=[PolicyPopulation(p, num_actions) for p in range(num_players)],
+                   meta_game=EmpiricalGame((0,) * num_players),
+                   pending=[[(UniformPolicy(num_actions), math.nan)] for _ in range(num_players)],
+                   rng=np.random.default_rng(seed), sizes_before=[0] * num_players)
 
 
 #: The state fields a :class:`psro.PSRO` shows as its own read-only attributes (``solver.gap``, ...).
@@ -112,4 +131,8 @@ HISTORY_COLUMNS = (
     "episodes",         # cumulative episodes recorded in the meta-game (evaluation and top-up; 0 when exact)
     "efce_gap",         # JPSRO with extensive_form_gaps: the eval meta-strategy's EFCE gap in the full game (else NaN)
     "efcce_gap",        # ... and its EFCCE gap
+    "approx_gap",       # the same measure from fresh learned best responses and sampled play (psro.approximate_gap):
+                        #   every approx_gap_every iterations and on the last row of each run() call, else NaN
+    "approx_gap_stderr",  # its Monte Carlo standard error
+    "meta_gap",         # the eval meta-strategy's regret in the empirical meta-game (NashConv, CCE or CE gap)
 )

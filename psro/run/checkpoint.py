@@ -16,7 +16,11 @@ A checkpoint directory holds
 * ``policies-<iteration>-<digest>.npz``: the policies that joined the
   populations since the save before (a policy never changes once in a
   population, so each save writes only the new ones; the document lists the
-  files and the rows each holds);
+  files and the rows each holds). Policy objects (a learned run's networks,
+  :class:`psro.population.PolicyPopulation`) are plain arrays there too,
+  ``member_<p>_<k>__<name>`` (:func:`member_arrays`: a network's weights), with
+  their architectures as JSON in the document's ``members``, so they are
+  covered by the manifest and the document's digest; nothing is pickled;
 * ``meta_game-<iteration>-<digest>.npz``: the :class:`games.EmpiricalGame`;
 * ``checkpoint.previous.json``: the checkpoint before, with its array files,
   kept until the next one is written and verified.
@@ -69,20 +73,23 @@ from games.executors import spec_from_portable
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
 from psro.evaluation.top_up import TopUpProgress
-from psro.population import Provenance
+from psro.population import PolicyPopulation, Provenance
 from psro.state import LoopState
 from solvers import make_equilibrium
 
 __all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restoring",
            "solver_options", "adopt_policy_files", "state_from_document", "replay_warm_start",
-           "has_checkpoint", "atomic_write"]
+           "has_checkpoint", "atomic_write", "member_arrays", "member_from_arrays"]
 
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "checkpoint.json"
 PREVIOUS_FILE = "checkpoint.previous.json"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
+#: The schema versions this version reads: 2 had no policy objects (``members``) nor the approximate-gap columns
+#: (old history rows read them as NaN)
+READABLE_VERSIONS = (2, 3)
 _ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.npz$")
 _STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
                "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
@@ -190,13 +197,95 @@ def _policy_files(directory: Path, solver) -> list:
         known = []   # too many files, or one went missing: write them all again
     done = known[-1]["end"] if known else [0] * len(sizes)
     if known == [] or done != sizes:
-        chunk = {f"policies_{p}": np.asarray(pop.policies[done[p]:]) for p, pop in enumerate(solver.state.populations)}
+        chunk = {}
+        for p, pop in enumerate(solver.state.populations):
+            chunk.update(_population_arrays(f"member_{p}", pop.policies[done[p]:], start=done[p],
+                                            objects=isinstance(pop, PolicyPopulation), key=f"policies_{p}"))
         buffer = io.BytesIO()
         np.savez(buffer, **chunk)
         name, digest = _write_named(directory, "policies", solver.state.iteration, buffer.getvalue())
         known = known + [{"file": name, "start": list(done), "end": list(sizes), "sha256": digest}]
     _POLICY_FILES.setdefault(solver, {})[key] = known
     return known
+
+
+def member_arrays(policy) -> tuple:
+    """``(architecture, arrays)`` of a population member, what a checkpoint stores of it without pickle: a JSON-able
+    dict saying what it is, and the plain arrays it needs (:func:`member_from_arrays` rebuilds it).
+
+    A tabular array is ``{"kind": "tabular"}`` with its ``table``; the uniform policy
+    (:class:`psro.oracles.learned.env.UniformPolicy`) ``{"kind": "uniform", "num_actions": A}``; a neural policy
+    ``{"kind": "neural", "architecture": policy.architecture()}`` with ``policy.to_arrays()`` (its weights).
+
+    Examples
+    --------
+    >>> member_arrays(np.eye(2))[0], sorted(member_arrays(np.eye(2))[1])
+    ({'kind': 'tabular'}, ['table'])
+    >>> arch, arrays = member_arrays(member_from_arrays({"kind": "uniform", "num_actions": 3}, {}))
+    >>> arch, arrays
+    ({'kind': 'uniform', 'num_actions': 3}, {})
+    """
+    from psro.oracles.learned.env import UniformPolicy
+
+    if isinstance(policy, np.ndarray):
+        return {"kind": "tabular"}, {"table": np.asarray(policy, dtype=np.float64)}
+    if isinstance(policy, UniformPolicy):
+        return {"kind": "uniform", "num_actions": int(policy.num_actions)}, {}
+    if hasattr(policy, "to_arrays") and hasattr(policy, "architecture"):
+        return ({"kind": "neural", "architecture": policy.architecture()},
+                {name: np.asarray(value) for name, value in policy.to_arrays().items()})
+    raise TypeError(f"a population member must be a tabular array, a UniformPolicy or a policy with to_arrays() "
+                    f"and architecture() (a NeuralPolicy) to be saved; got {type(policy).__name__}.")
+
+
+def member_from_arrays(architecture: dict, arrays: dict):
+    """The member :func:`member_arrays` described (a neural policy through ``NeuralPolicy.from_arrays``).
+
+    Examples
+    --------
+    See :func:`member_arrays`.
+    """
+    kind = architecture.get("kind") if isinstance(architecture, dict) else None
+    if kind == "tabular":
+        return np.asarray(arrays["table"], dtype=np.float64)
+    if kind == "uniform":
+        from psro.oracles.learned.env import UniformPolicy
+
+        return UniformPolicy(int(architecture["num_actions"]))
+    if kind == "neural":
+        from psro.oracles.learned.networks import NeuralPolicy
+
+        return NeuralPolicy.from_arrays(architecture["architecture"], arrays)
+    raise ValueError(f"a stored population member must be of kind 'tabular', 'uniform' or 'neural'; got {kind!r}.")
+
+
+def _population_arrays(prefix: str, policies, start: int, objects: bool, key: str) -> dict:
+    """The arrays that store ``policies`` (rows ``start, start + 1, ...``): a stack under ``key``, or for policy
+    objects an empty ``(k, 0, 0)`` stack under ``key`` and each member's arrays under ``<prefix>_<row>__<name>``."""
+    if not objects:
+        return {key: np.asarray(policies)}
+    out = {key: np.zeros((len(policies), 0, 0))}
+    for k, policy in enumerate(policies):
+        out.update({f"{prefix}_{start + k}__{name}": value for name, value in member_arrays(policy)[1].items()})
+    return out
+
+
+def _member_architectures(state: LoopState):
+    """Per player, the architectures of its members and of its waiting responses (None for tabular runs)."""
+    if not isinstance(state.populations[0], PolicyPopulation):
+        return None
+    return {"populations": [[member_arrays(policy)[0] for policy in pop.policies] for pop in state.populations],
+            "pending": [[member_arrays(policy)[0] for policy, _ in pending] for pending in state.pending]}
+
+
+def _members(arch: list, arrays: dict, prefix: str) -> list:
+    """Rebuild the members stored under ``<prefix>_<row>__<name>`` with their architectures ``arch``."""
+    out = []
+    for k, architecture in enumerate(arch):
+        head = f"{prefix}_{k}__"
+        out.append(member_from_arrays(architecture, {name[len(head):]: value for name, value in arrays.items()
+                                                     if name.startswith(head)}))
+    return out
 
 
 def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
@@ -249,9 +338,13 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
         arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
         pending = state.pending[p]
-        info = pop.infostates
-        arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
-                                  else np.zeros((0, info.num_infostates, info.num_actions)))
+        if isinstance(pop, PolicyPopulation):
+            arrays.update(_population_arrays(f"pending_{p}", [pol for pol, _ in pending], start=0, objects=True,
+                                             key=f"pending_{p}"))
+        else:
+            info = pop.infostates
+            arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
+                                      else np.zeros((0, info.num_infostates, info.num_actions)))
         arrays[f"pending_value_{p}"] = np.array([v for _, v in pending], dtype=np.float64)
     for prefix, eq in (("meta", state.meta_strategy), ("eval_meta", state.eval_meta_strategy)):
         if eq is not None:
@@ -307,6 +400,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "rng": state.rng.bit_generator.state,
         "history": state.rows,
         "policy_files": [{k: v for k, v in entry.items() if k != "sha256"} for entry in policy_files],
+        "members": _member_architectures(state),
         "manifest": {arrays_name: arrays_digest, meta_name: meta_digest,
                      **{entry["file"]: entry["sha256"] for entry in policy_files}},
     }
@@ -422,7 +516,7 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
     if not isinstance(document, dict):
         raise _Damage(path, "not a JSON object")
     version = document.get("version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
                             "(checkpoints without a manifest cannot be verified)")
     if not _sealed(text.encode()):
@@ -444,6 +538,8 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
             if parts and any(part.shape[1:] != parts[0].shape[1:] for part in parts):
                 raise _Damage(path, f"the policy files of player {p} disagree in shape")
             document["arrays"][f"policies_{p}"] = np.concatenate(parts) if parts else np.zeros((0, 0, 0))
+        for chunk in chunks:   # (the arrays of policy objects)
+            document["arrays"].update({k: v for k, v in chunk.items() if k.startswith("member_")})
         try:
             document["meta_game_object"] = EmpiricalGame.load(io.BytesIO(data[document["meta_game"]]))
         except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
@@ -645,17 +741,38 @@ def adopt_policy_files(solver, document: dict, checkpoint_dir) -> None:
             {**entry, "sha256": document["manifest"][entry["file"]]} for entry in document["policy_files"]]}
 
 
-def state_from_document(document: dict, tree, same_eval: bool) -> LoopState:
+def state_from_document(document: dict, initial, same_eval: bool) -> LoopState:
     """The :class:`psro.state.LoopState` a checkpoint document (from :func:`load_checkpoint`) describes.
 
     The random generator, the best responses waiting to join and the
-    meta-strategies are restored exactly. ``tree`` is the game's tree (the
-    populations' infostates); ``same_eval`` says whether the run's evaluation
-    meta-solver is its training one (then they share one solution).
+    meta-strategies are restored exactly; policy objects are rebuilt from their
+    arrays (:func:`member_from_arrays`). ``initial`` is the run's initial state
+    (its empty populations say what they hold), or the game's tree (tabular
+    populations over its infostates); ``same_eval`` says whether the run's
+    evaluation meta-solver is its training one (then they share one solution).
     """
     arrays, state = document["arrays"], document["state"]
     game = document["options"]["game"]
-    restored = LoopState.initial(tree, seed=0)
+    restored = initial if isinstance(initial, LoopState) else LoopState.initial(initial, seed=0)
+    if any(len(pop) for pop in restored.populations):
+        raise ValueError("initial must be a run's state before its first step (empty populations).")
+    members = document.get("members")
+    if isinstance(restored.populations[0], PolicyPopulation):
+        if not isinstance(members, dict):
+            raise ValueError(f"the checkpoint holds tabular populations, but this run (game {game!r}, a learned "
+                             "oracle) holds policy objects")
+        n = len(restored.populations)
+        for p, pop in enumerate(restored.populations):
+            provenance = [Provenance(int(i), str(o), str(m), float(v)) for i, o, m, v in
+                          zip(arrays[f"iteration_{p}"], arrays[f"oracle_{p}"], arrays[f"meta_solver_{p}"],
+                              arrays[f"value_{p}"])]
+            if provenance:
+                pop.add(_members(members["populations"][p], arrays, f"member_{p}"), provenance)
+        restored.pending = [list(zip(_members(members["pending"][p], arrays, f"pending_{p}"),
+                                     (float(v) for v in arrays[f"pending_value_{p}"]))) for p in range(n)]
+        return _restore_rest(document, restored, same_eval)
+    if members is not None:
+        raise ValueError(f"the checkpoint holds policy objects, but this run (game {game!r}) tabular populations")
     for p, pop in enumerate(restored.populations):
         policies = arrays[f"policies_{p}"]
         if policies.shape[1:] != (pop.infostates.num_infostates, pop.infostates.num_actions):
@@ -671,6 +788,16 @@ def state_from_document(document: dict, tree, same_eval: bool) -> LoopState:
         raise ValueError(f"the game {game!r} has {n} players; the checkpoint {len(state['sizes_before'])}")
     restored.pending = [[(arrays[f"pending_{p}"][k], float(arrays[f"pending_value_{p}"][k]))
                          for k in range(arrays[f"pending_{p}"].shape[0])] for p in range(n)]
+    return _restore_rest(document, restored, same_eval)
+
+
+def _restore_rest(document: dict, restored: LoopState, same_eval: bool) -> LoopState:
+    """What :func:`state_from_document` restores after the populations and the waiting responses."""
+    arrays, state = document["arrays"], document["state"]
+    n = len(restored.populations)
+    if n != len(state["sizes_before"]):
+        raise ValueError(f"the game {document['options']['game']!r} has {n} players; the checkpoint "
+                         f"{len(state['sizes_before'])}")
     restored.meta_game = document["meta_game_object"]
     restored.iteration = int(state["iteration"])
     restored.gap, restored.train_gap = float(state["gap"]), float(state["train_gap"])

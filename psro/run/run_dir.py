@@ -6,7 +6,7 @@ Layout::
     history.csv          one row per iteration (see psro.state.HISTORY_COLUMNS)
     meta_strategy.json   the final mixture of each player over its population
     meta_game.npz        the EmpiricalGame (games.EmpiricalGame.save)
-    population.npz       every policy, infostate keys and provenance (no pickle)
+    population.npz       every policy (tabular arrays, or a learned run's network weights), provenance (no pickle)
     nash_conv.png        the gap (NashConv, or the CCE / CE gap for JPSRO) against iteration and wall time (log scale)
     checkpoint/          the latest checkpoint (psro.run.checkpoint), from which `psro resume RUN_DIR` continues
     report.md            a short summary
@@ -24,6 +24,7 @@ import yaml
 
 from psro.config import PSROConfig
 from psro.population import save_populations
+from psro.run.checkpoint import member_arrays
 
 __all__ = ["default_run_dir", "write_run", "write_report", "plot_history"]
 
@@ -86,7 +87,7 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
     with open(run_dir / "meta_strategy.json", "w") as fh:
         json.dump(strategy, fh, indent=2)
     solver.meta_game.save(run_dir / "meta_game.npz")
-    save_populations(run_dir / "population.npz", solver.populations)
+    save_populations(run_dir / "population.npz", solver.populations, encode=member_arrays)
     write_report(run_dir)
 
 

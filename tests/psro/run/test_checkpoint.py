@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psro import PSRO
-from psro.run.checkpoint import CHECKPOINT_FILE, PREVIOUS_FILE, load_checkpoint
+from psro.run.checkpoint import CHECKPOINT_FILE, PREVIOUS_FILE, SCHEMA_VERSION, load_checkpoint
 from psro.run.cli import main
 
 GAME, META = "kuhn_poker(players=3)", "mgcce"
@@ -144,7 +144,7 @@ def test_only_the_engine_and_worker_count_are_stored(tmp_path):
 def test_the_checkpoint_carries_a_manifest(ckpt):
     text = (ckpt / CHECKPOINT_FILE).read_bytes()
     document = json.loads(text)
-    assert document["version"] == 2 and text == seal(document)
+    assert document["version"] == SCHEMA_VERSION and text == seal(document)
     for name, sha in document["manifest"].items():
         assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha
 
