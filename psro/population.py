@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from psro.game_tree import PlayerInfostates, infostate_tensors
+from psro.game_tree import PlayerInfostates
 from psro.policies import Policy, aggregate, as_tabular, check_policy, realization_plans
 
 __all__ = ["Provenance", "Population", "PolicyPopulation", "tabular_policy", "save_populations", "load_populations"]
@@ -206,6 +206,7 @@ def tabular_policy(policy, tree, player: int) -> np.ndarray:
     """
     if isinstance(policy, np.ndarray) or isinstance(policy, Policy):
         return as_tabular(policy, tree, player)
+    from psro.game_tree import infostate_tensors
     from psro.oracles.learned.env import batch_probabilities
 
     info = tree.infostates[player]
