@@ -5,9 +5,13 @@ Each such call is an :class:`OracleJob`: the game's string, the oracle's
 registered name (:func:`psro.oracles.base.make_oracle`) and options, the run's
 seed, the call's key ``(iteration, index)`` and the target as plain arrays
 (every population's policies and realization plans, plus the mixtures or the
-joint distribution). :func:`run_oracle_job` is a module-level function of
-the job alone, so any :class:`games.executors.Executor` (serial, process pool,
-Ray) can map it, and the answer never depends on which process computes it.
+joint distribution). A population of policy objects (neural networks, the
+uniform policy) travels as :class:`PolicyArrays`, one per member: a kind, a
+JSON-able spec (a network's architecture) and its weights as numpy arrays;
+nothing is pickled but arrays, strings and numbers. :func:`run_oracle_job` is
+a module-level function of the job alone, so any
+:class:`games.executors.Executor` (serial, process pool, Ray) can map it, and
+the answer never depends on which process computes it.
 
 Seeds
 -----
@@ -19,7 +23,11 @@ trains every response with the same seed as an uninterrupted serial run.
 
 Workers rebuild the game tree from the game's string once per process
 (:func:`tree_for`, cached); the calling process registers the tree it already
-has (:func:`remember_tree`), so serial jobs reuse it.
+has (:func:`remember_tree`), so serial jobs reuse it. A job made with
+``use_tree=False`` (the run built no tree) never builds one: its learned
+oracle plays the game loaded from the string (:func:`games.load`), so the
+game must have one (a PettingZoo environment has none: answer its targets
+in-process).
 
 Which jobs go through the executor (``PSRO(oracle_dispatch=...)``,
 :data:`ORACLE_DISPATCH`): with ``"auto"`` the learned oracles (``dqn``,
@@ -32,7 +40,7 @@ work; ``"executor"`` maps every oracle's jobs, ``"in_process"`` none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,12 +48,13 @@ from games.validation import is_integer
 from psro.game_tree import GameTree, PlayerInfostates
 from psro.oracles.base import BestResponse, Target, make_oracle
 
-__all__ = ["ORACLE_DISPATCH", "OracleJob", "PopulationArrays", "job_seed", "oracle_jobs", "remember_tree",
-           "run_oracle_job", "tree_for"]
+__all__ = ["ORACLE_DISPATCH", "OracleJob", "PolicyArrays", "PolicyList", "PopulationArrays", "decode_policy",
+           "encode_policy", "game_for", "job_seed", "oracle_jobs", "remember_tree", "run_oracle_job", "tree_for"]
 
 ORACLE_DISPATCH = ("auto", "executor", "in_process")
 
 _TREES: dict = {}   # game string -> GameTree, per process
+_GAMES: dict = {}   # game string -> loaded game, per process (jobs without a tree)
 
 
 def job_seed(seed: int, iteration: int, player: int, index: int) -> int:
@@ -101,6 +110,90 @@ class PopulationArrays:
 
 
 @dataclass(frozen=True, eq=False)
+class PolicyList:
+    """A population of policy objects as an oracle reads it: ``policies`` (a list) and ``len()``.
+
+    Attributes
+    ----------
+    policies : list
+    """
+
+    policies: list
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyArrays:
+    """One policy object as plain data: what :func:`encode_policy` writes and :func:`decode_policy` reads.
+
+    Attributes
+    ----------
+    kind : {"tabular", "neural", "uniform", "object"}
+    spec : dict
+        JSON-able: a network's :meth:`~psro.oracles.learned.networks.NeuralPolicy.architecture`,
+        the uniform policy's ``num_actions``; empty otherwise.
+    arrays : dict of str to ndarray
+        A network's weights, a tabular policy's ``"policy"`` array.
+    obj : object, optional
+        ``kind="object"`` only: a policy of another type, carried as it is (the
+        executor pickles it; its class must be importable where the job runs).
+    """
+
+    kind: str
+    spec: dict = field(default_factory=dict)
+    arrays: dict = field(default_factory=dict)
+    obj: object = None
+
+
+def encode_policy(policy) -> PolicyArrays:
+    """A population member as :class:`PolicyArrays` (no pickled objects for the built-in kinds).
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> encode_policy(UniformPolicy(3))
+    PolicyArrays(kind='uniform', spec={'num_actions': 3}, arrays={}, obj=None)
+    >>> decode_policy(encode_policy(np.full((2, 2), 0.5))).tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    if isinstance(policy, np.ndarray):
+        return PolicyArrays("tabular", arrays={"policy": np.asarray(policy)})
+    if type(policy).__name__ == "NeuralPolicy" and hasattr(policy, "to_arrays"):
+        return PolicyArrays("neural", spec=policy.architecture(), arrays=policy.to_arrays())
+    if type(policy).__name__ == "UniformPolicy":
+        return PolicyArrays("uniform", spec={"num_actions": int(policy.num_actions)})
+    return PolicyArrays("object", obj=policy)
+
+
+def decode_policy(encoded: PolicyArrays):
+    """The policy :func:`encode_policy` encoded (a network with bit-identical weights, on the CPU).
+
+    Examples
+    --------
+    See :func:`encode_policy`.
+    """
+    if encoded.kind == "tabular":
+        return encoded.arrays["policy"]
+    if encoded.kind == "neural":
+        from psro.oracles.learned.networks import NeuralPolicy
+
+        return NeuralPolicy.from_arrays(encoded.spec, encoded.arrays)
+    if encoded.kind == "uniform":
+        from psro.oracles.learned.env import UniformPolicy
+
+        return UniformPolicy(encoded.spec["num_actions"])
+    if encoded.kind == "object":
+        return encoded.obj
+    raise ValueError(f"encoded.kind must be 'tabular', 'neural', 'uniform' or 'object'; got {encoded.kind!r}.")
+
+
+def _is_tabular(pop) -> bool:
+    return isinstance(pop.policies, np.ndarray) and hasattr(pop, "plans")
+
+
+@dataclass(frozen=True, eq=False)
 class OracleJob:
     """One best-response call: everything :func:`run_oracle_job` needs, picklable.
 
@@ -118,10 +211,15 @@ class OracleJob:
         is ``(iteration, index)``.
     seed : int
         The run's seed; a learned oracle trains with :func:`job_seed` of ``(seed, iteration, player, index)``.
-    policies, plans : tuple of ndarray
-        Every player's population: policies ``(k_q, I_q, A)`` and realization plans ``(k_q, S_q)``.
+    policies, plans : tuple
+        Every player's population: a tabular one as policies ``(k_q, I_q, A)`` and realization plans
+        ``(k_q, S_q)``; one of policy objects as a tuple of :class:`PolicyArrays` and ``None``.
     mixtures, profiles, weights, recommendation, mass, on_policy_value
-        The :class:`psro.oracles.exact.Target` fields.
+        The :class:`psro.oracles.base.Target` fields.
+    initial_policy : PolicyArrays, optional
+        The target's warm-start network, encoded.
+    use_tree : bool
+        Whether the worker builds (or reuses) the game tree; False for a run without one.
     """
 
     game: str
@@ -139,18 +237,28 @@ class OracleJob:
     recommendation: int | None = None
     mass: float = 1.0
     on_policy_value: float = float("nan")
+    initial_policy: PolicyArrays | None = None
+    use_tree: bool = True
 
     def __repr__(self) -> str:   # short: it is what TaskError prints when a job fails
         return (f"OracleJob({self.game!r}, oracle={self.oracle!r}, player={self.player}, "
                 f"iteration={self.iteration}, index={self.index}, seed={self.seed})")
 
-    def target(self, tree: GameTree) -> Target:
-        """The :class:`psro.oracles.exact.Target` this job answers, on ``tree``'s infostates."""
-        pops = [PopulationArrays(info, pol, plan)
-                for info, pol, plan in zip(tree.infostates, self.policies, self.plans)]
+    def target(self, tree: GameTree | None) -> Target:
+        """The :class:`psro.oracles.base.Target` this job answers (tabular populations on ``tree``'s infostates)."""
+        pops = []
+        for q, (pol, plan) in enumerate(zip(self.policies, self.plans)):
+            if plan is None:
+                pops.append(PolicyList([decode_policy(e) for e in pol]))
+            elif tree is None:
+                raise ValueError(f"population {q} is tabular, which needs the game tree; make the job with "
+                                 "use_tree=True.")
+            else:
+                pops.append(PopulationArrays(tree.infostates[q], pol, plan))
+        initial = None if self.initial_policy is None else decode_policy(self.initial_policy)
         return Target(player=self.player, populations=pops, mixtures=self.mixtures, profiles=self.profiles,
                       weights=self.weights, recommendation=self.recommendation, mass=self.mass,
-                      on_policy_value=self.on_policy_value)
+                      on_policy_value=self.on_policy_value, initial_policy=initial)
 
 
 def remember_tree(game: str, tree: GameTree) -> None:
@@ -185,8 +293,24 @@ def tree_for(game: str) -> GameTree:
     return _TREES[key]
 
 
+def game_for(game: str):
+    """The game of the string ``game`` (:func:`games.load`), loaded once per process.
+
+    Examples
+    --------
+    >>> game_for("kuhn_poker()").num_players()
+    2
+    """
+    key = str(game)
+    if key not in _GAMES:
+        import games
+
+        _GAMES[key] = games.load(key)
+    return _GAMES[key]
+
+
 def oracle_jobs(oracle: str, game: str, targets: Sequence, iteration: int, seed: int, *,
-                options: dict | None = None) -> list:
+                options: dict | None = None, use_tree: bool = True) -> list:
     """One :class:`OracleJob` per target, in order: player 0's targets first, then player 1's, ...
 
     Parameters
@@ -203,6 +327,9 @@ def oracle_jobs(oracle: str, game: str, targets: Sequence, iteration: int, seed:
         The run's seed.
     options : dict, optional
         The oracle's options (for a learned one: config fields and ``target_mode``).
+    use_tree : bool
+        False when the run has no game tree: the workers then build none
+        (learned oracles on populations of policy objects only).
 
     Examples
     --------
@@ -215,19 +342,43 @@ def oracle_jobs(oracle: str, game: str, targets: Sequence, iteration: int, seed:
     >>> jobs = oracle_jobs("exact", "kuhn_poker()", targets, iteration=0, seed=0)
     >>> [round(run_oracle_job(job).value, 6) for job in jobs]
     [0.5, 0.416667]
+
+    Populations of policy objects travel as arrays, and no tree is needed:
+
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> neural = [PolicyList([UniformPolicy(2)]) for _ in range(2)]
+    >>> target = Target(player=0, populations=neural, mixtures=(np.ones(1), np.ones(1)))
+    >>> (job,) = oracle_jobs("ppo", "kuhn_poker()", [[target]], iteration=1, seed=0, use_tree=False,
+    ...                      options={"total_steps": 256, "num_envs": 8, "eval_episodes": 20})
+    >>> job.policies[1][0].kind, job.plans
+    ('uniform', (None, None))
+    >>> type(run_oracle_job(job).policy).__name__
+    'NeuralPolicy'
     """
     jobs = []
+    encoded: dict = {}   # id(population) -> its encoded members (targets share populations)
     for p, player_targets in enumerate(targets):
         for i, target in enumerate(player_targets):
             pops = target.populations
+            policies, plans = [], []
+            for pop in pops:
+                if _is_tabular(pop):
+                    policies.append(np.asarray(pop.policies))
+                    plans.append(np.asarray(pop.plans))
+                    continue
+                if id(pop) not in encoded:
+                    encoded[id(pop)] = tuple(encode_policy(member) for member in pop.policies)
+                policies.append(encoded[id(pop)])
+                plans.append(None)
+            initial = getattr(target, "initial_policy", None)
             jobs.append(OracleJob(
                 game=str(game), oracle=oracle, options=dict(options or {}),
                 player=int(target.player), iteration=int(iteration), index=i, seed=int(seed),
-                policies=tuple(np.asarray(pop.policies) for pop in pops),
-                plans=tuple(np.asarray(pop.plans) for pop in pops),
+                policies=tuple(policies), plans=tuple(plans),
                 mixtures=None if target.mixtures is None else tuple(np.asarray(m) for m in target.mixtures),
                 profiles=target.profiles, weights=target.weights, recommendation=target.recommendation,
-                mass=target.mass, on_policy_value=target.on_policy_value))
+                mass=target.mass, on_policy_value=target.on_policy_value,
+                initial_policy=None if initial is None else encode_policy(initial), use_tree=bool(use_tree)))
     return jobs
 
 
@@ -243,6 +394,10 @@ def run_oracle_job(job: OracleJob) -> BestResponse:
     --------
     See :func:`oracle_jobs`.
     """
-    tree = tree_for(job.game)
-    oracle = make_oracle(job.oracle, tree, seed=job.seed, **job.options)
+    if job.use_tree:
+        tree = tree_for(job.game)
+        oracle = make_oracle(job.oracle, tree, seed=job.seed, **job.options)
+    else:
+        tree = None
+        oracle = make_oracle(job.oracle, None, seed=job.seed, game=game_for(job.game), **job.options)
     return oracle.respond(job.player, job.target(tree), key=(job.iteration, job.index))

@@ -68,7 +68,7 @@ from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy
 from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy, game_sizes, torch_device
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
-from psro.policies import as_tabular, behaviour_from_plan, check_policy, realization_plans, uniform_policy
+from psro.policies import as_tabular, behaviour_from_plan, check_policy, realization_plans
 
 __all__ = [
     "ALGORITHMS",
@@ -132,6 +132,7 @@ def exact_value(tree: GameTree, player: int, policy: np.ndarray, opponent_plans:
     >>> import pyspiel
     >>> from psro.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> from psro.policies import uniform_policy
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
     >>> round(exact_value(tree, 0, uniform_policy(tree.infostates[0]), plans), 6)   # uniform vs uniform
     0.125
@@ -157,11 +158,6 @@ def _is_tabular_population(pop) -> bool:
 
 def _tabular(member, tree: GameTree, player: int) -> np.ndarray | None:
     """The tabular form of a population member over ``tree`` (None when it has none)."""
-    from psro.oracles.learned import env
-
-    uniform = getattr(env, "UniformPolicy", None)
-    if uniform is not None and isinstance(member, uniform) and not hasattr(member, "to_tabular"):
-        return uniform_policy(tree.infostates[player])
     if isinstance(member, np.ndarray) or hasattr(member, "to_tabular"):
         return as_tabular(member, tree, player)
     return None
@@ -215,6 +211,7 @@ class LearnedOracle:
     >>> from psro.game_tree import build_game_tree
     >>> from psro.oracles.learned.dqn import DQNConfig
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> from psro.policies import uniform_policy
     >>> oracle = LearnedOracle(tree, "dqn", DQNConfig(total_steps=2000, eval_episodes=200), seed=0)
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
     >>> br = oracle(0, plans)

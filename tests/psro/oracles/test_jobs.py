@@ -7,6 +7,7 @@ every engine, and a run killed and resumed from its checkpoint ends exactly wher
 an uninterrupted one does.
 """
 
+import math
 import os
 import signal
 import subprocess
@@ -230,3 +231,72 @@ def test_config_executor_field_reaches_the_solver_and_is_validated():
         PSROConfig(executor="0").validate()
     with pytest.raises(ValueError, match="^executor: "):
         PSROConfig(executor="threads").validate()
+
+
+# ------------------------------------------------------------------ neural targets
+def neural_targets(game, seed=0):
+    """Both players' targets over populations of networks and the uniform policy, as the deep loop has them."""
+    from types import SimpleNamespace
+
+    from psro.oracles import Target
+    from psro.oracles.learned.env import UniformPolicy
+    from psro.oracles.learned.networks import NeuralPolicy
+
+    torch.manual_seed(seed)
+    num_actions = game.num_distinct_actions()
+    pops = [SimpleNamespace(policies=[UniformPolicy(num_actions), NeuralPolicy.for_game(game, hidden=(8,))])
+            for _ in range(game.num_players())]
+    mixtures = tuple(np.array([0.4, 0.6]) for _ in pops)
+    return [[Target(player=p, populations=pops, mixtures=mixtures)] for p in range(game.num_players())]
+
+
+@pytest.mark.parametrize("game_string, use_tree", [("kuhn_poker()", True), ("leduc_poker()", False)])
+def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string, use_tree):
+    """The job carries the networks as arrays; a worker's response equals the in-process one bit for bit."""
+    from psro.oracles.jobs import game_for
+    from psro.oracles.learned.networks import NeuralPolicy
+
+    game = game_for(game_string)
+    targets = neural_targets(game)
+    jobs = oracle_jobs("ppo", game_string, targets, iteration=2, seed=9, options=PPO, use_tree=use_tree)
+    assert all(isinstance(e.arrays, dict) and e.obj is None for job in jobs for pol in job.policies for e in pol)
+    with ProcessPoolExecutor(workers=2) as pool:
+        remote = list(pool.map(run_oracle_job, jobs, chunksize=1))
+    oracle = LearnedOracle(tree_for(game_string) if use_tree else None, "ppo", PPOConfig(**PPO), seed=9,
+                           game=game)
+    for p, answer in enumerate(remote):
+        local = oracle.respond(p, targets[p][0], key=(2, 0))
+        assert isinstance(answer.policy, NeuralPolicy) and answer.training.seed == job_seed(9, 2, p, 0)
+        assert all(np.array_equal(a, b) for a, b in zip(answer.policy.to_arrays().values(),
+                                                        local.policy.to_arrays().values()))
+        assert answer.estimated_value == local.estimated_value and answer.estimated_stderr == local.estimated_stderr
+        assert (answer.exact_value == local.exact_value) if use_tree else math.isnan(answer.exact_value)
+
+
+def test_policies_travel_as_arrays_and_come_back_identical():
+    from psro.oracles.jobs import PolicyArrays, decode_policy, encode_policy
+    from psro.oracles.learned.env import UniformPolicy
+    from psro.oracles.learned.networks import NeuralPolicy
+
+    net = NeuralPolicy(5, 3, hidden=(4,), mode="greedy")
+    encoded = encode_policy(net)
+    assert encoded.kind == "neural" and encoded.spec == net.architecture()
+    back = decode_policy(encoded)
+    assert back.mode == "greedy" and all(np.array_equal(a, b) for a, b in zip(back.to_arrays().values(),
+                                                                              net.to_arrays().values()))
+    assert decode_policy(encode_policy(UniformPolicy(3))) == UniformPolicy(3)
+    with pytest.raises(ValueError, match="encoded.kind"):
+        decode_policy(PolicyArrays("pickle"))
+    # populations of policy objects need no tree; a tabular population does
+    targets = neural_targets(tree_for("kuhn_poker()").game)
+    job = oracle_jobs("ppo", "kuhn_poker()", targets, 0, 0, options=PPO)[0]
+    assert job.use_tree and job.target(None).populations[0].policies[0] == UniformPolicy(2)
+    from psro.oracles import Target
+    from psro.population import Population, Provenance
+
+    tabular = [Population(info) for info in tree_for("kuhn_poker()").infostates]
+    _ = [pop.add(uniform_policy(pop.infostates), Provenance(0, "initial")) for pop in tabular]
+    (job,) = oracle_jobs("ppo", "kuhn_poker()", [[Target(player=0, populations=tabular,
+                                                         mixtures=(np.ones(1), np.ones(1)))]], 0, 0)
+    with pytest.raises(ValueError, match="use_tree=True"):
+        job.target(None)
