@@ -17,15 +17,52 @@ tree is summarised by index arrays:
 
 A player's reach of ``z`` is then a single gather from its realization plan,
 and every expected payoff is a sum over terminals.
+
+Simultaneous-move games are walked as they are: a simultaneous node is
+expanded as seat 0's decision, then seat 1's at an inner node keyed by the
+*same* state's information-state string for seat 1 (which does not show seat
+0's pending choice), and so on; the joint action is applied once every seat
+has chosen. This is the sequence form of the game itself, with no
+``convert_to_turn_based`` in between.
+
+The walk counts histories as it goes and estimates the memory it holds, and
+raises :class:`TreeTooLarge` as soon as either passes its budget.
 """
 
 from __future__ import annotations
 
+import math
+import os
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PlayerInfostates", "GameTree", "build_game_tree"]
+from games.validation import check_int
+
+__all__ = ["PlayerInfostates", "GameTree", "TreeTooLarge", "build_game_tree", "infostate_tensors",
+           "infostate_state", "is_simultaneous", "memory_budget", "LEARNED_REMEDY", "NO_TREE_REMEDY"]
+
+LEARNED_REMEDY = "use a learned oracle (oracle='ppo' or 'dqn') with evaluator='monte_carlo', which needs no tree"
+NO_TREE_REMEDY = ("raise the PSROConfig field max_histories (default 1_000_000) if the machine can hold the tree, "
+                  f"or {LEARNED_REMEDY}")
+
+
+class TreeTooLarge(ValueError):
+    """The game tree passed its budget of histories or of memory while it was being walked.
+
+    Attributes
+    ----------
+    game : str
+    histories : int
+        Histories visited when the walk stopped.
+    estimated_bytes : int
+        Memory the walk held by then (an estimate).
+    """
+
+    def __init__(self, message: str, *, game: str, histories: int, estimated_bytes: int):
+        super().__init__(message)
+        self.game, self.histories, self.estimated_bytes = game, histories, estimated_bytes
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +80,9 @@ class PlayerInfostates:
         (``empty_sequence`` when the player has not moved before).
     levels : tuple of ndarray
         Infostate indices grouped by own depth (level 0 has no own move before it).
+    nodes : ndarray of int, shape (num_infostates,), optional
+        For each infostate, the node of :attr:`GameTree.history_parent` where
+        it was first met, to rebuild a state there (:func:`infostate_state`).
     """
 
     player: int
@@ -50,6 +90,7 @@ class PlayerInfostates:
     legal_mask: np.ndarray
     parent: np.ndarray
     levels: tuple
+    nodes: np.ndarray | None = None
 
     @property
     def num_infostates(self) -> int:
@@ -79,7 +120,7 @@ class PlayerInfostates:
 
 @dataclass(frozen=True, eq=False)
 class GameTree:
-    """The arrays of a two- or more-player sequential OpenSpiel game.
+    """The arrays of a two- or more-player OpenSpiel game (turn-based or simultaneous-move).
 
     Attributes
     ----------
@@ -91,6 +132,11 @@ class GameTree:
     terminal_returns : ndarray, shape (num_terminals, num_players)
     terminal_sequence : ndarray of int, shape (num_players, num_terminals)
         Each player's last sequence on the path to each terminal.
+    history_parent, history_action : ndarray of int, shape (num_nodes,), optional
+        The histories the walk made, as a tree of OpenSpiel actions: node
+        ``k`` is node ``history_parent[k]`` followed by ``history_action[k]``
+        (node 0 is the initial state; a joint action is one node per seat), so
+        ``state.history()`` of any node is read back up to the root.
     """
 
     game: object
@@ -98,6 +144,8 @@ class GameTree:
     terminal_chance: np.ndarray
     terminal_returns: np.ndarray
     terminal_sequence: np.ndarray
+    history_parent: np.ndarray | None = None
+    history_action: np.ndarray | None = None
 
     @property
     def num_players(self) -> int:
@@ -111,40 +159,160 @@ class GameTree:
     def num_terminals(self) -> int:
         return self.terminal_chance.shape[0]
 
+    @property
+    def simultaneous(self) -> bool:
+        """True for a simultaneous-move game (walked natively, seat by seat)."""
+        return is_simultaneous(self.game)
+
     def __repr__(self) -> str:
         sizes = ", ".join(str(p.num_infostates) for p in self.infostates)
         return (f"GameTree({self.game}, infostates=({sizes}), actions={self.num_actions}, "
                 f"terminals={self.num_terminals})")
 
 
+def is_simultaneous(game) -> bool:
+    """True when ``game`` (a pyspiel.Game) has simultaneous moves.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> is_simultaneous(pyspiel.load_game("goofspiel(num_cards=3)")), is_simultaneous(pyspiel.load_game("kuhn_poker"))
+    (True, False)
+    """
+    import pyspiel
+
+    return game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+
+
 def _check_supported(game) -> None:
     import pyspiel
 
     gtype = game.get_type()
-    if gtype.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-        raise ValueError(
-            f"game {game} has simultaneous moves; load its turn-based version, e.g. "
-            f"pyspiel.convert_to_turn_based(game), before running PSRO on it (a one-shot matrix game can "
-            f"also be given as games.NormalFormGame.from_pyspiel(game))."
-        )
     if not gtype.provides_information_state_string:
-        raise ValueError(f"game {game} does not provide information-state strings, which exact PSRO needs.")
+        raise ValueError(f"game {game} does not provide information-state strings, which exact PSRO needs; "
+                         f"{LEARNED_REMEDY}.")
     if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
-        raise ValueError(f"game {game} has sampled chance; exact PSRO needs explicit chance outcomes.")
+        raise ValueError(f"game {game} has sampled chance; exact PSRO needs explicit chance outcomes; "
+                         f"{LEARNED_REMEDY}.")
     if game.num_players() < 2:
         raise ValueError(f"game {game} has {game.num_players()} player; PSRO needs at least two.")
 
 
-def build_game_tree(game, max_histories: int = 5_000_000) -> GameTree:
+def memory_budget() -> int:
+    """The default memory budget of :func:`build_game_tree`: half the memory available now, in bytes.
+
+    Examples
+    --------
+    >>> memory_budget() > 0
+    True
+    """
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+# Rough sizes of what the walk keeps, in bytes: a terminal's arrays (chance, returns, sequences, and the copy
+# made when they become numpy arrays), an infostate's dict entry, key object, parent, depth and history tuple.
+_TERMINAL_BYTES_PER_PLAYER = 2 * 16
+_TERMINAL_BYTES = 2 * 8
+_INFOSTATE_BYTES = 200
+_STACK_ENTRY_BYTES = 300
+_NODE_BYTES = 2 * 16
+_CHECK_EVERY = 256
+
+
+class _PlayerWalk:
+    """What the walk learns about one player's infostates (compact arrays, grown as they are met)."""
+
+    def __init__(self, game, player: int, num_actions: int):
+        self.game, self.player, self.num_actions = game, player, num_actions
+        self.rows: dict = {}
+        self.parent, self.depth = array("q"), array("q")
+        self.mask = bytearray()
+        self.nodes = array("q")
+        self.nbytes = 0
+
+    def visit(self, state, node: int, legal, last: int, depth: int) -> int:
+        """Row of the infostate of ``state`` for this player, added when first met; checks perfect recall."""
+        key = state.information_state_string(self.player)
+        s = self.rows.get(key)
+        if s is None:
+            s = self.rows[key] = len(self.parent)
+            self.parent.append(last)
+            self.depth.append(depth)
+            mask = bytearray(self.num_actions)
+            for a in legal:
+                mask[a] = 1
+            self.mask += mask
+            self.nodes.append(node)
+            self.nbytes += _INFOSTATE_BYTES + len(key) + self.num_actions
+        elif self.parent[s] != last:
+            raise ValueError(_imperfect_recall_message(self.game, self.player, key))
+        return s
+
+    def infostates(self) -> PlayerInfostates:
+        num, num_a = len(self.parent), self.num_actions
+        parent = np.array(self.parent, dtype=np.int64).reshape(num)
+        parent[parent < 0] = num * num_a
+        depth = np.array(self.depth, dtype=np.int64).reshape(num)
+        levels = tuple(np.flatnonzero(depth == d) for d in range(int(depth.max(initial=-1)) + 1))
+        mask = np.frombuffer(bytes(self.mask), dtype=np.uint8).reshape(num, num_a).astype(bool)
+        nodes = np.array(self.nodes, dtype=np.int64).reshape(num)
+        return PlayerInfostates(self.player, tuple(self.rows), mask, parent, levels, nodes)
+
+
+def _imperfect_recall_message(game, player: int, key: str) -> str:
+    hint = ""
+    if game.get_type().short_name == "goofspiel" and not game.get_parameters().get("imp_info", False):
+        hint = (" goofspiel's information-state strings without imp_info do not show a player's own past bids "
+                "(two orders of the same bids look alike); load it with imp_info=True, e.g. "
+                "'goofspiel(num_cards=4,imp_info=True)'.")
+    return (f"game {game} does not have perfect recall: player {player}'s infostate {key!r} is reached after "
+            f"different own moves, and the sequence form (exact oracles and evaluators) needs perfect recall.{hint} "
+            f"Otherwise {LEARNED_REMEDY}.")
+
+
+def _too_large(game, visited: int, nbytes: int, max_histories: int, max_bytes: int, budget: str) -> TreeTooLarge:
+    if visited > max_histories:
+        what = f"has more than max_histories={max_histories:_} histories"
+    else:
+        what = (f"needs more than {nbytes / 2**30:.2f} GiB for its tree after {visited:_} histories (the budget "
+                f"is {budget}={max_bytes / 2**30:.2f} GiB)")
+    return TreeTooLarge(f"game {game} {what}; it is too large for an exact oracle, an exact evaluator or the exact "
+                        f"gap. To go on, {NO_TREE_REMEDY}.", game=str(game), histories=visited,
+                        estimated_bytes=nbytes)
+
+
+def build_game_tree(game, max_histories: int = 1_000_000, *, max_bytes: int | None = None) -> GameTree:
     """Walk the whole tree of ``game`` once and return its sequence-form arrays.
 
     Parameters
     ----------
     game : pyspiel.Game
-        A sequential game with perfect recall and explicit chance.
+        A turn-based or simultaneous-move game with perfect recall and explicit chance.
     max_histories : int
-        Give up (``ValueError``) beyond this many histories, for games too large
-        to enumerate.
+        Stop with :class:`TreeTooLarge` as soon as the walk passes this many
+        histories (a simultaneous node counts once per seat).
+    max_bytes : int, optional
+        Stop with :class:`TreeTooLarge` as soon as the memory the walk holds
+        (estimated) passes this; default :func:`memory_budget` (half the
+        memory available).
+
+    Raises
+    ------
+    TreeTooLarge
+        A ``ValueError`` naming the options that exist for games too large for a tree.
+    ValueError
+        A game without information-state strings, with sampled chance, one
+        player, or without perfect recall.
 
     Examples
     --------
@@ -154,69 +322,177 @@ def build_game_tree(game, max_histories: int = 5_000_000) -> GameTree:
     ([6, 6], 30)
     >>> round(float(tree.terminal_chance[0]), 6)   # each deal of two of three cards
     0.166667
+
+    A simultaneous move is a decision of each seat at the same state:
+
+    >>> tree = build_game_tree(pyspiel.load_game("matrix_rps"))
+    >>> [p.num_infostates for p in tree.infostates], tree.num_terminals
+    ([1, 1], 9)
+    >>> build_game_tree(pyspiel.load_game("leduc_poker"), max_histories=1000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    psro.game_tree.TreeTooLarge: game leduc_poker() has more than max_histories=1_000 histories; ...
     """
     _check_supported(game)
+    max_histories = check_int(max_histories, "max_histories", minimum=1)
+    budget = "max_bytes" if max_bytes is not None else "half the available memory"
+    max_bytes = memory_budget() if max_bytes is None else check_int(max_bytes, "max_bytes", minimum=1)
     n = game.num_players()
     num_actions = game.num_distinct_actions()
-    keys = [dict() for _ in range(n)]
-    parents = [[] for _ in range(n)]
-    depths = [[] for _ in range(n)]
-    masks = [[] for _ in range(n)]
-    t_chance, t_returns, t_seq = [], [], []
-    empty = [-1] * n  # resolved to num_infostates * num_actions once the counts are known
-    stack = [(game.new_initial_state(), 1.0, tuple(empty), (0,) * n)]
+    walks = [_PlayerWalk(game, p, num_actions) for p in range(n)]
+    t_chance, t_returns, t_seq = array("d"), array("d"), array("q")
+    terminal_bytes = _TERMINAL_BYTES + n * _TERMINAL_BYTES_PER_PLAYER
+    # history nodes: node 0 is the initial state; every move adds one node per action (a joint action one per seat)
+    node_parent, node_action = array("q", [-1]), array("q", [-1])
+    # (parent state, its node, the move to make from it or None, chance probability, each player's last sequence,
+    # each player's own depth, the seats' pending choices at a simultaneous node or None); -1 is the empty
+    # sequence until the counts are known. A child is made only when it is popped: the stack holds a state per level.
+    stack = [(game.new_initial_state(), 0, None, 1.0, (-1,) * n, (0,) * n, None)]
     visited = 0
     while stack:
-        state, prob, last, depth = stack.pop()
+        state, node, move, prob, last, depth, pending = stack.pop()
         visited += 1
-        if visited > max_histories:
-            raise ValueError(
-                f"game {game} has more than max_histories={max_histories} histories; it is too large for "
-                "exact PSRO. Raise max_histories or use a sampled evaluator."
-            )
-        if state.is_terminal():
-            t_chance.append(prob)
-            t_returns.append(state.returns())
-            t_seq.append(last)
-            continue
-        if state.is_chance_node():
-            for action, p in state.chance_outcomes():
-                if p > 0:
-                    stack.append((state.child(action), prob * p, last, depth))
-            continue
-        player = state.current_player()
-        key = state.information_state_string(player)
-        s = keys[player].get(key)
-        if s is None:
-            s = keys[player][key] = len(parents[player])
-            parents[player].append(last[player])
-            depths[player].append(depth[player])
-            mask = np.zeros(num_actions, dtype=bool)
-            mask[state.legal_actions()] = True
-            masks[player].append(mask)
-        elif parents[player][s] != last[player]:
-            raise ValueError(f"game {game} does not have perfect recall (infostate {key!r}); exact PSRO needs it.")
+        if visited > max_histories or (visited % _CHECK_EVERY == 0 and _walk_bytes(
+                walks, len(t_chance), terminal_bytes, len(node_parent), len(stack)) > max_bytes):
+            raise _too_large(game, visited, _walk_bytes(walks, len(t_chance), terminal_bytes, len(node_parent),
+                                                        len(stack)), max_histories, max_bytes, budget)
+        if move is not None:
+            if isinstance(move, list):   # every seat has chosen: the joint action
+                state = state.clone()
+                state.apply_actions(move)
+            else:
+                state = state.child(move)
+                move = (move,)
+            for action in move:
+                node_parent.append(node)
+                node_action.append(action)
+                node = len(node_parent) - 1
+        if pending is None:
+            if state.is_terminal():
+                t_chance.append(prob)
+                t_returns.extend(state.returns())
+                t_seq.extend(last)
+                continue
+            if state.is_chance_node():
+                for action, p in state.chance_outcomes():
+                    if p > 0:
+                        stack.append((state, node, action, prob * p, last, depth, None))
+                continue
+            if state.is_simultaneous_node():
+                pending = ()
+        player = state.current_player() if pending is None else len(pending)
+        legal = state.legal_actions(player)
+        if not legal:
+            raise ValueError(f"game {game}: player {player} has no legal action at a simultaneous node "
+                             f"({state.history_str()}); build_game_tree needs one action per seat.")
+        s = walks[player].visit(state, node, legal, last[player], depth[player])
         child_depth = depth[:player] + (depth[player] + 1,) + depth[player + 1:]
-        for action in state.legal_actions():
+        for action in legal:
             child_last = last[:player] + (s * num_actions + action,) + last[player + 1:]
-            stack.append((state.child(action), prob, child_last, child_depth))
+            if pending is None:
+                stack.append((state, node, action, prob, child_last, child_depth, None))
+            elif player < n - 1:   # the next seat decides at the same state
+                stack.append((state, node, None, prob, child_last, child_depth, pending + (action,)))
+            else:
+                stack.append((state, node, [*pending, action], prob, child_last, child_depth, None))
 
-    infostates = []
-    for p in range(n):
-        num = len(parents[p])
-        parent = np.array(parents[p], dtype=np.int64).reshape(num)
-        parent[parent < 0] = num * num_actions
-        depth = np.array(depths[p], dtype=np.int64).reshape(num)
-        levels = tuple(np.flatnonzero(depth == d) for d in range(int(depth.max(initial=-1)) + 1))
-        mask = np.array(masks[p], dtype=bool).reshape(num, num_actions)
-        infostates.append(PlayerInfostates(p, tuple(keys[p]), mask, parent, levels))
-    seq = np.array(t_seq, dtype=np.int64).T.copy()
+    infostates = tuple(walk.infostates() for walk in walks)
+    num_terminals = len(t_chance)
+    seq = np.array(t_seq, dtype=np.int64).reshape(num_terminals, n).T.copy()
     for p in range(n):
         seq[p][seq[p] < 0] = infostates[p].empty_sequence
     return GameTree(
         game=game,
-        infostates=tuple(infostates),
+        infostates=infostates,
         terminal_chance=np.array(t_chance, dtype=np.float64),
-        terminal_returns=np.array(t_returns, dtype=np.float64).reshape(-1, n),
+        terminal_returns=np.array(t_returns, dtype=np.float64).reshape(num_terminals, n),
         terminal_sequence=seq,
+        history_parent=np.array(node_parent, dtype=np.int64),
+        history_action=np.array(node_action, dtype=np.int64),
     )
+
+
+def _walk_bytes(walks, num_terminals: int, terminal_bytes: int, num_nodes: int, stack_size: int) -> int:
+    return (num_terminals * terminal_bytes + sum(walk.nbytes for walk in walks) + num_nodes * _NODE_BYTES
+            + stack_size * _STACK_ENTRY_BYTES)
+
+
+def infostate_state(tree: GameTree, player: int, index: int):
+    """A pyspiel state at which ``player`` is to move in infostate ``index`` (rebuilt from its history).
+
+    At a simultaneous node it is the state before any seat's choice, as every seat sees it.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> state = infostate_state(tree, 1, 0)
+    >>> state.information_state_string(1) == tree.infostates[1].keys[0]
+    True
+    """
+    info = _player_infostates(tree, player)
+    index = check_int(index, "index", minimum=0, maximum=info.num_infostates - 1)
+    n = tree.num_players
+    history = []
+    node = int(info.nodes[index])
+    while node > 0:
+        history.append(int(tree.history_action[node]))
+        node = int(tree.history_parent[node])
+    history.reverse()
+    state = tree.game.new_initial_state()
+    i = 0
+    while i < len(history):
+        if state.is_simultaneous_node():
+            state.apply_actions(history[i:i + n])
+            i += n
+        else:
+            state.apply_action(history[i])
+            i += 1
+    return state
+
+
+def _player_infostates(tree: GameTree, player: int) -> PlayerInfostates:
+    player = check_int(player, "player", minimum=0, maximum=tree.num_players - 1)
+    info = tree.infostates[player]
+    if info.nodes is None or tree.history_parent is None:
+        raise ValueError("tree: it carries no histories; build it with psro.game_tree.build_game_tree.")
+    return info
+
+
+def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:
+    """The information-state tensors of ``player``, one row per infostate in the tree's order.
+
+    Each row is OpenSpiel's ``information_state_tensor(player)`` (any shape,
+    flattened) at a state of that infostate; for a simultaneous-move game it is
+    the state before any seat has chosen. Computed once per tree and player,
+    then returned read-only.
+
+    Returns
+    -------
+    ndarray of float32, shape (num_infostates, obs_dim)
+
+    Raises
+    ------
+    ValueError
+        For a game without information-state tensors.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> tree = build_game_tree(pyspiel.load_game("goofspiel(num_cards=3,imp_info=True)"))
+    >>> infostate_tensors(tree, 1).shape == (tree.infostates[1].num_infostates, 41)
+    True
+    """
+    info = _player_infostates(tree, player)
+    if not tree.game.get_type().provides_information_state_tensor:
+        raise ValueError(f"game {tree.game} does not provide information-state tensors; a network policy "
+                         "needs them.")
+    cache = tree.__dict__.setdefault("_infostate_tensors", {})
+    if player not in cache:
+        size = math.prod(tree.game.information_state_tensor_shape())
+        out = np.empty((info.num_infostates, size), dtype=np.float32)
+        for s in range(info.num_infostates):
+            out[s] = infostate_state(tree, player, s).information_state_tensor(player)
+        out.flags.writeable = False
+        cache[player] = out
+    return cache[player]
