@@ -394,7 +394,7 @@ class PSRO:
         if self.oracle is self._built_oracle and (dispatch == "executor"
                                                   or (dispatch == "auto" and self.oracle.learned)):
             jobs = oracle_jobs(self.oracle_name, self.game_spec, targets, t, self.seed,
-                               options=self.config.oracle_settings())
+                               options=self.config.oracle_settings(), use_tree=self.tree is not None)
             results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
             return [[next(results) for _ in player_targets] for player_targets in targets]
         return [[self.oracle.respond(p, target, key=(t, i)) for i, target in enumerate(targets[p])]
