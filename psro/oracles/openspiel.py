@@ -35,6 +35,10 @@ class OpenSpielBestResponse:
     name = "openspiel"
 
     def __init__(self, tree: GameTree):
+        if tree.simultaneous:
+            raise ValueError(f"oracle='openspiel': pyspiel's TabularBestResponse and cce_dist do not walk the "
+                             f"simultaneous moves of {tree.game}; use oracle='exact' (the sequence-form best "
+                             "response, which does).")
         self.tree = tree
         self._responders: dict = {}
         self._tabular: dict = {}

@@ -223,3 +223,37 @@ def test_openspiel_evaluator_on_a_simultaneous_game_matches_the_sequence_form():
     block = [range(2), range(2)]
     np.testing.assert_allclose(OpenSpielEvaluator(tree).block_payoffs(pops, block),
                                SequenceFormEvaluator(tree).block_payoffs(pops, block), rtol=0, atol=1e-12)
+
+
+def test_openspiel_oracle_refuses_a_simultaneous_game_and_names_the_fix():
+    from psro import PSRO
+    from psro.oracles.openspiel import OpenSpielOracle
+
+    tree = build_game_tree(pyspiel.load_game("goofspiel(num_cards=3,imp_info=True)"))
+    with pytest.raises(ValueError, match=r"oracle='openspiel'.*simultaneous.*use oracle='exact'"):
+        OpenSpielOracle(tree)
+    with pytest.raises(ValueError, match=r"oracle='openspiel'.*use oracle='exact'"):
+        PSRO("goofspiel(num_cards=3,imp_info=True)", oracle="openspiel", progress=False)
+
+
+# ------------------------------------------------------------ PSRO on a simultaneous-move game given as is
+@pytest.mark.parametrize("name, iterations", [
+    ("goofspiel(num_cards=3,imp_info=True,points_order=descending)", 10),   # the issue's bar
+    ("goofspiel(num_cards=4,imp_info=True,points_order=descending)", 30),
+])
+def test_exact_psro_on_goofspiel_reaches_the_bar_and_openspiel_agrees(name, iterations):
+    from psro import PSRO
+
+    solver = PSRO(name, oracle="exact", evaluator="sequence_form", progress=False)
+    turn_based = pyspiel.convert_to_turn_based(solver.game)
+    keys = turn_based_keys(solver.game, turn_based)
+    for _ in range(iterations):   # one iteration at a time: every iterate's gap checked against OpenSpiel
+        history = solver.run(iterations=1)
+        tab = turn_based_policy(turn_based, keys, solver.tree, solver.aggregate_policies())
+        assert history["gap"].iloc[-1] == pytest.approx(exploitability.nash_conv(turn_based, tab), abs=1e-9)
+        if history["gap"].iloc[-1] <= 1e-6:
+            break
+    # the first row is the uniform policies' NashConv (OpenSpiel's TabularPolicy starts uniform)
+    uniform = exploitability.nash_conv(turn_based, os_policy.TabularPolicy(turn_based))
+    assert history["gap"].iloc[0] == pytest.approx(uniform, abs=1e-9) and uniform > 1.0
+    assert history["gap"].iloc[-1] <= 1e-6
