@@ -1,9 +1,16 @@
 """Sampled payoffs of policy profiles, registered as evaluator ``"monte_carlo"``.
 
-:class:`MonteCarloEvaluator` estimates them from episodes played in
-lockstep over the flattened history tree (:mod:`psro.evaluation.sampled_play`), records
-counts, sums and sums of squares in an :class:`~games.EmpiricalGame`, and can
-top up samples adaptively with ResponseGraphUCB.
+:class:`MonteCarloEvaluator` estimates them from episodes, records counts,
+sums and sums of squares in an :class:`~games.EmpiricalGame`, and can top up
+samples adaptively (ResponseGraphUCB, or on a meta-strategy's support). Two
+ways to play the episodes, chosen per call by what the populations hold:
+
+* **tabular populations and a tree**: in lockstep over the flattened history
+  tree (:mod:`psro.evaluation.sampled_play`), about a microsecond per episode;
+* **policy objects** (neural networks, the uniform policy; no tree needed):
+  on the batched environment (:func:`psro.evaluation.env_play.sample_profiles`),
+  each profile's episodes with their own seed, so the estimates do not depend
+  on the batching, the executor or the order of the profiles either.
 
 The expected payoff of player ``p`` under a profile of tabular policies is
 ``sum_z c(z) u_p(z) prod_q x_q(sigma_q(z))`` over terminal histories ``z``,
@@ -39,44 +46,117 @@ from psro.evaluation.top_up import (
 )
 from psro.game_tree import GameTree, build_game_tree
 
-__all__ = ["MonteCarloEvaluator"]
+__all__ = ["EnvProfileSampler", "MonteCarloEvaluator"]
 
 logger = logging.getLogger(__name__)
 
 
+class EnvProfileSampler:
+    """Episodes of pure profiles over populations of policy objects, on the batched environment; picklable.
+
+    The counterpart of :class:`psro.evaluation.sampled_play.ProfileSampler`
+    for populations that act on observations: called with segments (rows
+    ``(profile..., start, count)``) it plays ``count`` episodes of each
+    profile with :func:`psro.evaluation.env_play.sample_profiles`, whose
+    stream is fixed by ``(seed, profile, start)``. Pickled (for a worker
+    process), its networks travel as plain arrays
+    (:class:`psro.oracles.learned.networks.NeuralPolicy` pickles so).
+
+    Parameters
+    ----------
+    game : pyspiel.Game, str or environment game
+    populations : sequence of sequence
+        ``populations[p][i]``: player p's policy i.
+    seed : int
+    num_envs : int
+        Episodes of one profile played side by side.
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> sampler = EnvProfileSampler("kuhn_poker", [[UniformPolicy(2)], [UniformPolicy(2)]], seed=0)
+    >>> stats = sampler(np.array([[0, 0, 0, 4000]]))
+    >>> int(stats.count[0]), bool(abs(stats.total[0, 0] / 4000 - 0.125) < 0.05)   # uniform vs uniform: 1/8
+    (4000, True)
+    """
+
+    def __init__(self, game, populations, seed: int, num_envs: int = 64):
+        self.game = game
+        self.populations = [list(pop) for pop in populations]
+        self.shape = tuple(len(pop) for pop in self.populations)
+        self.seed = int(seed)
+        self.num_envs = int(num_envs)
+
+    def __call__(self, segments: np.ndarray) -> SampleStatistics:
+        from psro.evaluation.env_play import sample_profiles
+
+        segments = np.asarray(segments, dtype=np.int64).reshape(-1, len(self.shape) + 2)
+        n = len(self.shape)
+        count, total, total_sq = sample_profiles(self.game, self.populations, segments[:, :n], segments[:, -1],
+                                                 self.seed, starts=segments[:, n], num_envs=self.num_envs)
+        return SampleStatistics(count=count[:, 0].astype(np.int64), total=total, total_sq=total_sq)
+
+    def episodes(self, strategies: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Returns of one episode per row of ``strategies`` ``(E, num_players)``; the episodes of each distinct
+        profile come from one stream seeded by ``rng`` (drawn in the order the profiles first appear)."""
+        from psro.evaluation.env_play import sample_returns
+
+        strategies = np.asarray(strategies, dtype=np.int64)
+        out = np.empty(strategies.shape, dtype=np.float64)
+        distinct, first, inverse = np.unique(strategies, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for g in np.argsort(first, kind="stable").tolist():
+            rows = np.flatnonzero(inverse == g)
+            profile = [self.populations[p][i] for p, i in enumerate(distinct[g].tolist())]
+            seed = int(rng.integers(2 ** 63))
+            out[rows] = sample_returns(self.game, profile, len(rows), seed, num_envs=self.num_envs)
+        return out
+
+
 class _EpisodeDrawer:
-    """The sampler interface of :mod:`ranking.samplers` over lockstep play: one episode per flat profile index."""
+    """The sampler interface of :mod:`ranking.samplers` over either sampler: one episode per flat profile index."""
 
     binary = False
 
-    def __init__(self, sampler: ProfileSampler, payoff_range):
+    def __init__(self, sampler, payoff_range):
         self.sampler = sampler
         self.shape = sampler.shape
         self.payoff_range = payoff_range
 
     def draw(self, profiles: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         strategies = np.stack(np.unravel_index(np.asarray(profiles, dtype=np.int64), self.shape), axis=1)
+        if isinstance(self.sampler, EnvProfileSampler):
+            return self.sampler.episodes(strategies, rng)
         return self.sampler.play(strategies, rng.random((self.sampler.max_depth, len(profiles))))
+
+
+def _tabular(populations) -> bool:
+    return all(isinstance(pop.policies, np.ndarray) for pop in populations)
 
 
 @register_evaluator("monte_carlo")
 class MonteCarloEvaluator:
-    """Estimated payoffs of profiles of tabular policies, from episodes played in lockstep.
+    """Estimated payoffs of profiles of policies, from sampled episodes.
 
-    Every episode of a profile samples chance from its probabilities and each
-    player's action from its policy row at the current infostate; the episodes
-    of many profiles run together over the flat history tree
+    With tabular populations and a tree, every episode of a profile samples
+    chance from its probabilities and each player's action from its policy
+    row at the current infostate; the episodes of many profiles run together
+    over the flat history tree
     (:class:`psro.evaluation.sampled_play.ProfileSampler`), about a microsecond per
-    episode in numpy. The work is cut into tasks of at most
-    ``episodes_per_task`` episodes, run through ``executor``. Each segment of
-    episodes of a profile draws from its own generator
-    (:func:`psro.evaluation.sampled_play.segment_generator`), so the estimates do not
+    episode in numpy. With populations of policy objects (neural networks,
+    :class:`psro.oracles.learned.env.UniformPolicy`), with or without a tree,
+    the episodes are played on the batched environment
+    (:class:`EnvProfileSampler`). Either way the work is cut into tasks of at
+    most ``episodes_per_task`` episodes, run through ``executor``, and each
+    segment of episodes of a profile draws from its own generator (keyed by
+    the profile and its first episode's number), so the estimates do not
     depend on the executor, the number of workers or the batching.
 
     Parameters
     ----------
-    tree : GameTree or pyspiel.Game
-        The game (its tree is built when a game is given).
+    tree : GameTree, pyspiel.Game or None
+        The game (its tree is built when a pyspiel game is given); None: no
+        tree, give ``game`` (populations of policy objects only).
     episodes_per_profile : int
         Episodes per profile that :meth:`evaluate` brings every profile up to.
     executor : Executor, str, int or dict, optional
@@ -87,6 +167,10 @@ class MonteCarloEvaluator:
         Most episodes in one executor task (a profile with more is split).
     tasks_per_batch : int
         Tasks per batch; after each batch the statistics are stored and ``on_batch`` runs.
+    game : pyspiel.Game, str or environment game, optional
+        The game to play without a tree (default ``tree.game``).
+    num_envs : int
+        Episodes of one profile played side by side on the environment.
 
     Examples
     --------
@@ -102,43 +186,84 @@ class MonteCarloEvaluator:
     >>> means = mc.evaluate(pops, [range(1), range(1)], meta_game=meta)
     >>> int(meta.count[0, 0, 0]), bool(abs(means[0, 0, 0] - 0.125) < 0.05)   # exact value: 1/8
     (20000, True)
+
+    Without a tree, on populations of policy objects:
+
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.population import PolicyPopulation
+    >>> neural = [PolicyPopulation(p, 2) for p in range(2)]
+    >>> _ = [pop.add(UniformPolicy(2), Provenance(0, "initial")) for pop in neural]
+    >>> mc = MonteCarloEvaluator(None, episodes_per_profile=4000, game="kuhn_poker", seed=0)
+    >>> means = mc.evaluate(neural, [range(1), range(1)])
+    >>> bool(abs(means[0, 0, 0] - 0.125) < 0.05)
+    True
     """
 
     name = "monte_carlo"
     exact = False
 
     def __init__(self, tree, episodes_per_profile: int = 1000, executor=None, seed: int = 0,
-                 episodes_per_task: int = 20_000, tasks_per_batch: int = 64):
+                 episodes_per_task: int = 20_000, tasks_per_batch: int = 64, *, game=None, num_envs: int = 64):
         for name, value in (("episodes_per_profile", episodes_per_profile),
-                            ("episodes_per_task", episodes_per_task), ("tasks_per_batch", tasks_per_batch)):
+                            ("episodes_per_task", episodes_per_task), ("tasks_per_batch", tasks_per_batch),
+                            ("num_envs", num_envs)):
             if not is_integer(value) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}.")
         if not is_integer(seed) or seed < 0:
             raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
-        if not isinstance(tree, GameTree):
+        if tree is None:
+            if game is None:
+                raise ValueError("the monte_carlo evaluator needs game= (the game to play) when no tree is given.")
+            if isinstance(game, str):
+                import games
+
+                game = games.load(game)
+        elif not isinstance(tree, GameTree):
             if not hasattr(tree, "new_initial_state"):
-                raise TypeError(f"tree must be a GameTree or a pyspiel.Game; got {type(tree).__name__}.")
+                raise TypeError(f"tree must be a GameTree or a pyspiel.Game (or None, with game=); "
+                                f"got {type(tree).__name__}.")
             tree = build_game_tree(tree)
         self.tree = tree
-        self.play_tree = build_play_tree(tree)
+        self.game = tree.game if game is None else game
+        self.play_tree = None if tree is None else build_play_tree(tree)
+        self.num_players = tree.num_players if tree is not None else _num_players(self.game)
         self.episodes_per_profile = int(episodes_per_profile)
         self.executor = make_executor(executor)
         self.seed = int(seed)
         self.episodes_per_task = int(episodes_per_task)
         self.tasks_per_batch = int(tasks_per_batch)
-        game = tree.game
-        self.payoff_range = (float(game.min_utility()), float(game.max_utility()))
+        self.num_envs = int(num_envs)
+        self.payoff_range = _utility_range(self.game)
 
     def __repr__(self) -> str:
-        return (f"MonteCarloEvaluator({self.tree.game}, episodes_per_profile={self.episodes_per_profile}, "
+        return (f"MonteCarloEvaluator({self.game}, episodes_per_profile={self.episodes_per_profile}, "
                 f"executor={self.executor!r}, seed={self.seed})")
 
     # ------------------------------------------------------------- sampling
-    def sampler(self, populations) -> ProfileSampler:
-        """The picklable episode player for the current populations."""
-        if len(populations) != self.tree.num_players:
-            raise ValueError(f"populations needs one per player ({self.tree.num_players}); got {len(populations)}.")
-        return ProfileSampler(self.play_tree, [np.asarray(pop.policies) for pop in populations], self.seed)
+    def sampler(self, populations):
+        """The picklable episode player for the current populations: a
+        :class:`~psro.evaluation.sampled_play.ProfileSampler` over the tree for tabular populations, an
+        :class:`EnvProfileSampler` for populations of policy objects."""
+        if len(populations) != self.num_players:
+            raise ValueError(f"populations needs one per player ({self.num_players}); got {len(populations)}.")
+        if _tabular(populations):
+            if self.play_tree is None:
+                raise ValueError("tabular populations are sampled over the game tree, and this evaluator has none; "
+                                 "give populations of policy objects (neural or uniform policies) or a tree.")
+            return ProfileSampler(self.play_tree, [np.asarray(pop.policies) for pop in populations], self.seed)
+        members = [[self._playable(member, p) for member in pop.policies] for p, pop in enumerate(populations)]
+        return EnvProfileSampler(self.game, members, self.seed, self.num_envs)
+
+    def _playable(self, member, player: int):
+        """A population member as the environment plays it (a tabular array looks its rows up by infostate)."""
+        if not isinstance(member, np.ndarray):
+            return member
+        if self.tree is None:
+            raise ValueError(f"populations[{player}] holds a tabular policy, which needs the game tree to be "
+                             "played, and this evaluator has none.")
+        from psro.oracles.learned.env import TabularStatePolicy
+
+        return TabularStatePolicy(member, self.tree.infostates[player])
 
     def _segments(self, profiles: np.ndarray, starts: np.ndarray, episodes: np.ndarray) -> np.ndarray:
         """Rows ``(profile..., start, count)``; a profile's episodes split into pieces of ``episodes_per_task``."""
@@ -162,7 +287,7 @@ class MonteCarloEvaluator:
 
     def sample(self, populations, profiles, episodes, starts=None, meta_game: EmpiricalGame | None = None,
                on_batch: Callable[[EvaluationBatch], None] | None = None,
-               profile_sampler: ProfileSampler | None = None) -> SampleStatistics:
+               profile_sampler=None) -> SampleStatistics:
         """Play ``episodes[i]`` episodes of ``profiles[i]``; return per-profile statistics.
 
         Parameters
@@ -177,7 +302,7 @@ class MonteCarloEvaluator:
             If given, every batch's statistics are added to it as soon as the batch ends.
         on_batch : callable, optional
             Called with an :class:`EvaluationBatch` after each batch is recorded.
-        profile_sampler : ProfileSampler, optional
+        profile_sampler : ProfileSampler or EnvProfileSampler, optional
             ``self.sampler(populations)`` built earlier (saves rebuilding it for calls on the same populations).
 
         Returns
@@ -185,7 +310,7 @@ class MonteCarloEvaluator:
         SampleStatistics
             ``count`` ``(m,)``, ``total`` and ``total_sq`` ``(m, num_players)``.
         """
-        n = self.tree.num_players
+        n = self.num_players
         profiles = np.asarray(profiles, dtype=np.int64).reshape(-1, n)
         m = len(profiles)
         episodes = np.broadcast_to(np.asarray(episodes, dtype=np.int64), (m,))
@@ -251,7 +376,7 @@ class MonteCarloEvaluator:
         ndarray, shape (num_players, len(indices[0]), ...)
             Sample means over all recorded samples of each profile.
         """
-        n = self.tree.num_players
+        n = self.num_players
         if len(indices) != n:
             raise ValueError(f"indices needs one list of policy indices per player ({n}); got {len(indices)}.")
         idx = [np.asarray(list(ix), dtype=np.int64) for ix in indices]
@@ -355,6 +480,9 @@ class MonteCarloEvaluator:
         if rng is None:
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(2 ** 31 - 1,
                                                                                      int(meta_game.count.sum()))))
+        if self.payoff_range is None:
+            raise ValueError(f"method='response_graph_ucb' needs the game's utility range, and {self.game} has no "
+                             "min_utility()/max_utility(); use method='support'.")
         drawer = _EpisodeDrawer(self.sampler(populations), self.payoff_range)
         return response_graph_ucb(drawer, delta=delta, bound=bound, scheme=scheme, max_samples=int(budget),
                                   rng=rng, empirical_game=meta_game, **options)
@@ -518,7 +646,7 @@ class MonteCarloEvaluator:
 
     def fill_to(self, meta_game: EmpiricalGame, populations, target,
                 on_batch: Callable[[EvaluationBatch], None] | None = None,
-                profile_sampler: ProfileSampler | None = None) -> int:
+                profile_sampler=None) -> int:
         """Bring every profile's count in ``meta_game`` up to ``target``; return the episodes played.
 
         Each profile's new episodes continue its stream where its samples stop,
@@ -531,7 +659,7 @@ class MonteCarloEvaluator:
         populations : sequence of Population
         target : array_like of int, shape ``meta_game.shape``
         on_batch : callable, optional
-        profile_sampler : ProfileSampler, optional
+        profile_sampler : ProfileSampler or EnvProfileSampler, optional
             As in :meth:`sample`.
 
         Examples
@@ -561,6 +689,19 @@ class MonteCarloEvaluator:
         self.sample(populations, profiles, need[todo], starts=have.ravel()[todo], meta_game=meta_game,
                     on_batch=on_batch, profile_sampler=profile_sampler)
         return int(need.sum())
+
+
+def _num_players(game) -> int:
+    n = game.num_players
+    return int(n() if callable(n) else n)
+
+
+def _utility_range(game) -> tuple | None:
+    """``(min_utility, max_utility)`` of ``game`` (ResponseGraphUCB's confidence bounds); None when it has none."""
+    try:
+        return float(game.min_utility()), float(game.max_utility())
+    except (AttributeError, TypeError, RuntimeError):
+        return None
 
 
 def _record(meta_game: EmpiricalGame, profiles: np.ndarray, count, total, total_sq) -> None:

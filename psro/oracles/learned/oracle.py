@@ -68,7 +68,7 @@ from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy
 from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy, game_sizes, torch_device
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
-from psro.policies import as_tabular, behaviour_from_plan, check_policy, realization_plans
+from psro.policies import behaviour_from_plan, check_policy, realization_plans
 
 __all__ = [
     "ALGORITHMS",
@@ -156,25 +156,19 @@ def _is_tabular_population(pop) -> bool:
     return isinstance(pop.policies, np.ndarray)
 
 
-def _tabular(member, tree: GameTree, player: int) -> np.ndarray | None:
-    """The tabular form of a population member over ``tree`` (None when it has none)."""
-    if isinstance(member, np.ndarray) or hasattr(member, "to_tabular"):
-        return as_tabular(member, tree, player)
-    return None
+def _member_plans(pop, tree: GameTree, player: int) -> np.ndarray:
+    """Realization plans ``(k, S)`` of a population's members over ``tree``: its own cached tabular form when it
+    has one (:meth:`psro.population.PolicyPopulation.tabular`), else each member tabularised
+    (:func:`psro.population.tabular_policy`)."""
+    if hasattr(pop, "tabular"):
+        return np.asarray(pop.tabular(tree).plans)
+    if _is_tabular_population(pop) and hasattr(pop, "plans"):
+        return np.asarray(pop.plans)
+    from psro.population import tabular_policy
 
-
-def _plan(members: Sequence, weights, tree: GameTree, player: int) -> np.ndarray | None:
-    """The realization plan of the mixture ``weights`` over tabularised ``members`` (None if one has no table)."""
     info = tree.infostates[player]
-    total = np.zeros(info.num_sequences)
-    for member, w in zip(members, np.asarray(weights, dtype=np.float64)):
-        if w <= 0:
-            continue
-        table = _tabular(member, tree, player)
-        if table is None:
-            return None
-        total += w * realization_plans(table[None], info)[0]
-    return total
+    tables = np.stack([tabular_policy(member, tree, player) for member in pop.policies])
+    return realization_plans(tables, info)
 
 
 class LearnedOracle:
@@ -220,9 +214,10 @@ class LearnedOracle:
 
     Without a tree, against a population of networks:
 
-    >>> from types import SimpleNamespace
+    >>> from psro.population import PolicyPopulation, Provenance
     >>> game = pyspiel.load_game("kuhn_poker")
-    >>> pops = [SimpleNamespace(policies=[NeuralPolicy.for_game(game, hidden=(8,))]) for _ in range(2)]
+    >>> pops = [PolicyPopulation(p, 2) for p in range(2)]
+    >>> _ = [pop.add(NeuralPolicy.for_game(game, hidden=(8,)), Provenance(0, "initial")) for pop in pops]
     >>> target = Target(player=1, populations=pops, mixtures=(np.ones(1), np.ones(1)))
     >>> oracle = LearnedOracle(None, "ppo", PPOConfig(total_steps=512, eval_episodes=50), game=game)
     >>> br = oracle.respond(1, target, key=(1, 0))
@@ -428,22 +423,17 @@ class LearnedOracle:
         return OpponentMixture(tuple(profiles), weights / weights.sum())
 
     def _exact_against(self, player: int, target, table: np.ndarray) -> float:
-        """Exact value of the tabular response against the tabularised target (NaN if a member has no table)."""
+        """Exact value of the tabular response against the tabularised target."""
         tree, pops = self.tree, target.populations
-        members = [list(pop.policies) for pop in pops]
+        plans = [None if q == player else _member_plans(pop, tree, q) for q, pop in enumerate(pops)]
         if target.is_joint:
-            value = 0.0
-            for row, w in zip(np.asarray(target.profiles), np.asarray(target.weights, dtype=np.float64)):
-                plans = [None if q == player else _plan([members[q][row[q]]], [1.0], tree, q)
-                         for q in range(len(pops))]
-                if any(plans[q] is None for q in range(len(pops)) if q != player):
-                    return math.nan
-                value += w * exact_value(tree, player, table, plans)
-            return float(value)
-        plans = [None if q == player else _plan(members[q], target.mixtures[q], tree, q) for q in range(len(pops))]
-        if any(plans[q] is None for q in range(len(pops)) if q != player):
-            return math.nan
-        return exact_value(tree, player, table, plans)
+            return float(sum(w * exact_value(tree, player, table, [None if q == player else plans[q][row[q]]
+                                                                   for q in range(len(pops))])
+                             for row, w in zip(np.asarray(target.profiles),
+                                               np.asarray(target.weights, dtype=np.float64))))
+        mixed = [None if q == player else np.asarray(target.mixtures[q], dtype=np.float64) @ plans[q]
+                 for q in range(len(pops))]
+        return exact_value(tree, player, table, mixed)
 
     def _respond_neural(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
         opponents = self.opponent_mixture(player, target)
