@@ -199,7 +199,8 @@ def test_prisoners_dilemma_in_one_step_and_openspiel_matrix_games():
     solver = PSRO(catalog.prisoners_dilemma(), progress=False)
     assert solver.run(target_gap=0.0, iterations=5)["gap"].tolist() == [1.0, 0.0]
     assert [x.tolist() for x in mixed_strategies(solver)] == [[0.0, 1.0], [0.0, 1.0]]
-    with pytest.raises(ValueError, match="simultaneous moves.*NormalFormGame.from_pyspiel"):
-        PSRO("matrix_pd", progress=False)
+    # matrix_pd as it is (its simultaneous move walked seat by seat): against uniform, defect pays (10 + 1) / 2 = 5.5
+    # and uniform (5 + 0 + 10 + 1) / 4 = 4, so each player gains 1.5; then defect dominates
+    assert PSRO("matrix_pd", progress=False).run(target_gap=0.0, iterations=5)["gap"].tolist() == [3.0, 0.0]
     pd_game = NormalFormGame.from_pyspiel(pyspiel.load_game("matrix_pd"))
     assert PSRO(pd_game, progress=False).run(target_gap=0.0, iterations=5)["gap"].iloc[-1] == 0.0

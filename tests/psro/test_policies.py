@@ -5,7 +5,6 @@ pyspiel.TabularBestResponse, and a hand-worked Kuhn example.
 """
 
 import numpy as np
-import pyspiel
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +12,6 @@ from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms.policy_aggregator import PolicyAggregator
 
 from psro.evaluation import SequenceFormEvaluator
-from psro.game_tree import build_game_tree
 from psro.oracles.exact import best_response
 from psro.oracles.openspiel import OpenSpielBestResponse
 from psro.policies import (
@@ -67,11 +65,6 @@ def test_kuhn_tree_sizes_and_chance(kuhn):
     assert kuhn.num_terminals == 30
     assert np.allclose(kuhn.terminal_chance, 1 / 6)
     assert kuhn.terminal_returns.sum(axis=1) == pytest.approx(np.zeros(30))
-
-
-def test_tree_rejects_simultaneous_games():
-    with pytest.raises(ValueError, match="simultaneous"):
-        build_game_tree(pyspiel.load_game("matrix_rps"))
 
 
 # ------------------------------------------------------------ reach and plans
