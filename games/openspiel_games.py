@@ -23,7 +23,9 @@ def registered_names() -> list:
 def load(spec):
     """Load an OpenSpiel game from its string, e.g. ``"kuhn_poker"`` or ``"kuhn_poker(players=3)"``.
 
-    A ``pyspiel.Game`` is returned unchanged.
+    A ``pyspiel.Game`` is returned unchanged. Simultaneous-move games load as
+    they are (no ``convert_to_turn_based``): the game tree of exact PSRO
+    (``psro.game_tree``) walks their simultaneous moves seat by seat.
 
     Raises
     ------
@@ -36,6 +38,8 @@ def load(spec):
     2
     >>> load("kuhn_poker(players=3)").num_players()
     3
+    >>> load("goofspiel(num_cards=4)").get_type().dynamics.name
+    'SIMULTANEOUS'
     """
     import pyspiel
 
