@@ -26,7 +26,9 @@ has chosen. This is the sequence form of the game itself, with no
 ``convert_to_turn_based`` in between.
 
 The walk counts histories as it goes and estimates the memory it holds, and
-raises :class:`TreeTooLarge` as soon as either passes its budget.
+raises :class:`TreeTooLarge` as soon as either passes its budget; a game
+whose size, estimated from random playouts first (:func:`estimate_histories`),
+is far beyond the budget is refused without walking.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import numpy as np
 
 from games.validation import check_int
 
-__all__ = ["PlayerInfostates", "GameTree", "TreeTooLarge", "build_game_tree", "infostate_tensors",
+__all__ = ["PlayerInfostates", "GameTree", "TreeTooLarge", "build_game_tree", "estimate_histories", "infostate_tensors",
            "infostate_state", "is_simultaneous", "memory_budget", "LEARNED_REMEDY", "NO_TREE_REMEDY"]
 
 LEARNED_REMEDY = "use a learned oracle (oracle='ppo' or 'dqn') with evaluator='monte_carlo', which needs no tree"
@@ -137,6 +139,8 @@ class GameTree:
         ``k`` is node ``history_parent[k]`` followed by ``history_action[k]``
         (node 0 is the initial state; a joint action is one node per seat), so
         ``state.history()`` of any node is read back up to the root.
+    num_histories : int
+        The histories the walk visited (a simultaneous node once per seat).
     """
 
     game: object
@@ -146,6 +150,7 @@ class GameTree:
     terminal_sequence: np.ndarray
     history_parent: np.ndarray | None = None
     history_action: np.ndarray | None = None
+    num_histories: int = 0
 
     @property
     def num_players(self) -> int:
@@ -227,6 +232,7 @@ _INFOSTATE_BYTES = 200
 _STACK_ENTRY_BYTES = 300
 _NODE_BYTES = 2 * 16
 _CHECK_EVERY = 256
+_ESTIMATE_MARGIN = 20   # refuse without walking when the estimate passes this many times max_histories
 
 
 class _PlayerWalk:
@@ -291,6 +297,47 @@ def _too_large(game, visited: int, nbytes: int, max_histories: int, max_bytes: i
                         estimated_bytes=nbytes)
 
 
+def estimate_histories(game, playouts: int = 64, seed: int = 0) -> float:
+    """Knuth's (1975) unbiased estimate of the number of histories of ``game``, from random playouts.
+
+    Each playout picks uniformly among the moves (chance outcomes of positive
+    probability included) and adds the product of the branching factors met so
+    far at every step; the mean over playouts estimates the number of nodes
+    :func:`build_game_tree` visits (a simultaneous node counts once per seat).
+    Exact for trees whose branching depends on the depth only.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> estimate_histories(pyspiel.load_game("matrix_rps"))   # the root, 3 inner seat-1 nodes, 9 terminals
+    13.0
+    """
+    playouts = check_int(playouts, "playouts", minimum=1)
+    rng = np.random.default_rng(seed)
+    n = game.num_players()
+    total = 0.0
+    for _ in range(playouts):
+        state, weight, count = game.new_initial_state(), 1.0, 1.0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                moves = [[a for a, p in state.chance_outcomes() if p > 0]]
+            elif state.is_simultaneous_node():
+                moves = [state.legal_actions(p) for p in range(n)]
+            else:
+                moves = [state.legal_actions()]
+            chosen = []
+            for legal in moves:
+                weight *= len(legal)
+                count += weight
+                chosen.append(legal[int(rng.integers(len(legal)))])
+            if state.is_simultaneous_node():
+                state.apply_actions(chosen)
+            else:
+                state.apply_action(chosen[0])
+        total += count
+    return total / playouts
+
+
 def build_game_tree(game, max_histories: int = 1_000_000, *, max_bytes: int | None = None) -> GameTree:
     """Walk the whole tree of ``game`` once and return its sequence-form arrays.
 
@@ -337,6 +384,12 @@ def build_game_tree(game, max_histories: int = 1_000_000, *, max_bytes: int | No
     max_histories = check_int(max_histories, "max_histories", minimum=1)
     budget = "max_bytes" if max_bytes is not None else "half the available memory"
     max_bytes = memory_budget() if max_bytes is None else check_int(max_bytes, "max_bytes", minimum=1)
+    estimate = estimate_histories(game)
+    if estimate > _ESTIMATE_MARGIN * max_histories:   # far too large: no need to walk up to the budget to know
+        raise TreeTooLarge(f"game {game} has about {estimate:.2g} histories (estimated from random playouts), "
+                           f"far more than max_histories={max_histories:_}; it is too large for an exact oracle, an "
+                           f"exact evaluator or the exact gap. To go on, {NO_TREE_REMEDY}.", game=str(game),
+                           histories=0, estimated_bytes=0)
     n = game.num_players()
     num_actions = game.num_distinct_actions()
     walks = [_PlayerWalk(game, p, num_actions) for p in range(n)]
@@ -409,6 +462,7 @@ def build_game_tree(game, max_histories: int = 1_000_000, *, max_bytes: int | No
         terminal_sequence=seq,
         history_parent=np.array(node_parent, dtype=np.int64),
         history_action=np.array(node_action, dtype=np.int64),
+        num_histories=visited,
     )
 
 

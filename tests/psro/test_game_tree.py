@@ -16,7 +16,7 @@ from open_spiel.python.algorithms import exploitability
 from open_spiel.python.algorithms.expected_game_score import policy_value
 
 from psro.evaluation.exact import OpenSpielEvaluator, SequenceFormEvaluator
-from psro.game_tree import TreeTooLarge, build_game_tree, infostate_state, infostate_tensors
+from psro.game_tree import TreeTooLarge, build_game_tree, estimate_histories, infostate_state, infostate_tensors
 from psro.metrics import nash_conv
 from psro.oracles.exact import best_response
 from psro.policies import random_policies, realization_plans, uniform_policy
@@ -135,24 +135,52 @@ def test_imperfect_recall_names_the_fix():
 
 
 # ------------------------------------------------------------------ the budget
-def test_tree_too_large_stops_phantom_ttt_quickly():
+def test_tree_too_large_refuses_phantom_ttt_at_once_from_its_estimated_size():
     start = time.perf_counter()
     with pytest.raises(TreeTooLarge) as err:
-        build_game_tree(pyspiel.load_game("phantom_ttt"), max_histories=100_000)
+        build_game_tree(pyspiel.load_game("phantom_ttt"))
     assert time.perf_counter() - start < 5.0
-    assert isinstance(err.value, ValueError)
-    assert err.value.histories == 100_001
+    assert isinstance(err.value, ValueError) and err.value.histories == 0
     message = str(err.value)
-    assert "max_histories=100_000" in message and "PSROConfig field max_histories" in message
+    assert "(estimated from random playouts), far more than max_histories=1_000_000" in message
+    assert "PSROConfig field max_histories" in message
     assert "a learned oracle (oracle='ppo' or 'dqn') with evaluator='monte_carlo', which needs no tree" in message
+
+
+def test_tree_too_large_stops_the_walk_at_the_budget():
+    # tic-tac-toe has 549,946 histories: within the estimate's margin, so it is walked, and stopped at the budget
+    start = time.perf_counter()
+    with pytest.raises(TreeTooLarge, match="has more than max_histories=100_000 histories") as err:
+        build_game_tree(pyspiel.load_game("tic_tac_toe"), max_histories=100_000)
+    assert time.perf_counter() - start < 5.0
+    assert err.value.histories == 100_001
+    assert "PSROConfig field max_histories" in str(err.value) and "evaluator='monte_carlo'" in str(err.value)
+    # exactly at the budget is fine, one below it is not
+    leduc = pyspiel.load_game("leduc_poker")
+    histories = build_game_tree(leduc).num_histories
+    assert build_game_tree(leduc, max_histories=histories).num_histories == histories
+    with pytest.raises(TreeTooLarge, match=f"more than max_histories={histories - 1:_} histories"):
+        build_game_tree(leduc, max_histories=histories - 1)
 
 
 def test_tree_too_large_on_memory_before_it_runs_out():
     # oshi_zumo's infostate strings grow with the history: the memory budget stops the walk first
     budget = 8 * 2**20
     with pytest.raises(TreeTooLarge, match=r"GiB.*the budget is max_bytes") as err:
-        build_game_tree(pyspiel.load_game("oshi_zumo"), max_histories=10**9, max_bytes=budget)
+        build_game_tree(pyspiel.load_game("oshi_zumo"), max_histories=10**30, max_bytes=budget)
     assert budget < err.value.estimated_bytes < 1.1 * budget
+
+
+@pytest.mark.parametrize("name", ["matrix_rps", "kuhn_poker", "leduc_poker", "goofspiel(num_cards=4,imp_info=True)"])
+def test_estimated_histories_against_the_walk(name):
+    game = pyspiel.load_game(name)
+    tree = build_game_tree(game)
+    assert tree.num_histories == {"matrix_rps": 13, "kuhn_poker": 58}.get(name, tree.num_histories)   # by hand
+    estimates = np.array([estimate_histories(game, playouts=200, seed=seed) for seed in range(3)])
+    if name.startswith(("matrix", "goofspiel")):   # the same branching at every depth: the estimate is exact
+        np.testing.assert_allclose(estimates, tree.num_histories, rtol=1e-12)
+    else:
+        assert np.all(np.abs(estimates / tree.num_histories - 1) < 0.25)
 
 
 @pytest.mark.parametrize("value", [0, -3, 2.5])
