@@ -465,9 +465,10 @@ class PSROConfig:
                         raise ValueError(f"game {g} does not provide information-state tensors")
             try:
                 observation_size(game)
-            except ValueError as exc:
-                raise ValueError(f"game: {exc}; the learned oracle {self.oracle!r} acts on observation tensors "
-                                 "(use oracle='exact' where the game tree fits).") from None
+            except ValueError:
+                raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
+                                 f"{self.oracle!r} observes; use oracle='exact' (and an exact evaluator) where its "
+                                 "game tree fits.") from None
         for field in ("oracle_options", "approx_gap_options"):
             options = getattr(self, field) or {}
             for key in ("total_steps", "episodes", "eval_episodes"):

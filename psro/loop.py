@@ -31,6 +31,7 @@ Row 0 of the history is the initial population; row ``t`` the state after ``t`` 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -317,6 +318,10 @@ class PSRO:
         populations = self._tabular_populations()
         payoffs = meta_game.payoffs if self.evaluator.exact else self._exact_payoffs(populations)
         targets = [meta_targets(strategy, self.kind, populations, payoffs, p) for p in range(self.num_players)]
+        if not self.evaluator.exact and self.kind != "ce":   # (the solution's own values are the sampled ones)
+            joint = np.asarray(strategy.joint, dtype=np.float64)
+            targets = [[dataclasses.replace(target, on_policy_value=float(np.sum(joint * payoffs[p])))
+                        for target in ts] for p, ts in enumerate(targets)]
         if responses is None:
             responses = [[self.metric_oracle.respond(p, target) for target in ts] for p, ts in enumerate(targets)]
         return gap_from_responses(self.kind, targets, responses)

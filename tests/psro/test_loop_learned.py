@@ -1,0 +1,138 @@
+"""The loop with learned oracles: no tree unless something needs it, neural populations, honest metrics."""
+
+import logging
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability
+
+import psro.loop
+from psro import PSRO
+from psro.config import PSROConfig
+from psro.oracles.learned.env import UniformPolicy
+from psro.oracles.learned.networks import NeuralPolicy
+from psro.population import PolicyPopulation
+
+TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
+                                          "hidden": [16]},
+            approx_gap_options={"episodes": 200}, progress=False)
+SAMPLED = dict(evaluator="monte_carlo", episodes_per_profile=100)
+
+
+def test_leduc_without_a_tree_grows_neural_populations(monkeypatch):
+    monkeypatch.setattr(psro.loop, "build_game_tree", lambda *a, **k: pytest.fail("the tree was built"))
+    solver = PSRO("leduc_poker", **TINY, **SAMPLED, exact_gap=False)
+    history = solver.run(iterations=2)
+    assert solver.tree is None
+    for pop in solver.populations:
+        assert isinstance(pop, PolicyPopulation) and len(pop) == 3
+        assert isinstance(pop.policies[0], UniformPolicy)
+        assert all(isinstance(m, NeuralPolicy) for m in pop.policies[1:])
+    assert history["gap"].isna().all() and history["train_gap"].isna().all()
+    assert np.isnan(history["approx_gap"].iloc[:-1]).all()          # approx_gap_every=0: only the last row
+    assert np.isfinite(history[["approx_gap", "approx_gap_stderr"]].iloc[-1]).all()
+    assert history["approx_gap_stderr"].iloc[-1] > 0
+    assert (history["meta_gap"].abs() < 1e-6).all()   # a Nash meta-strategy has no regret in its own meta-game
+    assert int(history["episodes"].iloc[-1]) == 9 * 100
+    with pytest.raises(ValueError, match="no game tree"):
+        solver.openspiel_policy()
+
+
+def test_auto_goes_on_sampled_when_the_tree_is_too_large(caplog):
+    with caplog.at_level(logging.WARNING, logger="psro.loop"):
+        solver = PSRO("kuhn_poker", **TINY, **SAMPLED, max_histories=10)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 1 and "more than max_histories=10 histories; exact gap off (gap = NaN" in messages[0]
+    assert solver.tree is None
+    assert math.isnan(solver.run(iterations=1)["gap"].iloc[-1])
+
+
+@pytest.mark.parametrize("options, needs", [
+    ({}, "oracle='exact' and evaluator='sequence_form'"),
+    ({**TINY, "evaluator": "sequence_form"}, "evaluator='sequence_form'"),
+    ({**TINY, **SAMPLED, "exact_gap": True}, "exact_gap=true"),
+])
+def test_what_needs_the_tree_says_so_when_it_does_not_fit(options, needs):
+    with pytest.raises(ValueError, match=r"^max_histories: game kuhn_poker\(\) has more than max_histories=10 "
+                                         rf"histories, and {needs} needs its whole tree.*oracle='ppo'.*monte_carlo"):
+        PSRO("kuhn_poker", max_histories=10, **{"progress": False, **options})
+
+
+def test_exact_gap_of_a_sampled_learned_run_is_the_exact_nash_conv():
+    # a common-payoff game: the sampled meta-game's values differ from the exact ones (in a zero-sum game their
+    # sum would be exact anyway), and the gap must use the exact ones
+    solver = PSRO("trade_comm(num_items=2)", **TINY, **SAMPLED, seed=3)
+    history = solver.run(iterations=3)
+    assert solver.tree is not None   # auto: the tree fits, so the gap is measured exactly
+    game = pyspiel.load_game("trade_comm(num_items=2)")
+    # the meta-strategy of the last row, its networks tabularised, measured by OpenSpiel
+    assert history["gap"].iloc[-1] == pytest.approx(exploitability.nash_conv(game, solver.openspiel_policy()),
+                                                    abs=1e-10)
+    assert np.isfinite(history["gap"]).all()
+
+
+def test_meta_gap_is_the_regret_in_the_empirical_game():
+    solver = PSRO("kuhn_poker", meta_solver="uniform", progress=False)
+    history = solver.run(iterations=2)
+    payoffs = solver.meta_game.mean_game().payoffs
+    m = [np.full(k, 1.0 / k) for k in payoffs.shape[1:]]
+    regret = (payoffs[0] @ m[1]).max() - m[0] @ payoffs[0] @ m[1] + (m[0] @ payoffs[1]).max() - m[0] @ payoffs[1] @ m[1]
+    assert history["meta_gap"].iloc[-1] == pytest.approx(regret, abs=1e-12) and regret > 0.01
+    assert history["meta_gap"].iloc[0] == 0.0   # one profile: nothing to deviate to
+
+
+def test_approx_gap_of_the_uniform_policy_bounds_its_nash_conv():
+    # Kuhn's uniform profile has NashConv 11/12; fresh PPO responses find most of it, never (beyond noise) more
+    solver = PSRO("kuhn_poker", **{**TINY, "approx_gap_options": {"episodes": 2000, "total_steps": 4096,
+                                                                  "eval_episodes": 100}}, **SAMPLED)
+    row = solver.run(iterations=0).iloc[0]
+    assert row["gap"] == pytest.approx(11 / 12, abs=1e-12)
+    assert 0.75 < row["approx_gap"] < 11 / 12 + 4 * row["approx_gap_stderr"]
+    assert 0.01 < row["approx_gap_stderr"] < 0.1
+
+
+def test_approx_gap_on_every_kth_row_and_the_last_row_of_each_run_call():
+    solver = PSRO("kuhn_poker", **TINY, **SAMPLED, exact_gap=False, approx_gap_every=3)
+    solver.run(iterations=1)
+    history = solver.run(iterations=3)   # rows 0 and 3 are due, 1 and 4 end a run call
+    assert np.isfinite(history["approx_gap"]).tolist() == [True, True, False, True, True]
+    # the measurement leaves the run unchanged: the same run without it
+    quiet = PSRO("kuhn_poker", **TINY, **SAMPLED, exact_gap=False, approx_gap_every=3)
+    quiet._approximates = lambda: False
+    plain = quiet.run(iterations=4)
+    assert plain["meta_gap"].tolist() == history["meta_gap"].tolist()
+    assert np.array_equal(quiet.meta_game.total, solver.meta_game.total)
+
+
+def test_warm_start_and_device_reach_the_oracle():
+    assert PSRO("kuhn_poker", **TINY, **SAMPLED, warm_start=True).oracle.warm_start
+    assert PSROConfig(oracle="ppo", warm_start=True, device="cpu").oracle_settings() == {"warm_start": True}
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(game="coordinated_mp", oracle="ppo", evaluator="monte_carlo"), "^game: .*no information-state tensor"),
+    (dict(oracle="ppo", oracle_options={"total_steps": 0}), "^oracle_options: total_steps must be a positive int"),
+    (dict(oracle="ppo", approx_gap_options={"episodes": 0}), "^approx_gap_options: episodes must be a positive"),
+    (dict(warm_start=True), "^warm_start: only the learned oracles"),
+    (dict(device="cuda"), "^device: only the learned oracles"),
+    (dict(device="gpu"), "^device: must be 'cpu', 'cuda' or 'cuda:N'"),
+    (dict(exact_gap="yes"), "^exact_gap: must be auto, true or false"),
+    (dict(max_histories=0), "^max_histories: must be an int >= 1"),
+    (dict(approx_gap_every=-1), "^approx_gap_every: must be an int >= 0"),
+])
+def test_bad_learning_options_name_the_field(fields, message):
+    with pytest.raises(ValueError, match=message):
+        PSROConfig(**fields).validate()
+
+
+def test_a_gpu_device_only_where_torch_sees_one():
+    import torch
+
+    config = PSROConfig(oracle="ppo", device="cuda")
+    if torch.cuda.is_available():
+        config.validate()
+    else:
+        with pytest.raises(ValueError, match=r"^device: 'cuda' needs a GPU that torch sees"):
+            config.validate()
