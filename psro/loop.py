@@ -50,7 +50,7 @@ from psro.efce_gaps import history_gaps
 from psro.evaluation import SequenceFormEvaluator, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
-from psro.game_tree import build_game_tree
+from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.matrix_game import normal_form_to_json
 from psro.meta.solvers import loop_meta_solvers
 from psro.meta.targets import meta_targets
@@ -173,7 +173,7 @@ class PSRO:
         try:
             return build_game_tree(self.game, max_histories=config.max_histories)
         except ValueError as exc:
-            too_large = type(exc).__name__ == "TreeTooLarge" or "more than max_histories" in str(exc)
+            too_large = isinstance(exc, TreeTooLarge)
             if needs and too_large:
                 raise ValueError(f"max_histories: game {self.game} has more than max_histories="
                                  f"{config.max_histories} histories, and {' and '.join(needs)} needs its whole "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import math
 import signal
 import sys
 from pathlib import Path
@@ -28,10 +29,10 @@ from psro.config import PSROConfig, field_help
 
 __all__ = ["main", "build_parser"]
 
-# config fields a resumed run may change: the stopping rules, the engine (results do not depend on it)
-# and the output options; every other field must match the checkpoint
+# config fields a resumed run may change: the stopping rules, the engine (results do not depend on it), the output
+# options and when the approximate gap is measured (it never changes the run); every other field must match
 RESUMABLE_CHANGES = ("iterations", "target_gap", "time_limit", "executor", "checkpoint", "progress", "name",
-                     "rank_population", "ranking_alpha")
+                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options")
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),
@@ -211,8 +212,10 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     if config.rank_population:
         _rank(solver, config, run_dir)
     last = solver.history.iloc[-1]
-    print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}, {last['wall_time']:.2f} s wall; "
-          f"wrote {run_dir}", flush=True)
+    approx = "" if math.isnan(last["approx_gap"]) else \
+        f", approx_gap {last['approx_gap']:.3e} +- {last['approx_gap_stderr']:.1e}"
+    print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}{approx}, {last['wall_time']:.2f} s "
+          f"wall; wrote {run_dir}", flush=True)
     return 0
 
 
