@@ -347,8 +347,9 @@ def _side_job(side: str, seed: int, budget: float, options, core: int | None) ->
 
 
 def run_all(sides, seeds, budget, options: dict) -> list:
-    """For each seed, the sides at the same time in their own processes; all rows."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    """For each seed, the sides at the same time in their own processes (each on its own core when there are
+    two sides and enough cores; one side alone is not pinned); all rows."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") and len(sides) > 1 else []
     rows = []
     with ProcessPoolExecutor(max_workers=len(sides), mp_context=get_context("spawn")) as pool:
         for seed in seeds:
@@ -362,13 +363,27 @@ def run_all(sides, seeds, budget, options: dict) -> list:
 # ---------------------------------------------------------------- the summary
 
 def value_at(curve, t: float) -> float:
-    """NashConv of the last iteration finished by wall time ``t`` (NaN before the first)."""
+    """NashConv of the last iteration finished by wall time ``t`` (NaN before the first).
+
+    Examples
+    --------
+    >>> curve = [{"wall_s": 5.0, "nash_conv": 4.0}, {"wall_s": 70.0, "nash_conv": 2.0}]
+    >>> value_at(curve, 60), value_at(curve, 900), value_at(curve, 1)
+    (4.0, 2.0, nan)
+    """
     done = [r["nash_conv"] for r in curve if r["wall_s"] <= t]
     return done[-1] if done else math.nan
 
 
 def first_time(curve, target: float) -> float:
-    """Wall seconds of the first reported NashConv ``<= target`` (inf if never)."""
+    """Wall seconds of the first reported NashConv ``<= target`` (inf if never).
+
+    Examples
+    --------
+    >>> curve = [{"wall_s": 5.0, "nash_conv": 4.0}, {"wall_s": 70.0, "nash_conv": 0.9}]
+    >>> first_time(curve, 1.0), first_time(curve, 0.5)
+    (70.0, inf)
+    """
     return next((r["wall_s"] for r in curve if r["nash_conv"] <= target), math.inf)
 
 
