@@ -513,13 +513,24 @@ def _player_infostates(tree: GameTree, player: int) -> PlayerInfostates:
     return info
 
 
-def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:
-    """The information-state tensors of ``player``, one row per infostate in the tree's order.
+def infostate_tensors(tree: GameTree, player: int, observation: str = "information_state") -> np.ndarray:
+    """The tensors a network policy of ``player`` reads, one row per infostate in the tree's order.
 
     Each row is OpenSpiel's ``information_state_tensor(player)`` (any shape,
     flattened) at a state of that infostate; for a simultaneous-move game it is
-    the state before any seat has chosen. Computed once per tree and player,
-    then returned read-only.
+    the state before any seat has chosen. Computed once per tree, player and
+    kind, then returned read-only.
+
+    Parameters
+    ----------
+    tree : GameTree
+    player : int
+    observation : {"information_state", "observation"}
+        ``"observation"`` reads ``observation_tensor(player)`` instead (as
+        ``games.make_env(..., observation="observation")`` does), for games such
+        as tic-tac-toe that have no information-state tensor; it is one row per
+        infostate only where the observation is a function of the infostate
+        (perfect-information games, or perfect-recall observations).
 
     Returns
     -------
@@ -528,7 +539,7 @@ def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        For a game without information-state tensors.
+        For a game without tensors of that kind.
 
     Examples
     --------
@@ -538,15 +549,23 @@ def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:
     True
     """
     info = _player_infostates(tree, player)
-    if not tree.game.get_type().provides_information_state_tensor:
-        raise ValueError(f"game {tree.game} does not provide information-state tensors; a network policy "
-                         "needs them.")
+    gtype, game = tree.game.get_type(), tree.game
+    if observation == "information_state":
+        provided, shape, method = (gtype.provides_information_state_tensor, game.information_state_tensor_shape,
+                                   "information_state_tensor")
+    elif observation == "observation":
+        provided, shape, method = gtype.provides_observation_tensor, game.observation_tensor_shape, "observation_tensor"
+    else:
+        raise ValueError(f"observation must be 'information_state' or 'observation'; got {observation!r}.")
+    if not provided:
+        raise ValueError(f"game {game} does not provide {observation.replace('_', '-')} tensors; a network policy "
+                         "needs them" + (" (try observation='observation')." if observation == "information_state"
+                                         and gtype.provides_observation_tensor else "."))
     cache = tree.__dict__.setdefault("_infostate_tensors", {})
-    if player not in cache:
-        size = math.prod(tree.game.information_state_tensor_shape())
-        out = np.empty((info.num_infostates, size), dtype=np.float32)
+    if (player, observation) not in cache:
+        out = np.empty((info.num_infostates, math.prod(shape())), dtype=np.float32)
         for s in range(info.num_infostates):
-            out[s] = infostate_state(tree, player, s).information_state_tensor(player)
+            out[s] = getattr(infostate_state(tree, player, s), method)(player)
         out.flags.writeable = False
-        cache[player] = out
-    return cache[player]
+        cache[player, observation] = out
+    return cache[player, observation]

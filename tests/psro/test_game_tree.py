@@ -238,6 +238,25 @@ def test_infostate_tensors_need_tensors():
     tree = build_game_tree(pyspiel.load_game("oshi_zumo(coins=3,size=1,horizon=4)"))
     with pytest.raises(ValueError, match="information-state tensors"):
         infostate_tensors(tree, 0)
+    with pytest.raises(ValueError, match="observation must be"):
+        infostate_tensors(tree, 0, observation="state")
+
+
+def test_observation_tensors_of_a_perfect_information_game():
+    # m,n,k-game on a 3x2 board (tic-tac-toe's rules, two in a row): no information-state tensor; its observation
+    # is three planes of the 6 cells (empty, o, x)
+    game = pyspiel.load_game("mnk(m=3,n=2,k=2)")
+    tree = build_game_tree(game)
+    with pytest.raises(ValueError, match=r"information-state tensors.*try observation='observation'"):
+        infostate_tensors(tree, 1)
+    tensors = infostate_tensors(tree, 1, observation="observation")
+    info = tree.infostates[1]
+    assert tensors.shape == (info.num_infostates, 18)
+    board = tensors[info.index("0")].reshape(3, 6)   # player 1 (o) to move after x took cell 0
+    assert board.tolist() == [[0, 1, 1, 1, 1, 1], [0] * 6, [1, 0, 0, 0, 0, 0]]
+    for s, key in enumerate(info.keys):   # every row: the board after the moves the key lists
+        cells = [int(c) for c in key.split(", ")]
+        assert tensors[s].reshape(3, 6)[0].sum() == 6 - len(cells)
 
 
 # ------------------------------------------------------------ OpenSpiel's evaluator and oracle
