@@ -12,7 +12,8 @@ answers a whole batch ``(obs, mask)`` of numpy arrays at once (what sampled
 play calls), and for a game small enough for :mod:`psro.game_tree`,
 :meth:`NeuralPolicy.to_tabular` evaluates the network on every infostate and
 returns the usual ``(num_infostates, num_actions)`` array, so exact
-evaluation and NashConv work unchanged.
+evaluation and NashConv work unchanged (the rows' observations are
+:func:`psro.game_tree.infostate_tensors`).
 
 Saving never pickles: :meth:`NeuralPolicy.to_arrays` (the weights as plain
 numpy arrays) and :meth:`NeuralPolicy.architecture` (a JSON-able dict) are
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import weakref
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
@@ -35,11 +35,10 @@ import torch
 from torch import nn
 
 from games.validation import is_integer
-from psro.game_tree import GameTree
+from psro.game_tree import GameTree, infostate_tensors
 from psro.population import Provenance
 
-__all__ = ["FORMAT", "MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "game_sizes", "infostate_tensors",
-           "torch_device"]
+__all__ = ["FORMAT", "MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "game_sizes", "torch_device"]
 
 MODES = ("softmax", "greedy")
 FORMAT = "psro.NeuralPolicy/1"   # the ``format`` entry of :meth:`NeuralPolicy.architecture` and of state dicts
@@ -321,7 +320,7 @@ class NeuralPolicy:
         if info.num_actions != self.num_actions:
             raise ValueError(f"the tree has {info.num_actions} actions but the policy {self.num_actions}; "
                              "use a policy built for this game.")
-        tensors = _tree_tensors(tree, player)
+        tensors = infostate_tensors(tree, player)
         self.check_fits(tensors.shape[1], info.num_actions)
         obs = torch.tensor(np.asarray(tensors, dtype=np.float32)).to(self.device)
         mask = torch.as_tensor(info.legal_mask).to(self.device)
@@ -467,56 +466,3 @@ class NeuralPolicy:
         See :meth:`save`.
         """
         return cls.from_state_dict(torch.load(path, weights_only=True), device=device)
-
-
-_TENSOR_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _tree_tensors(tree: GameTree, player: int) -> np.ndarray:
-    """:func:`psro.game_tree.infostate_tensors` when the tree module has it, else this module's walk."""
-    from psro import game_tree
-
-    shared = getattr(game_tree, "infostate_tensors", None)
-    return shared(tree, player) if shared is not None else infostate_tensors(tree, player)
-
-
-def infostate_tensors(tree: GameTree, player: int) -> np.ndarray:
-    """Information-state tensors ``(num_infostates, obs_dim)`` of ``player``, flat, in ``tree``'s infostate order.
-
-    One walk of the game tree, cached per tree.
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
-    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
-    >>> infostate_tensors(tree, 0).shape
-    (6, 11)
-    """
-    cached = _TENSOR_CACHE.get(tree)
-    if cached is None:
-        cached = _TENSOR_CACHE[tree] = _walk_tensors(tree)
-    return cached[player]
-
-
-def _walk_tensors(tree: GameTree) -> list:
-    game = tree.game
-    if not game.get_type().provides_information_state_tensor:
-        raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need.")
-    obs_dim = int(np.prod(game.information_state_tensor_shape()))
-    out = [np.full((info.num_infostates, obs_dim), np.nan, dtype=np.float32) for info in tree.infostates]
-    missing = [info.num_infostates for info in tree.infostates]
-    stack = [game.new_initial_state()]
-    while stack and any(missing):
-        state = stack.pop()
-        if state.is_terminal():
-            continue
-        if not state.is_chance_node():
-            p = state.current_player()
-            row = tree.infostates[p].index(state.information_state_string(p))
-            if np.isnan(out[p][row, 0]):
-                out[p][row] = np.asarray(state.information_state_tensor(p), dtype=np.float32).reshape(-1)
-                missing[p] -= 1
-        actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-        stack.extend(state.child(a) for a in actions)
-    return out

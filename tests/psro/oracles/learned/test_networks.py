@@ -123,3 +123,15 @@ def test_bad_input_names_the_argument():
     torch.save(policy.state_dict(), buffer)   # the torch file format still loads with weights_only
     buffer.seek(0)
     assert NeuralPolicy.from_state_dict(torch.load(buffer, weights_only=True)).hidden == (5,)
+
+
+def test_device_is_checked_where_the_policy_is_built():
+    if torch.cuda.is_available():   # a GPU machine: the network lives there, acting still answers CPU numpy
+        policy = NeuralPolicy(4, 3, hidden=(5,), device="cuda")
+        assert next(policy.network.parameters()).is_cuda
+        probs = policy.probabilities_np(np.zeros((2, 4), np.float32), np.ones((2, 3), bool))
+        assert isinstance(probs, np.ndarray) and probs.dtype == np.float64
+        assert all(isinstance(v, np.ndarray) for v in policy.to_arrays().values())
+    else:
+        with pytest.raises(ValueError, match="needs a CUDA GPU"):
+            NeuralPolicy(4, 3, device="cuda")

@@ -13,11 +13,11 @@ import pyspiel
 import pytest
 import torch
 
-from psro.game_tree import build_game_tree
+from psro.game_tree import build_game_tree, infostate_tensors
 from psro.oracles.exact import best_response
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, VectorEnv, play_episodes
-from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, infostate_tensors
+from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy
 from psro.oracles.learned.oracle import LearnedOracle, exact_value, make_learned_oracle
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.policies import (
