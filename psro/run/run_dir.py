@@ -110,10 +110,14 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
     from matplotlib.figure import Figure
 
     gap = np.maximum(history["gap"].to_numpy(dtype=float), GAP_FLOOR)
+    approx = history["approx_gap"].to_numpy(dtype=float) if "approx_gap" in history else np.full(len(gap), np.nan)
     fig = Figure(figsize=(10, 4))
     axes = fig.subplots(1, 2, sharey=True)
     for ax, column, label in ((axes[0], "iteration", "iteration"), (axes[1], "wall_time", "wall time (s)")):
-        ax.plot(history[column], gap, marker="." if len(gap) < 60 else None)
+        ax.plot(history[column], gap, marker="." if len(gap) < 60 else None, label="exact")
+        if np.isfinite(approx).any():   # the approximate gap where it was measured (clipped at the floor)
+            ax.plot(history[column], np.maximum(approx, GAP_FLOOR), "o", label="approximate")
+            ax.legend()
         ax.set_yscale("log")
         ax.set_xlabel(label)
         ax.grid(True, which="both", alpha=0.3)
@@ -163,6 +167,10 @@ def write_report(run_dir) -> Path:
         f"evaluated profiles: {int(last['evaluations'])}",
         f"- wall time: {last['wall_time']:.2f} s, CPU time: {last['cpu_time']:.2f} s",
     ]
+    if "approx_gap" in history and history["approx_gap"].notna().any():
+        row = history[history["approx_gap"].notna()].iloc[-1]
+        lines.append(f"- approximate {gap_name} (fresh learned best responses, sampled play) at iteration "
+                     f"{int(row['iteration'])}: {row['approx_gap']:.3e} +- {row['approx_gap_stderr']:.1e}")
     for threshold in (1e-2, 1e-4, 1e-6):
         hit = history[history["gap"] <= threshold]
         if len(hit):
