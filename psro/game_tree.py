@@ -225,7 +225,8 @@ def memory_budget() -> int:
 
 
 # Rough sizes of what the walk keeps, in bytes: a terminal's arrays (chance, returns, sequences, and the copy
-# made when they become numpy arrays), an infostate's dict entry, key object, parent, depth and history tuple.
+# made when they become numpy arrays), an infostate's dict entry, key object, parent, depth and node, a history
+# node (parent and action, and their copy), a stack entry (a tuple and its state shared with its siblings).
 _TERMINAL_BYTES_PER_PLAYER = 2 * 16
 _TERMINAL_BYTES = 2 * 8
 _INFOSTATE_BYTES = 200
@@ -278,12 +279,13 @@ class _PlayerWalk:
 def _imperfect_recall_message(game, player: int, key: str) -> str:
     hint = ""
     if game.get_type().short_name == "goofspiel" and not game.get_parameters().get("imp_info", False):
-        hint = (" goofspiel's information-state strings without imp_info do not show a player's own past bids "
-                "(two orders of the same bids look alike); load it with imp_info=True, e.g. "
+        hint = (" Without imp_info, goofspiel's information-state strings show the hands, points and who won each "
+                "round but not which card was bid when, so a player forgets the order of the other's bids; load it "
+                "with imp_info=True (each player sees its own bids and who won), e.g. "
                 "'goofspiel(num_cards=4,imp_info=True)'.")
-    return (f"game {game} does not have perfect recall: player {player}'s infostate {key!r} is reached after "
-            f"different own moves, and the sequence form (exact oracles and evaluators) needs perfect recall.{hint} "
-            f"Otherwise {LEARNED_REMEDY}.")
+    return (f"game {game} does not have perfect recall: player {player}'s infostate {key!r} follows "
+            f"different earlier infostates or moves of its own (it forgets), and the sequence form (exact oracles "
+            f"and evaluators) needs perfect recall.{hint} Otherwise {LEARNED_REMEDY}.")
 
 
 def _too_large(game, visited: int, nbytes: int, max_histories: int, max_bytes: int, budget: str) -> TreeTooLarge:
