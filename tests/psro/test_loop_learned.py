@@ -136,3 +136,18 @@ def test_a_gpu_device_only_where_torch_sees_one():
     else:
         with pytest.raises(ValueError, match=r"^device: 'cuda' needs a GPU that torch sees"):
             config.validate()
+
+
+@pytest.mark.parametrize("game, meta_solver", [
+    ("phantom_ttt", "nash"),                    # observation tensor [1, 108], flattened
+    ("trade_comm", "mgcce"),                    # the default 10 items: CCE-JPSRO on a joint target
+    ("goofspiel(num_cards=8)", "nash"),         # simultaneous moves, played natively
+])
+def test_games_without_a_tree_train_neural_populations(game, meta_solver):
+    solver = PSRO(game, meta_solver=meta_solver, **{**TINY, "approx_gap_options": {"episodes": 64}},
+                  evaluator="monte_carlo", episodes_per_profile=32, exact_gap=False)
+    history = solver.run(iterations=1)
+    assert solver.tree is None and [len(pop) for pop in solver.populations] == [2, 2]
+    assert all(isinstance(pop.policies[1], NeuralPolicy) for pop in solver.populations)
+    assert np.isfinite(history["approx_gap"].iloc[-1]) and np.isfinite(history["approx_gap_stderr"].iloc[-1])
+    assert np.isfinite(history["meta_gap"]).all()
