@@ -269,23 +269,27 @@ def neural_targets(game, seed=0):
     return [[Target(player=p, populations=pops, mixtures=mixtures)] for p in range(game.num_players())]
 
 
-@pytest.mark.parametrize("game_string, use_tree", [("kuhn_poker()", True), ("leduc_poker()", False)])
-def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string, use_tree):
-    """The job carries the networks as arrays; a worker's response equals the in-process one bit for bit."""
+@pytest.mark.parametrize("game_string, use_tree, warm_start", [("kuhn_poker()", True, True),
+                                                                ("leduc_poker()", False, False)])
+def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string, use_tree, warm_start):
+    """The job carries the networks as arrays; a worker's response equals the in-process one bit for bit
+    (with a warm start too: the worker finds the same latest network in the responder's own population)."""
     from psro.oracles.jobs import game_for
     from psro.oracles.learned.networks import NeuralPolicy
 
     game = game_for(game_string)
     targets = neural_targets(game)
-    jobs = oracle_jobs("ppo", game_string, targets, iteration=2, seed=9, options=PPO, use_tree=use_tree)
+    options = {**PPO, "warm_start": warm_start}
+    jobs = oracle_jobs("ppo", game_string, targets, iteration=2, seed=9, options=options, use_tree=use_tree)
     assert all(isinstance(e.arrays, dict) and e.obj is None for job in jobs for pol in job.policies for e in pol)
     with ProcessPoolExecutor(workers=2) as pool:
         remote = list(pool.map(run_oracle_job, jobs, chunksize=1))
     oracle = LearnedOracle(tree_for(game_string) if use_tree else None, "ppo", PPOConfig(**PPO), seed=9,
-                           game=game)
+                           game=game, warm_start=warm_start)
     for p, answer in enumerate(remote):
         local = oracle.respond(p, targets[p][0], key=(2, 0))
         assert isinstance(answer.policy, NeuralPolicy) and answer.training.seed == job_seed(9, 2, p, 0)
+        assert answer.policy.hidden == ((8,) if warm_start else (16,))   # a warm start keeps the old widths
         assert all(np.array_equal(a, b) for a, b in zip(answer.policy.to_arrays().values(),
                                                         local.policy.to_arrays().values()))
         assert answer.estimated_value == local.estimated_value and answer.estimated_stderr == local.estimated_stderr
