@@ -18,7 +18,7 @@ evaluation and NashConv work unchanged (the rows' observations are
 Saving never pickles: :meth:`NeuralPolicy.to_arrays` (the weights as plain
 numpy arrays) and :meth:`NeuralPolicy.architecture` (a JSON-able dict) are
 all that :meth:`NeuralPolicy.from_arrays` needs, and pickling a policy (as an
-executor does with results) goes through the same two. A torch ``state_dict``
+executor does with results) goes through the same two (and comes back on the CPU). A torch ``state_dict``
 file read with ``torch.load(..., weights_only=True)`` is also supported
 (:meth:`NeuralPolicy.save`).
 """
@@ -412,11 +412,23 @@ class NeuralPolicy:
             arch["mode"] = mode
         return NeuralPolicy.from_arrays(arch, self.to_arrays(), device=self.device)
 
-    def __getstate__(self) -> dict:   # pickling (executors' results) goes through the plain arrays
-        return {"architecture": self.architecture(), "arrays": self.to_arrays(), "device": str(self.device)}
+    def to_device(self, device) -> NeuralPolicy:
+        """Move the network to ``device`` (in place); return the policy.
 
-    def __setstate__(self, state: dict) -> None:
-        other = NeuralPolicy.from_arrays(state["architecture"], state["arrays"], device=state["device"])
+        Examples
+        --------
+        >>> NeuralPolicy(4, 2).to_device("cpu").device
+        device(type='cpu')
+        """
+        self.device = torch_device(device)
+        self.network.to(self.device)
+        return self
+
+    def __getstate__(self) -> dict:   # pickling (executors' results) goes through the plain arrays
+        return {"architecture": self.architecture(), "arrays": self.to_arrays()}
+
+    def __setstate__(self, state: dict) -> None:   # unpickled on the CPU (the machine may have no GPU)
+        other = NeuralPolicy.from_arrays(state["architecture"], state["arrays"])
         self.__dict__.update(other.__dict__)
 
     # ------------------------------------------------------------ torch state-dict files

@@ -32,8 +32,8 @@ the latest :class:`~psro.oracles.learned.networks.NeuralPolicy` in the responder
 own population (``target.populations[player]``; the previous response that
 joined); a target whose ``initial_policy`` is set starts from that policy
 instead, whatever the option says. Option ``device`` (``"cpu"`` default) trains
-the networks on a GPU where one exists; acting and the returned weights'
-numpy forms are on the CPU either way.
+the networks on a GPU where one exists; the returned network is moved back to
+the CPU (populations, opponents and checkpoints keep networks there).
 
 Each call is a pure function of its inputs and its seed. PSRO passes the key
 ``(iteration, index)`` (which of the player's targets), and the training seed
@@ -369,6 +369,7 @@ class LearnedOracle:
         with _isolated_torch():
             result = self._train(self.game, player, opponents, config, initial=initial, mode=mode,
                                  device=self.device)
+        result.policy.to_device("cpu")   # populations, opponents and checkpoints keep networks on the CPU
         self.calls += 1
         return config, result
 
