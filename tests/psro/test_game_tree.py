@@ -111,12 +111,13 @@ def test_rock_paper_scissors_by_hand():
 
 
 def test_goofspiel_infostates_have_perfect_recall_by_hand():
-    # descending points 3, 2, 1: each seat bids in 3 rounds and sees only its own bids and who won (imp_info);
-    # its first infostate is the root, and every later one follows its own previous bid
+    # descending points 3, 2, 1: each seat bids in rounds 1 and 2 (its last card is played for it) and sees its own
+    # bids and who won (imp_info). Round 2 infostates: after bidding card 1 it lost or tied, after card 2 it won,
+    # lost or tied, after card 3 it won or tied: 2 + 3 + 2 = 7
     game = pyspiel.load_game("goofspiel(num_cards=3,imp_info=True,points_order=descending)")
     tree = build_game_tree(game)
     for info in tree.infostates:
-        assert [level.size for level in info.levels][0] == 1
+        assert [level.size for level in info.levels] == [1, 7]
         # every infostate's parent sequence is the seat's own previous (infostate, bid)
         for s in range(info.num_infostates):
             state = infostate_state(tree, info.player, s)
@@ -126,7 +127,7 @@ def test_goofspiel_infostates_have_perfect_recall_by_hand():
                 assert parent == info.empty_sequence
             else:
                 assert parent % info.num_actions == own_bids[-1]
-    assert tree.num_terminals == 36   # 3! bid orders for each seat, 6 x 6
+    assert tree.num_terminals == 36   # 3 x 2 bid orders for each seat
 
 
 def test_imperfect_recall_names_the_fix():
