@@ -48,6 +48,8 @@ def assert_same_learned_run(a, b):
 @pytest.mark.parametrize("game, options", [
     ("kuhn_poker", {"evaluator": "sequence_form"}),   # the tree is built: exact meta-game and exact gap
     ("kuhn_poker", {"evaluator": "monte_carlo", "episodes_per_profile": 200, "exact_gap": False}),   # no tree
+    ("kuhn_poker", {"evaluator": "monte_carlo", "episodes_per_profile": 50, "exact_gap": False,
+                    "warm_start": True}),   # each response starts from the restored latest network
 ])
 def test_learned_run_killed_after_iteration_2_resumes_bit_for_bit(tmp_path, game, options):
     reference = PSRO(game, **TINY, **options)
