@@ -163,10 +163,11 @@ class PSROConfig:
     ``max_histories``), ``true`` (an error when it does not) or ``false`` (no tree unless the oracle or the
     evaluator needs one; gap NaN)."""
 
-    approx_gap_every: int = 0
+    approx_gap_every: typing.Optional[int] = 0
     """Measure ``approx_gap`` (fresh learned best responses against the eval meta-strategy, their values and the
     meta-strategy's estimated by sampled play, with a standard error) every this many iterations; it is always
-    measured on the last row of each run call (0: only there). Runs with a learned oracle only (else NaN)."""
+    measured on the last row of each run call (0: only there; null: never, e.g. when timing a run that calls
+    run() once per iteration). Runs with a learned oracle only (else NaN)."""
 
     approx_gap_options: typing.Optional[dict] = None
     """The budget of approx_gap's fresh best responses: the learned oracle's options (default: the run's

@@ -252,7 +252,8 @@ class PSRO:
     def _measure_last_row(self) -> None:
         """The last row of a ``run`` call always has its approximate gap (measured now if it was not due)."""
         rows = self.state.rows
-        if rows and self._approximates() and math.isnan(rows[-1]["approx_gap"]):
+        if rows and self.config.approx_gap_every is not None and self._approximates() \
+                and math.isnan(rows[-1]["approx_gap"]):
             start = time.perf_counter()
             rows[-1].update(self._approx_gap())
             rows[-1]["time_metric"] += time.perf_counter() - start
@@ -441,7 +442,7 @@ class PSRO:
         row.update(history_gaps(self.tree, self._tabular_populations() if measured else None,
                                 state.eval_meta_strategy if measured else None))
         every = self.config.approx_gap_every
-        due = self._approximates() and every > 0 and state.iteration % every == 0
+        due = every is not None and every > 0 and self._approximates() and state.iteration % every == 0
         row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
         state.rows.append(row)
