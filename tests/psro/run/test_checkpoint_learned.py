@@ -1,6 +1,7 @@
 """Checkpoints of learned runs: neural members saved as plain arrays (no pickle), and a learned run killed and
 resumed gives the uninterrupted run bit for bit (history, weights, meta-game)."""
 
+import hashlib
 import json
 import os
 import signal
@@ -131,3 +132,24 @@ def test_sigkill_of_a_learned_psro_run_then_resume_gives_the_same_run(tmp_path):
     assert history[reference.history.columns].drop(columns=TIMES).equals(reference.history.drop(columns=TIMES))
     restored = PSRO.resume(killed / "checkpoint", progress=False)
     assert weights(restored) == weights(reference)
+
+
+def test_a_schema_2_checkpoint_still_resumes(tmp_path):
+    # what the toolkit wrote before policy objects and the approximate gap: no "members", rows without the columns
+    PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path).run(iterations=2)
+    document = json.loads((tmp_path / CHECKPOINT_FILE).read_text())
+    document.pop("sha256")
+    document.pop("members")
+    document["version"] = 2
+    for key in ("max_histories", "exact_gap", "approx_gap_every", "approx_gap_options", "device", "warm_start"):
+        document["options"].pop(key)
+    for row in document["history"]:
+        for key in ("approx_gap", "approx_gap_stderr", "meta_gap"):
+            row.pop(key)
+    body = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()   # sealed as the format says
+    (tmp_path / CHECKPOINT_FILE).write_bytes(body[:-1] + b',"sha256":"' + hashlib.sha256(body).hexdigest().encode()
+                                             + b'"}')
+    resumed = PSRO.resume(tmp_path, progress=False)
+    history = resumed.run(iterations=1)
+    assert history["meta_gap"].isna().tolist() == [True, True, True, False]
+    assert history["gap"].iloc[-1] == PSRO("kuhn_poker", progress=False).run(iterations=3)["gap"].iloc[-1]
