@@ -395,10 +395,11 @@ class PSRO:
     def _best_responses(self, t: int, targets: list) -> list:
         """``responses[p][i]`` answers ``targets[p][i]``: as jobs mapped through the executor in one ``map`` (each
         a pure function of its inputs, :func:`psro.oracles.jobs.run_oracle_job`) when ``oracle_dispatch`` says so,
-        else in-process with the same keys ``(t, index)``."""
+        else in-process with the same keys ``(t, index)`` (also for an environment game, which a worker cannot
+        load from a string)."""
         dispatch = self.oracle_dispatch
-        if self.oracle is self._built_oracle and (dispatch == "executor"
-                                                  or (dispatch == "auto" and self.oracle.learned)):
+        if self.oracle is self._built_oracle and not is_environment_game(self.game) \
+                and (dispatch == "executor" or (dispatch == "auto" and self.oracle.learned)):
             jobs = oracle_jobs(self.oracle_name, self.game_spec, targets, t, self.seed,
                                options=self.config.oracle_settings(), use_tree=self.tree is not None)
             results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
