@@ -90,7 +90,10 @@ class PSRO:
     ----------
     state : psro.state.LoopState
         Everything done so far; its fields (``populations``, ``meta_game``, ``iteration``, ``gap``, ...) read as
-        the solver's own attributes.
+        the solver's own attributes. With a learned oracle its ``populations`` are
+        :class:`psro.population.PolicyPopulation` (policy objects), else tabular ones.
+    tree : psro.game_tree.GameTree or None
+        The game tree, when something needed it and it fit ``max_histories``; None otherwise (``gap`` is NaN).
     on_evaluation_batch : list of callable
         ``hook(solver, index)`` after each evaluated batch (``index``: one ``range`` per player); a hook may call
         :meth:`save_checkpoint`, and the resumed run skips what is already evaluated.
