@@ -35,6 +35,8 @@ The objects :func:`games.from_pettingzoo` returns (and anything else with a
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Protocol
@@ -47,6 +49,8 @@ __all__ = ["EnvStep", "BatchedEnv", "OpenSpielEnv", "make_env", "num_actions", "
 
 _DECISION, _CHANCE, _TERMINAL = 0, 1, 2
 _SIMULTANEOUS = -2        # pyspiel's PlayerId.SIMULTANEOUS
+_CHANCE_PLAYER = -1       # pyspiel's PlayerId.CHANCE
+_STATE_BYTES = 1024       # what a stored pyspiel state is reckoned to take (about 0.8 KiB for poker, tic-tac-toe)
 _OBSERVATIONS = ("information_state", "observation")
 
 
@@ -211,53 +215,70 @@ def make_env(game, num_envs: int = 64, *, rng=None, **options):
 
 
 # ---------------------------------------------------------------------------------------------- observers
-class _Observer:
-    """Writes one seat's flat observation of a state into a float32 buffer (OpenSpiel's observer API)."""
+class _Observers:
+    """One float32 observation buffer per env, written by OpenSpiel's observer API where the game has one.
 
-    def __init__(self, game, observation: str):
+    ``setters[i](state, player)`` writes ``player``'s observation of ``state``
+    into ``buffers[i]``. The observer is checked once against the tensor the
+    game documents (``information_state_tensor`` / ``observation_tensor``); a
+    game without a matching observer falls back to those methods.
+    """
+
+    def __init__(self, game, observation: str, num_envs: int):
         import pyspiel
 
         self.size = math.prod(_tensor_shape(game, observation))
-        self._fallback = (lambda s, p: s.information_state_tensor(p)) if observation == "information_state" \
-            else (lambda s, p: s.observation_tensor(p))
+        method = "information_state_tensor" if observation == "information_state" else "observation_tensor"
         iig = pyspiel.IIGObservationType(perfect_recall=observation == "information_state")
-        self._set, self.tensor = None, None
-        try:
-            if hasattr(game, "make_py_observer"):   # games written in Python
-                obs = game.make_py_observer(iig, {})
-                if getattr(obs, "tensor", None) is not None:
-                    self._set, self.tensor = obs.set_from, obs.tensor
-            else:
-                obs = pyspiel._Observation(game, game.make_observer(iig, {}))
-                if obs.has_tensor():
-                    self._set, self.tensor = obs.set_from, np.frombuffer(obs, np.float32)
-        except (pyspiel.SpielError, RuntimeError, ValueError, TypeError):
-            self._set = None
-        if self.tensor is not None and self.tensor.size != self.size:
-            self._set = None
-        if self._set is not None:   # the observer must agree with the tensor the game documents
-            state = game.new_initial_state()
-            while state.is_chance_node():
-                state.apply_action(state.chance_outcomes()[0][0])
-            if not state.is_terminal():
-                p = 0 if state.current_player() == _SIMULTANEOUS else state.current_player()
-                self._set(state, p)
-                if not np.array_equal(self.tensor, np.asarray(self._fallback(state, p), np.float32).ravel()):
-                    self._set = None
 
-    def write(self, state, player: int, out: np.ndarray) -> None:
-        """Write ``player``'s observation of ``state`` into ``out`` (a float32 row)."""
-        if self._set is None:
-            out[:] = self._fallback(state, player)
+        def make():
+            try:
+                if hasattr(game, "make_py_observer"):   # games written in Python
+                    obs = game.make_py_observer(iig, {})
+                    tensor = getattr(obs, "tensor", None)
+                else:
+                    obs = pyspiel._Observation(game, game.make_observer(iig, {}))
+                    tensor = np.frombuffer(obs, np.float32) if obs.has_tensor() else None
+            except (pyspiel.SpielError, RuntimeError, ValueError, TypeError):
+                return None
+            if tensor is None or tensor.size != self.size:
+                return None
+            return obs.set_from, tensor
+
+        first = make()
+        if first is not None and not self._agrees(game, first, method):
+            first = None
+        if first is None:
+            self.buffers = [np.zeros(self.size, np.float32) for _ in range(num_envs)]
+            self.setters = [self._fallback(method, buf) for buf in self.buffers]
         else:
-            self._set(state, player)
-            out[:] = self.tensor
+            pairs = [first] + [make() for _ in range(num_envs - 1)]
+            self.setters = [p[0] for p in pairs]
+            self.buffers = [p[1] for p in pairs]
+
+    @staticmethod
+    def _fallback(method: str, buf: np.ndarray):
+        def write(state, player):
+            buf[:] = getattr(state, method)(player)
+        return write
+
+    @staticmethod
+    def _agrees(game, pair, method: str) -> bool:
+        state = game.new_initial_state()
+        while state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[0][0])
+        if state.is_terminal():
+            return True
+        p = 0 if state.current_player() == _SIMULTANEOUS else state.current_player()
+        pair[0](state, p)
+        return bool(np.array_equal(pair[1], np.asarray(getattr(state, method)(p), np.float32).ravel()))
 
 
-def _cumulative(probs) -> np.ndarray:
-    """Cumulative probabilities with the last entry exactly 1 (``u < 1`` then never passes it)."""
-    cdf = np.cumsum(np.asarray(probs, dtype=np.float64))
-    cdf /= cdf[-1]
+def _cdf(probs) -> list:
+    """Cumulative probabilities as a list, the last entry exactly 1 (a uniform ``u < 1`` never passes it)."""
+    acc = list(itertools.accumulate(float(p) for p in probs))
+    total = acc[-1]
+    cdf = [x / total for x in acc]
     cdf[-1] = 1.0
     return cdf
 
@@ -273,47 +294,63 @@ class _NodeCache:
 
     def __init__(self, capacity: int, num_players: int, num_actions: int, width: int, obs_dim: int,
                  max_outcomes: int):
-        self.capacity, self.size = capacity, 0
+        self.capacity, self.size, self.allocated = capacity, 0, 0
         self.width, self.max_outcomes = width, max(1, max_outcomes)
         self.num_players, self.num_actions, self.obs_dim = num_players, num_actions, obs_dim
-        self.chance_rows = 0
-        self._allocate(min(capacity, 1024))
-        self.keys: dict = {}   # (node, seat) -> information-state string, filled on demand
+        self.reserve(min(capacity, 1024))
+        self.keys: dict = {}    # node -> the acting seat's information-state string, filled on demand
+        self.seen: set = set()  # children (parent * width + edge) visited once and not cached yet
+        # Python mirrors for walking up the tree: the parent, the action from it, whether it was a seat's
+        # choice at a simultaneous node
+        self.parent_list: list = [-1]
+        self.action_list: list = [-1]
+        self.via_simultaneous: list = [False]
+        self.states: dict = {}  # node -> (pyspiel state, pending choices): where replays start
+        self.state_capacity = 0
 
-    def _allocate(self, cap: int) -> None:
-        old = getattr(self, "kind", None)
+    def reserve(self, count: int) -> None:
+        """Make room for ``count`` nodes in all (at most ``capacity``)."""
+        count = min(count, self.capacity)
+        if count <= self.allocated:
+            return
+        cap = min(self.capacity, max(count, 2 * self.allocated))
         fields = {
-            "kind": ((cap,), np.int8, _TERMINAL), "actor": ((cap,), np.int64, -1),
+            "kind": ((cap,), np.int8, _TERMINAL), "actor": ((cap,), np.int64, -1), "visits": ((cap,), np.int32, 0),
             "seat": ((cap,), np.int64, -1), "parent": ((cap,), np.int64, -1), "edge": ((cap,), np.int64, -1),
-            "chance_row": ((cap,), np.int64, -1), "child": ((cap, self.width), np.int32, -1),
+            "child": ((cap, self.width), np.int32, -1),
             "obs": ((cap, self.obs_dim), np.float32, 0), "mask": ((cap, self.num_actions), bool, False),
             "returns": ((cap, self.num_players), np.float64, 0),
             "cdf": ((cap, self.max_outcomes), np.float64, 1.0), "outcomes": ((cap, self.max_outcomes), np.int64, 0),
         }
         for name, (shape, dtype, fill) in fields.items():
             new = np.full(shape, fill, dtype=dtype)
-            if old is not None:
-                prev = getattr(self, name)
-                new[:prev.shape[0]] = prev
+            if self.allocated:
+                new[:self.allocated] = getattr(self, name)
             setattr(self, name, new)
         self.allocated = cap
 
+    def admit(self, parent: int, edge: int) -> bool:
+        """Whether the child of ``parent`` through ``edge`` enters the cache now, if there is room: at once
+        below a node that play leaves often (``2 * width`` times), else on its second visit. (A history seen
+        once is not worth its row: in a large game most are never seen again.)"""
+        if self.size >= self.capacity:
+            return False
+        if self.visits[parent] >= 2 * self.width:
+            return True
+        key = parent * self.width + edge
+        if key in self.seen:
+            self.seen.discard(key)
+            return True
+        if len(self.seen) >= self.capacity:   # forget the visits of histories never seen twice
+            self.seen.clear()
+        self.seen.add(key)
+        return False
+
     @staticmethod
     def bytes_per_node(num_players: int, num_actions: int, width: int, obs_dim: int, max_outcomes: int) -> int:
-        return 6 * 8 + 1 + 4 * width + 4 * obs_dim + num_actions + 8 * num_players + 16 * max(1, max_outcomes)
-
-    def add(self, parent: int, edge: int) -> int:
-        """A new node below ``parent`` through ``edge`` (``-1`` for the root), or ``-1`` when full."""
-        if self.size >= self.capacity:
-            return -1
-        if self.size >= self.allocated:
-            self._allocate(min(self.capacity, 2 * self.allocated))
-        n = self.size
-        self.size += 1
-        self.parent[n], self.edge[n] = parent, edge
-        if parent >= 0:
-            self.child[parent, edge] = n
-        return n
+        # the arrays of one node, and an entry of the set of histories seen once (a Python int in a set)
+        return (5 * 8 + 4 + 1 + 4 * width + 4 * obs_dim + num_actions + 8 * num_players
+                + 16 * max(1, max_outcomes) + 64)
 
 
 class OpenSpielEnv:
@@ -368,67 +405,68 @@ class OpenSpielEnv:
         self.num_players = game.num_players()
         self.num_actions = game.num_distinct_actions()
         self.observation = observation
-        self._observer = _Observer(game, observation)
-        self.obs_dim = self._observer.size
+        self._observers = _Observers(game, observation, num_envs)
+        self.obs_dim = self._observers.size
         self.rng = np.random.default_rng(rng)
         self._simultaneous = gtype.dynamics == dyn.SIMULTANEOUS
         max_outcomes = max(1, game.max_chance_outcomes())
         width = max(self.num_actions, max_outcomes)
         capacity = 0
         if gtype.chance_mode != pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
-            per_node = _NodeCache.bytes_per_node(self.num_players, self.num_actions, width, self.obs_dim,
-                                                 max_outcomes)
-            capacity = cache_bytes // per_node
-        self._cache = _NodeCache(capacity, self.num_players, self.num_actions, width, self.obs_dim, max_outcomes) \
-            if capacity > 0 else None
-        if self._cache is not None:
-            root = self._cache.add(-1, -1)
-            self._fill_node(root, game.new_initial_state(), [])
+            capacity = (cache_bytes - cache_bytes // 4) // _NodeCache.bytes_per_node(
+                self.num_players, self.num_actions, width, self.obs_dim, max_outcomes)
+        self._cache = None
+        if capacity > 0:
+            self._cache = _NodeCache(capacity, self.num_players, self.num_actions, width, self.obs_dim,
+                                     max_outcomes)
+            self._cache.state_capacity = cache_bytes // 4 // _STATE_BYTES
+            self._fill_root()
         n = num_envs
         self._node = np.full(n, -1, dtype=np.int64)           # cached node, -1 when play is beyond the cache
         self._live: list = [None] * n                          # a pyspiel state in step with the env, or None
         self._is_live = np.zeros(n, dtype=bool)                # where _live holds a state
         self._pending: list = [[] for _ in range(n)]           # simultaneous: choices of the seats so far
-        self._kind = np.full(n, _TERMINAL, dtype=np.int8)      # live envs: what their state is now
-        self._player = np.full(n, -1, dtype=np.int64)
-        self._obs = np.zeros((n, self.obs_dim), dtype=np.float32)
-        self._mask = np.zeros((n, self.num_actions), dtype=bool)
-        self._live_returns = np.zeros((n, self.num_players))
+        self._kind = np.full(n, _TERMINAL, dtype=np.int8)      # what each env is at now
+        self._player = np.full(n, -1, dtype=np.int64)          # live envs: the acting seat, ...
+        self._mask = np.zeros((n, self.num_actions), dtype=bool)   # ... its legal actions,
+        self._live_returns = np.zeros((n, self.num_players))      # ... and the returns at terminals
         self._episode = np.zeros(n, dtype=np.int64)
         self._started = False
 
     def __repr__(self) -> str:
-        cached = self._cache.size if self._cache is not None else 0
-        return f"OpenSpielEnv({self.game}, num_envs={self.num_envs}, cached_nodes={cached})"
+        return f"OpenSpielEnv({self.game}, num_envs={self.num_envs}, cached_nodes={self.cached_nodes})"
 
-    # ------------------------------------------------------------------------- the cache
     @property
     def cached_nodes(self) -> int:
         """Nodes of the history tree held in the cache now."""
         return 0 if self._cache is None else self._cache.size
 
-    def _fill_node(self, n: int, state, pending: list) -> None:
-        """Describe node ``n`` (the state ``state`` with the simultaneous choices ``pending``) in the cache."""
-        c = self._cache
+    # ------------------------------------------------------------------------- the cache
+    def _fill_root(self) -> None:
+        c, state = self._cache, self.game.new_initial_state()
+        c.size = 1
         if state.is_terminal():
-            c.kind[n] = _TERMINAL
-            c.returns[n] = state.returns()
-        elif state.is_chance_node():
-            c.kind[n] = _CHANCE
-            outcomes, probs = zip(*state.chance_outcomes())
-            k = len(outcomes)
-            if k > c.max_outcomes:
-                raise ValueError(f"game {self.game} has a chance node with {k} outcomes, more than its "
-                                 f"max_chance_outcomes ({c.max_outcomes}).")
-            c.cdf[n, :k] = _cumulative(probs)
-            c.outcomes[n, :k] = outcomes
-        else:
-            c.kind[n] = _DECISION
-            seat = self._acting(state, pending)
-            c.actor[n] = seat
-            c.seat[n] = len(pending) if state.current_player() == _SIMULTANEOUS else -1
-            self._observer.write(state, seat, c.obs[n])
-            c.mask[n, self._legal(state, seat)] = True
+            raise ValueError(f"game {self.game} is over at its initial state.")
+        if state.is_chance_node():
+            c.kind[0] = _CHANCE
+            self._fill_chance(0, state)
+            return
+        seat = self._seat_of(state, [])
+        c.kind[0], c.actor[0] = _DECISION, seat
+        c.seat[0] = 0 if state.current_player() == _SIMULTANEOUS else -1
+        self._observers.setters[0](state, seat)
+        c.obs[0] = self._observers.buffers[0]
+        c.mask[0, self._legal(state, seat)] = True
+
+    def _fill_chance(self, n: int, state) -> None:
+        c = self._cache
+        outcomes = state.chance_outcomes()
+        k = len(outcomes)
+        if k > c.max_outcomes:
+            raise ValueError(f"game {self.game} has a chance node with {k} outcomes, more than its "
+                             f"max_chance_outcomes ({c.max_outcomes}).")
+        c.cdf[n, :k] = _cdf([p for _, p in outcomes])
+        c.outcomes[n, :k] = [a for a, _ in outcomes]
 
     def _legal(self, state, seat: int) -> list:
         legal = state.legal_actions(seat)
@@ -438,71 +476,171 @@ class OpenSpielEnv:
         return legal
 
     @staticmethod
-    def _acting(state, pending: list) -> int:
+    def _seat_of(state, pending: list) -> int:
         p = state.current_player()
         return len(pending) if p == _SIMULTANEOUS else p
 
     def _replay(self, node: int) -> tuple:
-        """A fresh pyspiel state at cached ``node`` and the pending simultaneous choices there."""
+        """A fresh pyspiel state at cached ``node`` and the pending simultaneous choices there.
+
+        From the nearest ancestor whose state is stored (the root at worst), replaying the actions below it;
+        the state reached is stored too while the store has room.
+        """
         c = self._cache
-        path = []
-        while c.parent[node] >= 0:
-            path.append((int(c.parent[node]), int(c.edge[node])))
-            node = int(c.parent[node])
-        state, pending = self.game.new_initial_state(), []
-        for parent, edge in reversed(path):
-            action = int(c.outcomes[parent, edge]) if c.kind[parent] == _CHANCE else edge
-            self._apply_live(state, pending, action, c.seat[parent] >= 0)
+        path, n = [], node
+        while n not in c.states and n > 0:
+            path.append(n)
+            n = c.parent_list[n]
+        if n in c.states:
+            base, pend = c.states[n]
+            state, pending = base.clone(), list(pend)
+        else:
+            state, pending = self.game.new_initial_state(), []
+        for k in reversed(path):
+            action = c.action_list[k]
+            if c.via_simultaneous[k]:
+                pending.append(action)
+                if len(pending) == self.num_players:
+                    state.apply_actions(pending)
+                    pending = []
+            else:
+                state.apply_action(action)
+        if path and len(c.states) < c.state_capacity:
+            c.states[node] = (state.clone(), tuple(pending))
         return state, pending
 
-    def _apply_live(self, state, pending: list, action: int, simultaneous: bool) -> None:
-        if simultaneous:
-            pending.append(action)
-            if len(pending) == self.num_players:
-                state.apply_actions(pending)
-                pending.clear()
-        else:
-            state.apply_action(action)
+    # ------------------------------------------------------------------------- moving envs
+    def _live_batch(self, ids: np.ndarray, edges=None, actions=None, chance: bool = False) -> None:
+        """Apply ``actions`` to the live states of ``ids`` (``None``: fresh states) and describe where they are.
 
-    # ------------------------------------------------------------------------- moving one env
-    def _advance_live(self, i: int, edge: int, chance: bool) -> None:
-        """Apply ``edge`` (an action, or an outcome position at chance) to env ``i``'s live state."""
-        state, pending = self._live[i], self._pending[i]
-        if chance:
-            action = state.chance_outcomes()[edge][0]
-            state.apply_action(action)
-        else:
-            self._apply_live(state, pending, edge, state.current_player() == _SIMULTANEOUS)
-        parent = int(self._node[i])
-        if parent >= 0:   # still inside the cache: extend it
-            c = self._cache
-            n = int(c.child[parent, edge])
-            if n < 0:
-                n = c.add(parent, edge)
-                if n >= 0:
-                    self._fill_node(n, state, pending)
-            self._node[i] = n
-        self._describe_live(i)
+        Envs still inside the cache extend it with the nodes they reach (while it has room).
+        """
+        live, pending, setters = self._live, self._pending, self._observers.setters
+        c = self._cache
+        id_list = ids.tolist()
+        b = len(id_list)
+        nodes = self._node[ids].tolist()
+        moving = actions is not None
+        extend = moving and c is not None and max(nodes) >= 0
+        if moving:
+            act_list = actions.tolist()
+            if extend:
+                edge_list = edges.tolist()
+                c.reserve(c.size + b)
+        sim = self._simultaneous and moving and not chance
+        kinds = [_DECISION] * b
+        dec_j, dec_p, masks, term_j, term_r = [], [], [], [], []
+        seats = {}
+        new_j, new_k, new_parent, new_edge = [], [], [], []
+        created: dict = {}
+        if moving and not extend and not self._simultaneous:   # the common case, kept tight
+            add_dec, add_p, add_mask = dec_j.append, dec_p.append, masks.append
+            for j, (i, a) in enumerate(zip(id_list, act_list)):
+                st = live[i]
+                st.apply_action(a)
+                p = st.current_player()
+                if p >= 0:
+                    setters[i](st, p)
+                    add_mask(st.legal_actions_mask(p))
+                    add_dec(j)
+                    add_p(p)
+                elif p == _CHANCE_PLAYER:
+                    kinds[j] = _CHANCE
+                else:
+                    kinds[j] = _TERMINAL
+                    term_j.append(j)
+                    term_r.append(st.returns())
+            id_list = ()
+        for j, i in enumerate(id_list):
+            st = live[i]
+            if moving:
+                if sim and st.current_player() == _SIMULTANEOUS:
+                    pend = pending[i]
+                    pend.append(act_list[j])
+                    if len(pend) == self.num_players:
+                        st.apply_actions(pend)
+                        pending[i] = []
+                else:
+                    st.apply_action(act_list[j])
+            p = st.current_player()
+            if p >= 0:
+                setters[i](st, p)
+                masks.append(st.legal_actions_mask(p))
+                dec_j.append(j)
+                dec_p.append(p)
+            elif p == _SIMULTANEOUS:
+                p = len(pending[i])
+                seats[j] = p
+                setters[i](st, p)
+                masks.append(st.legal_actions_mask(p))
+                dec_j.append(j)
+                dec_p.append(p)
+            elif p == _CHANCE_PLAYER:
+                kinds[j] = _CHANCE
+            else:
+                kinds[j] = _TERMINAL
+                term_j.append(j)
+                term_r.append(st.returns())
+            if extend and nodes[j] >= 0:   # still inside the cache: extend it
+                n, e = nodes[j], edge_list[j]
+                k = int(c.child[n, e])
+                if k < 0:
+                    k = created.get((n, e), -1)
+                    if k < 0 and c.admit(n, e):
+                        k = c.size
+                        c.size += 1
+                        created[n, e] = k
+                        new_j.append(j)
+                        new_k.append(k)
+                        new_parent.append(n)
+                        new_edge.append(e)
+                nodes[j] = k
+        self._kind[ids] = kinds
+        if extend:
+            self._node[ids] = nodes
+        if dec_j:
+            d = ids[dec_j]
+            self._player[d] = dec_p
+            mask = np.frombuffer(bytes(itertools.chain.from_iterable(masks)), dtype=bool)
+            mask = mask.reshape(len(dec_j), self.num_actions)
+            if not mask.any(axis=1).all():
+                j = int(np.flatnonzero(~mask.any(axis=1))[0])
+                raise ValueError(f"seat {dec_p[j]} has no legal action at a decision of {self.game}; "
+                                 "simultaneous nodes where a seat does not act are not supported.")
+            self._mask[d] = mask
+        if term_j:
+            self._live_returns[ids[term_j]] = term_r
+        if new_j:
+            self._record_nodes(ids, np.array(new_j), np.array(new_k), np.array(new_parent), np.array(new_edge),
+                               seats)
 
-    def _describe_live(self, i: int) -> None:
-        """Set the env's kind (and for decisions beyond the cache, player, obs, mask) from its live state."""
-        n = int(self._node[i])
-        if n >= 0:
-            self._kind[i] = self._cache.kind[n]
-            return
-        state, pending = self._live[i], self._pending[i]
-        if state.is_terminal():
-            self._kind[i] = _TERMINAL
-            self._live_returns[i] = state.returns()
-        elif state.is_chance_node():
-            self._kind[i] = _CHANCE
-        else:
-            self._kind[i] = _DECISION
-            seat = self._acting(state, pending)
-            self._player[i] = seat
-            self._observer.write(state, seat, self._obs[i])
-            self._mask[i] = False
-            self._mask[i, self._legal(state, seat)] = True
+    def _record_nodes(self, ids, new_j, new_k, parent, edge, seats: dict) -> None:
+        """Write the nodes the live envs ``ids[new_j]`` have just reached into the cache as ``new_k``."""
+        c = self._cache
+        envs = ids[new_j]
+        c.parent[new_k], c.edge[new_k] = parent, edge
+        c.child[parent, edge] = new_k
+        order = np.argsort(new_k)   # the mirrors are lists indexed by node: append in node order
+        pk = c.kind[parent]
+        acts = np.where(pk == _CHANCE, c.outcomes[parent, np.minimum(edge, c.max_outcomes - 1)], edge)
+        c.parent_list.extend(parent[order].tolist())
+        c.action_list.extend(acts[order].tolist())
+        c.via_simultaneous.extend(((pk == _DECISION) & (c.seat[parent] >= 0))[order].tolist())
+        kind = self._kind[envs]
+        c.kind[new_k] = kind
+        dec = kind == _DECISION
+        if dec.any():
+            k, e = new_k[dec], envs[dec]
+            c.actor[k] = self._player[e]
+            c.seat[k] = [seats.get(j, -1) for j in new_j[dec].tolist()]
+            buffers = self._observers.buffers
+            c.obs[k] = np.concatenate([buffers[i] for i in e.tolist()]).reshape(k.size, self.obs_dim)
+            c.mask[k] = self._mask[e]
+        term = kind == _TERMINAL
+        if term.any():
+            c.returns[new_k[term]] = self._live_returns[envs[term]]
+        for k, i in zip(new_k[kind == _CHANCE].tolist(), envs[kind == _CHANCE].tolist()):
+            self._fill_chance(k, self._live[i])
 
     def _restart(self, envs: np.ndarray) -> None:
         """Put ``envs`` at the root of a new episode."""
@@ -512,44 +650,50 @@ class OpenSpielEnv:
             self._kind[envs] = self._cache.kind[0]
             for i in envs[self._is_live[envs]].tolist():
                 self._live[i] = None
+                self._pending[i] = []
             self._is_live[envs] = False
             return
         self._is_live[envs] = True
         for i in envs.tolist():
             self._live[i] = self.game.new_initial_state()
             self._pending[i] = []
-            self._describe_live(i)
+        self._live_batch(envs)
 
-    def _move(self, envs: np.ndarray, edges: np.ndarray, chance: bool) -> None:
+    def _move(self, envs: np.ndarray, edges: np.ndarray, actions: np.ndarray, chance: bool) -> None:
         """Move ``envs`` along ``edges``: numpy where the cache knows the child, pyspiel elsewhere."""
-        node = self._node[envs]
-        cached = (node >= 0) & ~self._is_live[envs]
-        if self._cache is not None and cached.any():
-            child = self._cache.child[node[cached], edges[cached]].astype(np.int64)
+        live = self._is_live[envs]
+        if not live.all():
+            cached = ~live
+            ce, cn = envs[cached], self._node[envs[cached]]
+            c = self._cache
+            c.visits[cn] += 1   # how often play leaves each node (a node twice in one batch counts once)
+            child = c.child[cn, edges[cached]].astype(np.int64)
             hit = child >= 0
-            where = envs[cached][hit]
-            self._node[where] = child[hit]
-            self._kind[where] = self._cache.kind[child[hit]]
-            for i, n in zip(envs[cached][~hit].tolist(), node[cached][~hit].tolist()):   # first visits
-                self._live[i], self._pending[i] = self._replay(n)
-                self._is_live[i] = True
-            cached[cached] = hit
-        for i, e in zip(envs[~cached].tolist(), edges[~cached].tolist()):
-            self._advance_live(i, e, chance)
+            self._node[ce[hit]] = child[hit]
+            self._kind[ce[hit]] = c.kind[child[hit]]
+            if not hit.all():
+                for i, n in zip(ce[~hit].tolist(), cn[~hit].tolist()):   # first visits: leave the cache's numpy path
+                    self._live[i], self._pending[i] = self._replay(n)
+                self._is_live[ce[~hit]] = True
+                live[cached] = ~hit
+        if live.any():
+            self._live_batch(envs[live], edges[live], actions[live], chance)
 
-    def _chance_edges(self, envs: np.ndarray) -> np.ndarray:
-        """One outcome position per env at a chance node, from one uniform draw each (in the order of ``envs``)."""
+    def _chance_edges(self, envs: np.ndarray) -> tuple:
+        """Outcome positions and actions of ``envs`` at chance nodes, one uniform draw each (in ``envs`` order)."""
         u = self.rng.random(envs.size)
-        node = self._node[envs]
-        cached = (node >= 0)
+        live = self._is_live[envs]
         edges = np.empty(envs.size, dtype=np.int64)
-        if cached.any():
-            cdf = self._cache.cdf[node[cached]]
-            edges[cached] = (cdf <= u[cached, None]).sum(axis=1)
-        for j in np.flatnonzero(~cached).tolist():
-            probs = [p for _, p in self._live[int(envs[j])].chance_outcomes()]
-            edges[j] = int((_cumulative(probs) <= u[j]).sum())
-        return edges
+        actions = np.empty(envs.size, dtype=np.int64)
+        if not live.all():
+            c, cn = self._cache, self._node[envs[~live]]
+            e = (c.cdf[cn] <= u[~live, None]).sum(axis=1)
+            edges[~live], actions[~live] = e, c.outcomes[cn, e]
+        for j in np.flatnonzero(live).tolist():
+            outcomes = self._live[int(envs[j])].chance_outcomes()
+            e = bisect.bisect_right(_cdf([p for _, p in outcomes]), u[j])
+            edges[j], actions[j] = e, outcomes[e][0]
+        return edges, actions
 
     def _settle(self, envs: np.ndarray, done: np.ndarray, returns: np.ndarray, fresh: bool) -> None:
         """Play chance and restart finished episodes until every env in ``envs`` is at a decision.
@@ -557,37 +701,48 @@ class OpenSpielEnv:
         ``fresh``: the envs have just been restarted (no decision yet in their episode).
         """
         restarted = np.full(envs.size, fresh)
-        active = np.arange(envs.size)
+        active = np.flatnonzero(self._kind[envs] != _DECISION)
         while active.size:
             kind = self._kind[envs[active]]
             term = active[kind == _TERMINAL]
             if term.size:
-                e = envs[term]
-                node = self._node[e]
-                rets = np.where((node >= 0)[:, None], self._cache.returns[np.maximum(node, 0)]
-                                if self._cache is not None else 0.0, self._live_returns[e])
                 if restarted[term].any():
                     raise ValueError(f"an episode of {self.game} ended without any decision; the environment "
                                      "needs at least one decision per episode.")
+                e = envs[term]
+                live = self._is_live[e]
+                rets = self._live_returns[e]
+                if not live.all():
+                    rets[~live] = self._cache.returns[self._node[e[~live]]]
                 done[term], returns[term], restarted[term] = True, rets, True
                 self._restart(e)
                 kind = self._kind[envs[active]]
             chance = active[kind == _CHANCE]
             if chance.size:
                 e = envs[chance]
-                self._move(e, self._chance_edges(e), chance=True)
+                self._move(e, *self._chance_edges(e), chance=True)
             active = active[self._kind[envs[active]] != _DECISION]
 
     def _observe(self, envs: np.ndarray, done: np.ndarray, returns: np.ndarray) -> EnvStep:
-        node = self._node[envs]
-        cached = node >= 0
-        if cached.any():
-            c, where = self._cache, envs[cached]
-            self._obs[where] = c.obs[node[cached]]
-            self._mask[where] = c.mask[node[cached]]
-            self._player[where] = c.actor[node[cached]]
-        return EnvStep(envs=envs.copy(), player=self._player[envs], obs=self._obs[envs], mask=self._mask[envs],
-                       done=done, returns=returns, episode=self._episode[envs])
+        live = self._is_live[envs]
+        if not live.any():
+            node = self._node[envs]
+            c = self._cache
+            obs, mask, player = c.obs[node], c.mask[node], c.actor[node]
+        else:
+            buffers = self._observers.buffers
+            if live.all():
+                obs = np.concatenate([buffers[i] for i in envs.tolist()]).reshape(envs.size, self.obs_dim)
+            else:
+                obs = np.empty((envs.size, self.obs_dim), dtype=np.float32)
+                obs[live] = np.concatenate([buffers[i] for i in envs[live].tolist()]).reshape(-1, self.obs_dim)
+            mask, player = self._mask[envs], self._player[envs]
+            if not live.all():
+                node = self._node[envs[~live]]
+                obs[~live], mask[~live], player[~live] = self._cache.obs[node], self._cache.mask[node], \
+                    self._cache.actor[node]
+        return EnvStep(envs=envs.copy(), player=player, obs=obs, mask=mask, done=done, returns=returns,
+                       episode=self._episode[envs])
 
     # ------------------------------------------------------------------------- the API
     def reset(self, rng=None) -> EnvStep:
@@ -635,44 +790,43 @@ class OpenSpielEnv:
         """
         if not self._started:
             raise ValueError("call reset() before step().")
-        envs = np.asarray(envs)
-        actions = np.asarray(actions)
-        if envs.ndim != 1 or not (envs.size == 0 or np.issubdtype(envs.dtype, np.integer)):
-            raise ValueError(f"envs must be a 1-D array of env indices; got shape {envs.shape}, dtype {envs.dtype}.")
-        envs = envs.astype(np.int64, copy=False)
-        if actions.shape != envs.shape or not (actions.size == 0 or np.issubdtype(actions.dtype, np.integer)):
-            raise ValueError(f"actions must be integers, one per env in envs (shape {envs.shape}); "
-                             f"got shape {actions.shape}, dtype {actions.dtype}.")
-        if envs.size and (envs.min() < 0 or envs.max() >= self.num_envs):
-            raise ValueError(f"envs must lie in [0, {self.num_envs}); got {envs.min()}..{envs.max()}.")
-        if np.unique(envs).size != envs.size:
-            raise ValueError("envs must not repeat an env (one action per env and step).")
-        actions = actions.astype(np.int64, copy=False)
-        if actions.size and (actions.min() < 0 or actions.max() >= self.num_actions
-                             or not self._current_mask(envs)[np.arange(envs.size), actions].all()):
-            bad = np.flatnonzero((actions < 0) | (actions >= self.num_actions))
-            if bad.size == 0:
-                bad = np.flatnonzero(~self._current_mask(envs)[np.arange(envs.size), actions])
-            j = int(bad[0])
-            raise ValueError(f"actions[{j}] = {int(actions[j])} is not legal in env {int(envs[j])}; "
-                             "choose from the env's mask.")
-        self._move(envs, actions, chance=False)
+        envs, actions = self._check_step(envs, actions)
+        self._move(envs, actions, actions, chance=False)
         done = np.zeros(envs.size, dtype=bool)
         returns = np.zeros((envs.size, self.num_players))
         self._settle(envs, done, returns, fresh=False)
         return self._observe(envs, done, returns)
 
-    def _current_mask(self, envs: np.ndarray) -> np.ndarray:
-        node = self._node[envs]
-        out = self._mask[envs]
-        cached = node >= 0
-        if cached.any():
-            out[cached] = self._cache.mask[node[cached]]
-        return out
+    def _check_step(self, envs, actions) -> tuple:
+        envs, actions = np.asarray(envs), np.asarray(actions)
+        if envs.ndim != 1 or not (envs.size == 0 or np.issubdtype(envs.dtype, np.integer)):
+            raise ValueError(f"envs must be a 1-D array of env indices; got shape {envs.shape}, dtype {envs.dtype}.")
+        if actions.shape != envs.shape or not (actions.size == 0 or np.issubdtype(actions.dtype, np.integer)):
+            raise ValueError(f"actions must be integers, one per env in envs (shape {envs.shape}); "
+                             f"got shape {actions.shape}, dtype {actions.dtype}.")
+        envs, actions = envs.astype(np.int64, copy=False), actions.astype(np.int64, copy=False)
+        if envs.size == 0:
+            return envs, actions
+        if envs.min() < 0 or envs.max() >= self.num_envs:
+            raise ValueError(f"envs must lie in [0, {self.num_envs}); got {envs.min()}..{envs.max()}.")
+        if np.bincount(envs, minlength=self.num_envs).max() > 1:
+            raise ValueError("envs must not repeat an env (one action per env and step).")
+        bad = (actions < 0) | (actions >= self.num_actions)
+        if not bad.any():
+            live = self._is_live[envs]
+            legal = self._mask[envs, actions]
+            if not live.all():
+                legal[~live] = self._cache.mask[self._node[envs[~live]], actions[~live]]
+            bad = ~legal
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"actions[{j}] = {int(actions[j])} is not legal in env {int(envs[j])}; "
+                             "choose from the env's mask.")
+        return envs, actions
 
     # ------------------------------------------------------------------------- states, for tabular policies
     def states(self, envs) -> list:
-        """The pyspiel states of ``envs`` now, for policies that read states (e.g. tabular ones).
+        """The pyspiel states of ``envs`` now, for policies that read states (e.g. tabular ones); do not modify them.
 
         At a simultaneous node the state is the node's state, without the
         pending choices of the seats that have chosen. Envs inside the cache
@@ -687,10 +841,7 @@ class OpenSpielEnv:
         """
         out = []
         for i in np.asarray(envs, dtype=np.int64).tolist():
-            if self._live[i] is not None:
-                out.append(self._live[i])
-            else:
-                out.append(self._replay(int(self._node[i]))[0])
+            out.append(self._live[i] if self._is_live[i] else self._replay(int(self._node[i]))[0])
         return out
 
     def infostate_keys(self, envs) -> list:
@@ -703,21 +854,14 @@ class OpenSpielEnv:
         >>> env.infostate_keys([0])[0] in ("0", "1", "2")   # player 0 knows only its card
         True
         """
-        envs = np.asarray(envs, dtype=np.int64)
         out = []
-        keys = self._cache.keys if self._cache is not None else None
-        for i in envs.tolist():
-            n, seat = int(self._node[i]), int(self._player_now(i))
-            if n >= 0 and (n, seat) in keys:
-                out.append(keys[n, seat])
+        for i in np.asarray(envs, dtype=np.int64).tolist():
+            if self._is_live[i]:
+                out.append(self._live[i].information_state_string(int(self._player[i])))
                 continue
-            state = self._live[i] if self._live[i] is not None else self._replay(n)[0]
-            key = state.information_state_string(seat)
-            if n >= 0:
-                keys[n, seat] = key
+            n = int(self._node[i])
+            key = self._cache.keys.get(n)
+            if key is None:
+                key = self._cache.keys[n] = self._replay(n)[0].information_state_string(int(self._cache.actor[n]))
             out.append(key)
         return out
-
-    def _player_now(self, i: int) -> int:
-        n = int(self._node[i])
-        return int(self._cache.actor[n]) if n >= 0 else int(self._player[i])

@@ -1,0 +1,223 @@
+"""Environment steps per second on one core: the batched env with policy inference in the loop, side by side.
+
+Measured in one process pinned to one core, with torch and BLAS on one thread,
+in interleaved rounds (every method once per round), reported as medians over
+the rounds. A step is one player decision (chance moves are not counted).
+
+* ``pyspiel loop``: the plain loop: one game at a time, chance sampled from
+  ``chance_outcomes()``, the acting player's ``information_state_tensor`` read
+  at every decision, a uniform legal action drawn with Python's ``random``; no
+  policy.
+* ``rl_environment``: OpenSpiel's ``rl_environment.Environment`` with a uniform
+  random agent (``random.choice`` of the legal actions in each time step).
+* ``batched env + MLP``: :func:`games.environment.make_env` with ``num_envs``
+  copies; every seat is played by its own torch MLP policy (2 hidden layers of
+  64, ReLU, masked softmax), one forward pass per seat for all the envs where
+  that seat must act, actions drawn with :func:`psro.oracles.learned.env.sample_rows`.
+  Run with the default cache of visited histories (128 MiB) and, to show what
+  the cache is worth, with ``cache_bytes=0``.
+* ``batched env, uniform``: the same env with uniform actions and no network
+  (what the env alone costs).
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
+        python experiments/benchmarks/env_throughput.py
+
+``--quick`` runs fewer, shorter rounds and writes under ``runs/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+import bench_common
+
+bench_common.pin_threads()
+bench_common.use_repo_packages()
+
+import numpy as np  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+COMMITTED = RESULTS / "env_throughput.md"
+
+
+class Clock:
+    """Wall-clock and CPU time (this process) since construction."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def rates(self, steps: int) -> tuple:
+        """``(steps per wall second, steps per CPU second)``."""
+        return steps / (time.perf_counter() - self.wall), steps / (time.process_time() - self.cpu)
+
+
+def pyspiel_loop(game, steps: int, seed: int) -> float:
+    """Steps per second of the plain loop (see the module docstring)."""
+    rnd = random.Random(seed)
+    done = 0
+    clock = Clock()
+    while done < steps:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(rnd.choices(actions, probs)[0])
+                continue
+            state.information_state_tensor(state.current_player())
+            state.apply_action(rnd.choice(state.legal_actions()))
+            done += 1
+    return clock.rates(done)
+
+
+def rl_environment(game, steps: int, seed: int) -> float:
+    """Steps per second of OpenSpiel's rl_environment with a uniform random agent."""
+    from open_spiel.python import rl_environment as rl
+
+    env = rl.Environment(game, seed=seed)
+    rnd = random.Random(seed)
+    done = 0
+    clock = Clock()
+    while done < steps:
+        ts = env.reset()
+        while not ts.last():
+            p = ts.observations["current_player"]
+            ts = env.step([rnd.choice(ts.observations["legal_actions"][p])])
+            done += 1
+    return clock.rates(done)
+
+
+def make_policies(env, seed: int):
+    import torch
+
+    torch.manual_seed(seed)
+    return [torch.nn.Sequential(torch.nn.Linear(env.obs_dim, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64),
+                                torch.nn.ReLU(), torch.nn.Linear(64, env.num_actions))
+            for _ in range(env.num_players)]
+
+
+def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy: bool) -> float:
+    """Steps per second of the batched env, with one MLP forward per seat and step (or uniform actions)."""
+    import torch
+
+    from games.environment import make_env
+    from psro.oracles.learned.env import sample_rows
+
+    env = make_env(game, num_envs, rng=seed, cache_bytes=cache_bytes)
+    nets = make_policies(env, seed) if policy else None
+    rng = np.random.default_rng(seed)
+    s = env.reset()
+    done = 0
+    clock = Clock()
+    while done < steps:
+        if policy:
+            obs, mask = torch.from_numpy(s.obs), torch.from_numpy(s.mask)
+            out = torch.empty(mask.shape)
+            with torch.inference_mode():
+                for p, net in enumerate(nets):   # one forward per seat, for all the envs where it acts
+                    rows = torch.from_numpy(np.flatnonzero(s.player == p))
+                    if rows.numel() == 0:
+                        continue
+                    logits = net(obs.index_select(0, rows))
+                    logits.masked_fill_(~mask.index_select(0, rows), -1e9)
+                    out.index_copy_(0, rows, torch.softmax(logits, dim=-1))
+            probs = out.numpy()
+        else:
+            probs = s.mask
+        actions = sample_rows(probs, s.mask, rng.random(s.envs.size))
+        s = env.step(s.envs, actions)
+        done += s.envs.size
+    return clock.rates(done)
+
+
+def methods(args) -> dict:
+    out = {"pyspiel loop": lambda g, n, seed: pyspiel_loop(g, n, seed),
+           "rl_environment": lambda g, n, seed: rl_environment(g, n, seed)}
+    for b in args.num_envs:
+        out[f"batched env + MLP, {b} envs"] = \
+            lambda g, n, seed, b=b: batched(g, n, seed, b, args.cache_mib * 2**20, True)
+        out[f"batched env + MLP, {b} envs, no cache"] = \
+            lambda g, n, seed, b=b: batched(g, n, seed, b, 0, True)
+        out[f"batched env, uniform, {b} envs"] = \
+            lambda g, n, seed, b=b: batched(g, n, seed, b, args.cache_mib * 2**20, False)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", nargs="+", default=["leduc_poker", "phantom_ttt"])
+    parser.add_argument("--steps", type=int, default=300_000, help="decisions per measurement")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[1024])
+    parser.add_argument("--cache-mib", type=int, default=128, help="cache budget of the batched env, MiB")
+    parser.add_argument("--core", type=int, default=None, help="CPU to pin to (default: the first allowed)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 30k steps")
+    parser.add_argument("--out", default=None, help="output file (default: results/ or runs/)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.rounds = 30_000, 2
+    out = bench_common.output_path(parser, args, COMMITTED)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    import pyspiel
+    import torch
+
+    torch.set_num_threads(1)
+    if hasattr(os, "sched_setaffinity"):
+        core = args.core if args.core is not None else min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {core})
+    table = methods(args)
+    raw: dict = {}
+    for name in args.games:
+        game = pyspiel.load_game(name)
+        for fn in table.values():   # warm-up: imports, first allocations
+            fn(game, 2_000, 0)
+        for r in range(args.rounds):
+            for label, fn in table.items():
+                wall, cpu = fn(game, args.steps, r)
+                raw.setdefault(name, {}).setdefault(label, {"wall": [], "cpu": []})
+                raw[name][label]["wall"].append(wall)
+                raw[name][label]["cpu"].append(cpu)
+                print(f"{name} round {r} {label}: {wall:,.0f} steps/s wall, {cpu:,.0f} per CPU second",
+                      file=sys.stderr)
+    command = " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
+                        "experiments/benchmarks/env_throughput.py", *(argv if argv is not None else sys.argv[1:])])
+    lines = ["# Environment throughput: steps per second on one core", "", f"Command: `{command}`", "",
+             f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, the process pinned "
+             f"to one core; load average at the end {os.getloadavg()[0]:.2f}. "
+             f"{args.rounds} interleaved rounds of {args.steps:,} decisions per method (each round runs every "
+             "method back to back, each with a fresh environment). Steps per second of wall-clock time and per "
+             "second of the process's CPU time (on a shared machine the CPU time is the steadier of the two); "
+             "medians over the rounds, and the medians of the per-round ratios.", ""]
+    summary = {}
+    for name, res in raw.items():
+        lines += [f"## {name}", "",
+                  "| method | steps/s (wall) | steps per CPU s | vs pyspiel loop (wall / CPU) | "
+                  "vs rl_environment (wall / CPU) |", "|---|---|---|---|---|"]
+        summary[name] = {}
+        for label, vals in res.items():
+            row = {"runs": vals}
+            for clock in ("wall", "cpu"):
+                v = np.array(vals[clock])
+                row[clock] = float(np.median(v))
+                row[f"{clock}_vs_loop"] = float(np.median(v / np.array(res["pyspiel loop"][clock])))
+                row[f"{clock}_vs_rl_environment"] = float(np.median(v / np.array(res["rl_environment"][clock])))
+            summary[name][label] = row
+            lines.append(f"| {label} | {row['wall']:,.0f} | {row['cpu']:,.0f} | {row['wall_vs_loop']:.2f}x / "
+                         f"{row['cpu_vs_loop']:.2f}x | {row['wall_vs_rl_environment']:.2f}x / "
+                         f"{row['cpu_vs_rl_environment']:.2f}x |")
+        lines.append("")
+    out.write_text("\n".join(lines))
+    out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
