@@ -39,6 +39,7 @@ True
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -163,9 +164,10 @@ def register_oracle(name: str, *, learned: bool = False) -> Callable:
 
     ``learned`` must say what the built oracles' ``learned`` says; the config
     reads it before any oracle exists (``oracle_steps`` is for learned oracles
-    only). A learned oracle's factory must also accept ``game=`` (the game,
-    given whenever the caller has it) and ``tree=None`` (no tree built).
-    Registering a name again replaces it.
+    only). A learned oracle's factory that accepts ``game=`` gets the game
+    whenever the caller has it, and must then work with ``tree=None`` (no tree
+    built); one without ``game=`` is only used with a tree. Registering a name
+    again replaces it.
 
     Examples
     --------
@@ -206,6 +208,16 @@ def oracle_info(name: str) -> OracleInfo:
     return _ORACLES[name]
 
 
+def _accepts(factory: Callable, argument: str) -> bool:
+    """Whether ``factory`` takes the keyword ``argument`` (by name, or through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == argument and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.kind == p.VAR_KEYWORD
+               for p in parameters)
+
+
 def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Oracle:
     """The oracle registered as ``name``, built on ``tree`` (or ``game``) with the run's ``seed`` and ``options``.
 
@@ -217,8 +229,9 @@ def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Orac
         The game tree; None when it is not built (learned oracles only).
     seed : int
     game : pyspiel.Game, str or environment game, optional
-        Passed to learned factories (which play the game without a tree); an
-        exact oracle's factory does not take it.
+        Passed to learned factories that take ``game=`` (they play the game
+        without a tree); an exact oracle's factory, or a learned one without
+        that argument (then a tree is needed), does not get it.
     **options
         The oracle's options (``PSRO(oracle_options=...)``).
 
@@ -245,7 +258,11 @@ def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Orac
     """
     info = oracle_info(name)
     if info.learned:
-        oracle = info.factory(tree, seed=seed, **({} if game is None else {"game": game}), **options)
+        takes_game = game is not None and _accepts(info.factory, "game")
+        if tree is None and not takes_game:
+            raise ValueError(f"oracle {name!r} has no game tree to work on and its factory takes no game=; "
+                             "give its factory a game= argument (it plays the game without a tree).")
+        oracle = info.factory(tree, seed=seed, **({"game": game} if takes_game else {}), **options)
     else:
         if tree is None:
             raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use a learned oracle "

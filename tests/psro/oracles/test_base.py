@@ -80,6 +80,10 @@ def test_learned_factories_get_the_game_and_may_have_no_tree(toy_oracle):
         assert seen["game"] is None and seen["tree"] is tree_for("kuhn_poker()")
     finally:
         unregister_oracle("toy_learned")
+    # a learned factory without game= (toy_uniform's) works with a tree, and is refused by name without one
+    assert make_oracle(toy_oracle, tree_for("kuhn_poker()"), game="kuhn_poker").learned
+    with pytest.raises(ValueError, match="oracle 'toy_uniform' has no game tree .* takes no game="):
+        make_oracle(toy_oracle, None, game="kuhn_poker")
 
 
 def test_unknown_and_malformed_oracles_are_refused(toy_oracle):
