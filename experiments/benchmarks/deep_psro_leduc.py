@@ -39,8 +39,9 @@ Run (about ``seeds x (budget + measuring)`` seconds)::
         python experiments/benchmarks/deep_psro_leduc.py
 
 ``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only. Results: a CSV of
-``(side, seed, wall_s, iteration, nash_conv)`` and a markdown summary (results/deep_psro_leduc.{csv,md} with
-the default options, else under ``runs/``).
+``(side, seed, wall_s, iteration, nash_conv, cpu_s)`` (``cpu_s``: the side's process CPU seconds, measuring
+excluded; on a shared machine it shows how much of its core each side got) and a markdown summary
+(results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
 """
 
 from __future__ import annotations
@@ -69,17 +70,34 @@ RESULTS = Path(__file__).resolve().parent / "results" / "deep_psro_leduc.md"
 
 
 class Clock:
-    """Wall seconds spent inside ``with clock:`` blocks (the budget's clock; measuring happens outside)."""
+    """The budget's clock: wall and process-CPU seconds between :meth:`start` and :meth:`stop` (or inside
+    ``with clock:``), summed; measuring happens while it is stopped.
+
+    Examples
+    --------
+    >>> clock = Clock()
+    >>> with clock:
+    ...     pass
+    >>> clock.wall >= 0.0 and clock.cpu >= 0.0
+    True
+    """
 
     def __init__(self):
-        self.elapsed = 0.0
+        self.wall, self.cpu = 0.0, 0.0
+
+    def start(self) -> None:
+        self._wall0, self._cpu0 = time.perf_counter(), time.process_time()
+
+    def stop(self) -> None:
+        self.wall += time.perf_counter() - self._wall0
+        self.cpu += time.process_time() - self._cpu0
 
     def __enter__(self):
-        self._start = time.perf_counter()
+        self.start()
         return self
 
     def __exit__(self, *exc):
-        self.elapsed += time.perf_counter() - self._start
+        self.stop()
         return False
 
 
@@ -220,11 +238,11 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
     def measure(iteration):
         members = [[cached(tables, id(pol), lambda pol=pol: tabulate(game, _pg_probabilities(pol._policy)))
                     for pol in pols] for pols in solver.get_policies()]
-        return _row("psro_v2", seed, clock.elapsed, iteration,
+        return _row("psro_v2", seed, clock, iteration,
                     meta_nash_conv(game, members, solver.get_meta_strategies()))
 
     rows, iteration = [measure(0)], 0
-    while clock.elapsed < budget:
+    while clock.wall < budget:
         with clock:
             solver.iteration()
         iteration += 1
@@ -290,25 +308,23 @@ def run_ours(seed: int, budget: float, options: OurOptions) -> list:
     game = pyspiel.load_game(GAME)
     tree = build_game_tree(game)   # for measuring only, never given to the solver
     tables, rows = {}, []
-    start = time.perf_counter()
+    clock = Clock()
+    clock.start()
     solver = our_solver(seed, options)
     if getattr(solver, "tree", None) is not None:
         raise RuntimeError("our solver built the game tree; the benchmark runs it without one (exact_gap=False).")
-    clock = Clock()
-    clock.elapsed = time.perf_counter() - start
 
     def measure(row):
-        clock.elapsed += time.perf_counter() - clock.resumed
+        clock.stop()
         state = solver.state
         members = [[cached(tables, (p, i), lambda p=p, member=member: _member_table(game, tree, member, p))
                     for i, member in enumerate(_members(pop))] for p, pop in enumerate(state.populations)]
-        rows.append(_row("ours", seed, clock.elapsed, row["iteration"],
+        rows.append(_row("ours", seed, clock, row["iteration"],
                          meta_nash_conv(game, members, state.meta_strategy.marginals)))
-        if clock.elapsed >= budget:
+        if clock.wall >= budget:
             raise _BudgetSpent
-        clock.resumed = time.perf_counter()
+        clock.start()
 
-    clock.resumed = time.perf_counter()
     try:
         solver.run(iterations=10**9, callback=measure)
     except _BudgetSpent:
@@ -326,9 +342,11 @@ def _members(population) -> list:
 
 # ---------------------------------------------------------------- running both sides
 
-def _row(side, seed, wall, iteration, nash_conv) -> dict:
-    logger.info("%s seed %d: iteration %d at %.1f s, NashConv %.4f", side, seed, iteration, wall, nash_conv)
-    return {"side": side, "seed": seed, "wall_s": wall, "iteration": iteration, "nash_conv": nash_conv}
+def _row(side, seed, clock: Clock, iteration, nash_conv) -> dict:
+    logger.info("%s seed %d: iteration %d at %.1f s (CPU %.1f s), NashConv %.4f", side, seed, iteration,
+                clock.wall, clock.cpu, nash_conv)
+    return {"side": side, "seed": seed, "wall_s": clock.wall, "iteration": iteration, "nash_conv": nash_conv,
+            "cpu_s": clock.cpu}
 
 
 def _side_job(side: str, seed: int, budget: float, options, core: int | None) -> list:
@@ -404,7 +422,8 @@ def summarise(rows: list, budget: float, command: str) -> str:
     for s in sides:
         last = [curves[s, k][-1] for k in seeds]
         lines.append(f"- {s}: iterations per seed {[r['iteration'] for r in last]}, final NashConv per seed "
-                     f"{[round(r['nash_conv'], 4) for r in last]}")
+                     f"{[round(r['nash_conv'], 4) for r in last]}, training wall s {[round(r['wall_s']) for r in last]}"
+                     f", CPU s {[round(r['cpu_s']) for r in last]}")
     if set(SIDES) <= set(sides):
         below = all(o < v for o, v in zip(medians["ours"], medians["psro_v2"]))
         lines.append(f"- ours below psro_v2 at every reported time: {'yes' if below else 'no'}")
@@ -446,7 +465,7 @@ def main() -> None:
     rows = run_all(sides, range(seeds), budget, options)
     import pandas as pd
 
-    pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv"]).to_csv(
+    pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s"]).to_csv(
         out.with_suffix(".csv"), index=False)
     command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + " ".join(
         [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
