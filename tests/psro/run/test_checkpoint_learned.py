@@ -98,7 +98,7 @@ oracle_options: {total_steps: 256, num_envs: 16, num_steps: 16, eval_episodes: 3
 evaluator: monte_carlo
 episodes_per_profile: 50
 exact_gap: false
-approx_gap_options: {episodes: 50}
+approx_gap_every: null     # (the in-process tests cover it; this one is about the kill)
 iterations: 3
 target_gap: null
 rank_population: false
@@ -125,8 +125,8 @@ def test_sigkill_of_a_learned_psro_run_then_resume_gives_the_same_run(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     reference = PSRO("kuhn_poker", oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16,
                                                                  "eval_episodes": 32, "hidden": [16]},
-                     evaluator="monte_carlo", episodes_per_profile=50, exact_gap=False,
-                     approx_gap_options={"episodes": 50}, seed=1, progress=False)
+                     evaluator="monte_carlo", episodes_per_profile=50, exact_gap=False, approx_gap_every=None,
+                     seed=1, progress=False)
     reference.run(iterations=3)
     history = pd.DataFrame(load_checkpoint(killed / "checkpoint", arrays=False)["history"])
     assert history[reference.history.columns].drop(columns=TIMES).equals(reference.history.drop(columns=TIMES))
