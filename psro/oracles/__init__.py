@@ -3,8 +3,10 @@
 Importing this package registers the built-in oracles: ``"exact"``
 (:mod:`psro.oracles.exact`), ``"openspiel"`` (:mod:`psro.oracles.openspiel`),
 ``"dqn"`` and ``"ppo"`` (:mod:`psro.oracles.learned`, torch loaded on first
-use). :mod:`psro.oracles.jobs` turns each call into a picklable job for an
-executor.
+use; they need no game tree: ``make_oracle("ppo", None, game=...)`` trains
+networks on sampled play, and their responses are the networks).
+:mod:`psro.oracles.jobs` turns each call into a picklable job for an
+executor (networks travel as plain arrays).
 
 >>> from psro.oracles import oracle_names, learned_oracle_names
 >>> oracle_names()[:4], learned_oracle_names()[:2]

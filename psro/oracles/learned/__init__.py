@@ -4,7 +4,8 @@ This package registers the ``"dqn"`` and ``"ppo"`` oracles without importing
 torch: their factories import :mod:`psro.oracles.learned.oracle` (and torch)
 when a learned oracle is first built. The modules: :mod:`~psro.oracles.learned.env`
 (the vectorised game environment and opponent mixtures),
-:mod:`~psro.oracles.learned.networks` (policy and Q networks),
+:mod:`~psro.oracles.learned.networks` (policy and Q networks; a
+:class:`~psro.oracles.learned.networks.NeuralPolicy` is a population member),
 :mod:`~psro.oracles.learned.training` (what DQN and PPO share),
 :mod:`~psro.oracles.learned.dqn`, :mod:`~psro.oracles.learned.ppo` and
 :mod:`~psro.oracles.learned.oracle` (the oracle around them).
