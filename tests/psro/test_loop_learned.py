@@ -2,6 +2,7 @@
 
 import logging
 import math
+from pathlib import Path
 
 import numpy as np
 import pyspiel
@@ -151,3 +152,27 @@ def test_games_without_a_tree_train_neural_populations(game, meta_solver):
     assert all(isinstance(pop.policies[1], NeuralPolicy) for pop in solver.populations)
     assert np.isfinite(history["approx_gap"].iloc[-1]) and np.isfinite(history["approx_gap_stderr"].iloc[-1])
     assert np.isfinite(history["meta_gap"]).all()
+
+
+def test_a_pettingzoo_environment_trains_from_a_config_file(tmp_path):
+    from pettingzoo.classic import tictactoe_v3
+
+    import games
+    from psro.run.cli import main
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "tictactoe_pettingzoo.yaml"
+    config = PSROConfig.from_yaml(path)
+    assert config.game == "pettingzoo:tictactoe_v3" and config.oracle == "ppo"
+    tiny = ["--set", "iterations=1", "--set", "episodes_per_profile=16", "--set", "rank_population=false",
+            "--set", "oracle_options={total_steps: 256, num_envs: 16, num_steps: 16, eval_episodes: 16, hidden: [8]}",
+            "--set", "approx_gap_options={episodes: 32}"]
+    assert main(["run", str(path), "--out", str(tmp_path / "run"), *tiny]) == 0
+    resumed = PSRO.resume(tmp_path / "run" / "checkpoint", progress=False)
+    assert resumed.tree is None and all(isinstance(pop.policies[1], NeuralPolicy) for pop in resumed.populations)
+    assert np.isfinite(resumed.history["approx_gap"].iloc[-1])
+    # the object games.from_pettingzoo returns is a game too
+    solver = PSRO(games.from_pettingzoo(tictactoe_v3.env()), **TINY, evaluator="monte_carlo", episodes_per_profile=16,
+                  approx_gap_every=None)
+    assert solver.tree is None and len(solver.run(iterations=1)) == 2
+    with pytest.raises(ValueError, match="^oracle: 'exact' needs the game tree"):
+        PSROConfig(game="pettingzoo:tictactoe_v3").validate()
