@@ -450,6 +450,8 @@ class PSROConfig:
     def _check_learning(self, game, environment: bool, learned: bool) -> None:
         """The options of learned runs and games without a tree: what a learned oracle needs of the game, its
         budgets, ``warm_start``, ``device``, and what an environment (no tree) allows."""
+        from psro.oracles import learned_oracle_names
+
         if environment:
             for field, ok, fix in (("oracle", learned, "oracle='ppo' or 'dqn'"),
                                    ("evaluator", self.evaluator == "monte_carlo", "evaluator='monte_carlo'"),
@@ -476,6 +478,10 @@ class PSROConfig:
                 if key in options and (not is_integer(options[key]) or options[key] < 1):
                     raise ValueError(f"{field}: {key} must be a positive int (a zero budget trains nothing); got "
                                      f"{options[key]!r}.")
+        approx_oracle = (self.approx_gap_options or {}).get("oracle")
+        if approx_oracle is not None and approx_oracle not in learned_oracle_names():
+            raise ValueError(f"approx_gap_options: oracle must be a learned oracle {learned_oracle_names()} (fresh "
+                             f"best responses trained on sampled play); got {approx_oracle!r}.")
         if self.warm_start and not learned:
             raise ValueError(f"warm_start: only the learned oracles train networks to start from; oracle="
                              f"{self.oracle!r} (set warm_start to false).")

@@ -116,6 +116,7 @@ def test_warm_start_and_device_reach_the_oracle():
     (dict(game="coordinated_mp", oracle="ppo", evaluator="monte_carlo"), "^game: .*no information-state tensor"),
     (dict(oracle="ppo", oracle_options={"total_steps": 0}), "^oracle_options: total_steps must be a positive int"),
     (dict(oracle="ppo", approx_gap_options={"episodes": 0}), "^approx_gap_options: episodes must be a positive"),
+    (dict(oracle="ppo", approx_gap_options={"oracle": "exact"}), "^approx_gap_options: oracle must be a learned"),
     (dict(warm_start=True), "^warm_start: only the learned oracles"),
     (dict(device="cuda"), "^device: only the learned oracles"),
     (dict(device="gpu"), "^device: must be 'cpu', 'cuda' or 'cuda:N'"),
