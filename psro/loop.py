@@ -447,7 +447,9 @@ class PSRO:
                                 state.eval_meta_strategy if measured else None))
         every = self.config.approx_gap_every
         due = every is not None and every > 0 and self._approximates() and state.iteration % every == 0
+        start = time.perf_counter()
         row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
+        row["time_metric"] += time.perf_counter() - start
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
         state.rows.append(row)
         logger.info("iteration %d: gap %.3e, populations %s, %.2fs", state.iteration, state.gap,
