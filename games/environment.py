@@ -51,6 +51,8 @@ _DECISION, _CHANCE, _TERMINAL = 0, 1, 2
 _SIMULTANEOUS = -2        # pyspiel's PlayerId.SIMULTANEOUS
 _CHANCE_PLAYER = -1       # pyspiel's PlayerId.CHANCE
 _STATE_BYTES = 1024       # what a stored pyspiel state is reckoned to take (about 0.8 KiB for poker, tic-tac-toe)
+_MAX_SHARED = 4           # games whose caches a process keeps (the least recently used one goes first)
+_SHARED_CACHES: dict = {}  # (game string, observation, capacity) -> _NodeCache, shared by the envs of a process
 _OBSERVATIONS = ("information_state", "observation")
 
 
@@ -367,6 +369,13 @@ class OpenSpielEnv:
     cache_bytes : int
         Memory budget of the cache of visited histories (default 128 MiB); 0
         turns it off. Games with sampled chance are never cached.
+    share_cache : bool
+        Share the cache with the other envs of the same game (and budget) in
+        this process (default), so that every new env (one per training run
+        or per evaluated profile) starts from what earlier ones have seen. At
+        most four games' caches are kept. The cache never changes what is
+        sampled, so sharing it changes only the speed. (Not for envs stepped
+        from several threads at once.)
     observation : {"information_state", "observation"}
         Which tensor is the observation (default the information-state tensor,
         which has perfect recall).
@@ -389,7 +398,7 @@ class OpenSpielEnv:
     """
 
     def __init__(self, game, num_envs: int = 64, *, rng=None, cache_bytes: int = 128 * 2**20,
-                 observation: str = "information_state"):
+                 observation: str = "information_state", share_cache: bool = True):
         import pyspiel
 
         num_envs = check_int(num_envs, "num_envs", minimum=1)
@@ -417,10 +426,21 @@ class OpenSpielEnv:
                 self.num_players, self.num_actions, width, self.obs_dim, max_outcomes)
         self._cache = None
         if capacity > 0:
-            self._cache = _NodeCache(capacity, self.num_players, self.num_actions, width, self.obs_dim,
-                                     max_outcomes)
-            self._cache.state_capacity = cache_bytes // 4 // _STATE_BYTES
-            self._fill_root()
+            # C++ games are shared by their string; a game written in Python may not be what its name says
+            key = (str(game), observation, capacity) if share_cache and not hasattr(game, "make_py_observer") \
+                else None
+            self._cache = _SHARED_CACHES.get(key) if key is not None else None
+            if self._cache is None:
+                self._cache = _NodeCache(capacity, self.num_players, self.num_actions, width, self.obs_dim,
+                                         max_outcomes)
+                self._cache.state_capacity = cache_bytes // 4 // _STATE_BYTES
+                self._fill_root()
+                if key is not None:
+                    _SHARED_CACHES[key] = self._cache
+                    while len(_SHARED_CACHES) > _MAX_SHARED:
+                        _SHARED_CACHES.pop(next(iter(_SHARED_CACHES)))
+            elif key is not None:
+                _SHARED_CACHES[key] = _SHARED_CACHES.pop(key)   # most recently used last
         n = num_envs
         self._node = np.full(n, -1, dtype=np.int64)           # cached node, -1 when play is beyond the cache
         self._live: list = [None] * n                          # a pyspiel state in step with the env, or None
@@ -677,7 +697,12 @@ class OpenSpielEnv:
                 self._is_live[ce[~hit]] = True
                 live[cached] = ~hit
         if live.any():
-            self._live_batch(envs[live], edges[live], actions[live], chance)
+            le, ed, ac = envs[live], edges[live], actions[live]
+            inside = self._node[le] >= 0   # these extend the cache as they go; the others step plain pyspiel
+            if inside.any() and not inside.all():
+                self._live_batch(le[~inside], ed[~inside], ac[~inside], chance)
+                le, ed, ac = le[inside], ed[inside], ac[inside]
+            self._live_batch(le, ed, ac, chance)
 
     def _chance_edges(self, envs: np.ndarray) -> tuple:
         """Outcome positions and actions of ``envs`` at chance nodes, one uniform draw each (in ``envs`` order)."""

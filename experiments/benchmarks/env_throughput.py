@@ -12,12 +12,16 @@ the rounds. A step is one player decision (chance moves are not counted).
   random agent (``random.choice`` of the legal actions in each time step).
 * ``batched env + MLP``: :func:`games.environment.make_env` with ``num_envs``
   copies; every seat is played by its own torch MLP policy (2 hidden layers of
-  64, ReLU, masked softmax), one forward pass per seat for all the envs where
-  that seat must act, actions drawn with :func:`psro.oracles.learned.env.sample_rows`.
-  Run with the default cache of visited histories (128 MiB) and, to show what
-  the cache is worth, with ``cache_bytes=0``.
-* ``batched env, uniform``: the same env with uniform actions and no network
-  (what the env alone costs).
+  64, ReLU, masked softmax; random weights), one forward pass per seat for all
+  the envs where that seat must act, actions drawn with
+  :func:`psro.oracles.learned.env.sample_rows`. Three cache settings:
+  ``fresh cache`` (a new, private 128 MiB cache of visited histories for each
+  measurement: what one short run gets), ``warm shared cache`` (the process's
+  shared cache of the game, filled by ``--warm-steps`` decisions before the
+  rounds: what the later runs of a long job get, e.g. the oracle and evaluation
+  runs of PSRO iterations), and ``no cache`` (``cache_bytes=0``).
+* ``batched env, uniform (no policy)``: the same env with uniform actions and
+  no network, fresh cache (what the env alone costs).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python experiments/benchmarks/env_throughput.py
@@ -102,14 +106,15 @@ def make_policies(env, seed: int):
             for _ in range(env.num_players)]
 
 
-def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy: bool) -> float:
+def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy: bool,
+            share_cache: bool = False) -> tuple:
     """Steps per second of the batched env, with one MLP forward per seat and step (or uniform actions)."""
     import torch
 
     from games.environment import make_env
     from psro.oracles.learned.env import sample_rows
 
-    env = make_env(game, num_envs, rng=seed, cache_bytes=cache_bytes)
+    env = make_env(game, num_envs, rng=seed, cache_bytes=cache_bytes, share_cache=share_cache)
     nets = make_policies(env, seed) if policy else None
     rng = np.random.default_rng(seed)
     s = env.reset()
@@ -137,16 +142,27 @@ def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy
 
 
 def methods(args) -> dict:
+    budget = args.cache_mib * 2**20
     out = {"pyspiel loop": lambda g, n, seed: pyspiel_loop(g, n, seed),
            "rl_environment": lambda g, n, seed: rl_environment(g, n, seed)}
     for b in args.num_envs:
-        out[f"batched env + MLP, {b} envs"] = \
-            lambda g, n, seed, b=b: batched(g, n, seed, b, args.cache_mib * 2**20, True)
+        out[f"batched env + MLP, {b} envs, fresh cache"] = \
+            lambda g, n, seed, b=b: batched(g, n, seed, b, budget, True)
+        out[f"batched env + MLP, {b} envs, warm shared cache"] = \
+            lambda g, n, seed, b=b: batched(g, n, seed, b, budget, True, share_cache=True)
         out[f"batched env + MLP, {b} envs, no cache"] = \
             lambda g, n, seed, b=b: batched(g, n, seed, b, 0, True)
-        out[f"batched env, uniform, {b} envs"] = \
-            lambda g, n, seed, b=b: batched(g, n, seed, b, args.cache_mib * 2**20, False)
+        out[f"batched env, uniform (no policy), {b} envs, fresh cache"] = \
+            lambda g, n, seed, b=b: batched(g, n, seed, b, budget, False)
     return out
+
+
+def warm_up(game, args) -> int:
+    """Fill the shared cache of ``game`` with ``--warm-steps`` decisions of the MLP policies; the nodes cached."""
+    from games.environment import make_env
+
+    batched(game, args.warm_steps, 10_000, args.num_envs[0], args.cache_mib * 2**20, True, share_cache=True)
+    return make_env(game, 1, cache_bytes=args.cache_mib * 2**20).cached_nodes
 
 
 def main(argv=None) -> int:
@@ -156,12 +172,14 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
     parser.add_argument("--num-envs", type=int, nargs="+", default=[1024])
     parser.add_argument("--cache-mib", type=int, default=128, help="cache budget of the batched env, MiB")
+    parser.add_argument("--warm-steps", type=int, default=2_000_000,
+                        help="decisions played to fill the shared cache before the rounds")
     parser.add_argument("--core", type=int, default=None, help="CPU to pin to (default: the first allowed)")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 30k steps")
     parser.add_argument("--out", default=None, help="output file (default: results/ or runs/)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.steps, args.rounds = 30_000, 2
+        args.steps, args.rounds, args.warm_steps = 30_000, 2, 100_000
     out = bench_common.output_path(parser, args, COMMITTED)
     out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -174,10 +192,14 @@ def main(argv=None) -> int:
         os.sched_setaffinity(0, {core})
     table = methods(args)
     raw: dict = {}
+    warm: dict = {}
     for name in args.games:
         game = pyspiel.load_game(name)
         for fn in table.values():   # warm-up: imports, first allocations
             fn(game, 2_000, 0)
+        warm[name] = warm_up(game, args)
+        print(f"{name}: {warm[name]:,} nodes in the shared cache after {args.warm_steps:,} decisions",
+              file=sys.stderr)
         for r in range(args.rounds):
             for label, fn in table.items():
                 wall, cpu = fn(game, args.steps, r)
@@ -197,7 +219,8 @@ def main(argv=None) -> int:
              "medians over the rounds, and the medians of the per-round ratios.", ""]
     summary = {}
     for name, res in raw.items():
-        lines += [f"## {name}", "",
+        lines += [f"## {name}", "", f"The warm shared cache held {warm[name]:,} nodes after the warm-up of "
+                  f"{args.warm_steps:,} decisions (it keeps filling during the rounds).", "",
                   "| method | steps/s (wall) | steps per CPU s | vs pyspiel loop (wall / CPU) | "
                   "vs rl_environment (wall / CPU) |", "|---|---|---|---|---|"]
         summary[name] = {}

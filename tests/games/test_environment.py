@@ -192,3 +192,21 @@ def test_custom_sequential_game_without_decisions_is_refused():
 
     with pytest.raises(ValueError, match="without any decision"):
         make_env(Coin(), 2, rng=0).reset()
+
+
+def test_a_shared_cache_is_warm_for_the_next_env_and_changes_nothing():
+    def trace(**options):
+        env = make_env("leduc_poker", 16, rng=11, cache_bytes=3 * 2**20, **options)
+        rng = np.random.default_rng(12)
+        s, out = env.reset(), []
+        for _ in range(200):
+            s = env.step(s.envs, uniform_actions(s, rng))
+            out += [s.obs, s.returns]
+        return env, out
+
+    first, a = trace()
+    second_start = make_env("leduc_poker", 1, cache_bytes=3 * 2**20).cached_nodes
+    assert second_start >= first.cached_nodes > 100     # the next env of the game starts from the same cache
+    private, b = trace(share_cache=False)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
