@@ -415,6 +415,8 @@ class LearnedOracle:
             if w.shape != (len(pop_members),):
                 raise ValueError(f"target.mixtures[{q}] needs one weight per member of populations[{q}] "
                                  f"({len(pop_members)}); got shape {w.shape}.")
+            if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+                raise ValueError(f"target.mixtures[{q}] must be non-negative weights with a positive sum; got {w}.")
             support.append([(self._seat(pop_members[i], q), w[i]) for i in np.flatnonzero(w > 0)])
         profiles, weights = [], []
         for combo in itertools.product(*support):

@@ -192,3 +192,6 @@ def test_bad_input_is_refused_by_name(tree):
         oracle.respond(0, tabular, key=(0, 0))
     with pytest.raises(ValueError, match="player"):
         oracle.respond(2, target, key=(0, 0))
+    empty = Target(player=0, populations=target.populations, mixtures=(np.ones(1), np.zeros(1)))
+    with pytest.raises(ValueError, match=r"target.mixtures\[1\] must be non-negative weights"):
+        oracle.respond(0, empty, key=(0, 0))
