@@ -382,11 +382,20 @@ def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng:
         rows = np.flatnonzero(inverse == g) if groups.size > 1 else np.arange(b)
         policy = policies[k]
         kind = policy_input(policy)
+        _check_env_serves(env, policy, kind)
         keys = env.infostate_keys(step.envs[rows]) if kind == "keys" else None
         states = env.states(step.envs[rows]) if kind == "states" else None
         probs[rows] = batch_probabilities(policy, step.obs[rows], step.mask[rows], keys=keys, states=states,
                                           players=step.player[rows])
     return sample_rows(probs, step.mask, rng.random(b))
+
+
+def _check_env_serves(env, policy, kind: str) -> None:
+    """``ValueError`` when ``policy`` needs states or information-state strings that ``env`` cannot give."""
+    if (kind == "keys" and not hasattr(env, "infostate_keys")) or (kind == "states" and not hasattr(env, "states")):
+        raise ValueError(f"{type(policy).__name__} acts on game states, which {type(env).__name__} does not have "
+                         "(e.g. a PettingZoo environment); use a policy that acts on observations (neural, "
+                         "UniformPolicy).")
 
 
 class VectorEnv:
@@ -451,7 +460,7 @@ class VectorEnv:
             for q, policy in enumerate(prof):
                 if q == self.player or policy is None:
                     continue
-                policy_input(policy)   # a TypeError now rather than at the first move
+                _check_env_serves(self.env, policy, policy_input(policy))   # now rather than at the first move
                 if id(policy) not in seen:
                     seen[id(policy)] = len(self._policies)
                     self._policies.append(policy)

@@ -132,3 +132,15 @@ def test_bad_input(kuhn):
     env.reset()
     with pytest.raises(ValueError, match="shape"):
         env.step(np.zeros(3, dtype=np.int64))
+
+
+def test_tabular_opponents_need_an_env_with_states(kuhn):
+    from games import load_pettingzoo
+
+    table = TabularStatePolicy(uniform_policy(kuhn.infostates[1]), kuhn.infostates[1])
+    with pytest.raises(ValueError, match="acts on game states"):
+        VectorEnv(load_pettingzoo("pettingzoo:tictactoe_v3"), 0, OpponentMixture.single([None, table]))
+    env = VectorEnv(load_pettingzoo("pettingzoo:tictactoe_v3"), 0, OpponentMixture.single([None, UniformPolicy(9)]),
+                    num_envs=4, rng=0)
+    stats = play_episodes(env, lambda obs, mask: mask.argmax(axis=1), 40)
+    assert stats.episodes == 40 and -1 <= stats.mean <= 1
