@@ -16,10 +16,10 @@ Then, with ``BR`` the response values and ``v`` the on-policy values,
 * CE: ``sum_p sum_i P(i) max(0, BR_{p,i} - v_{p,i})``.
 
 The learned response only bounds the true best response from below, so the estimate is a lower bound of the gap
-up to its sampling error. The standard error is the Monte Carlo one of the terms that count (a clipped term
-that is zero counts nothing): the responses' episodes are independent of the meta-strategy's, and the
-meta-strategy's values of all players come from the same episodes, so their sum's error is that of the
-per-episode sum of returns (zero in a constant-sum game).
+up to its sampling error. The standard error is the Monte Carlo one of the terms before clipping at zero
+(clipping can only narrow a term's spread, so it is conservative for CCE and CE): the responses' episodes are
+independent of the meta-strategy's, and the meta-strategy's values of all players come from the same episodes,
+so their sum's error is that of the per-episode sum of returns (zero in a constant-sum game).
 
 Every random choice is derived from ``(seed, iteration, "approx_gap")`` (:func:`approximate_seed`): the
 profiles drawn for each sampled value and the seeds of their episodes. It never touches the run's own random
@@ -53,7 +53,7 @@ class ApproximateGap:
     gap : float
         The estimate (see the module docstring).
     stderr : float
-        Its Monte Carlo standard error.
+        Its Monte Carlo standard error (of the terms before clipping at zero).
     terms : tuple of tuple
         One ``(player, mass, response_value, on_policy_value)`` per target, the sampled values.
     """
@@ -191,7 +191,6 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     if kind != "ce":
         on_policy = mixture_returns(game, populations, *_support(joint), episodes, rng, play=play)
     terms, gains, variance = [], [], []
-    counted = np.zeros(n, dtype=bool)
     for p in range(n):
         for i, target in enumerate(meta_targets(solution, kind, populations, payoffs, p)):
             br = respond(p, target, i)
@@ -208,14 +207,12 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
                 conditional, value = None, float(on_policy[:, p].mean())
             gain = float(response.mean()) - value
             terms.append((p, float(target.mass), float(response.mean()), value))
-            if kind == "product" or gain > 0:
-                gains.append(target.mass * gain)
-                variance.append(target.mass ** 2 * _mean_variance(response))
-                if conditional is not None:
-                    variance.append(target.mass ** 2 * _mean_variance(conditional))
-                counted[p] = True
-    if on_policy is not None and counted.any():
-        variance.append(_mean_variance(on_policy[:, counted].sum(axis=1)))
+            gains.append(target.mass * (gain if kind == "product" else max(gain, 0.0)))
+            variance.append(target.mass ** 2 * _mean_variance(response))
+            if conditional is not None:
+                variance.append(target.mass ** 2 * _mean_variance(conditional))
+    if on_policy is not None:
+        variance.append(_mean_variance(on_policy.sum(axis=1)))
     return ApproximateGap(gap=float(np.sum(gains)), stderr=float(math.sqrt(np.sum(variance))), terms=tuple(terms))
 
 
