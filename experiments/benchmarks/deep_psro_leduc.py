@@ -51,6 +51,7 @@ import dataclasses
 import logging
 import math
 import os
+import signal
 import sys
 import time
 import types
@@ -69,9 +70,21 @@ SIDES = ("psro_v2", "ours")
 RESULTS = Path(__file__).resolve().parent / "results" / "deep_psro_leduc.md"
 
 
+class BudgetSpent(Exception):
+    """The budget's clock ran out (raised by :class:`Clock`'s timer inside the step that was running)."""
+
+
+def _budget_spent(signum, frame):
+    raise BudgetSpent
+
+
 class Clock:
     """The budget's clock: wall and process-CPU seconds between :meth:`start` and :meth:`stop` (or inside
     ``with clock:``), summed; measuring happens while it is stopped.
+
+    With a ``budget`` (wall seconds), :meth:`start` arms a timer (``SIGALRM``, where the platform has it) for
+    the time left, so the step running when the budget ends is cut short by :class:`BudgetSpent` and never
+    counts; starting with nothing left raises it at once.
 
     Examples
     --------
@@ -80,15 +93,31 @@ class Clock:
     ...     pass
     >>> clock.wall >= 0.0 and clock.cpu >= 0.0
     True
+    >>> clock = Clock(budget=0.05)
+    >>> try:
+    ...     with clock:
+    ...         while True:
+    ...             pass
+    ... except BudgetSpent:
+    ...     print(round(clock.wall, 1))
+    0.1
     """
 
-    def __init__(self):
-        self.wall, self.cpu = 0.0, 0.0
+    def __init__(self, budget: float | None = None):
+        self.wall, self.cpu, self.budget = 0.0, 0.0, budget
+        self._timer = budget is not None and hasattr(signal, "setitimer")
 
     def start(self) -> None:
+        if self.budget is not None and self.wall >= self.budget:
+            raise BudgetSpent
         self._wall0, self._cpu0 = time.perf_counter(), time.process_time()
+        if self._timer:
+            signal.signal(signal.SIGALRM, _budget_spent)
+            signal.setitimer(signal.ITIMER_REAL, self.budget - self.wall)
 
     def stop(self) -> None:
+        if self._timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         self.wall += time.perf_counter() - self._wall0
         self.cpu += time.process_time() - self._cpu0
 
@@ -214,7 +243,7 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
     np.random.seed(seed)
     torch.manual_seed(seed)
     game = pyspiel.load_game(GAME)
-    clock = Clock()
+    clock = Clock(budget)
     with clock:
         pg_policy = _torch_pg_policy_class()
         env = rl_environment.Environment(game)
@@ -242,12 +271,14 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
                     meta_nash_conv(game, members, solver.get_meta_strategies()))
 
     rows, iteration = [measure(0)], 0
-    while clock.wall < budget:
-        with clock:
-            solver.iteration()
-        iteration += 1
-        rows.append(measure(iteration))
-    return rows
+    try:
+        while True:
+            with clock:
+                solver.iteration()
+            iteration += 1
+            rows.append(measure(iteration))
+    except BudgetSpent:   # the iteration running at the end of the budget does not count
+        return rows
 
 
 # ---------------------------------------------------------------- ours
@@ -289,15 +320,12 @@ def _member_table(game, tree, member, player):
     return tabulate(game, lambda p, obs, mask: batch_probabilities(member, obs, mask))
 
 
-class _BudgetSpent(Exception):
-    """Raised from the history callback to end ``PSRO.run`` when the budget is spent."""
-
-
 def run_ours(seed: int, budget: float, options: OurOptions) -> list:
     """Our deep PSRO for ``budget`` wall seconds; one row per iteration (row 0: the initial population).
 
-    One ``run`` call; its history callback stops the clock, measures, restarts the clock, and ends the run once
-    the budget is spent (so no per-call work, such as the last row's ``approx_gap``, is added).
+    One ``run`` call; its history callback stops the clock, measures and restarts it; the clock's timer ends the
+    run at the budget (no per-call work, such as the last row's ``approx_gap``, is added; the iteration running
+    at the end does not count).
     """
     import pyspiel
     import torch
@@ -308,11 +336,7 @@ def run_ours(seed: int, budget: float, options: OurOptions) -> list:
     game = pyspiel.load_game(GAME)
     tree = build_game_tree(game)   # for measuring only, never given to the solver
     tables, rows = {}, []
-    clock = Clock()
-    clock.start()
-    solver = our_solver(seed, options)
-    if getattr(solver, "tree", None) is not None:
-        raise RuntimeError("our solver built the game tree; the benchmark runs it without one (exact_gap=False).")
+    clock, solver = Clock(budget), None
 
     def measure(row):
         clock.stop()
@@ -321,17 +345,31 @@ def run_ours(seed: int, budget: float, options: OurOptions) -> list:
                     for i, member in enumerate(_members(pop))] for p, pop in enumerate(state.populations)]
         rows.append(_row("ours", seed, clock, row["iteration"],
                          meta_nash_conv(game, members, state.meta_strategy.marginals)))
-        if clock.wall >= budget:
-            raise _BudgetSpent
         clock.start()
 
     try:
+        clock.start()
+        solver = our_solver(seed, options)
+        if getattr(solver, "tree", None) is not None:
+            raise RuntimeError("our solver built the game tree; the benchmark runs it without one "
+                               "(exact_gap=False).")
         solver.run(iterations=10**9, callback=measure)
-    except _BudgetSpent:
-        pass
+    except Exception as exc:   # the iteration running at the end of the budget does not count
+        if not _from_budget(exc):
+            raise
     finally:
-        solver.close()
+        if solver is not None:
+            solver.close()
     return rows
+
+
+def _from_budget(exc: BaseException) -> bool:
+    """Whether ``exc`` is :class:`BudgetSpent` or was raised from it (an executor wraps a job's exception)."""
+    while exc is not None:
+        if isinstance(exc, BudgetSpent):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _members(population) -> list:
