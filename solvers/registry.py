@@ -230,9 +230,13 @@ def solve(game, method: str = "nash", **options) -> Equilibrium:
         eq = spec.function(solved, **run_options)
     else:
         eq = spec.function(game, **run_options)
+    given = dict(bound.arguments)
     eq = _verified(spec, game, norm, eq, run_options)
     if spec.rescale is not None:  # report the options the caller gave, not their normalised equivalents
-        eq.info.update({k: v for k, v in bound.arguments.items() if k in eq.info and k != first and v is not None})
+        # (only those the rescaling changed: an option that is also an output, such as ``iterations``, keeps the
+        # solver's count)
+        eq.info.update({k: v for k, v in given.items() if k in eq.info and k != first and v is not None
+                        and run_options.get(k) is not v})
     eq.info.setdefault("time", time.perf_counter() - start)
     return eq
 

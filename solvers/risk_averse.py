@@ -434,6 +434,24 @@ def _polish(prob: _PlayerProblem, x: np.ndarray) -> np.ndarray | None:
     return _kkt_polish(prob, x) if prob._quadratic else _newton_polish(prob, x)
 
 
+def _projected_step(x: np.ndarray, step: float, g: np.ndarray) -> np.ndarray:
+    """``x + step * g`` projected onto the simplex, with the gradient centred first.
+
+    A constant added to ``g`` does not move the projection; centring keeps ``x + step * g`` near the simplex when
+    ``step * g`` is huge (a tiny curvature, or a step grown large), where adding and projecting huge numbers would
+    lose the last digits of ``x`` (and of its sum, hence of its value, by up to ``step * |g| * eps``).
+
+    Examples
+    --------
+    >>> _projected_step(np.array([0.5, 0.5]), 1e17, np.array([1.0, 1.0 + 4e-16])).tolist()
+    [0.0, 1.0]
+    >>> _projected_step(np.array([0.25, 0.75]), 1e8, np.array([2.0, 2.0])).tolist()
+    [0.25, 0.75]
+    """
+    out = project_to_simplex(x + step * (g - g.max()))
+    return out / out.sum()
+
+
 def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500) -> RiskAdjustedBestResponse:
     """Maximise the concave risk-adjusted objective over the simplex (see the module docstring)."""
     pure = prob.means - prob.aversion * prob.risk_of_pure()
@@ -452,12 +470,7 @@ def _best_response(prob: _PlayerProblem, start: np.ndarray, max_iter: int = 500)
     step = 1.0 / lip
 
     def ascend(z: np.ndarray) -> np.ndarray:
-        # a constant added to the gradient does not move the projection; centring it keeps ``z + step * g`` near
-        # the simplex when the curvature (so 1 / step) is tiny, where the projection of huge numbers would lose
-        # the last digits of the strategy (and its sum, hence its value, by up to step * |g| * eps)
-        g = prob.gradient(z)
-        out = project_to_simplex(z + step * (g - g.max()))
-        return out / out.sum()
+        return _projected_step(z, step, prob.gradient(z))
 
     bound = _fw_bound(prob, x)
     y, x_prev, momentum = x.copy(), x.copy(), 1.0
@@ -657,8 +670,9 @@ def _gradients(op: PayoffOperator, layout: FlatLayout, flat: np.ndarray, aversio
     return np.concatenate(grads), fw
 
 
-def _project_all(layout: FlatLayout, flat: np.ndarray) -> np.ndarray:
-    return np.concatenate([project_to_simplex(v) for v in layout.split(flat)])
+def _step_all(layout: FlatLayout, flat: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
+    """Every player's :func:`_projected_step` of size ``eta``."""
+    return np.concatenate([_projected_step(x, eta, d) for x, d in zip(layout.split(flat), layout.split(g))])
 
 
 def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, tol: float, iterations: int,
@@ -673,12 +687,23 @@ def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, to
     flat = layout.concat(initial_strategies(game, initial))
     spread = float(np.ptp(game.payoffs)) or 1.0
     # The risk term's curvature grows like gamma * spread ** 2. Where it dwarfs the payoffs, the adaptive
-    # halving below could not shrink 1 / spread far enough, so start from a step the curvature allows.
-    curvature = 2.0 * float(aversions.max()) * spread
-    eta = 1.0 / (spread * (1.0 + curvature) if curvature > 1e6 else spread)
+    # halving below could not shrink 1 / spread far enough, so each player's gradient is scaled down by its own
+    # curvature: a positive factor per player leaves the equilibria as they are (each player still maximises
+    # its own objective), and one very risk-averse player no longer freezes the others with a tiny common step.
+    curvature = 2.0 * aversions * spread
+    scale = np.where(curvature > 1e6, 1.0 / (1.0 + curvature), 1.0)
+    scale[np.asarray(game.shape) == 1] = 0.0   # a single strategy never moves (its gradient only shrinks steps)
+    precondition = layout.broadcast(scale)
+    eta = 1.0 / spread
     if step is not None:
         eta = check_nonnegative_float(step, "step", positive=True)
-    g, fw = _gradients(op, layout, flat, aversions, risk)
+
+    def scaled_gradients(at: np.ndarray) -> tuple:
+        grad, bound = _gradients(op, layout, at, aversions, risk)
+        with np.errstate(invalid="ignore"):
+            return np.where(precondition > 0, precondition * grad, 0.0), bound
+
+    g, fw = scaled_gradients(flat)
     done, exact, next_check, checks = 0, None, check_every, 0
     for t in range(1, iterations + 1):
         if fw <= tol:
@@ -691,18 +716,18 @@ def _solve_rae(game: NormalFormGame, method: str, risk: _Risk, risk_aversion, to
             checks += 1
             next_check += check_every * (2 ** max(0, checks - 4))
         for _ in range(60):  # adaptive extragradient step (Khobotov's rule)
-            half = _project_all(layout, flat + eta * g)
-            g_half, _ = _gradients(op, layout, half, aversions, risk)
+            half = _step_all(layout, flat, eta, g)
+            g_half, _ = scaled_gradients(half)
             dist = float(np.linalg.norm(half - flat))
             if dist == 0.0 or eta * float(np.linalg.norm(g_half - g)) <= 0.9 * dist:
                 break
             eta *= 0.5
-        new = _project_all(layout, flat + eta * g_half)
+        new = _step_all(layout, flat, eta, g_half)
         if not np.all(np.isfinite(new)):  # the step overflowed: keep the last finite iterate
             logger.info("%s: a step overflowed after %d iterations; stopping there", method, done)
             break
         flat = new
-        g, fw = _gradients(op, layout, flat, aversions, risk)
+        g, fw = scaled_gradients(flat)
         eta *= 1.1
         done = t
     marginals = layout.split(flat)
@@ -771,8 +796,11 @@ def _check_risk(norm, eq: Equilibrium, options: dict) -> Check:
     ``gamma * eps`` cannot be told from zero, so it does not verify.
     """
     gains = np.asarray(eq.info["gains"])
-    gammas = np.asarray(options["risk_aversion"], dtype=np.float64)
-    rounding = 16.0 * np.finfo(float).eps * norm.game.num_players * max(1.0, float(np.max(gammas)))
+    n = norm.game.num_players
+    gammas = np.broadcast_to(np.asarray(options["risk_aversion"], dtype=np.float64), (n,))
+    # (a player with a single strategy has no deviation: its gain is exactly zero whatever its risk aversion)
+    can_deviate = np.asarray(norm.game.shape) > 1
+    rounding = 16.0 * np.finfo(float).eps * n * float(np.sum(np.maximum(1.0, gammas) * can_deviate))
     return Check(gains, float(gains.sum() + eq.info["gap_error_bound"] + rounding), float(options["tol"]))
 
 

@@ -408,3 +408,21 @@ def test_rae_gap_of_a_nearly_constant_game_is_not_inflated_by_round_off():
         assert abs(br.strategy.sum() - 1.0) <= 1e-14
     assert eq.converged
     assert rae_gaps(norm, eq.marginals, gamma).gains.sum() <= eq.info["gap_tol"]
+
+
+def test_a_hugely_risk_averse_player_does_not_freeze_the_others():
+    # player 1 has one strategy and payoffs of order 1e116, so its risk aversion in normalised units is ~1e116
+    # (capped at 1e100). A common step sized for that curvature never moved player 0 off uniform; with each
+    # player's gradient scaled by its own curvature, player 0 plays its best action (payoff 0.114) at once.
+    game = NormalFormGame(np.array([[[-1.3025], [0.11412], [-1.0418]], [[1.3025e116], [-1.1412e115], [1.0418e116]]]))
+    eq = solve(game, "rae")
+    assert eq.converged
+    assert eq.marginals[0].tolist() == [0.0, 1.0, 0.0]
+    assert eq.info["iterations"] < 100
+
+
+def test_the_reported_iterations_are_the_solvers_count_not_the_option():
+    game = catalog.stag_hunt()
+    eq = solve(game, "rae", iterations=3000)
+    assert eq.converged and 0 < eq.info["iterations"] < 3000
+    assert eq.info["risk_aversion"] == 0.5   # the caller's units, not the normalised ones
