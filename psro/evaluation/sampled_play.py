@@ -108,9 +108,11 @@ def build_play_tree(tree: GameTree) -> PlayTree:
     n = tree.num_players
     actors, infos, kids, cdfs, rets, depths = [], [], [], [], [], []
     width = game.num_distinct_actions()
-    stack = [(game.new_initial_state(), -1, -1, 0)]   # (state, parent node, slot, depth)
+    # (state, parent node, slot, depth, the seats' pending choices at a simultaneous node or None): a simultaneous
+    # move is seat 0's node, then seat 1's at the same state, ..., as in psro.game_tree
+    stack = [(game.new_initial_state(), -1, -1, 0, None)]
     while stack:
-        state, parent, slot, depth = stack.pop()
+        state, parent, slot, depth, pending = stack.pop()
         node = len(actors)
         if parent >= 0:
             kids[parent][slot] = node
@@ -130,14 +132,23 @@ def build_play_tree(tree: GameTree) -> PlayTree:
             width = max(width, len(outcomes))
             kids.append({})
             for pos, (action, _) in enumerate(outcomes):
-                stack.append((state.child(action), node, pos, depth + 1))
+                stack.append((state.child(action), node, pos, depth + 1, None))
             continue
-        player = state.current_player()
+        if pending is None and state.is_simultaneous_node():
+            pending = ()
+        player = state.current_player() if pending is None else len(pending)
         actors.append(player)
         infos.append(tree.infostates[player].index(state.information_state_string(player)))
         kids.append({})
-        for action in state.legal_actions():
-            stack.append((state.child(action), node, action, depth + 1))
+        for action in state.legal_actions(player):
+            if pending is None:
+                stack.append((state.child(action), node, action, depth + 1, None))
+            elif player < n - 1:   # the next seat decides at the same state
+                stack.append((state, node, action, depth + 1, pending + (action,)))
+            else:
+                child = state.clone()
+                child.apply_actions([*pending, action])
+                stack.append((child, node, action, depth + 1, None))
 
     num = len(actors)
     children = np.full((num, width), -1, dtype=np.int64)
