@@ -216,6 +216,23 @@ def make_env(game, num_envs: int = 64, *, rng=None, **options):
     return OpenSpielEnv(_as_game(game), num_envs, rng=rng, **options)
 
 
+def _sampled_chance(game) -> bool:
+    """Whether ``game`` draws chance inside ``apply_action`` or ``returns``, where no cache may remember it.
+
+    Wrappers such as ``add_noise`` report their inner game's chance mode when
+    loaded; the mode they are registered with says ``SAMPLED_STOCHASTIC``.
+    """
+    import pyspiel
+
+    sampled = pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+    if game.get_type().chance_mode == sampled:
+        return True
+    name = str(game).split("(", 1)[0]
+    registered = {t.short_name: t for t in pyspiel.registered_games()}
+    return any(t is not None and t.chance_mode == sampled
+               for t in (registered.get(name), registered.get(game.get_type().short_name)))
+
+
 # ---------------------------------------------------------------------------------------------- observers
 class _Observers:
     """One float32 observation buffer per env, written by OpenSpiel's observer API where the game has one.
@@ -350,9 +367,9 @@ class _NodeCache:
 
     @staticmethod
     def bytes_per_node(num_players: int, num_actions: int, width: int, obs_dim: int, max_outcomes: int) -> int:
-        # the arrays of one node, and an entry of the set of histories seen once (a Python int in a set)
+        # the arrays of one node, an entry of the set of histories seen once (a Python int in a set), and
         return (5 * 8 + 4 + 1 + 4 * width + 4 * obs_dim + num_actions + 8 * num_players
-                + 16 * max(1, max_outcomes) + 64)
+                + 16 * max(1, max_outcomes) + 64 + 3 * 36)   # + the three Python mirror lists
 
 
 class OpenSpielEnv:
@@ -368,7 +385,8 @@ class OpenSpielEnv:
         Draws the chance outcomes (a generator is shared, not copied).
     cache_bytes : int
         Memory budget of the cache of visited histories (default 128 MiB); 0
-        turns it off. Games with sampled chance are never cached.
+        turns it off. Games with sampled chance (and wrappers registered so,
+        such as ``add_noise``) are never cached.
     share_cache : bool
         Share the cache with the other envs of the same game (and budget) in
         this process (default), so that every new env (one per training run
@@ -421,7 +439,7 @@ class OpenSpielEnv:
         max_outcomes = max(1, game.max_chance_outcomes())
         width = max(self.num_actions, max_outcomes)
         capacity = 0
-        if gtype.chance_mode != pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+        if not _sampled_chance(game):
             capacity = (cache_bytes - cache_bytes // 4) // _NodeCache.bytes_per_node(
                 self.num_players, self.num_actions, width, self.obs_dim, max_outcomes)
         self._cache = None
@@ -452,9 +470,15 @@ class OpenSpielEnv:
         self._live_returns = np.zeros((n, self.num_players))      # ... and the returns at terminals
         self._episode = np.zeros(n, dtype=np.int64)
         self._started = False
+        self._decisions = self._hits = 0
 
     def __repr__(self) -> str:
         return f"OpenSpielEnv({self.game}, num_envs={self.num_envs}, cached_nodes={self.cached_nodes})"
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """The fraction of the actions applied so far that the cache stepped (no pyspiel call); NaN before any."""
+        return self._hits / self._decisions if self._decisions else math.nan
 
     @property
     def cached_nodes(self) -> int:
@@ -682,6 +706,8 @@ class OpenSpielEnv:
     def _move(self, envs: np.ndarray, edges: np.ndarray, actions: np.ndarray, chance: bool) -> None:
         """Move ``envs`` along ``edges``: numpy where the cache knows the child, pyspiel elsewhere."""
         live = self._is_live[envs]
+        if not chance:
+            self._decisions += envs.size
         if not live.all():
             cached = ~live
             ce, cn = envs[cached], self._node[envs[cached]]
@@ -689,6 +715,8 @@ class OpenSpielEnv:
             c.visits[cn] += 1   # how often play leaves each node (a node twice in one batch counts once)
             child = c.child[cn, edges[cached]].astype(np.int64)
             hit = child >= 0
+            if not chance:
+                self._hits += int(hit.sum())
             self._node[ce[hit]] = child[hit]
             self._kind[ce[hit]] = c.kind[child[hit]]
             if not hit.all():

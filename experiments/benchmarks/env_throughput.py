@@ -49,6 +49,7 @@ import numpy as np  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COMMITTED = RESULTS / "env_throughput.md"
+DIAGNOSTICS: list = []   # per batched measurement: the cache's hit rate, CPU us per decision spent on the policy
 
 
 class Clock:
@@ -119,8 +120,10 @@ def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy
     rng = np.random.default_rng(seed)
     s = env.reset()
     done = 0
+    policy_cpu = 0.0
     clock = Clock()
     while done < steps:
+        t0 = time.process_time()
         if policy:
             obs, mask = torch.from_numpy(s.obs), torch.from_numpy(s.mask)
             out = torch.empty(mask.shape)
@@ -136,8 +139,11 @@ def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy
         else:
             probs = s.mask
         actions = sample_rows(probs, s.mask, rng.random(s.envs.size))
+        policy_cpu += time.process_time() - t0
         s = env.step(s.envs, actions)
         done += s.envs.size
+    DIAGNOSTICS.append({"hit_rate": env.cache_hit_rate, "policy_cpu_us": 1e6 * policy_cpu / done,
+                        "cached_nodes": env.cached_nodes})
     return clock.rates(done)
 
 
@@ -202,10 +208,15 @@ def main(argv=None) -> int:
               file=sys.stderr)
         for r in range(args.rounds):
             for label, fn in table.items():
+                DIAGNOSTICS.clear()
                 wall, cpu = fn(game, args.steps, r)
-                raw.setdefault(name, {}).setdefault(label, {"wall": [], "cpu": []})
+                raw.setdefault(name, {}).setdefault(label, {"wall": [], "cpu": [], "hit_rate": [],
+                                                            "policy_cpu_us": []})
                 raw[name][label]["wall"].append(wall)
                 raw[name][label]["cpu"].append(cpu)
+                for d in DIAGNOSTICS:
+                    raw[name][label]["hit_rate"].append(d["hit_rate"])
+                    raw[name][label]["policy_cpu_us"].append(d["policy_cpu_us"])
                 print(f"{name} round {r} {label}: {wall:,.0f} steps/s wall, {cpu:,.0f} per CPU second",
                       file=sys.stderr)
     command = " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
@@ -222,7 +233,8 @@ def main(argv=None) -> int:
         lines += [f"## {name}", "", f"The warm shared cache held {warm[name]:,} nodes after the warm-up of "
                   f"{args.warm_steps:,} decisions (it keeps filling during the rounds).", "",
                   "| method | steps/s (wall) | steps per CPU s | vs pyspiel loop (wall / CPU) | "
-                  "vs rl_environment (wall / CPU) |", "|---|---|---|---|---|"]
+                  "vs rl_environment (wall / CPU) | CPU us per step | of which policy | cache hits |",
+                  "|---|---|---|---|---|---|---|---|"]
         summary[name] = {}
         for label, vals in res.items():
             row = {"runs": vals}
@@ -232,9 +244,15 @@ def main(argv=None) -> int:
                 row[f"{clock}_vs_loop"] = float(np.median(v / np.array(res["pyspiel loop"][clock])))
                 row[f"{clock}_vs_rl_environment"] = float(np.median(v / np.array(res["rl_environment"][clock])))
             summary[name][label] = row
+            hits = [h for h in vals["hit_rate"] if h == h]
+            pol = vals["policy_cpu_us"]
+            row["hit_rate"] = float(np.median(hits)) if hits else None
+            row["policy_cpu_us"] = float(np.median(pol)) if pol else None
             lines.append(f"| {label} | {row['wall']:,.0f} | {row['cpu']:,.0f} | {row['wall_vs_loop']:.2f}x / "
                          f"{row['cpu_vs_loop']:.2f}x | {row['wall_vs_rl_environment']:.2f}x / "
-                         f"{row['cpu_vs_rl_environment']:.2f}x |")
+                         f"{row['cpu_vs_rl_environment']:.2f}x | {1e6 / row['cpu']:.2f} | "
+                         + (f"{row['policy_cpu_us']:.2f}" if pol else "") + " | "
+                         + (f"{100 * row['hit_rate']:.0f}%" if hits else "") + " |")
         lines.append("")
     out.write_text("\n".join(lines))
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1))

@@ -210,3 +210,11 @@ def test_a_shared_cache_is_warm_for_the_next_env_and_changes_nothing():
     private, b = trace(share_cache=False)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
+
+
+def test_wrappers_registered_with_sampled_chance_are_never_cached():
+    # add_noise is registered SAMPLED_STOCHASTIC but, loaded, reports kuhn's chance mode; stay on the safe side
+    env = make_env("add_noise(game=kuhn_poker(),epsilon=1.0,seed=3)", 8, rng=0)
+    r = play_uniform(env, 400)
+    assert env.cached_nodes == 0 and make_env("kuhn_poker", 1).cached_nodes > 0
+    assert r.shape == (400, 2) and not np.allclose(r, np.round(r))   # noisy returns
