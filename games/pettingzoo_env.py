@@ -257,6 +257,8 @@ class PettingZooEnv:
         self.rng = np.random.default_rng(rng)
         self._seat = {agent: p for p, agent in enumerate(game.agents)}
         self._envs = [game.new_env() for _ in range(self.num_envs)]
+        # attributes are read from the innermost env: each wrapper layer forwards them with a __getattr__ call
+        self._raw = [getattr(env, "unwrapped", env) for env in self._envs]
         n = self.num_envs
         self._player = np.zeros(n, dtype=np.int64)
         self._obs = np.zeros((n, self.obs_dim), dtype=np.float32)
@@ -269,16 +271,16 @@ class PettingZooEnv:
         return f"PettingZooEnv({self.game.name!r}, num_envs={self.num_envs})"
 
     def _collect(self, i: int) -> None:
-        env = self._envs[i]
+        env = self._raw[i]
         for agent, r in env.rewards.items():
             self._returns[i, self._seat[agent]] += r
 
     def _skip_done(self, i: int) -> bool:
         """Step agents that are done with ``None``; whether the episode is over."""
-        env = self._envs[i]
-        while env.agents:
-            agent = env.agent_selection
-            if not (env.terminations.get(agent, False) or env.truncations.get(agent, False)):
+        env, raw = self._envs[i], self._raw[i]
+        while raw.agents:
+            agent = raw.agent_selection
+            if not (raw.terminations.get(agent, False) or raw.truncations.get(agent, False)):
                 return False
             env.step(None)
             self._collect(i)
@@ -296,8 +298,8 @@ class PettingZooEnv:
         self._describe(i)
 
     def _describe(self, i: int) -> None:
-        env = self._envs[i]
-        agent = env.agent_selection
+        env, raw_env = self._envs[i], self._raw[i]
+        agent = raw_env.agent_selection
         p = self._seat[agent]
         raw = env.observe(agent)
         mask = None
@@ -305,7 +307,7 @@ class PettingZooEnv:
             mask = raw.get("action_mask")
             raw = raw["observation"]
         if mask is None:
-            mask = (env.infos.get(agent) or {}).get("action_mask")
+            mask = (raw_env.infos.get(agent) or {}).get("action_mask")
         self._player[i] = p
         self._obs[i] = np.asarray(raw, dtype=np.float32).reshape(-1)
         self._mask[i] = False

@@ -52,7 +52,7 @@ def test_uniform_tictactoe_first_player_advantage_matches_a_game_tree_walk():
     rng = np.random.default_rng(2)
     s = env.reset()
     out = []
-    while len(out) < 1500:
+    while len(out) < 600:
         s = env.step(s.envs, uniform(s, rng))
         out.extend(s.returns[s.done, 0])
     r = np.array(out)

@@ -43,9 +43,9 @@ def pure(tree, player, action):
 
 def test_uniform_opponent_value_and_tabular_path_agree(kuhn):
     def run(opponent):
-        env = VectorEnv(kuhn.game, 0, OpponentMixture.single([None, opponent]), num_envs=16, rng=0)
+        env = VectorEnv(kuhn.game, 0, OpponentMixture.single([None, opponent]), num_envs=64, rng=0)
         rng = np.random.default_rng(1)
-        return play_episodes(env, lambda obs, mask: (rng.random(mask.shape) * mask).argmax(axis=1), 8000)
+        return play_episodes(env, lambda obs, mask: (rng.random(mask.shape) * mask).argmax(axis=1), 6400)
 
     neural_like = run(UniformPolicy(2))
     tabular = run(TabularStatePolicy(uniform_policy(kuhn.infostates[1]), kuhn.infostates[1]))
@@ -57,8 +57,8 @@ def test_mixture_value_always_bet_against_fold_or_call(kuhn):
     # always bet: an opponent who always passes (folds) gives +1; one who always calls gives a showdown for 2,
     # worth 0 on average over the deals. Weights 1/4, 3/4: 1/4.
     mix = OpponentMixture(((None, pure(kuhn, 1, 0)), (None, pure(kuhn, 1, 1))), np.array([0.25, 0.75]))
-    env = VectorEnv(kuhn.game, 0, mix, num_envs=32, rng=2)
-    stats = play_episodes(env, lambda obs, mask: np.ones(len(obs), dtype=np.int64), 20_000)
+    env = VectorEnv(kuhn.game, 0, mix, num_envs=64, rng=2)
+    stats = play_episodes(env, lambda obs, mask: np.ones(len(obs), dtype=np.int64), 12_800)
     assert abs(stats.mean - 0.25) < 4 * stats.stderr
 
 
