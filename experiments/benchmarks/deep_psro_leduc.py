@@ -285,12 +285,13 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
 
 @dataclasses.dataclass(frozen=True)
 class OurOptions:
-    """Our run's settings (fields of ``psro.PSROConfig``; ``oracle_options`` goes to the PPO oracle)."""
+    """Our run's settings (fields of ``psro.PSROConfig``; ``oracle_options`` goes to the PPO oracle). The
+    defaults are the best of the settings tried (results/deep_psro_leduc.md lists them with their curves)."""
 
     oracle_steps: int = 20_000
-    episodes_per_profile: int = 1000
+    episodes_per_profile: int = 300
     meta_solver: str = "nash"
-    oracle_options: tuple = ()
+    oracle_options: tuple = (("eval_episodes", 200),)
 
 
 def our_solver(seed: int, options: OurOptions):
@@ -490,14 +491,16 @@ def main() -> None:
     parser.add_argument("--episodes-per-profile", type=int, default=OurOptions.episodes_per_profile)
     parser.add_argument("--meta-solver", default=OurOptions.meta_solver)
     parser.add_argument("--oracle-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="an option of our PPO oracle (repeatable), e.g. learning_rate=3e-4")
+                        help="an option of our PPO oracle (repeatable; added to the defaults "
+                             f"{dict(OurOptions.oracle_options)}), e.g. learning_rate=3e-4")
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
     args = parser.parse_args()
     budget, seeds = (60.0, 1) if args.quick else (args.budget, args.seeds)
     sides = SIDES if args.sides == "both" else (args.sides,)
     options = {"psro_v2": PSROv2Options(args.pg_episodes, args.sims_per_entry, args.pg_meta),
                "ours": OurOptions(args.oracle_steps, args.episodes_per_profile, args.meta_solver,
-                                  tuple(_parse_option(o) for o in args.oracle_option))}
+                                  tuple({**dict(OurOptions.oracle_options),
+                                         **dict(_parse_option(o) for o in args.oracle_option)}.items()))}
     out = bench_common.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     rows = run_all(sides, range(seeds), budget, options)
