@@ -177,16 +177,15 @@ class PSRO:
             return build_game_tree(self.game, max_histories=config.max_histories)
         except ValueError as exc:
             too_large = isinstance(exc, TreeTooLarge)
+            # (the budget that stopped the walk: the histories, their estimate, or the memory)
+            reason = str(exc).split("; it is too large")[0] if too_large else str(exc).rstrip(".")
             if needs and too_large:
-                raise ValueError(f"max_histories: game {self.game} has more than max_histories="
-                                 f"{config.max_histories} histories, and {' and '.join(needs)} needs its whole "
-                                 "tree. Raise max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "
+                raise ValueError(f"max_histories: {reason}, and {' and '.join(needs)} needs its whole tree. Raise "
+                                 "max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "
                                  "evaluator='monte_carlo', which needs no tree (then exact_gap='auto' measures "
                                  "the exact gap only where the tree fits).") from None
             if needs:
                 raise
-            reason = (f"game {self.game} has more than max_histories={config.max_histories} histories"
-                      if too_large else str(exc).rstrip("."))
             logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; raise max_histories or set "
                            "exact_gap=false to silence this)", reason)
             return None

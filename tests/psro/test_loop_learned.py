@@ -61,6 +61,14 @@ def test_what_needs_the_tree_says_so_when_it_does_not_fit(options, needs):
         PSRO("kuhn_poker", max_histories=10, **{"progress": False, **options})
 
 
+def test_the_error_names_the_budget_that_stopped_the_walk():
+    # phantom_ttt is refused from its estimated size before any walk: the message says so, not "more than N"
+    with pytest.raises(ValueError, match=r"^max_histories: game phantom_ttt\(\) has about \S+ histories \(estimated "
+                                         r"from random playouts\), far more than max_histories=1_000_000, and "
+                                         r"oracle='exact' and evaluator='sequence_form' needs its whole tree"):
+        PSRO("phantom_ttt", progress=False)
+
+
 def test_exact_gap_of_a_sampled_learned_run_is_the_exact_nash_conv():
     # a common-payoff game: the sampled meta-game's values differ from the exact ones (in a zero-sum game their
     # sum would be exact anyway), and the gap must use the exact ones
