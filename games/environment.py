@@ -36,6 +36,7 @@ The objects :func:`games.from_pettingzoo` returns (and anything else with a
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -224,13 +225,19 @@ def _sampled_chance(game) -> bool:
     """
     import pyspiel
 
-    sampled = pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
-    if game.get_type().chance_mode == sampled:
+    if game.get_type().chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
         return True
-    name = str(game).split("(", 1)[0]
-    registered = {t.short_name: t for t in pyspiel.registered_games()}
-    return any(t is not None and t.chance_mode == sampled
-               for t in (registered.get(name), registered.get(game.get_type().short_name)))
+    registered = _registered_sampled()
+    return str(game).split("(", 1)[0] in registered or game.get_type().short_name in registered
+
+
+@functools.lru_cache(maxsize=1)
+def _registered_sampled() -> frozenset:
+    """Short names of the games OpenSpiel registers with sampled chance."""
+    import pyspiel
+
+    return frozenset(t.short_name for t in pyspiel.registered_games()
+                     if t.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC)
 
 
 # ---------------------------------------------------------------------------------------------- observers
