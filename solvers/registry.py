@@ -274,6 +274,23 @@ def _verified(spec: SolverSpec, game: NormalFormGame, norm: Normalisation, eq: E
     return dataclasses.replace(eq, gap=gap, values=values, info=info)
 
 
+def _rescaled(values, scales: np.ndarray, power: float) -> list:
+    """``values * scales ** power`` per player: a moment of order ``power`` in payoff units. Past the float range
+    it is ``inf`` (payoffs near 1e300 have variances near 1e600), and a zero moment stays zero.
+
+    Examples
+    --------
+    >>> _rescaled([0.25, 0.0], np.array([2.0, 1e300]), 2.0)
+    [1.0, 0.0]
+    >>> _rescaled([0.25], np.array([1e300]), 2.0)
+    [inf]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = values * scales ** power
+    return np.where(values == 0.0, 0.0, out).tolist()
+
+
 def _info_in_payoff_units(info: dict, game: NormalFormGame, norm: Normalisation, eq: Equilibrium) -> dict:
     """Map the payoff amounts a solver reported on the normalised game back to the original game."""
     if "nash_conv" in info:
@@ -281,10 +298,10 @@ def _info_in_payoff_units(info: dict, game: NormalFormGame, norm: Normalisation,
     if "value" in info:
         info["value"] = float(norm.to_payoffs(np.full(game.num_players, info["value"]))[0])
     if "variance" in info:
-        info["variance"] = (np.asarray(info["variance"]) * norm.scales ** 2).tolist()
+        info["variance"] = _rescaled(info["variance"], norm.scales, 2.0)
     if "lower_partial_moment" in info:
-        info["lower_partial_moment"] = (np.asarray(info["lower_partial_moment"])
-                                        * norm.scales ** float(info.get("order", 2))).tolist()
+        info["lower_partial_moment"] = _rescaled(info["lower_partial_moment"], norm.scales,
+                                                 float(info.get("order", 2)))
     if isinstance(info.get("equilibria"), list):
         info["equilibria"] = [
             make_equilibrium(game, marginals=list(e.marginals), concept=e.concept, method=e.method, info=e.info)
