@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from games.empirical import EmpiricalGame
+from games.environment import num_actions
 from games.executors import Executor, make_executor, portable_spec
 from games.validation import check_int, check_real
 from psro import selection
@@ -159,7 +160,7 @@ class PSRO:
         self.evaluator = with_field("evaluator_options", make_evaluator, config.evaluator,
                                     None if sampled_policies else self.tree, **evaluator_options)
         self.setup_time = time.perf_counter() - start
-        self.state = (LoopState.of_policies(self.num_players, _num_actions(self.game), self.seed) if self.learned
+        self.state = (LoopState.of_policies(self.num_players, num_actions(self.game), self.seed) if self.learned
                       else LoopState.initial(self.tree, self.seed))
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else _utility_range(self.game, self.num_players))
@@ -537,15 +538,6 @@ class PSRO:
                                                           solver.eval_meta_solver is solver.meta_solver)
             checkpoint.replay_warm_start((solver.meta_solver, solver.eval_meta_solver), solver.state)
         return solver
-
-
-def _num_actions(game) -> int:
-    """The number of distinct actions of a pyspiel game or an environment (:func:`games.environment.num_actions`)."""
-    try:
-        from games.environment import num_actions
-    except ImportError:   # (before the environment layer)
-        return int(game.num_distinct_actions())
-    return int(num_actions(game))
 
 
 def _utility_range(game, n: int) -> np.ndarray:
