@@ -22,6 +22,12 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "state": ["LoopState"],
         "double_oracle_search": ["double_oracle", "DoubleOracleResult"],
         "loop": ["PSRO"],
+        "algorithms": ["algorithm_class"],
+        "family.self_play": ["SelfPlay", "FictitiousSelfPlay"],
+        "family.fxp": ["FXP"],
+        "family.league": ["League"],
+        "family.nfsp": ["NFSP"],
+        "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },
 )

@@ -28,8 +28,8 @@ import yaml
 
 from games.validation import check_int, check_real, check_seed, is_integer
 
-__all__ = ["PSROConfig", "CHOICES", "FieldHelp", "choices", "field_help", "with_field", "resolve_run_game",
-           "is_environment_game", "num_players"]
+__all__ = ["PSROConfig", "CHOICES", "check_teams", "FieldHelp", "choices", "field_help", "with_field",
+           "resolve_run_game", "is_environment_game", "num_players"]
 
 
 #: The fields that name something in a registry, and where their allowed names live: ``(module, attribute)``,
@@ -47,6 +47,7 @@ CHOICES = {
     "oracle_dispatch": ("psro.oracles.jobs", "ORACLE_DISPATCH"),
     "prune_dominated": ("psro.meta.solvers", "PRUNE_DOMINATED"),
     "exact_gap": ("psro.config", "EXACT_GAP"),
+    "algorithm": ("psro.algorithms", "ALGORITHMS"),
 }
 
 #: The values of ``exact_gap`` (YAML's true and false are booleans).
@@ -83,6 +84,19 @@ class PSROConfig:
 
     name: str = ""
     """Run name; the default run directory is ``runs/<name>-<timestamp>``. Empty: the config file's stem."""
+
+    algorithm: str = "psro"
+    """The training loop (:mod:`psro.algorithms`): ``psro`` (PSRO / JPSRO), the self-play family
+    (``self_play``, ``fictitious_self_play``, ``nfsp``, ``fxp``, ``league``) or offline training from a dataset
+    (``coffee_psro``, ``offline_psro``)."""
+
+    algorithm_options: typing.Optional[dict] = None
+    """The algorithm's own options (each algorithm checks them with its own options dataclass; null: its
+    defaults), e.g. ``{eta: 0.3}`` for ``fxp``."""
+
+    teams: typing.Optional[list] = None
+    """Players that share a payoff, as lists of player indices covering every player once, e.g.
+    ``[[0, 1, 2], [3, 4, 5]]`` (null: every player for itself)."""
 
     game: str = "kuhn_poker"
     """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker`` (in Python also a pyspiel.Game, a
@@ -388,6 +402,7 @@ class PSROConfig:
         ...
         ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo'] train; ...
         """
+        from psro.algorithms import ALGORITHMS
         from psro.evaluation import TOP_UP_METHODS, evaluator_names
         from psro.matrix_game import check_normal_form_options, game_is_constant_sum
         from psro.meta.solvers import PRUNE_DOMINATED, get_meta_solver
@@ -401,7 +416,8 @@ class PSROConfig:
         environment = is_environment_game(game)
         n = num_players(game)
         constant_sum = False if environment else game_is_constant_sum(game, normal_form)
-        for field in ("meta_solver_options", "oracle_options", "evaluator_options", "approx_gap_options"):
+        for field in ("meta_solver_options", "oracle_options", "evaluator_options", "approx_gap_options",
+                      "algorithm_options"):
             value = getattr(self, field)
             if value is not None and not isinstance(value, dict):
                 raise ValueError(f"{field}: must be a mapping of option: value (or null); got {value!r}.")
@@ -415,6 +431,10 @@ class PSROConfig:
                 raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a {evaluation.kind} solution "
                                  f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
                                  "kind.")
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm: must be one of {list(ALGORITHMS)}; got {self.algorithm!r}.")
+        if self.teams is not None:
+            with_field("teams", check_teams, self.teams, n)
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
                                ("oracle", oracle_names()), ("oracle_dispatch", ORACLE_DISPATCH),
                                ("evaluator", evaluator_names()), ("top_up_method", TOP_UP_METHODS)):
@@ -508,7 +528,9 @@ class PSROConfig:
                     prune_dominated=self.prune_dominated, extensive_form_gaps=self.extensive_form_gaps,
                     max_histories=self.max_histories, exact_gap=self.exact_gap,
                     approx_gap_every=self.approx_gap_every, approx_gap_options=dict(self.approx_gap_options or {}),
-                    device=self.device, warm_start=self.warm_start)
+                    device=self.device, warm_start=self.warm_start, algorithm=self.algorithm,
+                    algorithm_options=dict(self.algorithm_options or {}),
+                    teams=None if self.teams is None else [list(team) for team in self.teams])
 
     def oracle_settings(self) -> dict:
         """The oracle's options: ``oracle_options`` with ``oracle_steps`` as ``total_steps``.
@@ -613,6 +635,29 @@ def _field_check(check, field: str, value, **bounds) -> None:
         message = str(exc)
         raise ValueError(f"{field}: {message[len(field) + 1:] if message.startswith(field + ' ') else message}") \
             from None
+
+
+def check_teams(teams, num_players: int) -> list:
+    """``teams`` as lists of ints that cover the players ``0 .. num_players - 1`` once each; raise ``ValueError``.
+
+    Examples
+    --------
+    >>> check_teams([[0, 1], [2, 3]], 4)
+    [[0, 1], [2, 3]]
+    >>> check_teams([[0, 1], [1, 2]], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: teams must cover each of the players 0..2 exactly once; got [[0, 1], [1, 2]].
+    """
+    if not isinstance(teams, (list, tuple)) or not all(isinstance(t, (list, tuple)) and t for t in teams):
+        raise ValueError(f"teams must be a list of non-empty lists of player indices; got {teams!r}.")
+    if not all(is_integer(p) for team in teams for p in team):
+        raise ValueError(f"teams must hold player indices (ints); got {teams!r}.")
+    members = sorted(int(p) for team in teams for p in team)
+    if members != list(range(num_players)):
+        raise ValueError(f"teams must cover each of the players 0..{num_players - 1} exactly once; got "
+                         f"{[list(t) for t in teams]!r}.")
+    return [[int(p) for p in team] for team in teams]
 
 
 def _check_name(name) -> None:
@@ -763,6 +808,9 @@ def _coerce(key: str, value, annotation, strict: bool = False):
     elif base is dict:
         if isinstance(value, dict):
             return dict(value)
+    elif base is list:
+        if isinstance(value, (list, tuple)):
+            return [list(v) if isinstance(v, (list, tuple)) else v for v in value]
     elif base is str:
         if isinstance(value, str) or key == "game":   # in Python, game may be a game object (checked_game checks it)
             return value

@@ -45,6 +45,7 @@ from games.environment import num_actions
 from games.executors import Executor, make_executor, portable_spec
 from games.validation import check_int, check_real
 from psro import selection
+from psro.algorithms import algorithm_class
 from psro.approximate_gap import approximate_gap, responder_seed
 from psro.config import PSROConfig, is_environment_game, num_players, with_field
 from psro.efce_gaps import history_gaps
@@ -114,11 +115,18 @@ class PSRO:
     [0.5, 0.5, 0.0]
     """
 
+    #: The :data:`psro.algorithms.ALGORITHMS` name of this training loop (a subclass sets its own).
+    algorithm = "psro"
+
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         if not isinstance(config, PSROConfig):
+            fields.setdefault("algorithm", type(self).algorithm)
             config, executor = PSROConfig.from_keywords(config, executor, fields)
         elif fields:
             raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
+        if config.algorithm != type(self).algorithm:
+            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {type(self).algorithm!r}; "
+                             f"build it with psro.algorithm_class({config.algorithm!r})(config).")
         self.config = config
         self.game, self.normal_form = config.checked_game()   # the one validator (every field named)
         self.meta_solver, self.eval_meta_solver = loop_meta_solvers(config)
@@ -291,8 +299,7 @@ class PSRO:
 
         start = time.perf_counter()   # 4-5. targets and best responses for every player (all are needed for the gap)
         n = len(state.populations)
-        targets = [meta_targets(state.meta_strategy, self.kind, state.populations, meta_game.payoffs, p)
-                   for p in range(n)]
+        targets = self._targets(meta_game)
         responses = self._best_responses(t, targets)
         fixed_point = not self.oracle.learned and selection.at_fixed_point(self._tolerances, targets, responses)
         for p in selection.players_to_update(self.update_players, t, n, state.rng):
@@ -311,6 +318,14 @@ class PSRO:
         times["metric"] = time.perf_counter() - start
         state.in_iteration = False
         return times
+
+    def _targets(self, meta_game) -> list:
+        """Per player, the best-response targets of this iteration (step 4): here the meta-strategy's
+        (:func:`psro.meta.targets.meta_targets`); a training loop built on PSRO overrides this to train against
+        other mixtures (a target's ``initial_policy`` warm-starts its response)."""
+        state = self.state
+        return [meta_targets(state.meta_strategy, self.kind, state.populations, meta_game.payoffs, p)
+                for p in range(len(state.populations))]
 
     def _measures_exact_gap(self) -> bool:
         return self.tree is not None and self.config.exact_gap is not False
@@ -529,6 +544,11 @@ class PSRO:
         """The solver a checkpoint document describes: ``PSRO`` of its options, given its
         :class:`psro.state.LoopState`; a warm-started meta-solver replays its solves. A document the solver cannot
         take raises ``ValueError`` naming the file."""
+        algorithm = document.get("options", {}).get("algorithm", cls.algorithm) if isinstance(document, dict) \
+            else cls.algorithm
+        if cls is PSRO and algorithm != cls.algorithm:   # (``PSRO.resume`` of any algorithm's checkpoint)
+            return algorithm_class(algorithm).restore(document, checkpoint_dir=checkpoint_dir, progress=progress,
+                                                      executor=executor)
         with checkpoint.restoring(document):
             options = checkpoint.solver_options(document, executor)
             solver = cls(options.pop("game"), **options, progress=progress, checkpoint_dir=checkpoint_dir)

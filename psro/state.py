@@ -55,6 +55,9 @@ class LoopState:
         Wall-clock and CPU seconds of ``run`` calls so far.
     top_up : psro.evaluation.TopUpProgress
         Where the Monte Carlo top-up of the current iteration stands.
+    extra : dict
+        A training loop's own state beyond PSRO's (roles, win rates, step counters): JSON values only (numbers,
+        strings, lists, dicts), saved in the checkpoint and restored with it.
 
     Examples
     --------
@@ -81,6 +84,7 @@ class LoopState:
     wall: float = 0.0
     cpu: float = 0.0
     top_up: TopUpProgress = field(default_factory=TopUpProgress)
+    extra: dict = field(default_factory=dict)
 
     @classmethod
     def initial(cls, tree, seed: int) -> "LoopState":

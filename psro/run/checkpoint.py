@@ -398,6 +398,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
         },
         "rng": state.rng.bit_generator.state,
+        "extra": state.extra,
         "history": state.rows,
         "policy_files": [{k: v for k, v in entry.items() if k != "sha256"} for entry in policy_files],
         "members": _member_architectures(state),
@@ -634,6 +635,8 @@ def _check_document(document: dict, path: Path) -> None:
         _fail(path, "state.evaluations must be an int >= 0")
     if not isinstance(history, list) or not all(isinstance(row, dict) for row in history):
         _fail(path, "'history' must be a list of rows")
+    if not isinstance(document.get("extra", {}), dict):
+        _fail(path, "'extra' (the training loop's own state) must be a mapping")
     expected_rows = max(t, -1) + 1 - int(state["in_iteration"])
     if len(history) != expected_rows:
         _fail(path, f"it holds {len(history)} history rows, but iteration {t} "
@@ -806,6 +809,7 @@ def _restore_rest(document: dict, restored: LoopState, same_eval: bool) -> LoopS
     restored.sizes_before = [int(k) for k in state["sizes_before"]]
     restored.wall, restored.cpu = float(state["wall_time"]), float(state["cpu_time"])
     restored.rows = [dict(row) for row in document["history"]]
+    restored.extra = json.loads(json.dumps(document.get("extra", {})))   # (a copy; older checkpoints: none)
     restored.rng.bit_generator.state = document["rng"]
     if "top_up" in state:   # a checkpoint written during a Monte Carlo top-up resumes it at its batch
         topped = state["top_up"]

@@ -141,6 +141,7 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
 
 
 def _run(args) -> int:
+    from psro.algorithms import algorithm_class
     from psro.loop import PSRO
     from psro.run.checkpoint import has_checkpoint, load_checkpoint
     from psro.run.run_dir import default_run_dir, write_config
@@ -173,9 +174,9 @@ def _run(args) -> int:
         config = _resolve_config(args)
         run_dir = Path(args.out) if args.out else default_run_dir(config)
         run_dir.mkdir(parents=True, exist_ok=True)
-        solver = PSRO(config.replace(progress=False),
+        solver = algorithm_class(config.algorithm)(config.replace(progress=False),
                       checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
-        kind = "JPSRO" if solver.is_jpsro else "PSRO"
+        kind = type(solver).__name__ if config.algorithm != "psro" else "JPSRO" if solver.is_jpsro else "PSRO"
         print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory {run_dir}", flush=True)
     write_config(run_dir, config)
     solver.run_config = config.to_dict()
