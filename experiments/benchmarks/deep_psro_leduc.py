@@ -70,6 +70,10 @@ SIDES = ("psro_v2", "ours")
 RESULTS = Path(__file__).resolve().parent / "results" / "deep_psro_leduc.md"
 
 
+#: The clocks a budget can run on: wall seconds, or the process's CPU seconds.
+CLOCKS = ("wall", "cpu")
+
+
 class BudgetSpent(Exception):
     """The budget's clock ran out (raised by :class:`Clock`'s timer inside the step that was running)."""
 
@@ -82,9 +86,10 @@ class Clock:
     """The budget's clock: wall and process-CPU seconds between :meth:`start` and :meth:`stop` (or inside
     ``with clock:``), summed; measuring happens while it is stopped.
 
-    With a ``budget`` (wall seconds), :meth:`start` arms a timer (``SIGALRM``, where the platform has it) for
-    the time left, so the step running when the budget ends is cut short by :class:`BudgetSpent` and never
-    counts; starting with nothing left raises it at once.
+    With a ``budget`` (wall seconds; process-CPU seconds with ``clock="cpu"``), :meth:`start` arms a timer
+    (``SIGALRM``, or ``SIGPROF`` for CPU time, where the platform has it) for the time left, so the step running
+    when the budget ends is cut short by :class:`BudgetSpent` and never counts; starting with nothing left raises
+    it at once. The CPU clock makes a run's budget independent of how loaded a shared machine is.
 
     Examples
     --------
@@ -103,21 +108,30 @@ class Clock:
     0.1
     """
 
-    def __init__(self, budget: float | None = None):
-        self.wall, self.cpu, self.budget = 0.0, 0.0, budget
+    def __init__(self, budget: float | None = None, clock: str = "wall"):
+        if clock not in CLOCKS:
+            raise ValueError(f"clock: must be one of {CLOCKS}; got {clock!r}.")
+        self.wall, self.cpu, self.budget, self.clock = 0.0, 0.0, budget, clock
         self._timer = budget is not None and hasattr(signal, "setitimer")
+        self._signal, self._itimer = ((signal.SIGALRM, signal.ITIMER_REAL) if clock == "wall"
+                                      else (signal.SIGPROF, signal.ITIMER_PROF))
+
+    @property
+    def spent(self) -> float:
+        """Seconds of the budget's clock so far."""
+        return self.wall if self.clock == "wall" else self.cpu
 
     def start(self) -> None:
-        if self.budget is not None and self.wall >= self.budget:
+        if self.budget is not None and self.spent >= self.budget:
             raise BudgetSpent
         self._wall0, self._cpu0 = time.perf_counter(), time.process_time()
         if self._timer:
-            signal.signal(signal.SIGALRM, _budget_spent)
-            signal.setitimer(signal.ITIMER_REAL, self.budget - self.wall)
+            signal.signal(self._signal, _budget_spent)
+            signal.setitimer(self._itimer, self.budget - self.spent)
 
     def stop(self) -> None:
         if self._timer:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(self._itimer, 0)
         self.wall += time.perf_counter() - self._wall0
         self.cpu += time.process_time() - self._cpu0
 
@@ -231,7 +245,7 @@ def _pg_probabilities(agent):
     return probabilities
 
 
-def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
+def run_psro_v2(seed: int, budget: float, options: PSROv2Options, clock: str = "wall") -> list:
     """psro_v2 with the torch PG oracle for ``budget`` wall seconds; one row per iteration (and the start)."""
     import pyspiel
     import torch
@@ -243,7 +257,7 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options) -> list:
     np.random.seed(seed)
     torch.manual_seed(seed)
     game = pyspiel.load_game(GAME)
-    clock = Clock(budget)
+    clock = Clock(budget, clock)
     with clock:
         pg_policy = _torch_pg_policy_class()
         env = rl_environment.Environment(game)
@@ -321,7 +335,7 @@ def _member_table(game, tree, member, player):
     return tabulate(game, lambda p, obs, mask: batch_probabilities(member, obs, mask))
 
 
-def run_ours(seed: int, budget: float, options: OurOptions) -> list:
+def run_ours(seed: int, budget: float, options: OurOptions, clock: str = "wall") -> list:
     """Our deep PSRO for ``budget`` wall seconds; one row per iteration (row 0: the initial population).
 
     One ``run`` call; its history callback stops the clock, measures and restarts it; the clock's timer ends the
@@ -337,7 +351,7 @@ def run_ours(seed: int, budget: float, options: OurOptions) -> list:
     game = pyspiel.load_game(GAME)
     tree = build_game_tree(game)   # for measuring only, never given to the solver
     tables, rows = {}, []
-    clock, solver = Clock(budget), None
+    clock, solver = Clock(budget, clock), None
 
     def measure(row):
         clock.stop()
@@ -388,7 +402,7 @@ def _row(side, seed, clock: Clock, iteration, nash_conv) -> dict:
             "cpu_s": clock.cpu}
 
 
-def _side_job(side: str, seed: int, budget: float, options, core: int | None) -> list:
+def _side_job(side: str, seed: int, budget: float, options, core: int | None, clock: str = "wall") -> list:
     """One side in its own process: one thread, on ``core`` when given."""
     import bench_common
 
@@ -400,10 +414,10 @@ def _side_job(side: str, seed: int, budget: float, options, core: int | None) ->
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
     run = run_psro_v2 if side == "psro_v2" else run_ours
-    return run(seed, budget, options)
+    return run(seed, budget, options, clock)
 
 
-def run_all(sides, seeds, budget, options: dict) -> list:
+def run_all(sides, seeds, budget, options: dict, clock: str = "wall") -> list:
     """For each seed, the sides at the same time in their own processes (each on its own core when there are
     two sides and enough cores; one side alone is not pinned); all rows."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") and len(sides) > 1 else []
@@ -411,7 +425,8 @@ def run_all(sides, seeds, budget, options: dict) -> list:
     with ProcessPoolExecutor(max_workers=len(sides), mp_context=get_context("spawn")) as pool:
         for seed in seeds:
             futures = [pool.submit(_side_job, side, seed, budget, options[side],
-                                   cores[i] if len(cores) >= len(sides) else None) for i, side in enumerate(sides)]
+                                   cores[i] if len(cores) >= len(sides) else None, clock)
+                       for i, side in enumerate(sides)]
             for future in futures:
                 rows.extend(future.result())
     return rows
@@ -419,7 +434,7 @@ def run_all(sides, seeds, budget, options: dict) -> list:
 
 # ---------------------------------------------------------------- the summary
 
-def value_at(curve, t: float) -> float:
+def value_at(curve, t: float, key: str = "wall_s") -> float:
     """NashConv of the last iteration finished by wall time ``t`` (NaN before the first).
 
     Examples
@@ -428,11 +443,11 @@ def value_at(curve, t: float) -> float:
     >>> value_at(curve, 60), value_at(curve, 900), value_at(curve, 1)
     (4.0, 2.0, nan)
     """
-    done = [r["nash_conv"] for r in curve if r["wall_s"] <= t]
+    done = [r["nash_conv"] for r in curve if r[key] <= t]
     return done[-1] if done else math.nan
 
 
-def first_time(curve, target: float) -> float:
+def first_time(curve, target: float, key: str = "wall_s") -> float:
     """Wall seconds of the first reported NashConv ``<= target`` (inf if never).
 
     Examples
@@ -441,21 +456,23 @@ def first_time(curve, target: float) -> float:
     >>> first_time(curve, 1.0), first_time(curve, 0.5)
     (70.0, inf)
     """
-    return next((r["wall_s"] for r in curve if r["nash_conv"] <= target), math.inf)
+    return next((r[key] for r in curve if r["nash_conv"] <= target), math.inf)
 
 
-def summarise(rows: list, budget: float, command: str) -> str:
+def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> str:
     """The markdown summary: medians over seeds at the report times, the comparison, the time to 1.0."""
     sides = [s for s in SIDES if any(r["side"] == s for r in rows)]
     seeds = sorted({r["seed"] for r in rows})
     curves = {(s, k): [r for r in rows if r["side"] == s and r["seed"] == k] for s in sides for k in seeds}
     times = [t for t in REPORT_TIMES if t < budget] + [budget]
-    medians = {s: [float(np.median([value_at(curves[s, k], t) for k in seeds])) for t in times] for s in sides}
+    key = f"{clock}_s"
+    medians = {s: [float(np.median([value_at(curves[s, k], t, key) for k in seeds])) for t in times] for s in sides}
+    together = "both sides ran at the same time, one core each" if len(sides) > 1 else f"{sides[0]} alone"
     lines = ["# Deep PSRO on Leduc poker: ours against psro_v2 (torch policy gradient)", "",
              f"Command: `{command}`", "",
-             f"Exact NashConv of each side's meta-strategy against wall time (measuring excluded), median over "
-             f"{len(seeds)} seed(s) {seeds}; both sides ran at the same time, one core each.", "",
-             "| wall s | " + " | ".join(sides) + " |", "|---" * (len(sides) + 1) + "|"]
+             f"Exact NashConv of each side's meta-strategy against {clock} time (measuring excluded), median over "
+             f"{len(seeds)} seed(s) {seeds}; {together}.", "",
+             f"| {clock} s | " + " | ".join(sides) + " |", "|---" * (len(sides) + 1) + "|"]
     lines += [f"| {t:g} | " + " | ".join(f"{medians[s][i]:.4g}" for s in sides) + " |" for i, t in enumerate(times)]
     lines.append("")
     for s in sides:
@@ -467,7 +484,7 @@ def summarise(rows: list, budget: float, command: str) -> str:
         below = all(o < v for o, v in zip(medians["ours"], medians["psro_v2"]))
         lines.append(f"- ours below psro_v2 at every reported time: {'yes' if below else 'no'}")
     if "ours" in sides:
-        hits = [first_time(curves["ours", k], TARGET) for k in seeds]
+        hits = [first_time(curves["ours", k], TARGET, key) for k in seeds]
         lines.append(f"- ours first reaches NashConv <= {TARGET:g} at (s, per seed): "
                      f"{[round(h, 1) for h in hits]}; median {np.median(hits):.1f} s")
     return "\n".join(lines) + "\n"
@@ -480,7 +497,9 @@ def main() -> None:
     bench_common.use_repo_packages()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--budget", type=float, default=900.0, help="wall seconds of training for each side")
+    parser.add_argument("--budget", type=float, default=900.0, help="seconds of training for each side")
+    parser.add_argument("--clock", choices=CLOCKS, default="wall",
+                        help="what the budget counts: wall seconds, or each side's process-CPU seconds")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="60 s, one seed")
     parser.add_argument("--sides", choices=("both", *SIDES), default="both")
@@ -503,14 +522,14 @@ def main() -> None:
                                          **dict(_parse_option(o) for o in args.oracle_option)}.items()))}
     out = bench_common.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows = run_all(sides, range(seeds), budget, options)
+    rows = run_all(sides, range(seeds), budget, options, args.clock)
     import pandas as pd
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s"]).to_csv(
         out.with_suffix(".csv"), index=False)
     command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + " ".join(
         [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
-    out.write_text(summarise(rows, budget, command))
+    out.write_text(summarise(rows, budget, command, args.clock))
     logger.info("wrote %s and %s", out, out.with_suffix(".csv"))
     sys.stdout.write(out.read_text())
 

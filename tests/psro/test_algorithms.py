@@ -1,0 +1,107 @@
+"""The training-loop registry (psro/algorithms.py) and the plumbing every algorithm relies on: the
+``algorithm`` / ``algorithm_options`` / ``teams`` config fields, ``PSRO._targets`` and ``LoopState.extra``."""
+
+import numpy as np
+import pytest
+
+from psro import PSRO, PSROConfig
+from psro.algorithms import ALGORITHMS, algorithm_class
+from psro.config import check_teams
+from psro.meta.targets import meta_targets
+
+
+def test_psro_is_registered_under_its_own_name():
+    assert algorithm_class("psro") is PSRO
+    assert PSRO.algorithm == "psro"
+    assert set(ALGORITHMS) >= {"psro", "self_play", "fictitious_self_play", "fxp", "league", "nfsp",
+                               "coffee_psro", "offline_psro"}
+
+
+def test_unknown_algorithm_names_the_field_and_the_choices():
+    with pytest.raises(ValueError, match=r"^algorithm: .*'psro'"):
+        PSROConfig(algorithm="alphazero").validate()
+    with pytest.raises(ValueError, match="unknown algorithm 'alphazero'"):
+        algorithm_class("alphazero")
+
+
+def test_a_config_for_another_algorithm_is_refused_by_psro():
+    with pytest.raises(ValueError, match=r"^algorithm: this config runs 'fxp'"):
+        PSRO(PSROConfig(algorithm="fxp"))
+
+
+def test_algorithm_options_must_be_a_mapping():
+    with pytest.raises(ValueError, match=r"^algorithm_options: must be a mapping"):
+        PSROConfig(algorithm_options=[1, 2]).validate()
+
+
+@pytest.mark.parametrize("teams, message", [
+    ([[0, 1], [1]], "exactly once"),
+    ([[0]], "exactly once"),
+    ([[0, 1.5]], "player indices"),
+    ([[], [0, 1]], "non-empty"),
+    ("01", "non-empty lists"),
+])
+def test_teams_must_partition_the_players(teams, message):
+    with pytest.raises(ValueError, match=message):
+        check_teams(teams, 2)
+
+
+def test_teams_are_checked_against_the_game():
+    with pytest.raises(ValueError, match=r"^teams: must cover each of the players 0\.\.2"):
+        PSROConfig(game="kuhn_poker(players=3)", teams=[[0, 1]]).validate()
+    config = PSROConfig.from_dict({"game": "kuhn_poker(players=3)", "teams": [[0, 2], [1]]})
+    config.validate()
+    assert config.teams == [[0, 2], [1]]
+
+
+def test_the_default_targets_are_the_meta_strategy_s():
+    solver = PSRO("kuhn_poker", progress=False)
+    solver.run(iterations=2)
+    meta_game = solver.meta_game.mean_game()
+    targets = solver._targets(meta_game)
+    expected = [meta_targets(solver.meta_strategy, "product", solver.populations, meta_game.payoffs, p)
+                for p in range(2)]
+    for got, want in zip(targets, expected):
+        assert len(got) == len(want) == 1
+        for a, b in zip(got[0].mixtures, want[0].mixtures):
+            np.testing.assert_array_equal(a, b)
+
+
+class _Latest(PSRO):
+    """A subclass that trains against the others' latest policy, to show the hook changes what is trained."""
+
+    algorithm = "psro"   # (registered name of its parent: this test class is not in the registry)
+
+    def _targets(self, meta_game):
+        targets = super()._targets(meta_game)
+        out = []
+        for ts in targets:
+            latest = [np.eye(len(m))[-1] for m in ts[0].mixtures]
+            out.append([ts[0].__class__(**{**ts[0].__dict__, "mixtures": tuple(latest)})])
+        return out
+
+
+def test_a_subclass_s_targets_are_what_its_oracles_answer():
+    # Each policy that joins is the exact best response to the opponent's policy of the iteration before.
+    ours = _Latest("kuhn_poker", progress=False)
+    ours.run(iterations=4)
+    pops = ours.populations
+    for p in range(2):
+        for k in range(1, len(pops[p])):
+            target = ours._targets(ours.meta_game.mean_game())[p][0]
+            one_hot = [np.eye(len(pops[q]))[k - 1] for q in range(2)]
+            response = ours.oracle.respond(p, target.__class__(**{**target.__dict__, "mixtures": tuple(one_hot)}))
+            np.testing.assert_allclose(response.value, ours.populations[p].provenance_table()["value"][k],
+                                       atol=1e-12)
+    base = PSRO("kuhn_poker", progress=False)
+    base.run(iterations=4)
+    assert not np.allclose(base.history["gap"], ours.history["gap"])
+
+
+def test_the_extra_state_is_checkpointed_and_restored(tmp_path):
+    solver = PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path)
+    solver.state.extra["win_rates"] = [[0.5, 0.25]]
+    solver.run(iterations=1)
+    restored = PSRO.resume(tmp_path, progress=False)
+    assert restored.state.extra == {"win_rates": [[0.5, 0.25]]}
+    assert restored.config.algorithm == "psro"
