@@ -8,12 +8,14 @@ when a learned oracle is first built. The modules: :mod:`~psro.oracles.learned.e
 :class:`~psro.oracles.learned.networks.NeuralPolicy` is a population member),
 :mod:`~psro.oracles.learned.training` (what DQN and PPO share),
 :mod:`~psro.oracles.learned.dqn`, :mod:`~psro.oracles.learned.ppo` and
-:mod:`~psro.oracles.learned.oracle` (the oracle around them).
+:mod:`~psro.oracles.learned.oracle` (the oracle around them);
+:mod:`~psro.oracles.learned.minimax_exploiter` (the ``"minimax_dqn"`` oracle: a DQN
+exploiter whose reward is shaped by the main agent's Q-values).
 """
 
 from psro.oracles.base import register_oracle
 
-__all__ = ["dqn_oracle", "ppo_oracle"]
+__all__ = ["dqn_oracle", "ppo_oracle", "minimax_dqn_oracle"]
 
 
 @register_oracle("dqn", learned=True)
@@ -32,3 +34,13 @@ def ppo_oracle(tree, seed: int = 0, *, game=None, **options):
     from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
 
     return make_learned_oracle("ppo", tree, seed=seed, game=game, **options)
+
+
+@register_oracle("minimax_dqn", learned=True)
+def minimax_dqn_oracle(tree, seed: int = 0, *, game=None, **options):
+    """Oracle ``"minimax_dqn"``: :func:`psro.oracles.learned.minimax_exploiter.make_minimax_oracle` (the Minimax
+    Exploiter: double DQN, its reward shaped by the target's main agent); ``options`` as for ``"dqn"``, plus
+    ``alpha`` and ``value_range``."""
+    from psro.oracles.learned.minimax_exploiter import make_minimax_oracle  # torch loads with the first one
+
+    return make_minimax_oracle(tree, seed=seed, game=game, **options)

@@ -68,6 +68,9 @@ class DQNConfig:
     """fraction of the steps over which epsilon decays linearly"""
     learning_starts: int = 500
     """transitions collected before the first gradient step"""
+    double: bool = False
+    """double DQN (van Hasselt et al. 2016): the online network picks the bootstrap action, the target network
+    values it (False: the target network's own ``max``)"""
     hidden: tuple = (64,)
     """hidden layer widths of the Q-network"""
     eval_episodes: int = 2000
@@ -76,6 +79,8 @@ class DQNConfig:
     """seeds torch and the numpy generator that drives chance, opponents and exploration"""
 
     def __post_init__(self):
+        if not isinstance(self.double, bool):
+            raise TypeError(f"double must be True or False; got {self.double!r}.")
         check_positive_ints(self, ("total_steps", "num_envs", "buffer_size", "batch_size", "gradient_steps",
                                    "target_update_interval", "eval_episodes"))
         if not self.learning_rate > 0:
@@ -89,7 +94,8 @@ class DQNConfig:
 
 
 def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig = DQNConfig(), *,
-              initial: NeuralPolicy | None = None, mode: str = "greedy", device="cpu") -> TrainingResult:
+              initial: NeuralPolicy | None = None, mode: str = "greedy", device="cpu", shaping=None,
+              callback=None) -> TrainingResult:
     """Train a Q-network for seat ``player`` against ``opponents`` and evaluate it in ``mode``.
 
     Parameters
@@ -105,6 +111,14 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
         How the returned policy plays (and is evaluated).
     device : str or torch.device
         Where the networks train; the environment and the replay buffer stay on the CPU.
+    shaping : callable, optional
+        ``shaping(env, step) -> rewards``: the rewards stored for the transitions of ``step`` instead of
+        ``step.reward`` (float32, one per game). The environment then records, in ``env.intermediate``, the
+        state right after the learner's move (:meth:`psro.oracles.learned.env.VectorEnv.step`); the minimax
+        exploiter (:mod:`psro.oracles.learned.minimax_exploiter`) reads the main agent's Q-values there.
+    callback : callable, optional
+        ``callback(steps, q_policy)`` after every environment step of all games (``steps``: learner decisions
+        so far), e.g. to evaluate the network during training; it must not draw from the training's generators.
 
     Returns
     -------
@@ -125,6 +139,7 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     """
     start = time.perf_counter()
     rng, env = seeded_env(game, player, opponents, config.num_envs, config.seed)
+    env.record_intermediate = shaping is not None
     q_policy = initial_network(game, "greedy", config.hidden, initial, device)
     q_network, device = q_policy.network, q_policy.device
     target_network = copy.deepcopy(q_network)
@@ -154,16 +169,19 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
         random_legal = (rng.random(mask.shape) * mask).argmax(axis=1)
         actions = np.where(rng.random(config.num_envs) < epsilon, random_legal, greedy)
         step = env.step(actions)
+        reward = step.reward if shaping is None else shaping(env, step)
 
         # ---- store the transitions
         rows = (cursor + np.arange(config.num_envs)) % size
-        buf_obs[rows], buf_action[rows], buf_reward[rows] = obs, actions, step.reward
+        buf_obs[rows], buf_action[rows], buf_reward[rows] = obs, actions, reward
         buf_next_obs[rows], buf_next_mask[rows], buf_done[rows] = step.obs, step.mask, step.done
         cursor = (cursor + config.num_envs) % size
         filled = min(size, filled + config.num_envs)
         obs, mask = step.obs, step.mask
+        if callback is not None:
+            callback((iteration + 1) * config.num_envs, q_policy)
 
-        # ---- learn: regress Q(s, a) on r + gamma * max_legal Q_target(s', .)
+        # ---- learn: regress Q(s, a) on r + gamma * max_legal Q_target(s', .) (double: Q_target(s', argmax Q))
         if filled < config.learning_starts:
             continue
         for _ in range(config.gradient_steps):
@@ -173,7 +191,13 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
                 return torch.from_numpy(array[idx]).to(device)
 
             with torch.no_grad():
-                next_q = masked_scores(target_network(batch(buf_next_obs)), batch(buf_next_mask)).max(dim=1).values
+                next_obs, next_mask = batch(buf_next_obs), batch(buf_next_mask)
+                target_scores = masked_scores(target_network(next_obs), next_mask)
+                if config.double:
+                    best = masked_scores(q_network(next_obs), next_mask).argmax(dim=1, keepdim=True)
+                    next_q = target_scores.gather(1, best).squeeze(1)
+                else:
+                    next_q = target_scores.max(dim=1).values
                 target = batch(buf_reward) + config.gamma * next_q * (1.0 - batch(buf_done))
             predicted = q_network(batch(buf_obs)).gather(1, batch(buf_action)[:, None]).squeeze(1)
             loss = nn.functional.mse_loss(predicted, target)

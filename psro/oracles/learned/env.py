@@ -31,6 +31,7 @@ from psro.policies import check_policy
 
 __all__ = [
     "EpisodeStats",
+    "Intermediate",
     "OpponentMixture",
     "StatePolicy",
     "Step",
@@ -472,6 +473,8 @@ class VectorEnv:
         self._mask = np.zeros((self.num_envs, self.num_actions), dtype=bool)
         self.episode_returns: list = []   # returns of finished episodes, in the order they ended
         self.episode_envs: list = []      # the game each of them was played in
+        self.record_intermediate = False  # step() keeps the decision right after the learner's move
+        self.intermediate: Intermediate | None = None
 
     def _play_out(self, s, reward: np.ndarray, done: np.ndarray) -> None:
         """Play the opponents of the envs in ``s`` until each waits on the learner."""
@@ -519,11 +522,59 @@ class VectorEnv:
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},); got {actions.shape}.")
         s = self.env.step(np.arange(self.num_envs), actions.astype(np.int64))
+        if self.record_intermediate:
+            self.intermediate = Intermediate.of(s, self.num_envs, self.player)
         self._acted[:] = True
         reward = np.zeros(self.num_envs, dtype=np.float32)
         done = np.zeros(self.num_envs, dtype=bool)
         self._play_out(s, reward, done)
         return Step(self._obs.copy(), self._mask.copy(), reward, done)
+
+
+@dataclass(frozen=True, eq=False)
+class Intermediate:
+    """The decision right after the learner's move, before the opponents play on (``VectorEnv.intermediate``
+    when ``record_intermediate`` is set): one row per game.
+
+    Attributes
+    ----------
+    valid : ndarray of bool, shape (num_envs,)
+        An opponent must act there (False where the game ended with the learner's move, or the learner moves
+        again).
+    player : ndarray of int64
+        The opponent seat that acts (-1 where not valid).
+    obs : ndarray, float32, shape (num_envs, obs_dim)
+        That seat's observation (zeros where not valid).
+    mask : ndarray of bool, shape (num_envs, num_actions)
+        Its legal actions (all True where not valid, so a masked ``max`` stays finite).
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, OpponentMixture.single([None, UniformPolicy(2)]),
+    ...                 num_envs=2, rng=0)
+    >>> env.record_intermediate = True
+    >>> _ = env.reset(); _ = env.step(np.array([0, 1]))   # pass, bet: player 1 acts next in both
+    >>> env.intermediate.valid.tolist(), env.intermediate.player.tolist(), env.intermediate.obs.shape
+    ([True, True], [1, 1], (2, 11))
+    """
+
+    valid: np.ndarray
+    player: np.ndarray
+    obs: np.ndarray
+    mask: np.ndarray
+
+    @classmethod
+    def of(cls, s, num_envs: int, learner: int) -> Intermediate:
+        """The rows of ``s`` (a :class:`games.environment.EnvStep` of all games) where an opponent acts next."""
+        here = ~s.done & (s.player != learner)
+        valid = np.zeros(num_envs, dtype=bool)
+        player = np.full(num_envs, -1, dtype=np.int64)
+        obs = np.zeros((num_envs, s.obs.shape[1]), dtype=np.float32)
+        mask = np.ones((num_envs, s.mask.shape[1]), dtype=bool)
+        envs = s.envs[here]
+        valid[envs], player[envs], obs[envs], mask[envs] = True, s.player[here], s.obs[here], s.mask[here]
+        return cls(valid, player, obs, mask)
 
 
 @dataclass(frozen=True)
