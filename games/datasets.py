@@ -1,8 +1,11 @@
-"""Loaders for the published meta-games shipped with the package (``games/data``).
+"""Data sets: the published meta-games shipped with the package, and offline trajectories.
 
-The files are package data of :mod:`games`, read with :mod:`importlib.resources`,
+The published files are package data of :mod:`games`, read with :mod:`importlib.resources`,
 so they are found wherever the package is installed (a wheel, an editable
 install or a checkout). ``games/data/README.md`` gives their source and licence.
+
+:func:`collect` plays a game with behaviour policies and returns the trajectory
+table of :mod:`games.trajectories` (offline datasets).
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from games.normal_form import NormalFormGame
+from games.trajectories import COLUMNS
 
-__all__ = ["reference_file", "load_soccer", "load_rrps_table", "rrps_game"]
+__all__ = ["reference_file", "load_soccer", "load_rrps_table", "rrps_game", "collect"]
 
 _REFERENCE_FILES = {"soccer": ("soccer", "soccer.txt"), "rrps": ("rrps", "bot_table_file.txt")}
 
@@ -134,3 +138,169 @@ def rrps_game(table: pd.DataFrame | None = None, scale: float = 1.0) -> NormalFo
     m = m * scale
     names = tuple(bots)
     return NormalFormGame.from_bimatrix(m, m.T, strategy_names=(names, names), name="rrps")
+
+
+# ------------------------------------------------------------------ offline trajectories
+def _action_probabilities(policy, state, player: int, num_actions: int, legal: list) -> np.ndarray:
+    """A behaviour policy's probabilities over ``num_actions`` at ``state`` (dict or array answers)."""
+    import pyspiel
+
+    if isinstance(policy, pyspiel.Policy):  # the C++ policies take the state alone
+        answer = policy.action_probabilities(state)
+    elif hasattr(policy, "action_probabilities"):
+        answer = policy.action_probabilities(state, player)
+    elif callable(policy):
+        answer = policy(state, player)
+    else:
+        raise TypeError(
+            "each behaviour policy must have action_probabilities(state, player) or be callable as "
+            f"policy(state, player); got {type(policy).__name__}."
+        )
+    probs = np.zeros(num_actions)
+    if isinstance(answer, dict):
+        for a, p in answer.items():
+            probs[int(a)] = float(p)
+    else:
+        answer = np.asarray(answer, dtype=np.float64).ravel()
+        if answer.shape != (num_actions,):
+            raise ValueError(
+                f"behaviour policy {type(policy).__name__} returned {answer.shape[0]} probabilities at "
+                f"{state.history_str()!r}; expected one per distinct action ({num_actions}) or a dict."
+            )
+        probs[:] = answer
+    mask = np.zeros(num_actions, dtype=bool)
+    mask[legal] = True
+    if not np.isfinite(probs).all() or (probs < 0).any() or probs[~mask].sum() > 1e-9:
+        raise ValueError(
+            f"behaviour policy {type(policy).__name__} gave {probs.tolist()} at history {state.history_str()!r} "
+            f"(player {player}); probabilities must be finite, non-negative and zero off the legal actions {legal}."
+        )
+    total = probs.sum()
+    if total <= 0:
+        raise ValueError(
+            f"behaviour policy {type(policy).__name__} gave no probability to any legal action {legal} at "
+            f"history {state.history_str()!r} (player {player})."
+        )
+    return probs / total
+
+
+def _mixture(behaviour_policies, num_players: int) -> tuple[np.ndarray, list]:
+    """``behaviour_policies`` as (weights, per-component per-player policies)."""
+    def per_player(entry):
+        if isinstance(entry, (list, tuple)):
+            if len(entry) != num_players:
+                raise ValueError(
+                    f"behaviour_policies: a per-player list must have one policy per player ({num_players}); "
+                    f"got {len(entry)}."
+                )
+            return list(entry)
+        return [entry] * num_players
+
+    items = behaviour_policies
+    is_mixture = (
+        isinstance(items, (list, tuple)) and len(items) > 0
+        and all(isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], (int, float, np.floating)) for e in items)
+    )
+    if not is_mixture:
+        return np.ones(1), [per_player(items)]
+    weights = np.array([float(w) for w, _ in items])
+    if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError(
+            "behaviour_policies: mixture weights must be finite, non-negative and not all zero; "
+            f"got {weights.tolist()}."
+        )
+    return weights / weights.sum(), [per_player(p) for _, p in items]
+
+
+def collect(game, behaviour_policies, episodes: int, seed: int = 0) -> pd.DataFrame:
+    """Play ``episodes`` episodes of ``game`` with behaviour policies; the trajectory table.
+
+    Parameters
+    ----------
+    game : str, pyspiel.Game or games.SequentialGame
+        A turn-based game with explicit chance (``games.load`` strings are accepted).
+    behaviour_policies : policy, list of policies, or list of (weight, policies)
+        A policy is an object with ``action_probabilities(state, player)`` (OpenSpiel's
+        policies and the project's tabular / uniform policies) or a callable
+        ``policy(state, player)``; it answers a dict ``{action: probability}`` or an
+        array over ``game.num_distinct_actions()``. One policy plays every seat;
+        a list gives one per player; a mixture ``[(weight, policies), ...]`` draws
+        one component per episode with probability proportional to its weight.
+    episodes : int
+        How many episodes to play (>= 1).
+    seed : int
+        Seeds the one :class:`numpy.random.Generator` that draws the components,
+        chance outcomes and actions, so the same seed gives the same table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`games.trajectories.COLUMNS`, plus ``behaviour_prob``
+        (the probability the behaviour policy gave the action; NaN on chance rows)
+        and ``component`` (the mixture component of the episode). It passes
+        :func:`games.trajectories.validate_trajectories`.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> df = collect(game, pyspiel.UniformRandomPolicy(game), episodes=3, seed=0)
+    >>> list(df.columns[:9]) == list(COLUMNS)
+    True
+    >>> df.groupby("episode").size().tolist(), df["player"].head(3).tolist()
+    ([4, 4, 4], [-1, -1, 0])
+    >>> collect(game, pyspiel.UniformRandomPolicy(game), episodes=3, seed=0).equals(df)
+    True
+    """
+    from games.custom_sequential import SequentialGame
+    from games.openspiel_games import load
+    from games.validation import check_int, check_seed
+
+    episodes = check_int(episodes, "episodes", minimum=1)
+    check_seed(seed, "seed")
+    game = game.to_pyspiel() if isinstance(game, SequentialGame) else load(game)
+    game_type = game.get_type()
+    if game_type.dynamics.name != "SEQUENTIAL":
+        raise ValueError(
+            f"collect plays turn-based games; {game_type.short_name} is {game_type.dynamics.name}. "
+            "Wrap it with pyspiel.convert_to_turn_based(game) first."
+        )
+    num_players, num_actions = game.num_players(), game.num_distinct_actions()
+    weights, components = _mixture(behaviour_policies, num_players)
+    rng = np.random.default_rng(seed)
+    cols: dict[str, list] = {c: [] for c in (*COLUMNS, "behaviour_prob", "component")}
+    zero = " ".join(["0.0"] * num_players)
+    for episode in range(episodes):
+        k = int(rng.choice(len(weights), p=weights)) if len(weights) > 1 else 0
+        policies = components[k]
+        state = game.new_initial_state()
+        step = 0
+        while not state.is_terminal():
+            player = state.current_player()
+            if player < 0 and player != -1:
+                raise ValueError(f"collect: unsupported node type (player id {player}) in {game_type.short_name}.")
+            history = " ".join(map(str, state.history()))
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                action = int(outcomes[rng.choice(len(outcomes), p=np.asarray(probs) / np.sum(probs))])
+                legal, infostate, prob = sorted(int(o) for o in outcomes), "", np.nan
+            else:
+                legal = list(state.legal_actions(player))
+                probs = _action_probabilities(policies[player], state, player, num_actions, legal)
+                action = int(rng.choice(num_actions, p=probs))
+                infostate, prob = state.information_state_string(player), float(probs[action])
+            state.apply_action(action)
+            rewards = state.rewards()
+            for column, value in (
+                ("episode", episode), ("step", step), ("player", int(player)), ("infostate", infostate),
+                ("history", history), ("legal_actions", " ".join(map(str, legal))), ("action", action),
+                ("reward", " ".join(repr(float(r)) for r in rewards) if any(rewards) else zero),
+                ("done", state.is_terminal()), ("behaviour_prob", prob), ("component", k),
+            ):
+                cols[column].append(value)
+            step += 1
+    df = pd.DataFrame(cols)
+    for column in ("episode", "step", "player", "action", "component"):
+        df[column] = df[column].astype(np.int64)
+    df["done"] = df["done"].astype(bool)
+    return df
