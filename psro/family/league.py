@@ -43,9 +43,10 @@ bit for bit on the serial executor.
 
 Examples
 --------
->>> league = League("kuhn_poker", oracle="ppo", progress=False, algorithm_options={"main_exploiters": 2})
->>> league.league_options.roles()
+>>> LeagueOptions.from_dict({"main_exploiters": 2}).roles()   # one seat's agents
 ['main', 'main_exploiter', 'main_exploiter', 'league_exploiter']
+>>> pfsp_weights([0.9, 0.5], "hard").round(6).tolist()       # PFSP: the opponents it beats least, most often
+[0.166667, 0.833333]
 
 ``League(...).run(iterations=...)`` then trains every agent once per iteration (tests/psro/family/test_league.py
 runs it on Kuhn poker).
@@ -90,14 +91,14 @@ def pfsp_weights(rates, weighting: str = "squared") -> np.ndarray:
 
     Examples
     --------
-    >>> pfsp_weights([0.0, 0.5, 1.0], "hard").tolist()   # (1, 0.5, 0) / 1.5
-    [0.6666666666666666, 0.3333333333333333, 0.0]
+    >>> pfsp_weights([0.0, 0.5, 1.0], "hard").round(6).tolist()   # (1, 0.5, 0) / 1.5
+    [0.666667, 0.333333, 0.0]
     >>> pfsp_weights([0.0, 0.5], "squared").tolist()     # (1, 0.25) / 1.25
     [0.8, 0.2]
-    >>> pfsp_weights([0.2, 0.5, 1.0], "variance").tolist()   # (0.16, 0.25, 0) / 0.41
-    [0.3902439024390244, 0.6097560975609756, 0.0]
-    >>> pfsp_weights([0.0, 0.8], "capped").tolist()      # (0.5, 0.2) / 0.7
-    [0.7142857142857143, 0.2857142857142857]
+    >>> pfsp_weights([0.2, 0.5, 1.0], "variance").round(6).tolist()   # (0.16, 0.25, 0) / 0.41
+    [0.390244, 0.609756, 0.0]
+    >>> pfsp_weights([0.0, 0.8], "capped").round(6).tolist()      # (0.5, 0.2) / 0.7
+    [0.714286, 0.285714]
     >>> pfsp_weights([1.0, 1.0], "hard").tolist()
     [0.5, 0.5]
     """

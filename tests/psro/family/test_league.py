@@ -9,8 +9,7 @@ import pytest
 from open_spiel.python.algorithms import exploitability
 
 from psro import PSRO
-from psro.family.league import (League, LeagueOptions, decayed_update, pfsp_weights, snapshot_rule,
-                                win_rates)
+from psro.family.league import League, LeagueOptions, decayed_update, pfsp_weights, snapshot_rule, win_rates
 from psro.oracles.learned.env import UniformPolicy
 from psro.population import Provenance
 
