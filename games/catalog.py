@@ -21,6 +21,8 @@ __all__ = [
     "shapley_game",
     "three_player_matching_pennies",
     "random_game",
+    "fxp_example",
+    "fxp_teams",
     "names",
     "get",
 ]
@@ -247,6 +249,73 @@ def random_game(shape, kind: str = "general", rng=None, low: float = -1.0, high:
     else:
         raise ValueError(f"kind must be 'general', 'zero_sum' or 'symmetric'; got {kind!r}.")
     return NormalFormGame(payoffs, name=f"random_{kind}")
+
+
+def fxp_example(team_size: int = 3, C: float = 0.1, eps: float = 0.01) -> NormalFormGame:
+    """The two-team game of the Fictitious Cross-Play paper (Xu et al. 2023), with a local equilibrium at all-1.
+
+    Two teams of ``N = team_size`` players, each choosing 0 or 1; players ``0 .. N-1`` form team A and
+    ``N .. 2N-1`` team B (:func:`fxp_teams`). With ``a`` and ``b`` the numbers of 1s in team A and team B,
+    every player of team A gets
+
+    ``u = a - b + [a=0](1+eps) b - [b=0](1+eps) a + [a=0][b=N](C - N eps) - [b=0][a=N](C - N eps)``
+
+    and every player of team B gets ``-u`` (a two-team zero-sum game). Known equilibria: all-0 against all-0
+    is a team-level Nash equilibrium (value 0: against all-0, ``u = -eps a - [a=N](C - N eps) <= 0``). The
+    all-1 profile is only a local one: a single player who leaves it loses 1, but team A switching to all-0
+    together gains ``C``.
+
+    Parameters
+    ----------
+    team_size : int
+        ``N``, players per team (at least 1).
+    C : float
+        The gain of the all-0 team against the all-1 team.
+    eps : float
+        The small bonus ``eps`` of the formula.
+
+    Examples
+    --------
+    >>> g = fxp_example()
+    >>> g.num_players, g.shape
+    (6, (2, 2, 2, 2, 2, 2))
+    >>> float(g.payoffs[0][1, 1, 1, 1, 1, 1])          # all-1: u = a - b = 0
+    0.0
+    >>> round(float(g.payoffs[0][0, 0, 0, 1, 1, 1]), 12)   # A all-0 against B all-1: -3 + 1.01 * 3 + 0.1 - 0.03
+    0.1
+    >>> round(float(g.payoffs[0][0, 1, 1, 1, 1, 1]), 12)   # one player of A leaves all-1: a = 2, b = 3
+    -1.0
+    >>> round(float(g.payoffs[3][0, 0, 1, 0, 0, 0]), 12)   # a = 1 against B all-0: u = 1 - 1.01; B gets 0.01
+    0.01
+    >>> bool((g.payoffs[:3] == -g.payoffs[3:]).all())
+    True
+    """
+    from games.validation import check_int, check_real
+
+    check_int(team_size, "team_size", minimum=1)
+    check_real(C, "C")
+    check_real(eps, "eps")
+    n = int(team_size)
+    grid = np.indices((2,) * (2 * n))
+    a, b = grid[:n].sum(axis=0), grid[n:].sum(axis=0)
+    a0, b0, aN, bN = (a == 0), (b == 0), (a == n), (b == n)
+    u = (a - b + a0 * (1 + eps) * b - b0 * (1 + eps) * a + (a0 & bN) * (C - n * eps)
+         - (b0 & aN) * (C - n * eps)).astype(np.float64)
+    payoffs = np.stack([u] * n + [-u] * n)
+    players = tuple(f"A{i}" for i in range(n)) + tuple(f"B{i}" for i in range(n))
+    return NormalFormGame(payoffs, player_names=players, strategy_names=(("0", "1"),) * (2 * n),
+                          name=f"fxp_example(team_size={n}, C={C}, eps={eps})")
+
+
+def fxp_teams(team_size: int = 3) -> list:
+    """The teams of :func:`fxp_example`: ``[[0, ..., N-1], [N, ..., 2N-1]]``.
+
+    Examples
+    --------
+    >>> fxp_teams(3)
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    return [list(range(team_size)), list(range(team_size, 2 * team_size))]
 
 
 _CATALOG = {

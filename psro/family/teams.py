@@ -1,0 +1,390 @@
+"""Team games: players that share a payoff, their team view, team exploitability and a decentralised team learner.
+
+A *team game* is a game whose players form teams (``teams=[[0, 1, 2], [3, 4, 5]]``), every member of a team
+getting the same payoff. Three things live here:
+
+- :func:`team_payoffs`: the **team view** of a normal-form team game, one player per team whose strategies are
+  the team's joint pure actions (C order over its members: the last member's action varies fastest). A team's
+  mixed strategy in the view may be correlated among its members; a product of the members' own mixed
+  strategies is one of them. The self-play family (:mod:`psro.family`) trains on this view when ``teams`` is set,
+  so its meta-game is the meta-game *between teams* (``k_A x k_B`` entries, not ``k^n``).
+- :func:`team_exploitability`: the mean over teams of the best pure team deviation's gain, with the team's joint
+  pure actions (normal form) or joint pure policies (small game trees) enumerated.
+- :class:`TeamPolicyGradient`, oracle ``"team_pg"``: a team best response learned *jointly by the team's players*,
+  each member its own learner (softmax policy gradient on its own logits, with the exact expected gradient of the
+  shared team payoff) against the fixed opponents, from a random initialisation drawn from the seed (or from a
+  warm start). Decentralised learners find local optima: that is what the FXP example shows.
+
+Examples
+--------
+>>> from games import catalog
+>>> game, teams = catalog.fxp_example(), catalog.fxp_teams(3)
+>>> view = team_payoffs(game, teams)
+>>> view.shape                                   # each team has 2^3 joint actions
+(8, 8)
+>>> all1, all0 = np.eye(8)[7], np.eye(8)[0]
+>>> round(team_exploitability(game, [all1, all1], teams), 12)   # team A (or B) switching to all-0 gains C
+0.1
+>>> team_exploitability(game, [all0, all0], teams)              # all-0 against all-0: a team-level Nash
+0.0
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from games.normal_form import NormalFormGame
+from games.validation import check_int, check_real
+from psro.oracles.base import BestResponse, Target, register_oracle
+
+__all__ = ["check_team_game", "team_payoffs", "team_exploitability", "team_gains", "member_marginals",
+           "TeamPolicyGradient", "DEFAULT_MAX_DEVIATIONS"]
+
+#: The most joint pure deviations :func:`team_exploitability` enumerates for one team.
+DEFAULT_MAX_DEVIATIONS = 1 << 20
+
+
+def check_team_game(game: NormalFormGame, teams) -> list:
+    """``teams`` checked against ``game``: they cover every player once, and every member of a team has the same
+    payoffs as the team's first member. Returns the teams as lists of ints; ``ValueError`` naming ``teams``.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> check_team_game(catalog.fxp_example(team_size=2), [[0, 1], [2, 3]])
+    [[0, 1], [2, 3]]
+    >>> check_team_game(catalog.fxp_example(team_size=2), [[0, 2], [1, 3]])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: teams: player 2 does not share the payoffs of player 0, its team's first member; ...
+    """
+    from psro.config import check_teams
+
+    if not isinstance(game, NormalFormGame):
+        raise TypeError(f"game must be a games.NormalFormGame; got {type(game).__name__}.")
+    try:
+        teams = check_teams(teams, game.num_players)
+    except ValueError as exc:
+        raise ValueError(f"teams: {exc}") from None
+    for team in teams:
+        for member in team[1:]:
+            if not np.allclose(game.payoffs[member], game.payoffs[team[0]], rtol=0.0, atol=1e-12):
+                raise ValueError(f"teams: player {member} does not share the payoffs of player {team[0]}, its "
+                                 "team's first member; a team's players must get the same payoff at every profile.")
+    return teams
+
+
+def team_payoffs(game: NormalFormGame, teams) -> NormalFormGame:
+    """The team view of a normal-form team game: one player per team, its strategies the team's joint pure actions.
+
+    Parameters
+    ----------
+    game : games.NormalFormGame
+        ``n`` players; the members of a team share their payoffs (:func:`check_team_game`).
+    teams : list of list of int
+        The teams, covering every player once, e.g. ``[[0, 1, 2], [3, 4, 5]]``.
+
+    Returns
+    -------
+    games.NormalFormGame
+        ``len(teams)`` players; team ``T`` has ``prod(k_m for m in T)`` strategies, its joint actions in C order
+        over the members as listed (named like ``"0,1,0"``), and ``payoffs[T][j_1, ..., j_K]`` is the payoff of
+        ``T``'s members when every team ``S`` plays its joint action ``j_S``.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> view = team_payoffs(catalog.fxp_example(), catalog.fxp_teams(3))
+    >>> view.strategy_names[0][:3]
+    ('0,0,0', '0,0,1', '0,1,0')
+    >>> round(float(view.payoffs[0][0, 7]), 12), round(float(view.payoffs[1][0, 7]), 12)   # A all-0, B all-1
+    (0.1, -0.1)
+    """
+    teams = check_team_game(game, teams)
+    order = [p for team in teams for p in team]
+    sizes = [math.prod(game.shape[p] for p in team) for team in teams]
+    payoffs = np.stack([np.transpose(game.payoffs[team[0]], order).reshape(sizes) for team in teams])
+    names = [tuple(",".join(joint) for joint in itertools.product(*(game.strategy_names[p] for p in team)))
+             for team in teams]
+    players = ["+".join(game.player_names[p] for p in team) for team in teams]
+    return NormalFormGame(payoffs, player_names=players, strategy_names=names, name=f"teams of {game.name}")
+
+
+def _team_strategies(game: NormalFormGame, profile, teams) -> list:
+    """Per team, its (flattened) distribution over joint actions: ``profile`` gives one per team, or one mixed
+    strategy per player (then the members play independently)."""
+    sizes = [math.prod(game.shape[p] for p in team) for team in teams]
+    profile = [np.asarray(x, dtype=np.float64) for x in profile]
+    if len(profile) == game.num_players and all(x.size == game.shape[p] for p, x in enumerate(profile)):
+        joint = []
+        for team in teams:
+            x = np.ones(1)
+            for p in team:
+                x = np.multiply.outer(x, profile[p].ravel()).ravel()
+            joint.append(x)
+        profile = joint
+    elif len(profile) != len(teams) or any(x.size != k for x, k in zip(profile, sizes)):
+        raise ValueError(f"profile: give one mixed strategy per player (sizes {list(game.shape)}) or one "
+                         f"distribution per team over its joint actions (sizes {sizes}); got sizes "
+                         f"{[x.size for x in profile]}.")
+    for t, x in enumerate(profile):
+        if np.any(x < -1e-12) or not np.isclose(x.sum(), 1.0, atol=1e-9):
+            raise ValueError(f"profile: team {t}'s strategy must be a probability vector; it sums to {x.sum():g}.")
+    return [x.ravel() for x in profile]
+
+
+def team_gains(game, profile, teams, *, max_deviations: int = DEFAULT_MAX_DEVIATIONS) -> np.ndarray:
+    """Per team, the gain of its best pure team deviation from ``profile`` (the others fixed); see
+    :func:`team_exploitability`, which is their mean.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> game, teams = catalog.fxp_example(), catalog.fxp_teams(3)
+    >>> # everyone uniform (value 0): all-1 gains 3 - E[b] - P(b=0) (3.03 + 0.07) = 3 - 1.5 - 3.1 / 8
+    >>> team_gains(game, [np.full(2, 0.5)] * 6, teams).round(6).tolist()
+    [1.1125, 1.1125]
+    """
+    if isinstance(game, NormalFormGame):
+        teams = check_team_game(game, teams)
+        view = team_payoffs(game, teams)
+        strategies = _team_strategies(game, profile, teams)
+        gains = []
+        for t in range(len(teams)):
+            values = view.payoffs[t]
+            for s in reversed(range(len(teams))):   # contract the other teams' axes, last first
+                if s != t:
+                    values = np.tensordot(values, strategies[s], axes=([s], [0]))
+            gains.append(float(values.max() - values @ strategies[t]))
+        return np.maximum(np.array(gains), 0.0)
+    return _tree_team_gains(game, profile, teams, max_deviations)
+
+
+def team_exploitability(game, profile, teams, *, max_deviations: int = DEFAULT_MAX_DEVIATIONS) -> float:
+    """Team exploitability: the mean over teams of the gain of the team's best pure joint deviation.
+
+    With every other team's play fixed, a team's best deviation is found by enumerating its members' joint pure
+    actions (a normal-form game: ``prod(k_m)`` of them) or joint pure policies (a game tree: the product over
+    members of their pure policies, ``prod_m prod_I |A(I)|``). A correlated team strategy never does better than
+    the best pure joint one, so this is the team's exact best-response gain. For teams of one player it is
+    NashConv divided by the number of players.
+
+    Parameters
+    ----------
+    game : games.NormalFormGame, pyspiel.Game or psro.game_tree.GameTree
+        A normal-form team game, or a game whose tree is small enough to build and enumerate.
+    profile : sequence of array_like
+        Normal form: one mixed strategy per player (members independent), or one distribution per team over its
+        joint actions (:func:`team_payoffs`' order; correlated members). A tree: one behaviour policy
+        ``(num_infostates, num_actions)`` per player.
+    teams : list of list of int
+    max_deviations : int
+        The most joint pure deviations enumerated for one team; past it, ``ValueError`` (too large to enumerate:
+        measure a learned team response instead).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> game, teams = catalog.fxp_example(), catalog.fxp_teams(3)
+    >>> ones, zeros = [np.array([0.0, 1.0])] * 3, [np.array([1.0, 0.0])] * 3
+    >>> round(team_exploitability(game, ones + ones, teams), 12)    # the all-1 local equilibrium
+    0.1
+    >>> round(team_exploitability(game, zeros + ones, teams), 12)   # A all-0, B all-1: B gains C + 0 (to all-0)
+    0.05
+    """
+    check_int(max_deviations, "max_deviations", minimum=1)
+    return float(np.mean(team_gains(game, profile, teams, max_deviations=max_deviations)))
+
+
+def _pure_policies(infostates, limit: int) -> np.ndarray:
+    """Every pure policy of one player, ``(k, num_infostates, num_actions)``; ``ValueError`` past ``limit``."""
+    legal = [np.flatnonzero(row) for row in infostates.legal_mask]
+    count = math.prod(len(actions) for actions in legal)
+    if count > limit:
+        raise ValueError(f"max_deviations: a player has {count} pure policies, more than {limit}; the team's "
+                         "deviations are too many to enumerate (raise max_deviations, or learn a team response).")
+    pure = np.zeros((count, infostates.num_infostates, infostates.num_actions))
+    for k, choice in enumerate(itertools.product(*legal)):
+        pure[k, np.arange(len(choice)), list(choice)] = 1.0
+    return pure
+
+
+def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
+    """:func:`team_gains` on a game tree: enumerate each team's joint pure policies in the sequence form."""
+    from psro.config import check_teams
+    from psro.game_tree import GameTree, build_game_tree
+    from psro.policies import realization_plans
+
+    tree = game if isinstance(game, GameTree) else build_game_tree(game)
+    teams = check_teams(teams, tree.num_players)
+    if len(profile) != tree.num_players:
+        raise ValueError(f"profile: give one behaviour policy per player ({tree.num_players}); got {len(profile)}.")
+    plans = [realization_plans(np.asarray(policy, dtype=np.float64)[None], info)[0]
+             for policy, info in zip(profile, tree.infostates)]
+    gains = []
+    for team in teams:
+        returns = tree.terminal_returns[:, team]
+        if not np.allclose(returns, returns[:, :1], rtol=0.0, atol=1e-12):
+            raise ValueError(f"teams: the members of team {team} do not share their returns.")
+        weight = tree.terminal_chance * returns[:, 0]
+        for q in range(tree.num_players):
+            if q not in team:
+                weight = weight * plans[q][tree.terminal_sequence[q]]
+        current = weight * np.prod([plans[m][tree.terminal_sequence[m]] for m in team], axis=0)
+        values, count = weight[None, :], 1
+        for m in team:   # (joint deviations so far, Z) times member m's pure plans at every terminal
+            pure = realization_plans(_pure_policies(tree.infostates[m], limit), tree.infostates[m])
+            count *= len(pure)
+            if count > limit:
+                raise ValueError(f"max_deviations: team {team} has more than {limit} joint pure policies; too many "
+                                 "to enumerate (raise max_deviations, or learn a team response).")
+            values = (values[:, None, :] * pure[:, tree.terminal_sequence[m]][None]).reshape(count, -1)
+        gains.append(max(0.0, float(values.sum(axis=1).max() - current.sum())))
+    return np.array(gains)
+
+
+def member_marginals(policy, sizes) -> list:
+    """Each member's marginal of a team strategy over joint actions (C order over the members' ``sizes``).
+
+    Examples
+    --------
+    >>> [m.tolist() for m in member_marginals(np.array([0.0, 0.25, 0.0, 0.75]), (2, 2))]
+    [[0.25, 0.75], [0.0, 1.0]]
+    """
+    joint = np.asarray(policy, dtype=np.float64).ravel()[:math.prod(sizes)].reshape(sizes)
+    return [joint.sum(axis=tuple(a for a in range(len(sizes)) if a != m)) for m in range(len(sizes))]
+
+
+@register_oracle("team_pg")
+class TeamPolicyGradient:
+    """Oracle ``"team_pg"``: a team response learned by the team's members, each its own softmax policy gradient.
+
+    For a game whose every player has one infostate (a normal-form game, or its team view,
+    :func:`team_payoffs`), the responder's payoff of each of its actions against the target's fixed opponents
+    is exact (sequence form). A responder that is a team of ``m`` members (``members``) plays the joint action
+    ``(a_1, ..., a_m)`` (C order) with probability ``prod_i pi_i(a_i)``; member ``i`` holds its own logits and
+    ascends its own exact gradient of the shared expected payoff ``V``, ``pi_i * (Q_i - V)`` (``Q_i(a)``: the
+    team's value when member ``i`` plays ``a`` and its teammates their policies), for ``steps`` steps of size
+    ``learning_rate``, all members at once. No member sees the others' parameters: a decentralised learner,
+    which may stop at a local optimum of the team payoff.
+
+    The start: ``target.initial_policy`` (a tabular policy of the responder; its members' marginals, clipped to
+    ``[1e-3, 1]``, give the logits), else logits drawn ``N(0, init_scale^2)`` from a generator seeded by
+    ``(seed, player, *key)``, so a response is a pure function of the run's seed and its call's key.
+
+    Parameters
+    ----------
+    tree : psro.game_tree.GameTree
+    seed : int
+    members : list of list of int, optional
+        Per player of the game, the action counts of its members (``[[2, 2, 2], [2, 2, 2]]`` for the team view
+        of ``fxp_example``); None: every player is one learner over its own actions.
+    steps : int
+    learning_rate : float
+    init_scale : float
+        Standard deviation of a fresh start's logits.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> from psro.matrix_game import to_openspiel_game
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.population import Population, Provenance
+    >>> view = team_payoffs(catalog.fxp_example(), catalog.fxp_teams(3))
+    >>> tree = build_game_tree(to_openspiel_game(view))
+    >>> pops = [Population(i) for i in tree.infostates]
+    >>> _ = [pop.add(np.eye(8)[[7]], Provenance(0, "initial")) for pop in pops]   # both teams all-1
+    >>> oracle = TeamPolicyGradient(tree, members=[[2, 2, 2], [2, 2, 2]])
+    >>> uniform = np.full((1, 8), 1 / 8)
+    >>> br = oracle.respond(0, Target(0, pops, mixtures=(np.ones(1),) * 2, initial_policy=uniform))
+    >>> int(br.policy.argmax()), bool(br.policy.max() > 0.99)   # from uniform, the members drift to all-1
+    (7, True)
+    """
+
+    learned = False   # (its values are exact for its policy; the loop's ``learned`` means sampled play)
+    exact = False     # not a best response: the gap is measured with exact ones
+
+    def __init__(self, tree, seed: int = 0, members=None, steps: int = 2000, learning_rate: float = 1.0,
+                 init_scale: float = 2.0):
+        self.tree, self.seed = tree, int(seed)
+        self.steps = check_int(steps, "steps", minimum=1)
+        self.learning_rate = check_real(learning_rate, "learning_rate", minimum=0.0, strict=True)
+        self.init_scale = check_real(init_scale, "init_scale", minimum=0.0)
+        sizes = [int(info.legal_mask[0].sum()) for info in tree.infostates]
+        if any(info.num_infostates != 1 for info in tree.infostates):
+            raise ValueError("oracle 'team_pg' learns on games whose players have one infostate each (normal-form "
+                             "games and their team views); for sequential games use oracle='dqn' or 'ppo'.")
+        members = [[k] for k in sizes] if members is None else [[int(k) for k in m] for m in members]
+        if len(members) != len(sizes) or any(math.prod(m) != k for m, k in zip(members, sizes)):
+            raise ValueError(f"members: give per player the action counts of its members, whose product is the "
+                             f"player's action count {sizes}; got {members}.")
+        self.members = members
+
+    def respond(self, player: int, target: Target, *, key: tuple | None = None) -> BestResponse:
+        if target.is_joint:
+            raise ValueError("oracle 'team_pg' answers product targets (PSRO-style meta-solvers), not JPSRO's joint "
+                             "ones.")
+        info, sizes = self.tree.infostates[player], self.members[player]
+        tree = self.tree
+        weight = tree.terminal_chance * tree.terminal_returns[:, player]
+        for q, plan in enumerate(target.opponent_plans()):
+            if q != player:
+                weight = weight * plan[tree.terminal_sequence[q]]
+        values = np.bincount(tree.terminal_sequence[player], weights=weight, minlength=info.num_sequences)
+        payoff = values[:math.prod(sizes)].reshape(sizes)   # the team's value of each joint action (one infostate)
+        logits = _ascend(payoff.ravel(), sizes, self._start(player, target, key, sizes), self.steps,
+                         self.learning_rate)
+        joint = np.exp(_joint_log_probs(logits, sizes).sum(axis=1))
+        policy = np.zeros((1, info.num_actions))
+        policy[0, :joint.size] = joint
+        return BestResponse(player=player, policy=policy, value=float(payoff.ravel() @ joint))
+
+    def _start(self, player: int, target: Target, key, sizes) -> np.ndarray:
+        """The members' initial logits: the warm start's marginals, or a fresh draw from the seed and key."""
+        logits = np.full((len(sizes), max(sizes)), -np.inf)
+        initial = target.initial_policy
+        if initial is not None:
+            marginals = member_marginals(np.asarray(initial, dtype=np.float64)[0], sizes)
+        else:
+            entropy = [self.seed, int(player), *(int(k) for k in (key or ()))]
+            rng = np.random.default_rng(np.random.SeedSequence(entropy))
+        for m, k in enumerate(sizes):
+            logits[m, :k] = np.log(np.clip(marginals[m], 1e-3, 1.0)) if initial is not None \
+                else rng.normal(0.0, self.init_scale, size=k)
+        return logits
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise log-softmax of ``(members, max_actions)`` logits (padded entries are ``-inf``)."""
+    top = logits.max(axis=1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+
+
+def _joint_log_probs(logits: np.ndarray, sizes) -> np.ndarray:
+    """``G[J, m] = log pi_m(J_m)`` for every joint action ``J`` (C order over ``sizes``) and member ``m``."""
+    actions = np.indices(sizes).reshape(len(sizes), -1).T   # (K, M): member m's action in joint action J
+    return _log_softmax(logits)[np.arange(len(sizes)), actions]
+
+
+def _ascend(payoff: np.ndarray, sizes, logits: np.ndarray, steps: int, learning_rate: float) -> np.ndarray:
+    """``steps`` simultaneous steps of every member's own exact policy gradient of the shared ``payoff`` (flat,
+    one entry per joint action): member ``m`` moves its logits by ``pi_m * (Q_m - V)``."""
+    actions = np.indices(sizes).reshape(len(sizes), -1).T
+    onehot = (actions[:, :, None] == np.arange(logits.shape[1])).astype(np.float64)   # (K, M, A)
+    members = np.arange(len(sizes))
+    for _ in range(steps):
+        logp = _log_softmax(logits)
+        gathered = logp[members, actions]                                  # (K, M)
+        others = np.exp(gathered.sum(axis=1, keepdims=True) - gathered)   # prod over the other members
+        q = np.einsum("j,jm,jma->ma", payoff, others, onehot)             # Q_m(a)
+        probs = np.exp(logp)
+        value = (probs * q).sum(axis=1, keepdims=True)                    # V (the same for every member)
+        logits = logits + learning_rate * probs * (q - value)
+    return logits
