@@ -159,6 +159,11 @@ def _action_probabilities(policy, state, player: int, num_actions: int, legal: l
     probs = np.zeros(num_actions)
     if isinstance(answer, dict):
         for a, p in answer.items():
+            if not 0 <= int(a) < num_actions:
+                raise ValueError(
+                    f"behaviour policy {type(policy).__name__} gave probability to action {a} at history "
+                    f"{state.history_str()!r}; probabilities must be zero off the legal actions {legal}."
+                )
             probs[int(a)] = float(p)
     else:
         answer = np.asarray(answer, dtype=np.float64).ravel()

@@ -62,3 +62,87 @@ def test_rrps_table_is_complete():
     assert "iocainebot" in g.strategy_names[0]
     # a bot against itself is a fair match on average
     assert np.abs(np.diag(g.payoffs[0])).max() < 50
+
+
+# ------------------------------------------------------------------ collect: offline trajectories
+class _Always:
+    """A behaviour policy that plays ``action`` whenever legal (array answers)."""
+
+    def __init__(self, action: int, num_actions: int = 2):
+        self.action, self.num_actions = action, num_actions
+
+    def action_probabilities(self, state, player):
+        probs = np.zeros(self.num_actions)
+        legal = state.legal_actions()
+        probs[self.action if self.action in legal else legal[0]] = 1.0
+        return probs
+
+
+def test_collect_is_seeded_and_passes_validation():
+    import pyspiel
+
+    from games.trajectories import validate_trajectories
+
+    game = pyspiel.load_game("kuhn_poker")
+    uniform = pyspiel.UniformRandomPolicy(game)
+    a = datasets.collect(game, uniform, episodes=50, seed=11)
+    validate_trajectories(a)
+    assert a.equals(datasets.collect("kuhn_poker", uniform, episodes=50, seed=11))
+    assert not a.equals(datasets.collect(game, uniform, episodes=50, seed=12))
+    assert a["episode"].nunique() == 50 and a.groupby("episode")["done"].sum().eq(1).all()
+    # the reward of the last row is the episode's return; OpenSpiel's own returns for the terminal history
+    last = a[a["done"]]
+    for _, row in last.head(10).iterrows():
+        state = game.new_initial_state()
+        for act in [int(x) for x in row["history"].split()] + [row["action"]]:
+            state.apply_action(act)
+        assert [float(x) for x in row["reward"].split()] == state.returns()
+
+
+def test_collect_chance_and_behaviour_frequencies_match_the_game():
+    import pyspiel
+
+    game = pyspiel.load_game("kuhn_poker")
+    df = datasets.collect(game, pyspiel.UniformRandomPolicy(game), episodes=3000, seed=0)
+    first_card = df[(df["step"] == 0)]["action"].value_counts(normalize=True).sort_index()
+    np.testing.assert_allclose(first_card.to_numpy(), [1 / 3] * 3, atol=0.03)  # 3 sigma ~ 0.026
+    decisions = df[df["player"] >= 0]
+    assert decisions["action"].mean() == pytest.approx(0.5, abs=0.02)
+    np.testing.assert_allclose(decisions["behaviour_prob"], 0.5)
+    assert df[df["player"] == -1]["behaviour_prob"].isna().all()
+
+
+def test_collect_per_player_policies_and_mixtures():
+    import pyspiel
+
+    game = pyspiel.load_game("kuhn_poker")
+    df = datasets.collect(game, [_Always(1), _Always(0)], episodes=40, seed=0)
+    assert (df[df["player"] == 0]["action"] == 1).all() and (df[df["player"] == 1]["action"] == 0).all()
+    # player 0 always bets and player 1 always passes: player 0 wins 1 every time
+    assert all(float(r.split()[0]) == 1.0 for r in df[df["done"]]["reward"])
+    uniform = pyspiel.UniformRandomPolicy(game)
+    mix = datasets.collect(game, [(3.0, [_Always(1), _Always(1)]), (1.0, uniform)], episodes=2000, seed=5)
+    share = mix.groupby("episode")["component"].first().value_counts(normalize=True).sort_index()
+    assert share[0] == pytest.approx(0.75, abs=0.03)                    # 3 sigma ~ 0.029
+    first = mix[(mix["component"] == 0) & (mix["player"] >= 0)]
+    assert (first["action"] == 1).all()
+
+
+def test_collect_accepts_callables_and_dict_answers_and_refuses_bad_policies():
+    import pyspiel
+
+    game = pyspiel.load_game("kuhn_poker")
+    df = datasets.collect(game, lambda state, player: {0: 1.0}, episodes=5, seed=0)
+    assert (df[df["player"] >= 0]["action"] == 0).all()
+    with pytest.raises(ValueError, match="zero off the legal actions"):
+        datasets.collect(game, lambda state, player: {5: 1.0}, episodes=1, seed=0)
+    with pytest.raises(ValueError, match="one per distinct action"):
+        datasets.collect(game, lambda state, player: np.ones(3) / 3, episodes=1, seed=0)
+    with pytest.raises(ValueError, match="one policy per player"):
+        datasets.collect(game, [_Always(0)], episodes=1, seed=0)
+    with pytest.raises(TypeError, match="action_probabilities"):
+        datasets.collect(game, 42, episodes=1, seed=0)
+    with pytest.raises(ValueError, match="episodes"):
+        datasets.collect(game, _Always(0), episodes=0, seed=0)
+    with pytest.raises(ValueError, match="turn-based"):
+        datasets.collect("matrix_rps", _Always(0, 3), episodes=1, seed=0)
