@@ -25,12 +25,12 @@ fresh).
 Examples
 --------
 >>> from games import catalog
->>> fxp = FXP(catalog.rock_paper_scissors(), progress=False)
+>>> fxp = FXP(catalog.biased_rock_paper_scissors(), progress=False)
 >>> history = fxp.run(iterations=3)
 >>> history["population_0"].tolist(), fxp.state.extra["roles"][0]
 ([1, 3, 5, 7], ['initial', 'main', 'counter', 'main', 'counter', 'main', 'counter'])
->>> float(history["gap"].iloc[-1])          # the Nash mixture over all: rock, paper and scissors are in
-0.0
+>>> [round(g, 4) for g in history["gap"]]    # NashConv of the Nash mixture over all
+[0.3333, 1.0, 0.2, 0.0]
 """
 
 from __future__ import annotations
@@ -113,10 +113,10 @@ class FXP(FamilyLoop):
     Examples
     --------
     >>> from games import catalog
-    >>> fxp = FXP(catalog.fxp_example(), teams=catalog.fxp_teams(3), oracle="team_pg", progress=False)
-    >>> gaps = fxp.run(iterations=4)["gap"] / 2   # team exploitability of the team-level Nash mixture
-    >>> bool(gaps.iloc[-1] <= 0.01)
-    True
+    >>> fxp = FXP(catalog.biased_rock_paper_scissors(), algorithm_options={"opponent_sampling": "deep"},
+    ...           progress=False)
+    >>> fxp.fxp_options.deep_weights, len(fxp.run(iterations=2)), fxp.roles(1)
+    ((0.2, 0.4, 0.4), 3, ['initial', 'main', 'counter', 'main', 'counter'])
     """
 
     algorithm = "fxp"

@@ -101,8 +101,8 @@ class FamilyLoop(PSRO):
 
     A subclass sets :attr:`algorithm`, may fix the meta-solver (:meth:`_prepared`) and says what each player
     trains against (:meth:`_targets`); here: team games play their team view (:func:`team_config`), the gap is
-    measured with exact best responses whenever the oracle is not exact, and every response of an iteration
-    joins its player's population, in the order of its targets (no selection).
+    measured with fresh exact best responses to the output (never the training responses), and every response of
+    an iteration joins its player's population, in the order of its targets (no selection).
     """
 
     algorithm = "family"
@@ -121,8 +121,8 @@ class FamilyLoop(PSRO):
                 raise ValueError(f"{field}: {type(self).__name__} adds every player's response each iteration; "
                                  f"leave {field}={default!r} (got {getattr(config, field)!r}).")
         super().__init__(self._prepared(team_config(config)), executor=executor, checkpoint_dir=checkpoint_dir)
-        if self.tree is not None and not getattr(self.oracle, "exact", not self.learned):
-            self.metric_oracle = ExactOracle(self.tree)   # (a team learner's responses do not measure the gap)
+        if self.tree is not None:   # (the loop reuses its training responses for the gap when the metric oracle
+            self.metric_oracle = ExactOracle(self.tree)   # is the oracle: the family's targets are not the gap's)
         self._responses = None
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
@@ -166,7 +166,7 @@ class SelfPlay(FamilyLoop):
     >>> sp = SelfPlay(catalog.fxp_example(), teams=catalog.fxp_teams(3), oracle="team_pg", progress=False)
     >>> history = sp.run(iterations=2)
     >>> [round(g / 2, 3) for g in history["gap"]]    # team exploitability: uniform, then the all-1 trap (C = 0.1)
-    [1.112, 0.1, 0.1]
+    [1.113, 0.1, 0.1]
     """
 
     algorithm = "self_play"
