@@ -1,0 +1,478 @@
+"""PSRO from a fixed dataset of trajectories, inside a learned game model: COffeE-PSRO and naive offline PSRO.
+
+Both fit a tabular game model to the dataset (:func:`games.offline_model.fit_model`: the mean model and an
+ensemble of bootstrap members) and run PSRO with exact best responses and exact payoffs **inside the model**;
+nothing is played in the true game. Each iteration ``t``:
+
+1. **add**: the best responses of step ``t - 1`` join the populations (at ``t = 0``: the uniform policies);
+2. **evaluate**: every profile of the populations is evaluated exactly in the mean model and in every ensemble
+   member; the meta-game entry of a profile is the interval ``[low, high]`` of its payoffs over the ensemble (the
+   mean model included), its mean-model payoff the point estimate;
+3. **meta-solve**: COffeE-PSRO: the robust regularised replicator dynamics over the interval meta-game, its
+   entropy regularisation annealed to 0 (:func:`solvers.robust_replicator.robust_replicator`); the output is the
+   meta-strategy with the lowest pessimistic regret. Naive offline PSRO: a Nash equilibrium of the mean-model
+   meta-game (:func:`solvers.solve`, ``"nash"``);
+4. **best responses**: every player's exact best response in the model, to the others' meta-strategies mixed with
+   the uniform policy (member 0 of every population) with weight ``uniform_weight`` (alpha: "with probability
+   alpha an opponent plays uniformly"). COffeE-PSRO answers in the *penalised* model (MOPO-style: each terminal's
+   return minus ``penalty`` times the uncertainty of the branch that reaches it, :func:`model_trees`); naive
+   offline PSRO in the mean model, without a penalty, alpha 0;
+5. **measure**: ``gap`` is the **true game's exact NashConv** of the output (each population mixed with its
+   meta-strategy, mapped onto the true game's information states, unseen ones uniform), when the true ``game``
+   is given and its tree fits (NaN otherwise; the learner never uses it); ``meta_gap`` is the output's
+   pessimistic regret in the interval meta-game (COffeE-PSRO) or its NashConv in the mean meta-game (naive).
+
+A run with ``checkpoint_dir`` writes a checkpoint after every iteration (JSON and ``.npz`` only, atomic, with the
+SHA-256 of every file; :mod:`psro.run.checkpoint`'s writer): the options, the history, the populations and the
+responses waiting to join. The dataset is stored by its path and SHA-256 (a DataFrame is written once as
+``dataset.csv`` in the directory); :meth:`OfflinePSRO.resume` re-reads it, checks its digest, refits the same
+model (seeded) and continues bit for bit (timing columns aside).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from games.validation import check_int, check_real
+from psro.evaluation.exact import SequenceFormEvaluator
+from psro.game_tree import GameTree, build_game_tree
+from psro.metrics import nash_conv
+from psro.offline.behaviour_cloning import policy_on_tree
+from psro.oracles.exact import best_response
+from psro.policies import uniform_policy
+from psro.population import Population, Provenance
+from psro.state import HISTORY_COLUMNS
+
+__all__ = ["ModelTrees", "model_trees", "OfflinePSRO", "COffeEPSRO", "map_policy"]
+
+logger = logging.getLogger(__name__)
+
+DOCUMENT = "offline_checkpoint.json"
+
+
+@dataclass(frozen=True, eq=False)
+class ModelTrees:
+    """The game trees an offline run plays in.
+
+    Attributes
+    ----------
+    mean : GameTree
+        The mean model: its infostates index the populations.
+    penalised : GameTree
+        The mean model with each terminal's returns lowered by ``penalty`` times its branch's uncertainty (same
+        structure as ``mean``); the best responses of COffeE-PSRO are computed here.
+    members : tuple of GameTree
+        The ensemble members (their own structures; policies are mapped onto them by infostate string).
+    """
+
+    mean: GameTree
+    penalised: GameTree
+    members: tuple
+
+
+def map_policy(policy: np.ndarray, source: GameTree, target: GameTree, player: int) -> np.ndarray:
+    """``player``'s tabular policy over ``source``'s infostates as one over ``target``'s, matched by infostate
+    string (infostates ``source`` lacks: uniform); the same array when the trees share their infostates.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> policy = np.tile([1.0, 0.0], (6, 1))
+    >>> map_policy(policy, tree, tree, 0) is policy
+    True
+    """
+    if source.infostates[player].keys == target.infostates[player].keys:
+        return policy
+    return policy_on_tree(dict(zip(source.infostates[player].keys, policy)), target, player)
+
+
+def model_trees(model, penalty: float = 0.0, max_histories: int = 1_000_000) -> ModelTrees:
+    """The trees of a fitted :class:`games.offline_model.GameModel`: the mean model, its penalised copy
+    (``model.model_game("mean", uncertainty=penalty)``: every leaf's returns lowered by ``penalty`` times the
+    count-based confidence width accumulated on the way to it, the uncertainty of its branch) and the ensemble
+    members.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from games.datasets import collect
+    >>> from games.offline_model import fit_model
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> model = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), episodes=300, seed=0), members=3, seed=0)
+    >>> trees = model_trees(model, penalty=1.0)
+    >>> len(trees.members), bool(np.all(trees.penalised.terminal_returns <= trees.mean.terminal_returns + 1e-12))
+    (3, True)
+    """
+    penalty = check_real(penalty, "penalty", minimum=0.0)
+
+    def tree_of(kind, **options):
+        return build_game_tree(_as_pyspiel(model.model_game(kind, **options)), max_histories=max_histories)
+
+    mean = tree_of("mean")
+    members = tuple(tree_of(i) for i in range(model.members))
+    penalised = mean
+    if penalty > 0:
+        penalised = tree_of("mean", uncertainty=penalty)
+        if any(a.keys != b.keys for a, b in zip(mean.infostates, penalised.infostates)) \
+                or penalised.num_terminals != mean.num_terminals:
+            raise ValueError("model: its penalised mean game has another tree than its mean game; the penalty "
+                             "may change the returns only.")
+    return ModelTrees(mean, penalised, members)
+
+
+def _as_pyspiel(game):
+    """A model game as a ``pyspiel.Game``: as it is, loaded from its string, or through its ``to_pyspiel()``."""
+    import pyspiel
+
+    if isinstance(game, pyspiel.Game):
+        return game
+    return pyspiel.load_game(game) if isinstance(game, str) else game.to_pyspiel()
+
+
+def _sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OfflinePSRO:
+    """Naive offline PSRO: PSRO in the dataset's mean game model, exact best responses without a penalty, a
+    Nash meta-solver; the baseline of COffeE-PSRO (module docstring).
+
+    Parameters
+    ----------
+    dataset : pandas.DataFrame or str or Path
+        Trajectories in the table format of :mod:`games.trajectories` (a path: a CSV or Parquet file of it).
+    game : str or pyspiel.Game, optional
+        The true game, only to measure the output's true NashConv (the ``gap`` column); never used to learn.
+    members : int
+        Bootstrap members of the model ensemble (:func:`games.offline_model.fit_model`).
+    seed : int
+        Seeds the ensemble's resamples.
+    penalty : float
+        The uncertainty penalty lambda of the best responses (0 here).
+    uniform_weight : float
+        alpha: the weight of the uniform policy in every best-response target (0 here).
+    meta_iterations, tau : int, float
+        Steps and initial regularisation of the robust replicator dynamics (COffeE-PSRO).
+    checkpoint_dir : str or Path, optional
+        Write a checkpoint there after every iteration (:meth:`resume` continues it).
+    model : games.offline_model.GameModel, optional
+        An already fitted model of ``dataset`` (else fitted here).
+    max_histories : int
+        The largest model or true tree built.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from games.datasets import collect
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> data = collect(game, pyspiel.UniformRandomPolicy(game), episodes=300, seed=0)
+    >>> history = OfflinePSRO(data, game=game, members=3).run(iterations=2)
+    >>> history["iteration"].tolist(), bool(history["gap"].notna().all())
+    ([0, 1, 2], True)
+    """
+
+    algorithm = "offline_psro"
+    robust = False
+    default_penalty, default_uniform_weight = 0.0, 0.0
+
+    def __init__(self, dataset, game=None, *, members: int = 5, seed: int = 0, penalty: float | None = None,
+                 uniform_weight: float | None = None, meta_iterations: int = 2000, tau: float = 0.2,
+                 checkpoint_dir=None, model=None, max_histories: int = 1_000_000, progress: bool = False):
+        from games.trajectories import load_trajectories
+
+        self.members, self.seed = check_int(members, "members", minimum=1), check_int(seed, "seed", minimum=0)
+        self.penalty = check_real(self.default_penalty if penalty is None else penalty, "penalty", minimum=0.0)
+        self.uniform_weight = check_real(self.default_uniform_weight if uniform_weight is None else uniform_weight,
+                                         "uniform_weight", minimum=0.0, maximum=1.0)
+        self.meta_iterations = check_int(meta_iterations, "meta_iterations", minimum=1)
+        self.tau = check_real(tau, "tau", minimum=0.0)
+        self.max_histories = check_int(max_histories, "max_histories", minimum=1)
+        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.progress = progress
+        self.dataset_path = None
+        if isinstance(dataset, (str, Path)):
+            self.dataset_path = Path(dataset)
+            dataset = load_trajectories(self.dataset_path)
+        elif not isinstance(dataset, pd.DataFrame):
+            raise TypeError(f"dataset must be a pandas.DataFrame of trajectories or a path to one; got "
+                            f"{type(dataset).__name__}.")
+        self.dataset = dataset
+        self.game_spec = None if game is None else str(game)
+        self.true_tree = None
+        if game is not None:
+            import pyspiel
+
+            game = pyspiel.load_game(game) if isinstance(game, str) else game
+            try:
+                self.true_tree = build_game_tree(game, max_histories=max_histories)
+            except ValueError as exc:   # the gap is then NaN
+                logger.warning("the true game's tree does not fit (%s); gap = NaN", exc)
+        self.game = game
+        if model is None:
+            from games.offline_model import fit_model
+
+            model = fit_model(dataset, members=self.members, seed=self.seed, game=game)
+        self.model = model
+        self.trees = model_trees(self.model, self.penalty, max_histories=self.max_histories)
+        self._evaluators = [SequenceFormEvaluator(t) for t in (self.trees.mean, *self.trees.members)]
+        self.num_players = self.trees.mean.num_players
+        self.populations = [Population(info) for info in self.trees.mean.infostates]
+        self._mapped = [[Population(info) for info in t.infostates] for t in self.trees.members]
+        self.pending = [[(uniform_policy(info), math.nan)] for info in self.trees.mean.infostates]
+        self.iteration = -1
+        self.rows: list = []
+        self.wall = self.cpu = 0.0
+        self.meta_strategy = None      # per player, the output's mixture over its population
+        self.payoffs = self.low = self.high = None
+
+    # ----------------------------------------------------------------------------------------- the loop
+    def run(self, iterations: int, callback=None) -> pd.DataFrame:
+        """Run ``iterations`` more iterations (the first call also evaluates the initial population, row 0);
+        return the whole history. ``callback(row)`` sees each new row before the checkpoint is written."""
+        iterations = check_int(iterations, "iterations", minimum=0)
+        wall0, cpu0 = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        steps = iterations + (1 if self.iteration < 0 else 0)
+        for _ in range(steps):
+            times = self._step()
+            self.wall, self.cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+            row = self._row(times)
+            self.rows.append(row)
+            logger.info("%s iteration %d: true gap %.4g, meta gap %.4g", type(self).__name__, self.iteration,
+                        row["gap"], row["meta_gap"])
+            if callback is not None:
+                callback(row)
+            if self.checkpoint_dir is not None:
+                self.save_checkpoint()
+        return self.history
+
+    def _step(self) -> dict:
+        times = dict.fromkeys(("meta_solve", "oracle", "evaluation", "metric"), 0.0)
+        start = time.perf_counter()
+        self.iteration += 1
+        t = self.iteration
+        for p, (pop, pending) in enumerate(zip(self.populations, self.pending)):
+            for policy, value in pending:
+                pop.add(policy, Provenance(t, "initial") if t == 0 else
+                        Provenance(t, "exact_model", "robust_replicator" if self.robust else "nash", value))
+                for tree, mapped in zip(self.trees.members, self._mapped):
+                    mapped[p].add(map_policy(policy, self.trees.mean, tree, p), Provenance(t, "mapped"))
+        self.pending = [[] for _ in self.populations]
+        times["oracle"] += time.perf_counter() - start
+
+        start = time.perf_counter()
+        whole = [range(len(pop)) for pop in self.populations]
+        self.payoffs = self._evaluators[0].block_payoffs(self.populations, whole)
+        values = [self.payoffs] + [ev.block_payoffs(mapped, whole) for ev, mapped in
+                                   zip(self._evaluators[1:], self._mapped)]
+        self.low, self.high = np.min(values, axis=0), np.max(values, axis=0)
+        times["evaluation"] = time.perf_counter() - start
+
+        start = time.perf_counter()
+        self.meta_strategy, self._meta_gap = self._meta_solve()
+        times["meta_solve"] = time.perf_counter() - start
+
+        start = time.perf_counter()
+        a = self.uniform_weight
+        for p in range(self.num_players):
+            plans = []
+            for q, (pop, w) in enumerate(zip(self.populations, self.meta_strategy)):
+                mix = (1.0 - a) * w
+                mix[0] += a    # member 0 is the uniform policy
+                plans.append(mix @ pop.plans)
+            response = best_response(self.trees.penalised, p, plans)
+            self.pending[p].append((response.policy, float(response.value)))
+        times["oracle"] += time.perf_counter() - start
+
+        start = time.perf_counter()
+        self._gap = self.true_nash_conv()
+        times["metric"] = time.perf_counter() - start
+        return times
+
+    def _meta_solve(self) -> tuple:
+        """(per player its mixture, the meta gap): a Nash equilibrium of the mean-model meta-game."""
+        from games.normal_form import NormalFormGame
+        from solvers import nash_conv as meta_nash_conv
+        from solvers import solve
+
+        game = NormalFormGame(self.payoffs)
+        marginals = [np.asarray(m, dtype=np.float64) for m in solve(game, "nash").marginals]
+        return marginals, float(meta_nash_conv(game, marginals))
+
+    def policies(self) -> list:
+        """The output: each population mixed with its meta-strategy, one policy ``(I, A)`` per player over the
+        mean model's infostates."""
+        if self.meta_strategy is None:
+            raise ValueError("run() has not run yet; call run() first.")
+        return [pop.aggregate(w) for pop, w in zip(self.populations, self.meta_strategy)]
+
+    def true_policies(self) -> list:
+        """:meth:`policies` over the true game's infostates (unseen ones uniform)."""
+        if self.true_tree is None:
+            raise ValueError("the true game was not given (or its tree does not fit); give game=.")
+        return [map_policy(pol, self.trees.mean, self.true_tree, p) for p, pol in enumerate(self.policies())]
+
+    def true_nash_conv(self) -> float:
+        """The output's exact NashConv in the true game (NaN without it)."""
+        return math.nan if self.true_tree is None else float(nash_conv(self.true_tree, self.true_policies()))
+
+    def _row(self, times: dict) -> dict:
+        row = {"iteration": self.iteration, "gap": self._gap, "train_gap": self._gap}
+        row.update({f"population_{p}": len(pop) for p, pop in enumerate(self.populations)})
+        row.update({f"time_{k}": v for k, v in times.items()})
+        row.update(wall_time=self.wall, cpu_time=self.cpu, evaluations=int(np.prod(self.payoffs.shape[1:])),
+                   top_up_episodes=0, episodes=0, efce_gap=math.nan, efcce_gap=math.nan, approx_gap=math.nan,
+                   approx_gap_stderr=math.nan, meta_gap=self._meta_gap)
+        return row
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """One row per iteration, PSRO's columns (:data:`psro.state.HISTORY_COLUMNS`)."""
+        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(self.num_players)),
+                   *HISTORY_COLUMNS[3:]]
+        return pd.DataFrame(self.rows, columns=columns)
+
+    @property
+    def meta_game(self):
+        """The mean-model meta-game of the populations (a :class:`games.EmpiricalGame`, exact entries)."""
+        from games.empirical import EmpiricalGame
+        from games.normal_form import NormalFormGame
+
+        return EmpiricalGame.from_game(NormalFormGame(self.payoffs))
+
+    # ----------------------------------------------------------------------------------------- checkpoints
+    def _options(self) -> dict:
+        return {"algorithm": self.algorithm, "members": self.members, "seed": self.seed, "penalty": self.penalty,
+                "uniform_weight": self.uniform_weight, "meta_iterations": self.meta_iterations, "tau": self.tau,
+                "max_histories": self.max_histories, "game": self.game_spec}
+
+    def save_checkpoint(self, directory=None) -> Path:
+        """Write the checkpoint (into ``directory`` or ``checkpoint_dir``): the arrays file first, then the JSON
+        document that names it with its SHA-256 (both atomic); return the document's path."""
+        from psro.run.checkpoint import atomic_write
+
+        directory = Path(self.checkpoint_dir if directory is None else directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        if self.dataset_path is None:
+            self.dataset_path = directory / "dataset.csv"
+            from games.trajectories import save_trajectories
+
+            save_trajectories(self.dataset, self.dataset_path)
+        arrays = {}
+        for p, pop in enumerate(self.populations):
+            arrays[f"policies_{p}"] = np.asarray(pop.policies)
+            arrays[f"values_{p}"] = np.array([prov.value for prov in pop.provenance])
+            arrays[f"pending_{p}"] = np.array([policy for policy, _ in self.pending[p]]).reshape(
+                (-1, *pop.infostates.legal_mask.shape))
+            arrays[f"pending_values_{p}"] = np.array([value for _, value in self.pending[p]], dtype=np.float64)
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        data = buffer.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"offline_arrays-{self.iteration}-{digest[:12]}.npz"
+        atomic_write(directory / name, lambda fh: fh.write(data))
+        document = {"options": self._options(), "iteration": self.iteration, "rows": self.rows,
+                    "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
+                    "dataset": {"path": str(self.dataset_path), "sha256": _sha256(self.dataset_path)}}
+        text = json.dumps(document, sort_keys=True, default=_json_default).encode()
+        atomic_write(directory / DOCUMENT, lambda fh: fh.write(text))
+        for old in directory.glob("offline_arrays-*.npz"):
+            if old.name != name:
+                old.unlink()
+        return directory / DOCUMENT
+
+    @classmethod
+    def resume(cls, checkpoint_dir, progress: bool = False) -> "OfflinePSRO":
+        """The run checkpointed in ``checkpoint_dir``: its dataset re-read (its SHA-256 checked), its model refit,
+        its populations and history restored; :meth:`run` continues it. A damaged checkpoint raises
+        ``ValueError`` naming the file."""
+        directory = Path(checkpoint_dir)
+        path = directory / DOCUMENT
+        try:
+            document = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not a readable offline PSRO checkpoint ({exc}).") from None
+        options = dict(document["options"])
+        algorithm = options.pop("algorithm")
+        if algorithm != cls.algorithm:
+            raise ValueError(f"{path}: the checkpoint is of {algorithm!r}, not {cls.algorithm!r}; resume it with "
+                             f"its own class.")
+        dataset = Path(document["dataset"]["path"])
+        if not dataset.exists() or _sha256(dataset) != document["dataset"]["sha256"]:
+            raise ValueError(f"{dataset}: the dataset of this run is missing or has changed since the checkpoint "
+                             "(its SHA-256 differs); restore the original file.")
+        arrays_file = directory / document["arrays"]["file"]
+        if not arrays_file.exists() or _sha256(arrays_file) != document["arrays"]["sha256"]:
+            raise ValueError(f"{arrays_file}: missing or damaged (its SHA-256 differs from {path.name}'s).")
+        solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
+        with np.load(arrays_file, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        solver.iteration = int(document["iteration"])
+        solver.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
+        solver.wall, solver.cpu = float(document["wall"]), float(document["cpu"])
+        for p in range(solver.num_players):
+            values = arrays[f"values_{p}"]
+            for k, policy in enumerate(arrays[f"policies_{p}"]):
+                prov = Provenance(0, "initial") if k == 0 else Provenance(int(k), "exact_model", "", float(values[k]))
+                solver.populations[p].add(policy, prov)
+                for tree, mapped in zip(solver.trees.members, solver._mapped):
+                    mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(0, "mapped"))
+            solver.pending[p] = [(policy, float(v)) for policy, v in
+                                 zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
+        if solver.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
+            whole = [range(len(pop)) for pop in solver.populations]
+            solver.payoffs = solver._evaluators[0].block_payoffs(solver.populations, whole)
+            values = [solver.payoffs] + [ev.block_payoffs(mapped, whole) for ev, mapped in
+                                         zip(solver._evaluators[1:], solver._mapped)]
+            solver.low, solver.high = np.min(values, axis=0), np.max(values, axis=0)
+            solver.meta_strategy, solver._meta_gap = solver._meta_solve()
+        return solver
+
+
+class COffeEPSRO(OfflinePSRO):
+    """COffeE-PSRO: PSRO in the dataset's game model with uncertainty-penalised best responses (``penalty``),
+    uniform opponents mixed into their targets (``uniform_weight``), an interval meta-game over the model
+    ensemble and the robust regularised replicator dynamics as meta-solver (module docstring). Parameters as
+    :class:`OfflinePSRO` (defaults: ``penalty=1.0``, ``uniform_weight=0.1``).
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from games.datasets import collect
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> data = collect(game, pyspiel.UniformRandomPolicy(game), episodes=300, seed=0)
+    >>> history = COffeEPSRO(data, game=game, members=3).run(iterations=2)
+    >>> bool((history["meta_gap"] >= 0).all()), len(history)
+    (True, 3)
+    """
+
+    algorithm = "coffee_psro"
+    robust = True
+    default_penalty, default_uniform_weight = 1.0, 0.1
+
+    def _meta_solve(self) -> tuple:
+        """(per player its mixture, its pessimistic regret): the robust replicator dynamics on the interval."""
+        from solvers.robust_replicator import robust_replicator
+
+        result = robust_replicator(self.low, self.high, iterations=self.meta_iterations, tau=self.tau)
+        return [np.array(m) for m in result.marginals], float(result.regret)
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to a checkpoint.")

@@ -1,0 +1,155 @@
+"""Tests of psro/offline/coffee_psro.py: the loop against PSRO where the model is exact, the interval meta-game,
+the penalty, the true-game gap, checkpoints and resume."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyspiel
+import pytest
+
+from games.datasets import collect
+from psro import PSRO
+from psro.game_tree import build_game_tree
+from psro.metrics import nash_conv
+from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO, map_policy
+from psro.state import HISTORY_COLUMNS
+
+TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
+
+
+class ExactModel:
+    """A 'model' that is the true game itself (mean and every member): offline PSRO is then PSRO."""
+
+    members = 2
+
+    def __init__(self, name="kuhn_poker"):
+        self.name = name
+
+    def model_game(self, kind, uncertainty=0.0):
+        return pyspiel.load_game(self.name)
+
+
+@pytest.fixture(scope="module")
+def kuhn_data():
+    game = pyspiel.load_game("kuhn_poker")
+    return collect(game, pyspiel.UniformRandomPolicy(game), episodes=400, seed=3)
+
+
+def test_offline_psro_in_an_exact_model_is_psro():
+    psro = PSRO("kuhn_poker", meta_solver="nash", progress=False).run(iterations=5)
+    offline = OfflinePSRO(pd.DataFrame(), game="kuhn_poker", model=ExactModel()).run(iterations=5)
+    np.testing.assert_allclose(offline["gap"], psro["gap"], atol=1e-9)
+    assert list(offline.columns) == list(psro.columns)
+    assert (offline["meta_gap"] < 1e-9).all()
+
+
+def test_coffee_psro_in_an_exact_model_has_point_intervals_and_converges():
+    solver = COffeEPSRO(pd.DataFrame(), game="kuhn_poker", model=ExactModel(), uniform_weight=0.0)
+    history = solver.run(iterations=8)
+    np.testing.assert_array_equal(solver.low, solver.high)
+    assert history["gap"].iloc[0] == pytest.approx(11 / 12)   # the uniform policy's NashConv in Kuhn poker
+    assert history["gap"].iloc[-1] < 0.1
+    # the meta gap is the pessimistic regret of the output, in the (point) interval game: its ordinary regret
+    from solvers.robust_replicator import pessimistic_regret
+
+    assert history["meta_gap"].iloc[-1] == pytest.approx(
+        pessimistic_regret(solver.low, solver.high, solver.meta_strategy), abs=1e-12)
+
+
+def test_the_uniform_weight_mixes_member_zero_into_the_target():
+    # alpha = 1: every target is the uniform policy, so every response is a best response to uniform play
+    solver = OfflinePSRO(pd.DataFrame(), game="kuhn_poker", model=ExactModel(), uniform_weight=1.0)
+    solver.run(iterations=2)
+    tree = solver.trees.mean
+    from psro.oracles.exact import best_response
+    from psro.policies import realization_plans, uniform_policy
+
+    uniform = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
+    for p, pop in enumerate(solver.populations):
+        expected = best_response(tree, p, uniform).policy
+        np.testing.assert_array_equal(pop.policies[1], expected)
+        np.testing.assert_array_equal(pop.policies[2], expected)
+
+
+def test_history_has_psro_columns_and_the_true_gap(kuhn_data):
+    solver = COffeEPSRO(kuhn_data, game="kuhn_poker", members=3, seed=0)
+    history = solver.run(iterations=3)
+    assert list(history.columns) == [*HISTORY_COLUMNS[:3], "population_0", "population_1", *HISTORY_COLUMNS[3:]]
+    true_tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    assert history["gap"].iloc[-1] == pytest.approx(nash_conv(true_tree, solver.true_policies()), abs=1e-12)
+    assert (solver.low <= solver.payoffs + 1e-12).all() and (solver.payoffs <= solver.high + 1e-12).all()
+    assert solver.meta_game.shape == (4, 4)
+
+
+def test_without_the_true_game_the_gap_is_nan(kuhn_data):
+    history = OfflinePSRO(kuhn_data, members=2).run(iterations=1)
+    assert history["gap"].isna().all() and history["meta_gap"].notna().all()
+
+
+def test_map_policy_matches_infostates_by_key():
+    tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    sub = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    policy = np.tile([0.2, 0.8], (6, 1))
+    assert map_policy(policy, tree, sub, 1) is policy
+
+
+@pytest.mark.parametrize("cls", [OfflinePSRO, COffeEPSRO])
+def test_resume_continues_bit_for_bit(kuhn_data, tmp_path, cls):
+    whole = cls(kuhn_data, game="kuhn_poker", members=3, seed=1).run(iterations=4)
+    first = cls(kuhn_data, game="kuhn_poker", members=3, seed=1, checkpoint_dir=tmp_path / "run")
+    first.run(iterations=2)
+    resumed = cls.resume(tmp_path / "run")
+    assert resumed.iteration == 2
+    history = resumed.run(iterations=2)
+    pd.testing.assert_frame_equal(history.drop(columns=TIMING), whole.drop(columns=TIMING))
+    assert (tmp_path / "run" / "dataset.csv").exists()   # a DataFrame dataset is stored once, by its SHA-256
+
+
+def test_resume_refuses_a_changed_dataset(kuhn_data, tmp_path):
+    OfflinePSRO(kuhn_data, game="kuhn_poker", members=2, checkpoint_dir=tmp_path).run(iterations=1)
+    path = tmp_path / "dataset.csv"
+    path.write_text(path.read_text().replace("\n", "\n", 1) + "\n")
+    with pytest.raises(ValueError, match="SHA-256"):
+        OfflinePSRO.resume(tmp_path)
+    with pytest.raises(ValueError, match="coffee_psro"):
+        (tmp_path / "x").mkdir()
+        COffeEPSRO(kuhn_data, game="kuhn_poker", members=2, checkpoint_dir=tmp_path / "x").run(iterations=0)
+        OfflinePSRO.resume(tmp_path / "x")
+
+
+def test_refuses_bad_options(kuhn_data):
+    with pytest.raises(ValueError, match="uniform_weight"):
+        COffeEPSRO(kuhn_data, uniform_weight=1.5)
+    with pytest.raises(ValueError, match="penalty"):
+        COffeEPSRO(kuhn_data, penalty=-1.0)
+    with pytest.raises(TypeError, match="dataset"):
+        COffeEPSRO([1, 2, 3])
+    assert math.isnan(OfflinePSRO(kuhn_data, members=1).true_nash_conv())
+
+
+KILLED_RUN = """
+import os, signal, sys
+import pyspiel
+from games.datasets import collect
+from psro.offline.coffee_psro import COffeEPSRO
+game = pyspiel.load_game("kuhn_poker")
+data = collect(game, pyspiel.UniformRandomPolicy(game), episodes=400, seed=3)
+def kill_at_three(row):
+    if row["iteration"] == 3:   # before iteration 3's checkpoint is written
+        os.kill(os.getpid(), signal.SIGKILL)
+COffeEPSRO(data, game="kuhn_poker", members=3, seed=1, checkpoint_dir=sys.argv[1]).run(4, callback=kill_at_three)
+"""
+
+
+def test_resume_after_sigkill_loses_nothing(kuhn_data, tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    resumed = COffeEPSRO.resume(tmp_path)
+    assert resumed.iteration == 2
+    whole = COffeEPSRO(kuhn_data, game="kuhn_poker", members=3, seed=1).run(iterations=4)
+    pd.testing.assert_frame_equal(resumed.run(iterations=2).drop(columns=TIMING), whole.drop(columns=TIMING))
