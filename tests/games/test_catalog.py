@@ -57,3 +57,47 @@ def test_random_game_bad_kind():
         catalog.random_game((2, 2), kind="weird")
     with pytest.raises(ValueError, match="equal strategy counts"):
         catalog.random_game((2, 3), kind="symmetric")
+
+
+def _fxp_u(a: int, b: int, n: int, c: float, eps: float) -> float:
+    """Team A's payoff in the FXP example, written out from the issue's formula."""
+    u = a - b
+    if a == 0:
+        u += (1 + eps) * b
+    if b == 0:
+        u -= (1 + eps) * a
+    if a == 0 and b == n:
+        u += c - n * eps
+    if b == 0 and a == n:
+        u -= c - n * eps
+    return u
+
+
+@pytest.mark.parametrize("team_size, c, eps", [(3, 0.1, 0.01), (2, 0.3, 0.05), (1, 0.1, 0.01)])
+def test_fxp_example_is_the_formula_at_every_profile(team_size, c, eps):
+    import itertools
+
+    g = catalog.fxp_example(team_size=team_size, C=c, eps=eps)
+    n = team_size
+    assert g.num_players == 2 * n and g.shape == (2,) * (2 * n)
+    for profile in itertools.product((0, 1), repeat=2 * n):
+        u = _fxp_u(sum(profile[:n]), sum(profile[n:]), n, c, eps)
+        assert g.payoffs[:n, *profile] == pytest.approx([u] * n, abs=1e-12)
+        assert g.payoffs[n:, *profile] == pytest.approx([-u] * n, abs=1e-12)
+    assert catalog.fxp_teams(team_size) == [list(range(n)), list(range(n, 2 * n))]
+
+
+def test_fxp_example_all_one_is_a_local_equilibrium_that_the_all_zero_team_exploits():
+    from solvers import nash_conv
+
+    g = catalog.fxp_example()
+    one, zero = np.array([0.0, 1.0]), np.array([1.0, 0.0])
+    assert nash_conv(g, [one] * 6) == pytest.approx(0.0, abs=1e-12)   # no single player gains by leaving all-1
+    assert g.payoffs[0][0, 1, 1, 1, 1, 1] == pytest.approx(-1.0)      # one player of A leaving loses 1
+    assert g.payoffs[0][0, 0, 0, 1, 1, 1] == pytest.approx(0.1)       # the whole team leaving gains C
+    assert nash_conv(g, [zero] * 6) == pytest.approx(0.0, abs=1e-12)  # all-0 against all-0
+
+
+def test_fxp_example_bad_team_size():
+    with pytest.raises(ValueError, match="team_size"):
+        catalog.fxp_example(team_size=0)
