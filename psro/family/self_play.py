@@ -146,12 +146,12 @@ class FamilyLoop(PSRO):
 
 def _fixed_meta_solver(config: PSROConfig, algorithm: str) -> PSROConfig:
     """``config`` with ``meta_solver`` uniform: the family's fixed meta-strategies leave no meta-solver to choose."""
-    if config.meta_solver not in ("nash", "uniform") or config.eval_meta_solver is not None \
-            or config.meta_solver_options:
+    if config.meta_solver not in ("nash", "uniform") or config.eval_meta_solver not in (None, "uniform") \
+            or config.meta_solver_options:   # (a checkpoint's options name the uniform solver it ran)
         raise ValueError(f"meta_solver: {algorithm} has its own fixed meta-strategy; leave meta_solver, "
                          f"eval_meta_solver and meta_solver_options at their defaults (got meta_solver="
                          f"{config.meta_solver!r}, eval_meta_solver={config.eval_meta_solver!r}).")
-    return config.replace(meta_solver="uniform")
+    return config.replace(meta_solver="uniform", eval_meta_solver=None)
 
 
 class SelfPlay(FamilyLoop):
