@@ -1,0 +1,677 @@
+"""Neural Fictitious Self-Play (Heinrich & Silver 2016): every player learns at once, in self-play.
+
+Each player has two networks:
+
+* a **best response**: a DQN (greedy in its Q-values, epsilon-greedy while acting) learning from a circular
+  replay buffer of its own transitions, whoever chose the actions;
+* an **average policy**: a softmax network trained by supervised learning (cross-entropy) on the actions the
+  player took while playing its best response, kept in a reservoir buffer (a uniform sample of all of them),
+  so it approximates the average of the past best responses, as in fictitious play.
+
+At the start of every episode each seat plays its best response with probability ``anticipatory`` (eta) and
+its average policy otherwise. All seats of ``num_envs`` games are played by the learners on
+:func:`games.environment.make_env`; one **iteration** is ``steps_per_iteration`` decisions of all players
+(the games restart at the start of each iteration, so an iteration boundary is an episode boundary and a
+checkpoint needs no game state). After every iteration the average policies are copied into the populations
+(:class:`psro.population.PolicyPopulation`; the first members are the untrained networks of iteration 0), the
+meta-game between the copies is extended (exact where the game tree fits, else sampled play), and the history
+row's ``gap`` is the exact NashConv of the current average policies (NaN without a tree; ``approx_gap`` then
+comes from :func:`psro.approximate_gap.approximate_gap`). The output, ``meta_strategy``, is the latest average
+policy of each player (a pure meta-strategy on the newest members).
+
+Randomness: torch seeds the networks once (``seed``); everything after draws from the run's numpy generator
+(chance, the eta draws, exploration, sampling, minibatches, the reservoir), so a checkpoint (JSON and npz under
+a SHA-256 digest: networks, Adam states, both buffers, the generator's state) resumes bit for bit.
+
+Examples
+--------
+>>> solver = NFSP("kuhn_poker", progress=False, algorithm_options={"steps_per_iteration": 256, "hidden": [16]})
+>>> history = solver.run(iterations=2)
+>>> history["iteration"].tolist(), [len(p) for p in solver.populations], solver.meta_game.shape
+([0, 1, 2], [3, 3], (3, 3))
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from games.empirical import EmpiricalGame
+from games.environment import make_env, num_actions, observation_size
+from games.validation import is_integer
+from psro.config import PSROConfig
+from psro.game_tree import TreeTooLarge, build_game_tree
+from psro.metrics import nash_conv
+from psro.oracles.learned.env import sample_rows
+from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, masked_scores
+from psro.population import PolicyPopulation
+from psro.run.checkpoint import _seal, _sealed, atomic_write, member_arrays, member_from_arrays
+from psro.state import HISTORY_COLUMNS, LoopState
+
+__all__ = ["NFSP", "NFSPOptions"]
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "psro.NFSP/1"
+CHECKPOINT_FILE = "checkpoint.json"
+_NETWORKS = ("q", "target", "avg")
+_OPTIMIZERS = ("q_opt", "avg_opt")
+
+
+@dataclass(frozen=True)
+class NFSPOptions:
+    """NFSP's own settings, from ``PSROConfig.algorithm_options`` (:meth:`from_options`).
+
+    Examples
+    --------
+    >>> NFSPOptions.from_options({"anticipatory": 0.2}).anticipatory
+    0.2
+    >>> NFSPOptions.from_options({"eta": 0.2})
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm_options: NFSP has no option 'eta'; its options are ['anticipatory', 'batch_size', \
+'double', 'end_epsilon', 'epsilon_decay_steps', 'gradient_steps', 'hidden', 'learning_starts', 'num_envs', \
+'rl_buffer_size', 'rl_learning_rate', 'sl_buffer_size', 'sl_learning_rate', 'start_epsilon', \
+'steps_per_iteration', 'target_update_interval'].
+    """
+
+    steps_per_iteration: int = 4096
+    """decisions of all players per iteration (between snapshots of the average policies)"""
+    num_envs: int = 16
+    """games played side by side"""
+    anticipatory: float = 0.1
+    """eta: probability that a seat plays its best response (else its average policy) in an episode"""
+    hidden: tuple = (64,)
+    """hidden layer widths of both networks"""
+    rl_learning_rate: float = 1e-2
+    """Adam step size of the best-response Q-network"""
+    sl_learning_rate: float = 5e-3
+    """Adam step size of the average-policy network"""
+    rl_buffer_size: int = 20_000
+    """transitions in each player's circular replay buffer"""
+    sl_buffer_size: int = 100_000
+    """(state, action) pairs in each player's reservoir buffer"""
+    batch_size: int = 128
+    """minibatch size of both networks"""
+    gradient_steps: int = 1
+    """gradient steps of each network per step of all games"""
+    target_update_interval: int = 300
+    """Q-network gradient steps between copies into the target network"""
+    start_epsilon: float = 0.06
+    """exploration of the best response at the start"""
+    end_epsilon: float = 0.001
+    """... after the decay"""
+    epsilon_decay_steps: int = 1_000_000
+    """decisions over which epsilon decays linearly"""
+    learning_starts: int = 1000
+    """entries a buffer holds before its network learns"""
+    double: bool = False
+    """double DQN targets for the best responses"""
+
+    def __post_init__(self):
+        object.__setattr__(self, "hidden", tuple(self.hidden))
+        for name in ("steps_per_iteration", "num_envs", "rl_buffer_size", "sl_buffer_size", "batch_size",
+                     "gradient_steps", "target_update_interval", "epsilon_decay_steps", "learning_starts"):
+            value = getattr(self, name)
+            if not is_integer(value) or value < 1:
+                raise ValueError(f"algorithm_options: {name} must be a positive int; got {value!r}.")
+        if not all(is_integer(h) and h > 0 for h in self.hidden):
+            raise ValueError(f"algorithm_options: hidden must be a list of positive ints; got {list(self.hidden)}.")
+        for name in ("anticipatory", "start_epsilon", "end_epsilon"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 <= value <= 1):
+                raise ValueError(f"algorithm_options: {name} must lie in [0, 1]; got {value!r}.")
+        for name in ("rl_learning_rate", "sl_learning_rate"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
+                raise ValueError(f"algorithm_options: {name} must be a positive number; got {value!r}.")
+        if not isinstance(self.double, bool):
+            raise ValueError(f"algorithm_options: double must be true or false; got {self.double!r}.")
+
+    @classmethod
+    def from_options(cls, options: dict | None) -> NFSPOptions:
+        """The options of a config's ``algorithm_options`` (None: the defaults); an unknown key is a
+        ``ValueError`` naming it."""
+        options = dict(options or {})
+        known = sorted(f.name for f in fields(cls))
+        for key in options:
+            if key not in known:
+                raise ValueError(f"algorithm_options: NFSP has no option {key!r}; its options are {known}.")
+        return cls(**options)
+
+
+@dataclass(frozen=True)
+class NFSPOutput:
+    """What NFSP outputs, in the place of a PSRO meta-solver (what run directories record)."""
+
+    name: str = "nfsp"
+    method: str = "latest average policy"
+    kind: str = "product"
+
+
+class _Learner:
+    """One player's networks, optimisers and buffers."""
+
+    def __init__(self, obs_dim: int, actions: int, options: NFSPOptions):
+        self.q = NeuralPolicy(obs_dim, actions, options.hidden, mode="greedy")
+        self.target = copy.deepcopy(self.q.network)
+        self.avg = NeuralPolicy(obs_dim, actions, options.hidden, mode="softmax")
+        self.q_opt = torch.optim.Adam(self.q.network.parameters(), lr=options.rl_learning_rate)
+        self.avg_opt = torch.optim.Adam(self.avg.network.parameters(), lr=options.sl_learning_rate)
+        r, s = options.rl_buffer_size, options.sl_buffer_size
+        self.rl = {"obs": np.zeros((r, obs_dim), np.float32), "action": np.zeros(r, np.int64),
+                   "reward": np.zeros(r, np.float32), "next_obs": np.zeros((r, obs_dim), np.float32),
+                   "next_mask": np.zeros((r, actions), bool), "done": np.zeros(r, np.float32)}
+        self.sl = {"obs": np.zeros((s, obs_dim), np.float32), "mask": np.zeros((s, actions), bool),
+                   "action": np.zeros(s, np.int64)}
+        self.counters = {"rl_filled": 0, "rl_cursor": 0, "sl_seen": 0, "updates": 0}
+
+    def networks(self) -> dict:
+        return {"q": self.q.network, "target": self.target, "avg": self.avg.network}
+
+    def add_transitions(self, obs, action, reward, next_obs, next_mask, done) -> None:
+        k = len(action)
+        if k == 0:
+            return
+        size, c = len(self.rl["action"]), self.counters
+        rows = (c["rl_cursor"] + np.arange(k)) % size
+        for name, value in (("obs", obs), ("action", action), ("reward", reward), ("next_obs", next_obs),
+                            ("next_mask", next_mask), ("done", done)):
+            self.rl[name][rows] = value
+        c["rl_cursor"] = int((c["rl_cursor"] + k) % size)
+        c["rl_filled"] = int(min(size, c["rl_filled"] + k))
+
+    def add_behaviour(self, obs, mask, action, rng: np.random.Generator) -> None:
+        """Reservoir sampling: item ``i`` of the stream is kept with probability ``capacity / (i + 1)``."""
+        k = len(action)
+        if k == 0:
+            return
+        size, c = len(self.sl["action"]), self.counters
+        ranks = c["sl_seen"] + np.arange(k)
+        slots = ranks.copy()
+        full = ranks >= size
+        if full.any():
+            drawn = rng.integers(0, ranks[full] + 1)
+            slots[full] = np.where(drawn < size, drawn, -1)
+        keep = slots >= 0
+        for name, value in (("obs", obs), ("mask", mask), ("action", action)):
+            self.sl[name][slots[keep]] = value[keep]
+        c["sl_seen"] = int(c["sl_seen"] + k)
+
+    def learn(self, options: NFSPOptions, rng: np.random.Generator) -> None:
+        c, b = self.counters, options.batch_size
+        if c["rl_filled"] >= options.learning_starts:
+            idx = rng.integers(0, c["rl_filled"], b)
+            buf = {name: torch.from_numpy(value[idx]) for name, value in self.rl.items()}
+            with torch.no_grad():
+                scores = masked_scores(self.target(buf["next_obs"]), buf["next_mask"])
+                if options.double:
+                    best = masked_scores(self.q.network(buf["next_obs"]), buf["next_mask"]).argmax(1, keepdim=True)
+                    next_q = scores.gather(1, best).squeeze(1)
+                else:
+                    next_q = scores.max(dim=1).values
+                target = buf["reward"] + next_q * (1.0 - buf["done"])
+            predicted = self.q.network(buf["obs"]).gather(1, buf["action"][:, None]).squeeze(1)
+            loss = nn.functional.mse_loss(predicted, target)
+            self.q_opt.zero_grad()
+            loss.backward()
+            self.q_opt.step()
+            c["updates"] += 1
+            if c["updates"] % options.target_update_interval == 0:
+                self.target.load_state_dict(self.q.network.state_dict())
+        held = min(c["sl_seen"], len(self.sl["action"]))
+        if held >= options.learning_starts:
+            idx = rng.integers(0, held, b)
+            logits = masked_scores(self.avg.network(torch.from_numpy(self.sl["obs"][idx])),
+                                   torch.from_numpy(self.sl["mask"][idx]))
+            loss = nn.functional.cross_entropy(logits, torch.from_numpy(self.sl["action"][idx]))
+            self.avg_opt.zero_grad()
+            loss.backward()
+            self.avg_opt.step()
+
+    # ---------------------------------------------------------------- checkpoint arrays
+    def to_arrays(self, prefix: str) -> tuple:
+        """``(arrays, json)``: everything of this learner, for a checkpoint."""
+        arrays, groups = {}, {}
+        for name, net in self.networks().items():
+            arrays.update({f"{prefix}{name}__{k}": v.detach().cpu().numpy().copy()
+                           for k, v in net.state_dict().items()})
+        for name in _OPTIMIZERS:
+            state = getattr(self, name).state_dict()
+            groups[name] = {"param_groups": state["param_groups"],
+                            "state": {str(i): sorted(entry) for i, entry in state["state"].items()}}
+            for i, entry in state["state"].items():
+                arrays.update({f"{prefix}{name}_{i}__{k}": v.detach().cpu().numpy().copy() for k, v in entry.items()})
+        c = self.counters
+        arrays.update({f"{prefix}rl__{k}": v[:c["rl_filled"]] for k, v in self.rl.items()})
+        held = min(c["sl_seen"], len(self.sl["action"]))
+        arrays.update({f"{prefix}sl__{k}": v[:held] for k, v in self.sl.items()})
+        return arrays, {"optimizers": groups, "counters": dict(c)}
+
+    def load_arrays(self, prefix: str, arrays: dict, meta: dict) -> None:
+        for name, net in self.networks().items():
+            head = f"{prefix}{name}__"
+            net.load_state_dict({k: torch.from_numpy(np.array(arrays[head + k])) for k in net.state_dict()})
+        for name in _OPTIMIZERS:
+            saved = meta["optimizers"][name]
+            state = {int(i): {k: torch.from_numpy(np.array(arrays[f"{prefix}{name}_{i}__{k}"])) for k in keys}
+                     for i, keys in saved["state"].items()}
+            getattr(self, name).load_state_dict({"state": state, "param_groups": saved["param_groups"]})
+        self.counters = {k: int(v) for k, v in meta["counters"].items()}
+        for k, v in self.rl.items():
+            v[:self.counters["rl_filled"]] = arrays[f"{prefix}rl__{k}"]
+        held = min(self.counters["sl_seen"], len(self.sl["action"]))
+        for k, v in self.sl.items():
+            v[:held] = arrays[f"{prefix}sl__{k}"]
+
+
+@contextmanager
+def _one_thread():
+    """One torch thread (the same arithmetic in every process) and the caller's torch random state kept."""
+    threads = torch.get_num_threads()
+    with torch.random.fork_rng(devices=[]):
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+class NFSP:
+    """Neural Fictitious Self-Play, with the surface of :class:`psro.PSRO` (see the module docstring).
+
+    Parameters
+    ----------
+    config : PSROConfig or game
+        A config with ``algorithm="nfsp"`` (its ``algorithm_options`` are :class:`NFSPOptions`), or a game
+        with config fields as keywords. Read: ``game``, ``seed``, ``max_histories``, ``exact_gap``,
+        ``episodes_per_profile`` (sampled meta-game entries where there is no tree), ``approx_gap_every`` and
+        ``approx_gap_options`` (as for PSRO), ``progress``.
+    checkpoint_dir : path, optional
+        Where a checkpoint is written after every iteration.
+    """
+
+    algorithm = "nfsp"
+    is_jpsro = False
+    kind = "product"
+
+    def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
+        if not isinstance(config, PSROConfig):
+            fields.setdefault("algorithm", type(self).algorithm)
+            config, executor = PSROConfig.from_keywords(config, executor, fields)
+        elif fields:
+            raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
+        if config.algorithm != type(self).algorithm:
+            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not 'nfsp'.")
+        self.config = config
+        self.options = NFSPOptions.from_options(config.algorithm_options)
+        self.game, normal_form = config.checked_game()
+        if normal_form is not None:
+            raise ValueError("game: NFSP plays sequential games on games.make_env; a normal-form game has no "
+                             "environment (use PSRO).")
+        self.seed, self.progress = int(config.seed), config.progress
+        self.checkpoint_dir = checkpoint_dir
+        self.run_config = None
+        self.meta_solver = self.eval_meta_solver = NFSPOutput()
+        self.num_players = int(self.game.num_players())
+        self.obs_dim, self.num_actions = observation_size(self.game), num_actions(self.game)
+        self.tree = self._game_tree(config)
+        self._tables: list = [[] for _ in range(self.num_players)]   # members' tabular forms (with a tree)
+        with _one_thread():
+            torch.manual_seed(self.seed)
+            self.learners = [_Learner(self.obs_dim, self.num_actions, self.options) for _ in range(self.num_players)]
+        self.state = LoopState(populations=[PolicyPopulation(p, self.num_actions) for p in range(self.num_players)],
+                               meta_game=EmpiricalGame((0,) * self.num_players), pending=[[]] * self.num_players,
+                               rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players)
+        self.state.extra = {"decisions": 0}
+        self._approx_oracle = None
+
+    def _game_tree(self, config: PSROConfig):
+        if config.exact_gap is False:
+            return None
+        try:
+            return build_game_tree(self.game, max_histories=config.max_histories)
+        except TreeTooLarge:
+            if config.exact_gap is True:
+                raise ValueError(f"exact_gap: the tree of {self.game} does not fit in max_histories="
+                                 f"{config.max_histories}; raise it or set exact_gap to auto.") from None
+            logger.info("NFSP on %s: no game tree within max_histories; gap is NaN (approx_gap instead)", self.game)
+            return None
+
+    # ------------------------------------------------------------------ what a run shows
+    @property
+    def populations(self) -> list:
+        return self.state.populations
+
+    @property
+    def meta_game(self) -> EmpiricalGame:
+        return self.state.meta_game
+
+    @property
+    def iteration(self) -> int:
+        return self.state.iteration
+
+    @property
+    def gap(self) -> float:
+        return self.state.gap
+
+    @property
+    def meta_strategy(self):
+        return self.state.meta_strategy
+
+    @property
+    def history(self) -> pd.DataFrame:
+        return pd.DataFrame(self.state.rows)
+
+    def average_policies(self) -> list:
+        """The current average-policy networks (copies), one per player: NFSP's output."""
+        return [learner.avg.copy() for learner in self.learners]
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, iterations: int | None = None, target_gap: float | None = None, time_limit: float | None = None,
+            callback=None, progress: bool | None = None) -> pd.DataFrame:
+        """Train for ``iterations`` more iterations (or until ``gap <= target_gap``, or ``time_limit`` seconds);
+        return the history. A checkpoint is written after every iteration when ``checkpoint_dir`` is set."""
+        if iterations is None and target_gap is None and time_limit is None:
+            raise ValueError("give at least one stopping rule: iterations, target_gap or time_limit.")
+        if iterations is not None and (not is_integer(iterations) or iterations < 0):
+            raise ValueError(f"iterations must be a non-negative int; got {iterations!r}.")
+        start, done = time.perf_counter(), 0
+        with _one_thread():
+            if self.state.iteration < 0:
+                self._finish_iteration(0.0, callback)
+            while True:
+                if iterations is not None and done >= iterations:
+                    break
+                if target_gap is not None and self.state.gap <= target_gap:
+                    break
+                if time_limit is not None and time.perf_counter() - start >= time_limit:
+                    break
+                wall0, cpu0 = time.perf_counter(), time.process_time()
+                self._train_iteration()
+                self._add_time(wall0, cpu0)
+                self._finish_iteration(time.perf_counter() - wall0, callback)
+                done += 1
+            row = self.state.rows[-1]
+            if self.tree is None and self.config.approx_gap_every is not None and math.isnan(row["approx_gap"]):
+                row.update(self._approx_gap())
+                self._save_if_asked()
+        return self.history
+
+    def _add_time(self, wall0: float, cpu0: float) -> None:
+        self.state.wall += time.perf_counter() - wall0
+        self.state.cpu += time.process_time() - cpu0
+
+    def _train_iteration(self) -> None:
+        """``steps_per_iteration`` decisions of all players on fresh games, learning as they go."""
+        o, rng, n = self.options, self.state.rng, self.num_players
+        env = make_env(self.game, o.num_envs, rng=rng)
+        s = env.reset()
+        pend = np.zeros((o.num_envs, n), bool)
+        pend_obs = np.zeros((o.num_envs, n, self.obs_dim), np.float32)
+        pend_act = np.zeros((o.num_envs, n), np.int64)
+        best = rng.random((o.num_envs, n)) < o.anticipatory
+        steps = 0
+        while steps < o.steps_per_iteration:
+            envs = s.envs
+            if s.done.any():   # the episodes that ended: every seat's last move gets its return
+                ended = envs[s.done]
+                returns = s.returns[s.done]
+                for q in range(n):
+                    has = pend[ended, q]
+                    e = ended[has]
+                    k = len(e)
+                    self.learners[q].add_transitions(pend_obs[e, q], pend_act[e, q], returns[has, q].astype(np.float32),
+                                                     np.zeros((k, self.obs_dim), np.float32),
+                                                     np.ones((k, self.num_actions), bool), np.ones(k, np.float32))
+                pend[ended] = False
+                best[ended] = rng.random((len(ended), n)) < o.anticipatory
+            actions = np.zeros(len(envs), np.int64)
+            epsilon = o.start_epsilon + (o.end_epsilon - o.start_epsilon) * min(
+                1.0, self.state.extra["decisions"] / o.epsilon_decay_steps)
+            for q in range(n):
+                rows = np.flatnonzero(s.player == q)
+                if rows.size == 0:
+                    continue
+                e, obs, mask = envs[rows], s.obs[rows], s.mask[rows]
+                learner = self.learners[q]
+                again = pend[e, q]
+                learner.add_transitions(pend_obs[e[again], q], pend_act[e[again], q], np.zeros(again.sum(), np.float32),
+                                        obs[again], mask[again], np.zeros(again.sum(), np.float32))
+                br = best[e, q]
+                chosen = np.zeros(rows.size, np.int64)
+                if br.any():
+                    with torch.no_grad():
+                        greedy = masked_scores(learner.q.network(torch.from_numpy(obs[br])),
+                                               torch.from_numpy(mask[br])).argmax(dim=1).numpy()
+                    random_legal = (rng.random(mask[br].shape) * mask[br]).argmax(axis=1)
+                    chosen[br] = np.where(rng.random(int(br.sum())) < epsilon, random_legal, greedy)
+                    learner.add_behaviour(obs[br], mask[br], chosen[br], rng)
+                if (~br).any():
+                    probs = learner.avg.probabilities_np(obs[~br], mask[~br])
+                    chosen[~br] = sample_rows(probs, mask[~br], rng.random(int((~br).sum())))
+                actions[rows] = chosen
+                pend[e, q], pend_obs[e, q], pend_act[e, q] = True, obs, chosen
+            s = env.step(envs, actions)
+            steps += len(envs)
+            self.state.extra["decisions"] += len(envs)
+            for learner in self.learners:
+                for _ in range(o.gradient_steps):
+                    learner.learn(o, rng)
+
+    def _finish_iteration(self, oracle_time: float, callback) -> None:
+        """Snapshot the average policies, extend the meta-game, measure the gap, write the row (and checkpoint)."""
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        t = self.state.iteration + 1
+        st = self.state
+        st.sizes_before = [len(pop) for pop in st.populations]
+        for p, learner in enumerate(self.learners):
+            member = learner.avg.copy()
+            member.provenance = LearnedProvenance(iteration=t, oracle="nfsp", meta_solver="",
+                                                  training_steps=int(st.extra["decisions"]), seed=self.seed)
+            st.populations[p].add(member, member.provenance)
+            st.meta_game.grow(p, 1)
+            if self.tree is not None:
+                self._tables[p].append(member.to_tabular(self.tree, p))
+        t_eval = time.perf_counter()
+        self._evaluate_meta_game()
+        t_eval = time.perf_counter() - t_eval
+        t_metric = time.perf_counter()
+        from solvers import make_equilibrium
+
+        sizes = st.meta_game.shape
+        marginals = [np.eye(k)[k - 1] for k in sizes]
+        st.meta_strategy = st.eval_meta_strategy = make_equilibrium(
+            st.meta_game.mean_game(), concept="nash", method="nfsp", marginals=marginals)
+        st.gap = st.train_gap = (nash_conv(self.tree, [tables[-1] for tables in self._tables])
+                                 if self.tree is not None else math.nan)
+        t_metric = time.perf_counter() - t_metric
+        st.iteration = t
+        st.evaluations = int(st.meta_game.evaluated().sum())
+        self._add_time(wall0, cpu0)
+        row = {"iteration": t, "gap": st.gap, "train_gap": st.train_gap,
+               **{f"population_{p}": len(pop) for p, pop in enumerate(st.populations)},
+               "time_meta_solve": 0.0, "time_oracle": oracle_time, "time_evaluation": t_eval,
+               "time_metric": t_metric, "wall_time": st.wall, "cpu_time": st.cpu, "evaluations": st.evaluations,
+               "top_up_episodes": 0, "episodes": int(st.meta_game.count[0][~st.meta_game.exact].sum()),
+               "efce_gap": math.nan, "efcce_gap": math.nan, "approx_gap": math.nan, "approx_gap_stderr": math.nan,
+               "meta_gap": float(st.meta_strategy.gap), "env_steps": int(st.extra["decisions"])}
+        every = self.config.approx_gap_every
+        if self.tree is None and every and t % every == 0:
+            row.update(self._approx_gap())
+        assert set(HISTORY_COLUMNS) <= set(row)
+        st.rows.append(row)
+        logger.info("NFSP iteration %d: gap %.4f after %d decisions", t, st.gap, st.extra["decisions"])
+        self._save_if_asked()
+        if callback is not None:
+            callback(row)
+
+    def _evaluate_meta_game(self) -> None:
+        st = self.state
+        if self.tree is not None:
+            from psro.evaluation.exact import SequenceFormEvaluator
+            from psro.policies import realization_plans
+
+            plans = [realization_plans(np.stack(tables), info) for tables, info in zip(self._tables,
+                                                                                       self.tree.infostates)]
+            payoffs = SequenceFormEvaluator(self.tree).payoffs(plans)
+            st.meta_game.set_exact_block([list(range(k)) for k in st.meta_game.shape], payoffs)
+            return
+        from psro.evaluation.env_play import sample_profiles
+
+        missing = np.asarray(st.meta_game.missing_profiles(), dtype=np.int64).reshape(-1, self.num_players)
+        count, total, total_sq = sample_profiles(self.game, [pop.policies for pop in st.populations], missing,
+                                                 self.config.episodes_per_profile, seed=self.seed)
+        for k, profile in enumerate(missing.tolist()):
+            st.meta_game.add_statistics(tuple(profile), count[k], total[k], total_sq[k])
+
+    def _approx_gap(self) -> dict:
+        """``approx_gap`` of the current average policies (fresh DQN best responses, sampled values)."""
+        from psro.approximate_gap import approximate_gap, responder_seed
+        from psro.oracles.learned.oracle import make_learned_oracle
+
+        options = dict(self.config.approx_gap_options or {})
+        episodes = int(options.pop("episodes", 2000))
+        name = options.pop("oracle", "dqn")
+        if self._approx_oracle is None:
+            self._approx_oracle = make_learned_oracle(name, None, seed=responder_seed(self.seed), game=self.game,
+                                                      **options)
+        t = self.state.iteration
+        result = approximate_gap(self.game, "product", self.state.meta_strategy, self.state.populations,
+                                 lambda p, target, i: self._approx_oracle.respond(p, target, key=(t, i)),
+                                 episodes=episodes, seed=self.seed, iteration=t)
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
+
+    # ------------------------------------------------------------------ checkpoints
+    def _save_if_asked(self) -> None:
+        if self.checkpoint_dir is not None:
+            self.save_checkpoint()
+
+    def save_checkpoint(self, directory=None) -> Path:
+        """Write the run's checkpoint to ``directory`` (default ``checkpoint_dir``): one npz of arrays (networks,
+        Adam states, buffers, populations, meta-game) and ``checkpoint.json`` naming it with its SHA-256, written
+        atomically in that order (a kill at any moment leaves the last complete checkpoint)."""
+        import hashlib
+        import io
+
+        directory = Path(self.checkpoint_dir if directory is None else directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        st = self.state
+        arrays, learners = {}, []
+        for p, learner in enumerate(self.learners):
+            a, meta = learner.to_arrays(f"learner_{p}_")
+            arrays.update(a)
+            learners.append(meta)
+        members = []
+        for p, pop in enumerate(st.populations):
+            archs = []
+            for k, policy in enumerate(pop.policies):
+                arch, values = member_arrays(policy)
+                archs.append(arch)
+                arrays.update({f"member_{p}_{k}__{name}": v for name, v in values.items()})
+            members.append(archs)
+        for name in ("count", "total", "total_sq", "exact"):
+            arrays[f"meta_game__{name}"] = getattr(st.meta_game, name)
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        data = buffer.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"nfsp-{st.iteration:06d}-{digest[:12]}.npz"
+        atomic_write(directory / name, lambda fh: fh.write(data))
+        document = {"format": FORMAT, "version": 1, "iteration": st.iteration,
+                    "options": {"algorithm": self.algorithm, "config": self.config.to_dict()},
+                    "config": self.run_config, "arrays": {"file": name, "sha256": digest},
+                    "rng": st.rng.bit_generator.state, "history": st.rows, "members": members,
+                    "columns": list(st.rows[0]) if st.rows else [],
+                    "learners": learners,
+                    "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
+                              "evaluations": st.evaluations, "extra": st.extra}}
+        text = _seal(document)
+        atomic_write(directory / CHECKPOINT_FILE, lambda fh: fh.write(text))
+        for old in directory.glob("nfsp-*.npz"):
+            if old.name != name:
+                os.unlink(old)
+        return directory / CHECKPOINT_FILE
+
+    @classmethod
+    def load_checkpoint(cls, checkpoint_dir) -> dict:
+        """The verified checkpoint document of ``checkpoint_dir``, its arrays under ``"_arrays"``; damage is a
+        ``ValueError`` naming the file."""
+        import hashlib
+        import json
+
+        directory = Path(checkpoint_dir)
+        path = directory / CHECKPOINT_FILE
+        if not path.is_file():
+            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no NFSP checkpoint ({CHECKPOINT_FILE}).")
+        text = path.read_bytes()
+        if not _sealed(text):
+            raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
+                             "from it.")
+        document = json.loads(text)
+        if document.get("format") != FORMAT:
+            raise ValueError(f"{path} is not an NFSP checkpoint (format {document.get('format')!r}).")
+        npz = directory / document["arrays"]["file"]
+        if not npz.is_file() or hashlib.sha256(npz.read_bytes()).hexdigest() != document["arrays"]["sha256"]:
+            raise ValueError(f"{npz} is missing or damaged (its SHA-256 does not match {path}).")
+        with np.load(npz, allow_pickle=False) as data:
+            document["_arrays"] = {k: data[k] for k in data.files}
+        return document
+
+    @classmethod
+    def resume(cls, checkpoint_dir, progress: bool = True, executor=None, previous: bool = False) -> NFSP:
+        """Rebuild a run from its checkpoint; :meth:`run` continues it bit for bit."""
+        if previous:
+            raise ValueError("previous: NFSP keeps only its latest checkpoint.")
+        return cls.restore(cls.load_checkpoint(checkpoint_dir), checkpoint_dir=checkpoint_dir, progress=progress,
+                           executor=executor)
+
+    @classmethod
+    def restore(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> NFSP:
+        """The run a checkpoint document (:meth:`load_checkpoint`) describes."""
+        if "_arrays" not in document and checkpoint_dir is not None:
+            document = cls.load_checkpoint(checkpoint_dir)
+        config = PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress)
+        solver = cls(config, checkpoint_dir=checkpoint_dir)
+        solver.run_config = document.get("config")
+        arrays = document["_arrays"]
+        with _one_thread():
+            for p, (learner, meta) in enumerate(zip(solver.learners, document["learners"])):
+                learner.load_arrays(f"learner_{p}_", arrays, meta)
+        st = solver.state
+        for p, archs in enumerate(document["members"]):
+            for k, arch in enumerate(archs):
+                head = f"member_{p}_{k}__"
+                member = member_from_arrays(arch, {n[len(head):]: v for n, v in arrays.items() if n.startswith(head)})
+                st.populations[p].add(member, member.provenance)
+                if solver.tree is not None:
+                    solver._tables[p].append(member.to_tabular(solver.tree, p))
+        shape = tuple(len(pop) for pop in st.populations)
+        st.meta_game = EmpiricalGame(shape)
+        for name in ("count", "total", "total_sq", "exact"):
+            setattr(st.meta_game, name, np.array(arrays[f"meta_game__{name}"]))
+        st.rng.bit_generator.state = document["rng"]
+        columns = document["columns"]   # (the document's keys are sorted; the history keeps its column order)
+        st.iteration = int(document["iteration"])
+        st.rows = [{c: row[c] for c in columns} for row in document["history"]]
+        saved = document["state"]
+        st.gap, st.train_gap, st.wall, st.cpu = saved["gap"], saved["train_gap"], saved["wall"], saved["cpu"]
+        st.evaluations, st.extra = saved["evaluations"], dict(saved["extra"])
+        st.sizes_before = list(shape)
+        if st.iteration >= 0:
+            from solvers import make_equilibrium
+
+            st.meta_strategy = st.eval_meta_strategy = make_equilibrium(
+                st.meta_game.mean_game(), concept="nash", method="nfsp", marginals=[np.eye(k)[k - 1] for k in shape])
+        return solver
