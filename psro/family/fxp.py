@@ -124,12 +124,12 @@ class FXP(FamilyLoop):
     def __init__(self, config, /, **kwargs):
         super().__init__(config, **kwargs)
         self.fxp_options = FXPOptions.from_dict(self.config.algorithm_options)
-        if self.learned and self.config.warm_start:
-            raise ValueError("warm_start: FXP warm-starts its main policy itself and trains every counter from a "
-                             "fresh network; set warm_start=false.")
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
-        FXPOptions.from_dict(config.algorithm_options)   # (a bad option fails before the tree is built)
+        FXPOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree is built)
+        if config.warm_start:
+            raise ValueError("warm_start: FXP warm-starts its main policy itself and trains every counter from a "
+                             "fresh network; set warm_start=false.")
         return config
 
     def roles(self, player: int) -> list:

@@ -3,16 +3,6 @@ games through the team view, options, and bit-for-bit resumption (also after SIG
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
-
-import numpy as np
-import pandas as pd
 import pytest
 
 import psro
@@ -22,22 +12,6 @@ from psro.config import PSROConfig
 from psro.family.self_play import FictitiousSelfPlay, SelfPlay, team_config
 from psro.family.teams import team_exploitability
 from solvers import nash_conv
-
-ROOT = Path(__file__).resolve().parents[3]
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
-
-
-def same_history(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.drop(columns=TIMING).reset_index(drop=True),
-                                  b.drop(columns=TIMING).reset_index(drop=True), check_exact=True)
-
-
-def same_populations(a, b) -> None:
-    for pa, pb in zip(a.populations, b.populations):
-        assert np.array_equal(pa.policies, pb.policies)
-    for name in ("count", "total", "total_sq", "exact"):
-        assert np.array_equal(getattr(a.meta_game, name), getattr(b.meta_game, name))
-    assert a.state.extra == b.state.extra
 
 
 def test_the_names_resolve():
@@ -116,7 +90,7 @@ def test_a_config_of_another_algorithm_is_refused():
 
 
 @pytest.mark.parametrize("cls", [SelfPlay, FictitiousSelfPlay])
-def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, cls):
+def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, cls, same_run):
     straight = cls("kuhn_poker", progress=False, seed=4)
     straight.run(iterations=6)
     first = cls("kuhn_poker", progress=False, seed=4, checkpoint_dir=tmp_path)
@@ -124,33 +98,11 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, cls):
     resumed = psro.PSRO.resume(tmp_path, progress=False)   # (the checkpoint names its algorithm)
     assert type(resumed) is cls
     resumed.run(iterations=3)
-    same_history(straight.history, resumed.history)
-    same_populations(straight, resumed)
-
-
-def kill_after(script: str, checkpoint: Path, iteration: int) -> None:
-    """Run ``script`` in a subprocess and SIGKILL it once its checkpoint has reached ``iteration``."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env)
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:
-            path = checkpoint / "checkpoint.json"
-            if path.is_file():
-                try:
-                    if json.loads(path.read_bytes())["iteration"] >= iteration:
-                        break
-                except ValueError:   # (read while being replaced: the rename is atomic, so retry)
-                    pass
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    same_run(straight, resumed)
 
 
 @pytest.mark.slow
-def test_self_play_of_teams_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path):
+def test_self_play_of_teams_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
     fields = "teams=[[0, 1, 2], [3, 4, 5]], oracle='team_pg', seed=2, progress=False"
     kill_after("from games import catalog\nfrom psro.family.self_play import SelfPlay\n"
                f"SelfPlay(catalog.fxp_example(), {fields}, checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n",
@@ -161,5 +113,4 @@ def test_self_play_of_teams_killed_with_sigkill_resumes_to_the_uninterrupted_run
     resumed.run(iterations=2)
     straight = SelfPlay(catalog.fxp_example(), teams=catalog.fxp_teams(3), oracle="team_pg", seed=2, progress=False)
     straight.run(iterations=done + 2)
-    same_history(straight.history, resumed.history)
-    same_populations(straight, resumed)
+    same_run(straight, resumed)
