@@ -25,6 +25,7 @@ __all__ = [
     "fxp_teams",
     "names",
     "get",
+    "from_spec",
 ]
 
 _TWO = ("row", "col")
@@ -357,3 +358,46 @@ def get(name: str) -> NormalFormGame:
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise ValueError(f"unknown catalog game {name!r}.{hint} Known games: {', '.join(names())}.")
     return _CATALOG[name]()
+
+
+#: The parameterised games :func:`from_spec` builds besides the fixed ones of :func:`names`.
+_PARAMETERISED = {"fxp_example": fxp_example, "random_game": random_game}
+
+
+def from_spec(spec: str) -> NormalFormGame:
+    """A catalog game from a string: a fixed game's name, or ``name(key=value, ...)`` for a parameterised one
+    (``fxp_example``, ``random_game``), the values Python literals. A config names a catalog game as
+    ``catalog:<spec>``.
+
+    Examples
+    --------
+    >>> from_spec("chicken").name
+    'chicken'
+    >>> from_spec("fxp_example(team_size=2, C=0.2)").shape
+    (2, 2, 2, 2)
+    >>> from_spec("fxp_example(team=2)")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: game: catalog game 'fxp_example(team=2)' ...
+    """
+    import ast
+
+    if not isinstance(spec, str):
+        raise TypeError(f"spec must be a string such as 'fxp_example(team_size=3)'; got {type(spec).__name__}.")
+    text = spec.strip()
+    name, _, rest = text.partition("(")
+    name = name.strip()
+    if not rest:
+        return get(name)
+    if name not in _PARAMETERISED or not rest.endswith(")"):
+        raise ValueError(f"game: catalog game {spec!r} is not one of the parameterised games "
+                         f"{sorted(_PARAMETERISED)} written as name(key=value, ...).")
+    try:
+        call = ast.parse(f"f({rest}", mode="eval").body
+        if call.args:
+            raise ValueError("give the parameters by name")
+        options = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        return _PARAMETERISED[name](**options)
+    except (SyntaxError, ValueError, TypeError) as exc:
+        raise ValueError(f"game: catalog game {spec!r} cannot be built: {exc}; write it as name(key=value, ...) "
+                         "with the function's parameters (see games.catalog).") from None

@@ -101,3 +101,19 @@ def test_fxp_example_all_one_is_a_local_equilibrium_that_the_all_zero_team_explo
 def test_fxp_example_bad_team_size():
     with pytest.raises(ValueError, match="team_size"):
         catalog.fxp_example(team_size=0)
+
+
+def test_from_spec_builds_fixed_and_parameterised_games():
+    assert catalog.from_spec("stag_hunt") == catalog.stag_hunt()
+    assert catalog.from_spec(" fxp_example(team_size=2, C=0.3, eps=0.05) ") == catalog.fxp_example(2, 0.3, 0.05)
+    assert catalog.from_spec("random_game(shape=(2, 3), kind='zero_sum', rng=4)") == \
+        catalog.random_game((2, 3), kind="zero_sum", rng=4)
+
+
+@pytest.mark.parametrize("spec, match", [("fxp_example(team=2)", "unexpected keyword"),
+                                         ("fxp_example(3)", "by name"), ("chicken(x=1)", "parameterised"),
+                                         ("fxp_example(team_size=2", "parameterised"),
+                                         ("fxp_example(team_size=__import__('os'))", "cannot be built")])
+def test_from_spec_names_what_is_wrong(spec, match):
+    with pytest.raises(ValueError, match=match):
+        catalog.from_spec(spec)
