@@ -36,7 +36,7 @@ import logging
 
 import numpy as np
 
-from psro.config import PSROConfig
+from psro.config import PSROConfig, with_field
 from psro.family import teams as team_games
 from psro.loop import PSRO
 from psro.meta.solvers import MetaSolver
@@ -82,11 +82,10 @@ def team_config(config: PSROConfig) -> PSROConfig:
     """
     if config.teams is None:
         return config
-    from games.normal_form import NormalFormGame
-    from psro.matrix_game import normal_form_from_json
+    from psro.matrix_game import resolve_game
 
-    game = normal_form_from_json(config.game) if isinstance(config.game, dict) else config.game
-    if not isinstance(game, NormalFormGame):
+    game = with_field("game", resolve_game, config.game)[1]   # (the normal form, None for an OpenSpiel game)
+    if game is None:
         raise ValueError(f"teams: the self-play family plays team games given as a games.NormalFormGame (it trains "
                          f"on their team view); got game={config.game!r}. Drop teams, or give the normal form.")
     teams = team_games.check_team_game(game, config.teams)
