@@ -157,7 +157,9 @@ class PSRO:
                                  game=self.game, **config.oracle_settings())
         self._built_oracle = self.oracle
         # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
-        self.metric_oracle = None if self.tree is None else ExactOracle(self.tree) if self.learned else self.oracle
+        # (an oracle that is neither learned nor exact, such as team_pg, says so with ``exact = False``)
+        exact = _is_exact(self.oracle)
+        self.metric_oracle = None if self.tree is None else self.oracle if exact else ExactOracle(self.tree)
         evaluator_options = config.evaluator_settings()
         if config.evaluator == "monte_carlo":
             evaluator_options.setdefault("seed", self.seed)
@@ -301,7 +303,7 @@ class PSRO:
         n = len(state.populations)
         targets = self._targets(meta_game)
         responses = self._best_responses(t, targets)
-        fixed_point = not self.oracle.learned and selection.at_fixed_point(self._tolerances, targets, responses)
+        fixed_point = _is_exact(self.oracle) and selection.at_fixed_point(self._tolerances, targets, responses)
         for p in selection.players_to_update(self.update_players, t, n, state.rng):
             pop = state.populations[p]   # (policy objects are never equal to a new response)
             known = np.zeros((0, 0, 0)) if isinstance(pop, PolicyPopulation) else pop.policies
@@ -558,6 +560,11 @@ class PSRO:
                                                           solver.eval_meta_solver is solver.meta_solver)
             checkpoint.replay_warm_start((solver.meta_solver, solver.eval_meta_solver), solver.state)
         return solver
+
+
+def _is_exact(oracle) -> bool:
+    """Whether ``oracle``'s responses are exact best responses (its ``exact`` attribute; else: not learned)."""
+    return bool(getattr(oracle, "exact", not oracle.learned))
 
 
 def _utility_range(game, n: int) -> np.ndarray:

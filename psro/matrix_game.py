@@ -36,7 +36,8 @@ __all__ = [
     "resolve_game",
 ]
 
-NORMAL_FORM_ORACLES = ("exact", "openspiel")              # pure-strategy best responses, exact
+# pure-strategy best responses, exact; team_pg: decentralised team learners (psro.family.teams) on the same table
+NORMAL_FORM_ORACLES = ("exact", "openspiel", "team_pg")
 NORMAL_FORM_EVALUATORS = ("sequence_form", "openspiel")   # exact expected payoffs
 _JSON_KEY = "normal_form"
 
