@@ -183,35 +183,47 @@ def validate_trajectories(df: pd.DataFrame) -> pd.DataFrame:
             raise _bad(r, "done", f"episode {episode[r]} has no done row (its last row needs done=True).")
         raise _bad(r, "done", f"done=True before the end of episode {episode[r]} (more rows follow).")
     num_players = None
+    legal_cache: dict[str, tuple] = {}
+    reward_cache: dict[str, int] = {}
+    previous: tuple = ()
+    infostate, histories, legals, rewards = strs["infostate"], strs["history"], strs["legal_actions"], strs["reward"]
     for r in range(n):
         if player[r] < -1:
             raise _bad(r, "player", f"expected a player id >= 0 or -1 for chance, got {player[r]}.")
-        if player[r] == -1 and strs["infostate"][r] != "":
+        if player[r] == -1 and infostate[r] != "":
             raise _bad(r, "infostate", "a chance row (player -1) must have an empty infostate.")
-        history, legal, reward = strs["history"][r], strs["legal_actions"][r], strs["reward"][r]
+        history = histories[r]
         try:
             hist = parse_ints(history)
         except ValueError:
             raise _bad(r, "history", f"expected space-separated ints, got {history!r}.") from None
-        expected = () if starts[r] else parse_ints(strs["history"][r - 1]) + (int(action[r - 1]),)
+        expected = () if starts[r] else previous + (int(action[r - 1]),)
         if hist != expected:
             raise _bad(r, "history", f"expected {' '.join(map(str, expected))!r} (the previous row's history "
                                      f"plus its action), got {history!r}.")
-        try:
-            legal_actions = parse_ints(legal)
-        except ValueError:
-            raise _bad(r, "legal_actions", f"expected space-separated ints, got {legal!r}.") from None
+        previous = hist
+        legal = legals[r]
+        legal_actions = legal_cache.get(legal)
+        if legal_actions is None:
+            try:
+                legal_actions = legal_cache[legal] = parse_ints(legal)
+            except ValueError:
+                raise _bad(r, "legal_actions", f"expected space-separated ints, got {legal!r}.") from None
         if action[r] not in legal_actions:
             raise _bad(r, "action", f"{action[r]} is not one of the legal actions {legal_actions}.")
-        try:
-            rewards = parse_floats(reward)
-        except ValueError:
-            raise _bad(r, "reward", f"expected space-separated floats (one per player), got {reward!r}.") from None
+        reward = rewards[r]
+        size = reward_cache.get(reward)
+        if size is None:
+            try:
+                values = parse_floats(reward)
+            except ValueError:
+                raise _bad(r, "reward", f"expected space-separated floats (one per player), got {reward!r}.") from None
+            size = reward_cache[reward] = len(values) if np.isfinite(values).all() else -1
         if num_players is None:
-            num_players = len(rewards)
-        if len(rewards) != num_players or num_players == 0 or not np.isfinite(rewards).all():
-            raise _bad(r, "reward", f"expected {num_players or 'one or more'} finite floats (one per player), "
-                                    f"got {reward!r}.")
+            num_players = size
+        if size != num_players or num_players <= 0:
+            raise _bad(r, "reward", f"expected {num_players if num_players and num_players > 0 else 'one or more'} "
+                                    f"finite floats (one per player), got {reward!r}.")
         if player[r] >= num_players:
             raise _bad(r, "player", f"player {player[r]} does not exist in a {num_players}-player reward vector.")
     return df
@@ -257,8 +269,8 @@ class Episode:
         return self.histories[-1] + (self.actions[-1],)
 
 
-def episodes(df: pd.DataFrame, validate: bool = True) -> list[Episode]:
-    """The episodes of a trajectory table, parsed, in table order.
+def episodes(df: pd.DataFrame) -> list[Episode]:
+    """The episodes of a trajectory table (validated first), parsed, in table order.
 
     Examples
     --------
@@ -269,23 +281,39 @@ def episodes(df: pd.DataFrame, validate: bool = True) -> list[Episode]:
     >>> e.episode, e.terminal, e.returns.tolist()
     (7, (1, 0), [1.0, -1.0])
     """
-    if validate:
-        validate_trajectories(df)
+    validate_trajectories(df)
     episode = df["episode"].to_numpy().astype(np.int64)
     bounds = np.flatnonzero(np.r_[True, episode[1:] != episode[:-1], True])
     player = df["player"].to_numpy().astype(np.int64)
     action = df["action"].to_numpy().astype(np.int64)
     infostate, history, legal, reward = (df[c].to_numpy() for c in _STR_COLUMNS)
+    legal_cache: dict[str, tuple] = {}
+    reward_cache: dict[str, np.ndarray] = {}
+
+    def legal_of(text: str) -> tuple:
+        got = legal_cache.get(text)
+        if got is None:
+            got = legal_cache[text] = parse_ints(text)
+        return got
+
+    def reward_of(text: str) -> np.ndarray:
+        got = reward_cache.get(text)
+        if got is None:
+            got = reward_cache[text] = parse_floats(text)
+        return got
+
     out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    players, actions = player.tolist(), action.tolist()
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        acts = tuple(actions[lo:hi])
         out.append(Episode(
             episode=int(episode[lo]),
-            histories=tuple(parse_ints(h) for h in history[lo:hi]),
-            players=tuple(int(p) for p in player[lo:hi]),
+            histories=tuple(acts[:t] for t in range(hi - lo)),  # validated: each row's history is the prefix
+            players=tuple(players[lo:hi]),
             infostates=tuple(str(s) for s in infostate[lo:hi]),
-            legal_actions=tuple(parse_ints(a) for a in legal[lo:hi]),
-            actions=tuple(int(a) for a in action[lo:hi]),
-            returns=np.sum([parse_floats(x) for x in reward[lo:hi]], axis=0),
+            legal_actions=tuple(legal_of(a) for a in legal[lo:hi]),
+            actions=acts,
+            returns=np.sum([reward_of(x) for x in reward[lo:hi]], axis=0),
         ))
     return out
 
