@@ -31,6 +31,7 @@ model (seeded) and continues bit for bit (timing columns aside).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -53,7 +54,7 @@ from psro.policies import uniform_policy
 from psro.population import Population, Provenance
 from psro.state import HISTORY_COLUMNS
 
-__all__ = ["ModelTrees", "model_trees", "OfflinePSRO", "COffeEPSRO", "map_policy"]
+__all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy"]
 
 logger = logging.getLogger(__name__)
 
@@ -148,14 +149,79 @@ def _sha256(path) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class OfflineOptions:
+    """The options of an offline run (``PSROConfig.algorithm_options`` of ``coffee_psro`` / ``offline_psro``).
+
+    Attributes
+    ----------
+    dataset : str or None
+        Path of the trajectory table (CSV or Parquet); required in a config.
+    members : int
+        Bootstrap members of the model ensemble (:func:`games.offline_model.fit_model`).
+    penalty : float or None
+        lambda of the MOPO-style penalty of the best responses (None: the algorithm's default).
+    uniform_weight : float or None
+        alpha, the uniform policy's weight in every best-response target (None: the algorithm's default).
+    meta_iterations : int
+        Steps of the robust replicator dynamics (COffeE-PSRO's meta-solver).
+    tau : float
+        Their initial entropy regularisation (annealed to 0).
+
+    Examples
+    --------
+    >>> OfflineOptions.from_dict({"members": 3}).members
+    3
+    >>> OfflineOptions.from_dict({"lambda": 1.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm_options: unknown key 'lambda' for offline PSRO; known: ['dataset', 'members', ...].
+    """
+
+    dataset: str | None = None
+    members: int = 5
+    penalty: float | None = None
+    uniform_weight: float | None = None
+    meta_iterations: int = 2000
+    tau: float = 0.2
+
+    def __post_init__(self):
+        check_int(self.members, "algorithm_options.members", minimum=1)
+        check_real(self.penalty, "algorithm_options.penalty", minimum=0.0, none_ok=True)
+        check_real(self.uniform_weight, "algorithm_options.uniform_weight", minimum=0.0, maximum=1.0, none_ok=True)
+        check_int(self.meta_iterations, "algorithm_options.meta_iterations", minimum=1)
+        check_real(self.tau, "algorithm_options.tau", minimum=0.0)
+
+    @classmethod
+    def from_dict(cls, options: dict | None) -> "OfflineOptions":
+        """The options from a dict, refusing an unknown key by name."""
+        options = dict(options or {})
+        known = sorted(f.name for f in dataclasses.fields(cls))
+        for key in options:
+            if key not in known:
+                raise ValueError(f"algorithm_options: unknown key {key!r} for offline PSRO; known: {known}.")
+        return cls(**options)
+
+
+@dataclass(frozen=True)
+class OfflineMetaSolver:
+    """The name of an offline run's meta-solver (what :func:`psro.run.run_dir.write_run` records)."""
+
+    name: str
+    method: str
+    kind: str = "product"
+
+
 class OfflinePSRO:
     """Naive offline PSRO: PSRO in the dataset's mean game model, exact best responses without a penalty, a
     Nash meta-solver; the baseline of COffeE-PSRO (module docstring).
 
     Parameters
     ----------
-    dataset : pandas.DataFrame or str or Path
-        Trajectories in the table format of :mod:`games.trajectories` (a path: a CSV or Parquet file of it).
+    dataset : pandas.DataFrame, str, Path or PSROConfig
+        Trajectories in the table format of :mod:`games.trajectories` (a path: a CSV or Parquet file of it). Or a
+        :class:`psro.config.PSROConfig` whose ``algorithm_options`` (:class:`OfflineOptions`) name the dataset's
+        path and the options below; its ``game`` is the true game, ``seed`` and ``max_histories`` are used.
     game : str or pyspiel.Game, optional
         The true game, only to measure the output's true NashConv (the ``gap`` column); never used to learn.
     members : int
@@ -175,6 +241,15 @@ class OfflinePSRO:
     max_histories : int
         The largest model or true tree built.
 
+    Attributes
+    ----------
+    populations : list of psro.population.Population
+        Over the mean model's infostates (member 0: the uniform policy).
+    meta_strategy : solvers.Equilibrium
+        The output's mixtures (``marginals``) with their mean-model values; ``policies()`` mixes them.
+    payoffs, low, high : ndarray
+        The mean-model meta-game and its interval over the ensemble.
+
     Examples
     --------
     >>> import pyspiel
@@ -189,21 +264,36 @@ class OfflinePSRO:
     algorithm = "offline_psro"
     robust = False
     default_penalty, default_uniform_weight = 0.0, 0.0
+    meta_solver = OfflineMetaSolver("nash", "nash")
+    kind, is_jpsro = "product", False
 
     def __init__(self, dataset, game=None, *, members: int = 5, seed: int = 0, penalty: float | None = None,
                  uniform_weight: float | None = None, meta_iterations: int = 2000, tau: float = 0.2,
                  checkpoint_dir=None, model=None, max_histories: int = 1_000_000, progress: bool = False):
         from games.trajectories import load_trajectories
+        from psro.config import PSROConfig
 
-        self.members, self.seed = check_int(members, "members", minimum=1), check_int(seed, "seed", minimum=0)
-        self.penalty = check_real(self.default_penalty if penalty is None else penalty, "penalty", minimum=0.0)
-        self.uniform_weight = check_real(self.default_uniform_weight if uniform_weight is None else uniform_weight,
-                                         "uniform_weight", minimum=0.0, maximum=1.0)
-        self.meta_iterations = check_int(meta_iterations, "meta_iterations", minimum=1)
-        self.tau = check_real(tau, "tau", minimum=0.0)
+        self.config = None
+        if isinstance(dataset, PSROConfig):
+            self.config = config = dataset
+            options = OfflineOptions.from_dict(config.algorithm_options)
+            if options.dataset is None:
+                raise ValueError(f"algorithm_options: give the dataset's path (dataset: PATH) for {self.algorithm}.")
+            if config.algorithm != self.algorithm:
+                raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {self.algorithm!r}.")
+            dataset, game, seed, max_histories = options.dataset, config.game, config.seed, config.max_histories
+            members, penalty, uniform_weight = options.members, options.penalty, options.uniform_weight
+            meta_iterations, tau = options.meta_iterations, options.tau
+        options = OfflineOptions(None, members, self.default_penalty if penalty is None else penalty,
+                                 self.default_uniform_weight if uniform_weight is None else uniform_weight,
+                                 meta_iterations, tau)
+        self.members, self.seed = options.members, check_int(seed, "seed", minimum=0)
+        self.penalty, self.uniform_weight = float(options.penalty), float(options.uniform_weight)
+        self.meta_iterations, self.tau = options.meta_iterations, float(options.tau)
         self.max_histories = check_int(max_histories, "max_histories", minimum=1)
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
         self.progress = progress
+        self.run_config = None   # the CLI's config (a dict)
         self.dataset_path = None
         if isinstance(dataset, (str, Path)):
             self.dataset_path = Path(dataset)
@@ -237,17 +327,34 @@ class OfflinePSRO:
         self.iteration = -1
         self.rows: list = []
         self.wall = self.cpu = 0.0
-        self.meta_strategy = None      # per player, the output's mixture over its population
+        self.gap = math.nan
+        self.meta_strategy = None
         self.payoffs = self.low = self.high = None
 
+    @property
+    def state(self) -> "OfflinePSRO":
+        """The run's state is the solver itself (``rows``, ``wall``, ``iteration``, ``meta_game``, ...), as the
+        CLI reads a PSRO's :class:`psro.state.LoopState`."""
+        return self
+
     # ----------------------------------------------------------------------------------------- the loop
-    def run(self, iterations: int, callback=None) -> pd.DataFrame:
-        """Run ``iterations`` more iterations (the first call also evaluates the initial population, row 0);
-        return the whole history. ``callback(row)`` sees each new row before the checkpoint is written."""
-        iterations = check_int(iterations, "iterations", minimum=0)
+    def run(self, iterations: int | None = None, target_gap: float | None = None, time_limit: float | None = None,
+            progress: bool | None = None, callback=None) -> pd.DataFrame:
+        """Run until one stopping rule fires (``iterations`` more in this call, the true ``gap`` at most
+        ``target_gap``, ``time_limit`` wall seconds in this call; the first call also evaluates the initial
+        population, row 0); return the whole history. ``callback(row)`` sees each new row before the checkpoint
+        is written. ``progress`` is accepted for the CLI (no bar: the iterations are few)."""
+        if iterations is None and target_gap is None and time_limit is None:
+            raise ValueError("give at least one stopping rule: iterations, target_gap or time_limit.")
+        check_int(iterations, "iterations", minimum=0, none_ok=True)
+        check_real(target_gap, "target_gap", minimum=0.0, none_ok=True)
+        check_real(time_limit, "time_limit", minimum=0.0, none_ok=True)
         wall0, cpu0 = time.perf_counter() - self.wall, time.process_time() - self.cpu
-        steps = iterations + (1 if self.iteration < 0 else 0)
-        for _ in range(steps):
+        started, done = time.perf_counter(), 0
+        while self.iteration < 0 or not ((iterations is not None and done >= iterations)
+                                         or (target_gap is not None and self.gap <= target_gap)
+                                         or (time_limit is not None and time.perf_counter() - started >= time_limit)):
+            done += 0 if self.iteration < 0 else 1
             times = self._step()
             self.wall, self.cpu = time.perf_counter() - wall0, time.process_time() - cpu0
             row = self._row(times)
@@ -283,14 +390,15 @@ class OfflinePSRO:
         times["evaluation"] = time.perf_counter() - start
 
         start = time.perf_counter()
-        self.meta_strategy, self._meta_gap = self._meta_solve()
+        marginals, self._meta_gap = self._meta_solve()
+        self.meta_strategy = self._equilibrium(marginals)
         times["meta_solve"] = time.perf_counter() - start
 
         start = time.perf_counter()
         a = self.uniform_weight
         for p in range(self.num_players):
             plans = []
-            for q, (pop, w) in enumerate(zip(self.populations, self.meta_strategy)):
+            for pop, w in zip(self.populations, self.meta_strategy.marginals):
                 mix = (1.0 - a) * w
                 mix[0] += a    # member 0 is the uniform policy
                 plans.append(mix @ pop.plans)
@@ -299,7 +407,7 @@ class OfflinePSRO:
         times["oracle"] += time.perf_counter() - start
 
         start = time.perf_counter()
-        self._gap = self.true_nash_conv()
+        self.gap = self.true_nash_conv()
         times["metric"] = time.perf_counter() - start
         return times
 
@@ -313,12 +421,20 @@ class OfflinePSRO:
         marginals = [np.asarray(m, dtype=np.float64) for m in solve(game, "nash").marginals]
         return marginals, float(meta_nash_conv(game, marginals))
 
+    def _equilibrium(self, marginals):
+        """The output's mixtures as a :class:`solvers.Equilibrium` of the mean-model meta-game."""
+        from games.normal_form import NormalFormGame
+        from solvers import make_equilibrium
+
+        return make_equilibrium(NormalFormGame(self.payoffs), marginals=[np.asarray(m) for m in marginals],
+                                concept="nash", method=self.meta_solver.method)
+
     def policies(self) -> list:
         """The output: each population mixed with its meta-strategy, one policy ``(I, A)`` per player over the
         mean model's infostates."""
         if self.meta_strategy is None:
             raise ValueError("run() has not run yet; call run() first.")
-        return [pop.aggregate(w) for pop, w in zip(self.populations, self.meta_strategy)]
+        return [pop.aggregate(w) for pop, w in zip(self.populations, self.meta_strategy.marginals)]
 
     def true_policies(self) -> list:
         """:meth:`policies` over the true game's infostates (unseen ones uniform)."""
@@ -331,7 +447,7 @@ class OfflinePSRO:
         return math.nan if self.true_tree is None else float(nash_conv(self.true_tree, self.true_policies()))
 
     def _row(self, times: dict) -> dict:
-        row = {"iteration": self.iteration, "gap": self._gap, "train_gap": self._gap}
+        row = {"iteration": self.iteration, "gap": self.gap, "train_gap": self.gap}
         row.update({f"population_{p}": len(pop) for p, pop in enumerate(self.populations)})
         row.update({f"time_{k}": v for k, v in times.items()})
         row.update(wall_time=self.wall, cpu_time=self.cpu, evaluations=int(np.prod(self.payoffs.shape[1:])),
@@ -439,7 +555,9 @@ class OfflinePSRO:
             values = [solver.payoffs] + [ev.block_payoffs(mapped, whole) for ev, mapped in
                                          zip(solver._evaluators[1:], solver._mapped)]
             solver.low, solver.high = np.min(values, axis=0), np.max(values, axis=0)
-            solver.meta_strategy, solver._meta_gap = solver._meta_solve()
+            marginals, solver._meta_gap = solver._meta_solve()
+            solver.meta_strategy = solver._equilibrium(marginals)
+            solver.gap = float(solver.rows[-1]["gap"])
         return solver
 
 
@@ -463,6 +581,7 @@ class COffeEPSRO(OfflinePSRO):
     algorithm = "coffee_psro"
     robust = True
     default_penalty, default_uniform_weight = 1.0, 0.1
+    meta_solver = OfflineMetaSolver("robust_replicator", "robust_replicator")
 
     def _meta_solve(self) -> tuple:
         """(per player its mixture, its pessimistic regret): the robust replicator dynamics on the interval."""

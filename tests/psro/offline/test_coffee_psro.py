@@ -54,7 +54,7 @@ def test_coffee_psro_in_an_exact_model_has_point_intervals_and_converges():
     from solvers.robust_replicator import pessimistic_regret
 
     assert history["meta_gap"].iloc[-1] == pytest.approx(
-        pessimistic_regret(solver.low, solver.high, solver.meta_strategy), abs=1e-12)
+        pessimistic_regret(solver.low, solver.high, solver.meta_strategy.marginals), abs=1e-12)
 
 
 def test_the_uniform_weight_mixes_member_zero_into_the_target():
@@ -153,3 +153,23 @@ def test_resume_after_sigkill_loses_nothing(kuhn_data, tmp_path):
     assert resumed.iteration == 2
     whole = COffeEPSRO(kuhn_data, game="kuhn_poker", members=3, seed=1).run(iterations=4)
     pd.testing.assert_frame_equal(resumed.run(iterations=2).drop(columns=TIMING), whole.drop(columns=TIMING))
+
+
+def test_runs_from_a_psro_config_and_writes_a_run_directory(kuhn_data, tmp_path):
+    from games.trajectories import save_trajectories
+    from psro import PSROConfig
+    from psro.run.run_dir import write_run
+
+    save_trajectories(kuhn_data, tmp_path / "data.csv")
+    config = PSROConfig(game="kuhn_poker", algorithm="coffee_psro", seed=2,
+                        algorithm_options={"dataset": str(tmp_path / "data.csv"), "members": 2})
+    solver = COffeEPSRO(config)
+    history = solver.run(iterations=2)
+    same = COffeEPSRO(tmp_path / "data.csv", game="kuhn_poker", members=2, seed=2).run(iterations=2)
+    pd.testing.assert_frame_equal(history.drop(columns=TIMING), same.drop(columns=TIMING))
+    write_run(tmp_path / "run", config, solver)
+    assert (tmp_path / "run" / "meta_game.npz").exists() and (tmp_path / "run" / "population.npz").exists()
+    with pytest.raises(ValueError, match="unknown key 'lambda'"):
+        COffeEPSRO(config.replace(algorithm_options={"dataset": "x.csv", "lambda": 1.0}))
+    with pytest.raises(ValueError, match="dataset"):
+        COffeEPSRO(config.replace(algorithm_options={"members": 2}))
