@@ -42,10 +42,10 @@ ALGORITHMS = {
     "PSRO": ("psro", {}),
 }
 
-QUICK = {"steps": 6144, "call_steps": 512, "eval_episodes": 32, "num_envs": 16, "hidden": [32],
+QUICK = {"steps": 9216, "call_steps": 512, "eval_episodes": 32, "num_envs": 16, "hidden": [32],
          "win_rate_episodes": 40, "episodes_per_profile": 40, "approx_steps": 1024, "approx_episodes": 100,
          "cross_episodes": 40}
-DEFAULT = {"steps": 294912, "call_steps": 8192, "eval_episodes": 100, "num_envs": 32, "hidden": [64],
+DEFAULT = {"steps": 196608, "call_steps": 8192, "eval_episodes": 100, "num_envs": 32, "hidden": [64],
            "win_rate_episodes": 100, "episodes_per_profile": 100, "approx_steps": 32768, "approx_episodes": 500,
            "cross_episodes": 200}
 GAMES = {"leduc": "leduc_poker", "large": "phantom_ttt"}
@@ -75,8 +75,10 @@ def build(label: str, game: str, budget: dict, seed: int):
     cls = algorithm_class(name)
     tree = game == GAMES["leduc"]
     common = dict(seed=seed, progress=False, approx_gap_every=None, exact_gap="auto" if tree else False)
-    if name == "nfsp":
-        options = {"steps_per_iteration": budget["call_steps"], "num_envs": budget["num_envs"],
+    if not tree:
+        common["episodes_per_profile"] = budget["episodes_per_profile"]
+    if name == "nfsp":   # (six copies of the average policies: its meta-game grows with every iteration)
+        options = {"steps_per_iteration": budget["steps"] // 6, "num_envs": budget["num_envs"],
                    "hidden": budget["hidden"]}
         return cls(game, algorithm_options=options, **common)
     oracle_options = {"total_steps": budget["call_steps"], "num_envs": budget["num_envs"], "num_steps": 32,
@@ -85,7 +87,7 @@ def build(label: str, game: str, budget: dict, seed: int):
     if tree:
         fields.update(evaluator="sequence_form")   # exact meta-game entries of the tabularised networks
     else:
-        fields.update(evaluator="monte_carlo", episodes_per_profile=budget["episodes_per_profile"])
+        fields.update(evaluator="monte_carlo")
     if name == "league":
         fields["algorithm_options"] = {"win_rate_episodes": budget["win_rate_episodes"],
                                        "snapshot_steps": 2 * budget["call_steps"]}
@@ -175,7 +177,7 @@ def main() -> None:
           "environment steps, on Leduc (exact NashConv) and on a game too large for its tree (approx_gap and a "
           "cross-play alpha-Rank).", "",
           f"Budget: {budget['steps']} learner steps per algorithm (PPO calls of {budget['call_steps']} steps; "
-          f"NFSP iterations of {budget['call_steps']} decisions), seed {seed}. What counts: the decisions the "
+          f"NFSP: six iterations of {budget['steps'] // 6} decisions), seed {seed}. What counts: the decisions the "
           "learning networks took in training; evaluation episodes (meta-game, League's win-rate games, gaps) do "
           "not count, for any algorithm.", "")
 
