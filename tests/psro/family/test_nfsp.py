@@ -153,5 +153,12 @@ def test_without_a_tree_the_gap_is_nan_and_the_meta_game_sampled():
     solver = NFSP("kuhn_poker", progress=False, exact_gap=False, episodes_per_profile=50, approx_gap_every=None,
                   algorithm_options=dict(SMALL, steps_per_iteration=64))
     history = solver.run(iterations=1)
-    assert solver.tree is None and history["gap"].isna().all()
+    assert solver.tree is None and history["gap"].isna().all() and history["approx_gap"].isna().all()
     assert solver.meta_game.shape == (2, 2) and (solver.meta_game.count == 50).all()
+    # approx_gap_every=0: measured on the last row of the run call only
+    solver = NFSP("kuhn_poker", progress=False, exact_gap=False, episodes_per_profile=20, approx_gap_every=0,
+                  approx_gap_options={"total_steps": 256, "episodes": 100, "eval_episodes": 20},
+                  algorithm_options=dict(SMALL, steps_per_iteration=64))
+    history = solver.run(iterations=2)
+    assert history["approx_gap"].iloc[:2].isna().all()
+    assert np.isfinite(history["approx_gap"].iloc[2]) and history["approx_gap_stderr"].iloc[2] > 0
