@@ -1,4 +1,4 @@
-"""psro.offline.pessimistic_gap: the relaxed gap bounds the true gap (NashConv, CCE gap, CE gap) from above,
+"""psro.offline.pessimistic_gaps: the relaxed gap bounds the true gap (NashConv, CCE gap, CE gap) from above,
 its lower gap from below, on Kuhn and Leduc poker where the data cover the deviations, and both tighten with
 more data. True gaps: OpenSpiel's exploitability.nash_conv, and psro.metrics (exact, on the real game's tree)."""
 
