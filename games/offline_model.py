@@ -549,7 +549,7 @@ class GameModel:
         >>> from games.datasets import collect
         >>> game = pyspiel.load_game("kuhn_poker")
         >>> small = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 200, seed=0), game=game)
-        >>> large = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 5000, seed=0), game=game)
+        >>> large = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 2000, seed=0), game=game)
         >>> low, high = large.count_interval(None)
         >>> bool(low[0] <= 0.0 <= high[0])        # uniform Kuhn is worth 0 to each player
         True
@@ -600,7 +600,7 @@ class GameModel:
         >>> import pyspiel
         >>> from games.datasets import collect
         >>> game = pyspiel.load_game("kuhn_poker")
-        >>> model = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 3000, seed=0), game=game)
+        >>> model = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 1500, seed=0), game=game)
         >>> br = model.best_response(0, None)        # against uniform play
         >>> round(br.value, 1), br.policy["0"].tolist()   # true value 0.5; bluff with the jack
         (0.5, [0.0, 1.0])
@@ -680,7 +680,7 @@ class GameModel:
         >>> from games.datasets import collect
         >>> game = pyspiel.load_game("kuhn_poker")
         >>> model = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 20, seed=0))
-        >>> len(model.uncovered(None)) > 0, fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 2000,
+        >>> len(model.uncovered(None)) > 0, fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 500,
         ...                                              seed=0)).uncovered(None)
         (True, [])
         """

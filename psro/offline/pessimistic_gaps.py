@@ -206,7 +206,7 @@ def pessimistic_gap(dataset, candidate, concept: str = "nash", game=None, *, del
     >>> import pyspiel
     >>> from games.datasets import collect
     >>> game = pyspiel.load_game("kuhn_poker")
-    >>> data = collect(game, pyspiel.UniformRandomPolicy(game), 2000, seed=0)
+    >>> data = collect(game, pyspiel.UniformRandomPolicy(game), 1000, seed=0)
     >>> result = pessimistic_gap(data, [None, None], game=game)   # uniform play; its NashConv is 0.9167
     >>> bool(result.lower_gap <= 0.9167 <= result.gap), result.covered
     (True, True)
@@ -291,7 +291,7 @@ def covers(dataset, candidate, deviations=None, *, concept: str = "nash", game=N
     >>> from games.datasets import collect
     >>> game = pyspiel.load_game("kuhn_poker")
     >>> few = collect(game, pyspiel.UniformRandomPolicy(game), 20, seed=0)
-    >>> covers(few, [None, None]), covers(collect(game, pyspiel.UniformRandomPolicy(game), 2000, seed=0),
+    >>> covers(few, [None, None]), covers(collect(game, pyspiel.UniformRandomPolicy(game), 500, seed=0),
     ...                                   [None, None])
     (False, True)
     """
