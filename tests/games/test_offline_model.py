@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pyspiel
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 from open_spiel.python.algorithms.expected_game_score import policy_value
@@ -206,3 +208,25 @@ def test_mixture_opponents_average_the_best_response_targets(kuhn):
         alone = model.best_response(0, p).policy
         assert 0.25 * model.expected_payoffs([alone, a[1]])[0] + 0.75 * model.expected_payoffs([alone, b[1]])[0] \
             <= mixed.value + 1e-12
+
+
+# ------------------------------------------------------------------ properties
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), episodes=st.integers(5, 120))
+def test_intervals_and_responses_are_ordered_on_any_dataset(seed, episodes):
+    game = pyspiel.load_game("kuhn_poker")
+    rng = np.random.default_rng(seed)
+    bias = rng.uniform(0.05, 0.95, size=2)
+    behaviour = [lambda state, player, b=b: {0: b, 1: 1 - b} for b in bias]
+    model = fit_model(collect(game, behaviour, episodes=episodes, seed=seed), members=2, seed=seed, game=game)
+    profile = _random_profile(model, seed)
+    mean = model.expected_payoffs(profile)
+    low, high = model.count_interval(profile)
+    assert (low <= mean + 1e-12).all() and (mean <= high + 1e-12).all()
+    assert (model.min_utility <= low).all() and (high <= model.max_utility).all()
+    band = model.payoff_interval(profile)
+    assert (band.low <= mean + 1e-12).all() and (mean <= band.high + 1e-12).all()
+    for player in (0, 1):
+        values = [model.best_response(player, profile, bound=b).value for b in ("lower", "mean", "upper")]
+        assert values[0] <= values[1] + 1e-12 <= values[2] + 2e-12
+        assert values[1] >= mean[player] - 1e-12  # a best response is no worse than the profile's own policy
