@@ -29,8 +29,8 @@ from games import catalog
 from psro import PSRO
 from psro.config import PSROConfig
 from psro.family.fxp import FXP
-from psro.family.self_play import FictitiousSelfPlay, SelfPlay, team_config
-from psro.family.teams import team_exploitability
+from psro.family.self_play import FictitiousSelfPlay, SelfPlay
+from psro.family.teams import team_config, team_exploitability
 
 TEAM_SIZE, C, EPS = 3, 0.1, 0.01
 ALGORITHMS = ("SP", "FSP", "PSRO", "FXP")

@@ -36,14 +36,14 @@ import logging
 
 import numpy as np
 
-from psro.config import PSROConfig, with_field
-from psro.family import teams as team_games
+from psro.config import PSROConfig
+from psro.family.teams import team_config
 from psro.loop import PSRO
 from psro.meta.solvers import MetaSolver
 from psro.oracles.exact import ExactOracle
 from solvers import make_equilibrium
 
-__all__ = ["SelfPlay", "FictitiousSelfPlay", "FamilyLoop", "LatestProfile", "team_config"]
+__all__ = ["SelfPlay", "FictitiousSelfPlay", "FamilyLoop", "LatestProfile"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,34 +65,6 @@ class LatestProfile(MetaSolver):
     def __call__(self, meta_game):
         marginals = [np.eye(k)[-1] for k in meta_game.shape]
         return make_equilibrium(meta_game, marginals=marginals, concept="latest", method="latest")
-
-
-def team_config(config: PSROConfig) -> PSROConfig:
-    """``config`` with a team game as its team view: ``teams`` set on a :class:`games.NormalFormGame` gives the
-    game of :func:`psro.family.teams.team_payoffs` (and ``teams`` null); oracle ``team_pg`` gets its ``members``.
-    A config without teams is returned as it is.
-
-    Examples
-    --------
-    >>> from games import catalog
-    >>> config = PSROConfig(game=catalog.fxp_example(), teams=catalog.fxp_teams(3), oracle="team_pg")
-    >>> view = team_config(config)
-    >>> view.game.shape, view.teams, view.oracle_options
-    ((8, 8), None, {'members': [[2, 2, 2], [2, 2, 2]]})
-    """
-    if config.teams is None:
-        return config
-    from psro.matrix_game import resolve_game
-
-    game = with_field("game", resolve_game, config.game)[1]   # (the normal form, None for an OpenSpiel game)
-    if game is None:
-        raise ValueError(f"teams: the self-play family plays team games given as a games.NormalFormGame (it trains "
-                         f"on their team view); got game={config.game!r}. Drop teams, or give the normal form.")
-    teams = team_games.check_team_game(game, config.teams)
-    options = dict(config.oracle_options or {})
-    if config.oracle == "team_pg":
-        options.setdefault("members", [[int(game.shape[p]) for p in team] for team in teams])
-    return config.replace(game=team_games.team_payoffs(game, teams), teams=None, oracle_options=options or None)
 
 
 class FamilyLoop(PSRO):

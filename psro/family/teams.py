@@ -41,7 +41,8 @@ from games.normal_form import NormalFormGame
 from games.validation import check_int
 from psro.oracles.team_pg import TeamPolicyGradient, member_marginals
 
-__all__ = ["check_team_game", "team_payoffs", "team_exploitability", "team_gains", "member_marginals",
+__all__ = ["check_team_game", "team_payoffs", "team_config", "team_exploitability", "team_gains",
+           "member_marginals",
            "TeamPolicyGradient", "DEFAULT_MAX_DEVIATIONS"]
 
 #: The most joint pure deviations :func:`team_exploitability` enumerates for one team.
@@ -249,3 +250,33 @@ def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
             values = (values[:, None, :] * pure[:, tree.terminal_sequence[m]][None]).reshape(count, -1)
         gains.append(max(0.0, float(values.sum(axis=1).max() - current.sum())))
     return np.array(gains)
+
+
+def team_config(config):
+    """A :class:`psro.config.PSROConfig` with its team game made its team view: ``teams`` set on a
+    :class:`games.NormalFormGame` gives the game of :func:`team_payoffs` (and ``teams`` null); oracle ``team_pg``
+    gets its ``members``. A config without teams is returned as it is.
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> from psro.config import PSROConfig
+    >>> config = PSROConfig(game=catalog.fxp_example(), teams=catalog.fxp_teams(3), oracle="team_pg")
+    >>> view = team_config(config)
+    >>> view.game.shape, view.teams, view.oracle_options
+    ((8, 8), None, {'members': [[2, 2, 2], [2, 2, 2]]})
+    """
+    if config.teams is None:
+        return config
+    from psro.config import with_field
+    from psro.matrix_game import resolve_game
+
+    game = with_field("game", resolve_game, config.game)[1]   # (the normal form, None for an OpenSpiel game)
+    if game is None:
+        raise ValueError(f"teams: a team game is played on its team view, which needs the game as a "
+                         f"games.NormalFormGame; got game={config.game!r}. Drop teams, or give the normal form.")
+    teams = check_team_game(game, config.teams)
+    options = dict(config.oracle_options or {})
+    if config.oracle == "team_pg":
+        options.setdefault("members", [[int(game.shape[p]) for p in team] for team in teams])
+    return config.replace(game=team_payoffs(game, teams), teams=None, oracle_options=options or None)

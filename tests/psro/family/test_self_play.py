@@ -9,8 +9,8 @@ import psro
 from games import catalog
 from psro.algorithms import algorithm_class
 from psro.config import PSROConfig
-from psro.family.self_play import FictitiousSelfPlay, SelfPlay, team_config
-from psro.family.teams import team_exploitability
+from psro.family.self_play import FictitiousSelfPlay, SelfPlay
+from psro.family.teams import team_config, team_exploitability
 from solvers import nash_conv
 
 
@@ -60,7 +60,7 @@ def test_team_games_train_on_the_team_view():
     view = team_config(config)
     assert view.game.shape == (8, 8) and view.teams is None
     assert view.oracle_options == {"members": [[2, 2, 2], [2, 2, 2]]}
-    with pytest.raises(ValueError, match="teams: the self-play family plays team games given as a"):
+    with pytest.raises(ValueError, match="teams: a team game is played on its team view"):
         team_config(PSROConfig(game="kuhn_poker", teams=[[0], [1]]))
 
 
