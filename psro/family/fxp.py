@@ -43,6 +43,7 @@ from games.normal_form import NormalFormGame
 from games.validation import check_real
 from psro.config import PSROConfig
 from psro.family.self_play import FamilyLoop
+from psro.meta.solvers import get_meta_solver
 from psro.oracles.base import Target
 
 __all__ = ["FXP", "FXPOptions", "OPPONENT_SAMPLING"]
@@ -127,6 +128,9 @@ class FXP(FamilyLoop):
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
         FXPOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree is built)
+        if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
+            raise ValueError(f"meta_solver: FXP mixes with Nash-style (product) meta-solutions; "
+                             f"{config.meta_solver!r} is a correlated one (use nash, the default).")
         if config.warm_start:
             raise ValueError("warm_start: FXP warm-starts its main policy itself and trains every counter from a "
                              "fresh network; set warm_start=false.")
