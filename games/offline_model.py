@@ -463,27 +463,101 @@ class GameModel:
             values[leaf, player] += sign * w[leaf]
         return values
 
+    def _confidence(self, counts: _Counts, delta: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per node: the L1 radius ``eps`` at visited chance histories, the Hoeffding width at noisy terminals."""
+        t = self._tree
+        chance = np.flatnonzero((t.kind == _CHANCE) & (counts.count > 0))
+        noisy = np.flatnonzero(counts.return_spread & (counts.count > 0))
+        m = max(1, len(chance) + len(noisy))  # the union bound
+        k = np.array([len(t.legal[n]) for n in chance], dtype=np.float64)
+        safe = np.maximum(k, 2.0)
+        log_outcomes = safe * math.log(2.0) + np.log1p(-(2.0 ** (1.0 - safe)))  # ln(2**k - 2), no overflow
+        eps = np.zeros(len(t.kind))
+        radius = np.sqrt(2.0 * (log_outcomes + math.log(m / delta)) / counts.count[chance])
+        eps[chance] = np.where(k >= 2, np.minimum(radius, 2.0), 0.0)
+        own = np.zeros(len(t.kind))
+        span = self.max_utility - self.min_utility
+        own[noisy] = span * np.sqrt(math.log(2 * m / delta) / (2 * counts.count[noisy]))
+        return eps, own
+
     def _widths(self, counts: _Counts, delta: float) -> np.ndarray:
         """Accumulated confidence widths along the way to each node (chance L1 and noisy terminals)."""
         t = self._tree
-        span = self.max_utility - self.min_utility
-        chance = np.flatnonzero((t.kind == _CHANCE) & (counts.count > 0))
-        noisy = np.flatnonzero(counts.return_spread & (counts.count > 0))
-        m = max(1, len(chance) + len(noisy))
-        own = np.zeros(len(t.kind))
-        k = np.array([len(t.legal[n]) for n in chance], dtype=np.float64)
-        n = counts.count[chance]
-        with np.errstate(divide="ignore"):
-            log_outcomes = np.where(k >= 2, np.log(np.maximum(2.0 ** k - 2.0, 1.0)), -np.inf)
-        eps = np.sqrt(np.maximum(2.0 * (log_outcomes + math.log(m / delta)), 0.0) / n)
-        eps = np.where(k >= 2, np.minimum(eps, 2.0), 0.0)
-        width = np.zeros(len(t.kind))
-        width[chance] = eps * span / 2.0  # paid by every node below the chance history
-        own[noisy] = span * np.sqrt(math.log(2 * m / delta) / (2 * counts.count[noisy]))
+        eps, own = self._confidence(counts, delta)
+        width = eps * (self.max_utility - self.min_utility) / 2.0  # paid by every node below a chance history
         acc = np.zeros(len(t.kind))
         for level in t.levels[1:]:
             acc[level] = acc[t.parent[level]] + width[t.parent[level]]
         return acc + own
+
+    def _robust(self, mixture: list, player: int, bound: str, delta: float, deviator: int | None = None) -> float:
+        """The robust bound of ``player``'s value: every chance history's distribution at its worst (or best)
+        within its L1 ball, untried actions and unseen outcomes at the utility bound.
+
+        ``deviator``: that player instead picks, at each of its histories, the action best for the bound
+        (``bound="upper"``: an upper bound of any policy's value, as if it saw the whole history)."""
+        t = self._tree
+        counts = self._counts
+        sign = 1.0 if bound == "upper" else -1.0
+        edge = self._bound_value(bound)
+        eps, own = self._confidence(counts, delta)
+        leaf = self._leaves(counts)
+        rho = np.zeros(len(t.kind))  # non-chance reach of the mixture (the deviator's edges at 1)
+        for weight, profile in mixture:
+            pe = self._edge_probs(profile, counts, skip=deviator)
+            chance_child = np.r_[False, t.kind[t.parent[1:]] == _CHANCE]
+            pe[chance_child] = (counts.count[chance_child] > 0).astype(float)
+            rho += weight * self._reach(pe)
+        w = np.zeros(len(t.kind))
+        values = self._leaf_values(counts, "mean")
+        terminal = leaf & (t.kind == _TERMINAL) & (counts.count > 0)
+        w[terminal] = rho[terminal] * (values[terminal, player] + sign * own[terminal])
+        unknown = leaf & ~terminal
+        w[unknown] = rho[unknown] * edge
+        for level in reversed(t.levels[1:]):
+            parents = t.parent[level]
+            active = counts.count[parents] > 0
+            decision = active & (t.kind[parents] == _DECISION)
+            mine = decision & (t.player[parents] == deviator) if deviator is not None else np.zeros_like(decision)
+            plain = decision & ~mine
+            np.add.at(w, parents[plain], w[level[plain]])
+            if mine.any():
+                best = np.full(len(t.kind), -np.inf if sign > 0 else np.inf)
+                (np.maximum if sign > 0 else np.minimum).at(best, parents[mine], w[level[mine]])
+                touched = np.unique(parents[mine])
+                w[touched] = best[touched]
+            chance = active & (t.kind[parents] == _CHANCE)
+            if chance.any():
+                groups: dict[int, list[int]] = {}
+                for c, h in zip(level[chance].tolist(), parents[chance].tolist()):
+                    groups.setdefault(h, []).append(c)
+                for h, children in groups.items():
+                    w[h] = self._robust_chance(h, children, w, rho[h] * edge, eps[h], sign)
+        return float(w[0])
+
+    def _robust_chance(self, h: int, children: list, w: np.ndarray, unseen: float, eps: float, sign: float) -> float:
+        """The extreme of ``sum_o p_o w_o`` over distributions within L1 distance ``eps`` of the empirical one."""
+        t, counts = self._tree, self._counts
+        seen = [c for c in children if counts.count[c] > 0]
+        p = counts.count[seen] / counts.count[h]
+        v = w[seen]
+        if len(seen) < len(t.legal[h]):  # outcomes never observed: worth the bound
+            p, v = np.r_[p, 0.0], np.r_[v, unseen]
+        order = np.argsort(-sign * v, kind="stable")  # best first for the bound
+        target = order[0]
+        move = min(eps / 2.0, 1.0 - p[target])
+        q = p.copy()
+        q[target] += move
+        for j in order[::-1]:  # take the mass from the worst outcomes
+            if move <= 0 or j == target:
+                continue
+            d = min(move, q[j])
+            q[j] -= d
+            move -= d
+        return float(q @ v)
+
+    def _bound_value(self, bound: str) -> float:
+        return self.max_utility if bound == "upper" else self.min_utility
 
     def _value(self, profile, counts: _Counts, values: np.ndarray) -> np.ndarray:
         reach = self._reach(self._edge_probs(profile, counts))
@@ -534,14 +608,34 @@ class GameModel:
                            for c in (*self._members, self._counts)])
         return PayoffInterval(low=values.min(axis=0), high=values.max(axis=0), values=values)
 
-    def count_interval(self, profile, delta: float = 0.05) -> PayoffInterval:
+    def count_interval(self, profile, delta: float = 0.05, method: str = "robust") -> PayoffInterval:
         """A ``1 - delta`` confidence interval of ``profile``'s true expected payoffs from the visit counts.
 
-        See the module docstring: chance widths ``eps * (max_utility -
-        min_utility) / 2`` summed along the way, unknown leaves at
-        ``min_utility`` / ``max_utility``; clipped to the utility range. It
-        holds simultaneously for every profile with probability ``>= 1 -
-        delta`` over the draw of the data, whatever the behaviour policy.
+        With probability ``>= 1 - delta`` over the draw of the data (whatever
+        the behaviour policy), every chance history's true distribution is in
+        its L1 ball (module docstring); the interval holds then for every
+        profile at once. Untried actions and unseen chance outcomes are worth
+        ``min_utility`` (low end) or ``max_utility`` (high end).
+
+        Parameters
+        ----------
+        profile : profile or list of (weight, profile)
+            A mixture is valued as a whole (the chance distributions are shared).
+        delta : float
+            In ``(0, 1)``.
+        method : {"robust", "additive"}
+            ``"robust"`` (tighter): backward induction with each chance history's
+            distribution at its worst (best) within its ball.
+            ``"additive"``: the model's value minus (plus) the widths
+            ``eps * (max_utility - min_utility) / 2`` summed along the way (the
+            simulation lemma); linear in the profile, so it is what
+            :meth:`best_response` maximises exactly.
+
+        Returns
+        -------
+        PayoffInterval
+            Clipped to the utility range; ``values`` holds the count-based
+            model's expected payoffs.
 
         Examples
         --------
@@ -555,17 +649,78 @@ class GameModel:
         True
         >>> bool((small.count_interval(None).width > large.count_interval(None).width).all())
         True
+        >>> bool((large.count_interval(None).width < large.count_interval(None, method="additive").width).all())
+        True
         """
         delta = check_real(delta, "delta", minimum=0.0, maximum=1.0, strict=True)
-        widths = self._widths(self._counts, delta)
+        if method not in ("robust", "additive"):
+            raise ValueError(f"method must be 'robust' or 'additive'; got {method!r}.")
+        mixture = _as_mixture(profile)
         low = np.empty(self.num_players)
         high = np.empty(self.num_players)
+        if method == "additive":
+            widths = self._widths(self._counts, delta)
         for p in range(self.num_players):
-            low[p] = self._value(profile, self._counts, self._leaf_values(self._counts, "lower", p, widths=widths))[p]
-            high[p] = self._value(profile, self._counts, self._leaf_values(self._counts, "upper", p, widths=widths))[p]
-        mean = self._value(profile, self._counts, self._leaf_values(self._counts, "mean"))
+            if method == "robust":
+                low[p] = self._robust(mixture, p, "lower", delta)
+                high[p] = self._robust(mixture, p, "upper", delta)
+                continue
+            lower = self._leaf_values(self._counts, "lower", p, widths=widths)
+            upper = self._leaf_values(self._counts, "upper", p, widths=widths)
+            low[p] = sum(w * self._value(q, self._counts, lower)[p] for w, q in mixture)
+            high[p] = sum(w * self._value(q, self._counts, upper)[p] for w, q in mixture)
+        mean = self._mixture_value(mixture)
         return PayoffInterval(low=np.clip(low, self.min_utility, self.max_utility),
                               high=np.clip(high, self.min_utility, self.max_utility), values=mean[None])
+
+    def _mixture_value(self, mixture: list) -> np.ndarray:
+        values = self._leaf_values(self._counts, "mean")
+        return sum(w * self._value(q, self._counts, values) for w, q in mixture)
+
+    def deviation_interval(self, player: int, opponents, delta: float = 0.05) -> tuple[float, float, Deviation]:
+        """Bounds of the true value of ``player``'s best deviation against ``opponents``, and the deviation used.
+
+        The high end is the smaller of two upper bounds of every policy's value:
+        the exact best response to the additive upper bound, and the robust
+        bound of a deviator who sees the whole history; the low end is the
+        larger robust lower bound of two deviations that exist (the best
+        responses to the lower bound and to the count-based model). Both hold
+        with probability ``>= 1 - delta`` (with :meth:`count_interval`), and are
+        clipped to the utility range.
+
+        Parameters
+        ----------
+        player : int
+        opponents : profile or list of (weight, profile)
+            As for :meth:`best_response` (the deviator's entries are ignored).
+
+        Returns
+        -------
+        (float, float, Deviation)
+            ``low``, ``high`` and the best response to the upper bound (whose reach
+            :meth:`uncovered` checks).
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from games.datasets import collect
+        >>> game = pyspiel.load_game("kuhn_poker")
+        >>> model = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 2000, seed=0), game=game)
+        >>> low, high, deviation = model.deviation_interval(0, None)
+        >>> bool(low <= 0.5 <= high)    # the best response to uniform play is worth 1/2
+        True
+        """
+        delta = check_real(delta, "delta", minimum=0.0, maximum=1.0, strict=True)
+        mixture = _as_mixture(opponents)
+        upper = self.best_response(player, mixture, bound="upper", delta=delta)
+        high = min(upper.value, self._robust(mixture, player, "upper", delta, deviator=player))
+        low = -np.inf
+        for bound in ("lower", "mean"):
+            policy = self.best_response(player, mixture, bound=bound, delta=delta).policy
+            low = max(low, self._robust([(w, _replace(q, player, policy, self.num_players)) for w, q in mixture],
+                                        player, "lower", delta))
+        return (float(np.clip(low, self.min_utility, self.max_utility)),
+                float(np.clip(high, self.min_utility, self.max_utility)), upper)
 
     # ------------------------------------------------------------------ best responses
     def best_response(self, player: int, opponents, bound: str = "mean", delta: float = 0.05,
@@ -760,6 +915,13 @@ class GameModel:
         if uncertainty:
             values[leaf] -= uncertainty * self._widths(counts, delta)[leaf, None]
         return _model_game_class(self, counts, values, kind)()
+
+
+def _replace(profile, player: int, policy, num_players: int) -> list:
+    """``profile`` (``None``: all uniform) with ``player``'s policy replaced."""
+    out = [None] * num_players if profile is None else list(profile)
+    out[player] = policy
+    return out
 
 
 def _as_mixture(opponents) -> list[tuple[float, object]]:

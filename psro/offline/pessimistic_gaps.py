@@ -6,14 +6,18 @@ candidate's own value. The **relaxed gap** of a player is its best deviation's
 upper bound minus the candidate's lower bound; if each bound holds, it is at
 least the player's true gain from deviating.
 
-Here the bounds are the count interval of :class:`games.offline_model.GameModel`
-(see :mod:`games.offline_model`: L1 chance widths along the way, unobserved
-actions worth the utility bounds), which holds for every profile at once with
-probability at least ``1 - delta`` over the draw of the data, whatever the
-behaviour policy and whether or not the data cover the candidate. Deviations
-are exact best responses on the model's tree to the upper bound (the
-optimistic model for the deviator); the candidate's value is bounded below in
-the pessimistic model. Bounds are clipped to the game's utility range.
+Here the bounds are those of :class:`games.offline_model.GameModel` (see
+:mod:`games.offline_model`: every chance history's distribution within an L1
+ball of its empirical one, untried actions and unseen outcomes worth the
+utility bounds), which hold for every profile at once with probability at
+least ``1 - delta`` over the draw of the data, whatever the behaviour policy and
+whether or not the data cover the candidate. The candidate's value is bounded
+by robust backward induction (:meth:`~games.offline_model.GameModel.count_interval`);
+the best deviation's by :meth:`~games.offline_model.GameModel.deviation_interval`:
+above by the exact best response on the model's tree to the optimistic
+(additive) bound, or by a deviator who sees the whole history, whichever is
+smaller; below by the robust value of best responses that exist. Bounds are
+clipped to the game's utility range.
 
 Concepts (``gap`` sums the players' relaxed gaps, NashConv-style; ``max_gap``
 is the largest player's, the form Zhang et al. state):
@@ -47,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from games.offline_model import Deviation, GameModel, fit_model
+from games.offline_model import GameModel, fit_model
 from games.validation import check_real
 
 __all__ = ["PessimisticGap", "covers", "pessimistic_gap"]
@@ -164,17 +168,6 @@ def _as_model(dataset, game, members: int, seed: int) -> GameModel:
     raise TypeError(f"dataset must be a trajectory DataFrame or a fitted GameModel; got {type(dataset).__name__}.")
 
 
-def _bounds(model: GameModel, components: list, player: int, delta: float) -> tuple[float, float, float]:
-    """(lower, upper, mean) of the (weighted) candidate components' value for ``player``."""
-    low = high = mean = 0.0
-    for weight, profile, _ in components:
-        interval = model.count_interval(profile, delta)
-        low += weight * interval.low[player]
-        high += weight * interval.high[player]
-        mean += weight * interval.values[0, player]
-    return low, high, mean
-
-
 def pessimistic_gap(dataset, candidate, concept: str = "nash", game=None, *, delta: float = 0.05,
                     members: int = 0, seed: int = 0) -> PessimisticGap:
     """The pessimistic (relaxed) equilibrium gap of ``candidate`` from the dataset alone.
@@ -217,7 +210,6 @@ def pessimistic_gap(dataset, candidate, concept: str = "nash", game=None, *, del
     model = _as_model(dataset, game, members, seed)
     n = model.num_players
     components = _components(candidate, concept, n)
-    lo_u, hi_u = model.min_utility, model.max_utility
     cand_lo, cand_hi, dev_lo, dev_hi = (np.zeros(n) for _ in range(4))
     player_gaps, lower_gaps, model_gaps = np.zeros(n), np.zeros(n), np.zeros(n)
     deviations, profiles_reached = [], [(w, p) for w, p, _ in components]
@@ -227,26 +219,24 @@ def pessimistic_gap(dataset, candidate, concept: str = "nash", game=None, *, del
         for members_of in groups.values():
             part = [components[c] for c in members_of]
             mass = sum(w for w, _, _ in part)
-            mixture = [(w, p) for w, p, _ in part]
-            low, high, mean = _bounds(model, part, player, delta)
-            upper = model.best_response(player, mixture, bound="upper", delta=delta)
-            lower = model.best_response(player, mixture, bound="lower", delta=delta)
+            mixture = [(w / mass, p) for w, p, _ in part]
+            candidate_interval = model.count_interval(mixture, delta)
+            low, high = mass * candidate_interval.low[player], mass * candidate_interval.high[player]
+            mean = mass * candidate_interval.values[0, player]
+            d_lo, d_hi, upper = model.deviation_interval(player, mixture, delta)
             point = model.best_response(player, mixture, bound="mean")
-            # best_response averages over the normalised mixture: scale back to this recommendation's mass
-            d_hi = mass * min(upper.value, hi_u)
-            d_lo = mass * max(lower.value, lo_u)
-            c_lo, c_hi = max(low, mass * lo_u), min(high, mass * hi_u)
-            gain, gain_low, gain_mean = d_hi - c_lo, d_lo - c_hi, mass * point.value - mean
+            d_lo, d_hi = mass * d_lo, mass * d_hi  # the values are per unit of this recommendation's mass
+            gain, gain_low, gain_mean = d_hi - low, d_lo - high, mass * point.value - mean
             if concept != "nash":
                 gain, gain_low, gain_mean = max(gain, 0.0), max(gain_low, 0.0), max(gain_mean, 0.0)
             player_gaps[player] += gain
             lower_gaps[player] += gain_low
             model_gaps[player] += gain_mean
-            cand_lo[player] += c_lo
-            cand_hi[player] += c_hi
+            cand_lo[player] += low
+            cand_hi[player] += high
             dev_lo[player] += d_lo
             dev_hi[player] += d_hi
-            mine.append(Deviation(player=player, value=upper.value, policy=upper.policy, bound="upper"))
+            mine.append(upper)
             profiles_reached += [(w, _replace(p, player, upper.policy)) for w, p in mixture]
         deviations.append(tuple(mine))
     if concept == "nash":

@@ -64,17 +64,36 @@ def test_hand_table_counts_and_mean_model():
 def test_hand_table_count_interval_by_hand():
     model = fit_model(_hand_table(repeat=100), members=0)
     w = _hand_width(400)
-    low, high = model.count_interval([HALF, None], delta=0.05)
+    e = w / 3 / 2  # half the L1 radius: the mass the robust bound may move (w = radius * 6 / 2)
+    low, high = model.count_interval([HALF, None], delta=0.05, method="additive")
     # player 0: the untried action is worth -3 (low) or 3 (high); the chance width is w either way
     assert low[0] == pytest.approx(0.75 * -0.5 + 0.25 * (0.5 * -3 + 0.5 * 3) - w)
     assert high[0] == pytest.approx(0.75 * -0.5 + 0.25 * (0.5 * 3 + 0.5 * 3) + w)
     # player 1's true payoff there is unknown too: [-3, 3]
     assert low[1] == pytest.approx(0.75 * 0.5 + 0.25 * (0.5 * -3 - 0.5 * 3) - w)
     assert high[1] == pytest.approx(0.75 * 0.5 + 0.25 * (0.5 * 3 - 0.5 * 3) + w)
+    # robust: card 0 is worth -0.5 to player 0, card 1 worth 0 (low) or 3 (high); the chance probabilities
+    # 3/4, 1/4 move by e towards the worse (better) card
+    low, high = model.count_interval([HALF, None], delta=0.05)
+    assert low[0] == pytest.approx(-0.5 * (0.75 + e) + 0.0 * (0.25 - e))
+    assert high[0] == pytest.approx(-0.5 * (0.75 - e) + 3.0 * (0.25 + e))
+    assert low[1] == pytest.approx(0.5 * (0.75 - e) - 3.0 * (0.25 + e))
+    assert high[1] == pytest.approx(0.5 * (0.75 + e) + 0.0 * (0.25 - e))
     # a smaller delta widens it, and 4 episodes give an interval clipped to the utility range
     assert model.count_interval([HALF, None], delta=0.001).width[0] > high[0] - low[0]
-    small = fit_model(_hand_table(), members=0).count_interval([HALF, None])
+    small = fit_model(_hand_table(), members=0).count_interval([HALF, None], method="additive")
     assert small.low[0] == -3.0 and _hand_width(4) > 3
+
+
+def test_hand_table_deviation_interval_by_hand():
+    model = fit_model(_hand_table(repeat=100), members=0)
+    e = _hand_width(400) / 6
+    low, high, deviation = model.deviation_interval(0, None)
+    # above: a deviator seeing the card gets 1 with card 0 and 3 with card 1, the mass e moved to card 1
+    assert high == pytest.approx(1 * (0.75 - e) + 3 * (0.25 + e))
+    # below: the response to the lower bound (action 1 with card 1) at the mass moved to card 0
+    assert low == pytest.approx(1 * (0.75 + e) + 3 * (0.25 - e))
+    assert deviation.bound == "upper" and deviation.policy["c0"].tolist() == [1.0, 0.0]
 
 
 def test_hand_table_best_responses():
@@ -190,9 +209,16 @@ def test_count_interval_holds_the_true_values_and_narrows_with_data(kuhn):
         low, high = model.count_interval(profile)
         assert (low <= true).all() and (true <= high).all()
         assert (small.count_interval(profile).width > high - low).all()
-        br_true = openspiel_best_response.BestResponsePolicy(game, 0, _openspiel_policy(game, profile))
-        assert model.best_response(0, profile, bound="upper").value >= br_true.value(game.new_initial_state())
-        assert model.best_response(0, profile, bound="lower").value <= br_true.value(game.new_initial_state())
+        additive = model.count_interval(profile, method="additive")
+        assert (additive.low <= low).all() and (high <= additive.high).all()  # robust is the tighter
+        for player in (0, 1):
+            br_true = openspiel_best_response.BestResponsePolicy(game, player, _openspiel_policy(game, profile))
+            best = br_true.value(game.new_initial_state())
+            assert model.best_response(player, profile, bound="lower").value <= best
+            assert best <= model.best_response(player, profile, bound="upper").value
+            d_low, d_high, _ = model.deviation_interval(player, profile)
+            assert d_low <= best <= d_high
+            assert d_high <= model.best_response(player, profile, bound="upper").value
 
 
 def test_mixture_opponents_average_the_best_response_targets(kuhn):
@@ -230,3 +256,7 @@ def test_intervals_and_responses_are_ordered_on_any_dataset(seed, episodes):
         values = [model.best_response(player, profile, bound=b).value for b in ("lower", "mean", "upper")]
         assert values[0] <= values[1] + 1e-12 <= values[2] + 2e-12
         assert values[1] >= mean[player] - 1e-12  # a best response is no worse than the profile's own policy
+        d_low, d_high, _ = model.deviation_interval(player, profile)
+        assert d_low <= values[1] + 1e-12 and values[1] <= d_high + 1e-12
+        robust = model.count_interval(profile)
+        assert robust.low[player] <= d_high + 1e-12 and robust.low[player] <= mean[player] + 1e-12
