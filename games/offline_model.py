@@ -645,7 +645,7 @@ class GameModel:
         >>> small = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 200, seed=0), game=game)
         >>> large = fit_model(collect(game, pyspiel.UniformRandomPolicy(game), 2000, seed=0), game=game)
         >>> low, high = large.count_interval(None)
-        >>> bool(low[0] <= 0.0 <= high[0])        # uniform Kuhn is worth 0 to each player
+        >>> bool(low[0] <= 0.125 <= high[0])      # uniform Kuhn is worth 1/8 to player 0
         True
         >>> bool((small.count_interval(None).width > large.count_interval(None).width).all())
         True
