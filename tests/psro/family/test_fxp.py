@@ -121,3 +121,21 @@ def test_fxp_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill
     straight = FXP(GAME, teams=TEAMS, oracle="team_pg", seed=1, progress=False)
     straight.run(iterations=done + 2)
     same_run(straight, resumed)
+
+
+TINY_PPO = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
+                                              "hidden": [8]},
+                evaluator="monte_carlo", episodes_per_profile=64, approx_gap_options={"episodes": 100})
+
+
+def test_fxp_with_a_learned_oracle_warm_starts_the_main_and_not_the_counter():
+    from psro.oracles.learned.networks import NeuralPolicy
+
+    fxp = FXP("kuhn_poker", progress=False, seed=1, **TINY_PPO)
+    history = fxp.run(iterations=1)
+    assert history["population_0"].tolist() == [1, 3]
+    assert all(isinstance(p, NeuralPolicy) for pop in fxp.populations for p in pop.policies[1:])
+    main, counter = fxp._targets(fxp.meta_game.mean_game())[0]
+    assert main.initial_policy is fxp.populations[0].policies[1]   # the main continues from its checkpoint
+    assert counter.initial_policy is None                         # (and warm_start is off: a fresh network)
+    assert np.isfinite(history["gap"]).all()
