@@ -20,8 +20,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "pessimistic_gaps": ["PessimisticGap", "pessimistic_gap", "covers"],  # helper C
         "coffee_psro": ["COffeEPSRO", "OfflinePSRO"],  # helper D
-        # helper D: the function behaviour_cloning cannot be exported while its module has the same name
-        # (tests/test_layering.py: a submodule hidden by an attribute); rename the module to export it.
-        "behaviour_cloning": ["ClonedPolicy"],
+        "behaviour_cloning": ["ClonedPolicy", "clone_behaviour", "policy_on_tree"],  # helper D
     },
 )

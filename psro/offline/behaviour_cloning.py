@@ -19,7 +19,7 @@ import numpy as np
 
 from games.validation import check_real
 
-__all__ = ["ClonedPolicy", "behaviour_cloning", "policy_on_tree"]
+__all__ = ["ClonedPolicy", "clone_behaviour", "policy_on_tree"]
 
 
 def policy_on_tree(table: Mapping, tree, player: int) -> np.ndarray:
@@ -108,7 +108,7 @@ class ClonedPolicy:
         return self.probabilities(player, state.information_state_string(player), mask)
 
 
-def behaviour_cloning(dataset, smoothing: float = 1.0, num_players: int | None = None,
+def clone_behaviour(dataset, smoothing: float = 1.0, num_players: int | None = None,
                       num_actions: int | None = None) -> ClonedPolicy:
     """Clone the behaviour of ``dataset``: per player and infostate, the smoothed empirical action frequencies.
 
@@ -133,7 +133,7 @@ def behaviour_cloning(dataset, smoothing: float = 1.0, num_players: int | None =
     >>> from games.datasets import collect
     >>> game = pyspiel.load_game("kuhn_poker")
     >>> data = collect(game, pyspiel.UniformRandomPolicy(game), episodes=200, seed=0)
-    >>> cloned = behaviour_cloning(data, smoothing=0.0, num_players=2, num_actions=2)
+    >>> cloned = clone_behaviour(data, smoothing=0.0, num_players=2, num_actions=2)
     >>> probs = cloned.probabilities(0, "0")   # player 0 holding the jack, first to act
     >>> bool(abs(probs[0] - 0.5) < 0.2), float(probs.sum())
     (True, 1.0)

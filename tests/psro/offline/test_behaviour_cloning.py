@@ -8,7 +8,7 @@ import pytest
 from games.datasets import collect
 from psro.game_tree import build_game_tree
 from psro.metrics import nash_conv
-from psro.offline.behaviour_cloning import behaviour_cloning, policy_on_tree
+from psro.offline.behaviour_cloning import clone_behaviour, policy_on_tree
 
 
 def _table(actions):
@@ -24,9 +24,9 @@ def _table(actions):
 
 def test_frequencies_by_hand():
     data = _table([0, 0, 1])
-    raw = behaviour_cloning(data, smoothing=0.0)
+    raw = clone_behaviour(data, smoothing=0.0)
     np.testing.assert_allclose(raw.probabilities(0, "0"), [2 / 3, 1 / 3])
-    laplace = behaviour_cloning(data, smoothing=1.0)
+    laplace = clone_behaviour(data, smoothing=1.0)
     np.testing.assert_allclose(laplace.probabilities(0, "0"), [3 / 5, 2 / 5])   # (2 + 1) / 5, (1 + 1) / 5
     assert raw.num_players == 2 and raw.num_actions == 2
 
@@ -34,7 +34,7 @@ def test_frequencies_by_hand():
 def test_unseen_infostates_are_uniform_over_their_legal_actions():
     game = pyspiel.load_game("kuhn_poker")
     tree = build_game_tree(game)
-    cloned = behaviour_cloning(_table([1, 1]), smoothing=0.0, num_actions=2)
+    cloned = clone_behaviour(_table([1, 1]), smoothing=0.0, num_actions=2)
     tables = cloned.tabular(tree)
     seen = tree.infostates[0].index("0")
     np.testing.assert_allclose(tables[0][seen], [0.0, 1.0])
@@ -55,7 +55,7 @@ def test_clones_a_deterministic_behaviour_exactly():
         probs[state.legal_actions(player)[-1]] = 1.0
         return probs
 
-    cloned = behaviour_cloning(collect(game, last_action, episodes=300, seed=1), smoothing=0.0)
+    cloned = clone_behaviour(collect(game, last_action, episodes=300, seed=1), smoothing=0.0)
     for p, policy in enumerate(cloned.tabular(tree)):
         for key in cloned.counts[p]:
             assert policy[tree.infostates[p].index(key)].tolist() == [0.0, 1.0]
@@ -64,7 +64,7 @@ def test_clones_a_deterministic_behaviour_exactly():
 def test_uniform_data_clones_close_to_uniform_and_matches_its_nash_conv():
     game = pyspiel.load_game("kuhn_poker")
     tree = build_game_tree(game)
-    cloned = behaviour_cloning(collect(game, pyspiel.UniformRandomPolicy(game), episodes=3000, seed=0))
+    cloned = clone_behaviour(collect(game, pyspiel.UniformRandomPolicy(game), episodes=3000, seed=0))
     policies = cloned.tabular(tree)
     assert max(np.abs(pol - 0.5).max() for pol in policies) < 0.1
     # OpenSpiel's NashConv of the same policy, through the behaviour-policy interface
@@ -84,8 +84,8 @@ def test_policy_on_tree_renormalises_over_legal_actions():
 
 def test_refuses_bad_input():
     with pytest.raises(ValueError, match="smoothing"):
-        behaviour_cloning(_table([0]), smoothing=-1.0)
+        clone_behaviour(_table([0]), smoothing=-1.0)
     with pytest.raises(ValueError, match="column 'action'"):
-        behaviour_cloning(_table([0]).assign(action=[0, 5]))
+        clone_behaviour(_table([0]).assign(action=[0, 5]))
     with pytest.raises(ValueError, match="num_players"):
-        behaviour_cloning(_table([0]), num_players=0)
+        clone_behaviour(_table([0]), num_players=0)
