@@ -4,6 +4,7 @@ roles, and bit-for-bit resumption (also after SIGKILL)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -139,3 +140,24 @@ def test_fxp_with_a_learned_oracle_warm_starts_the_main_and_not_the_counter():
     assert main.initial_policy is fxp.populations[0].policies[1]   # the main continues from its checkpoint
     assert counter.initial_policy is None                         # (and warm_start is off: a fresh network)
     assert np.isfinite(history["gap"]).all()
+
+
+def test_the_config_runs_from_the_command_line_resumes_and_ranks(tmp_path, capsys):
+    import pandas as pd
+
+    from psro.run.cli import main
+
+    config = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "fxp_example.yaml"
+    out = tmp_path / "fxp"
+    assert main(["run", str(config), "--set", "iterations=2", "--set", "target_gap=null", "--out", str(out)]) == 0
+    history = pd.read_csv(out / "history.csv")
+    assert history["iteration"].tolist() == [0, 1, 2] and history["population_0"].tolist() == [1, 3, 5]
+    ranking = pd.read_csv(out / "ranking.csv")   # alpha-Rank and Elo of the final (team-level) population
+    assert {"alpharank_mass", "elo"} <= set(ranking.columns) and len(ranking) == 10
+    assert main(["resume", str(out), "--set", "iterations=3"]) == 0
+    resumed = pd.read_csv(out / "history.csv")
+    assert resumed["iteration"].tolist() == [0, 1, 2, 3]
+    straight = FXP(GAME, teams=TEAMS, oracle="team_pg", seed=0, progress=False)
+    straight.run(iterations=3)
+    assert resumed["gap"].tolist() == straight.history["gap"].tolist()
+    assert "FXP on catalog:fxp_example" in capsys.readouterr().out
