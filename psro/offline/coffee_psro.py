@@ -54,7 +54,8 @@ from psro.policies import uniform_policy
 from psro.population import Population, Provenance
 from psro.state import HISTORY_COLUMNS
 
-__all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy"]
+__all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
+           "DOCUMENT"]
 
 logger = logging.getLogger(__name__)
 
@@ -589,6 +590,32 @@ class COffeEPSRO(OfflinePSRO):
 
         result = robust_replicator(self.low, self.high, iterations=self.meta_iterations, tau=self.tau)
         return [np.array(m) for m in result.marginals], float(result.regret)
+
+
+def resume_offline(checkpoint_dir, progress: bool = False) -> OfflinePSRO:
+    """The offline run checkpointed in ``checkpoint_dir``, of whichever class wrote it (:class:`COffeEPSRO` or
+    :class:`OfflinePSRO`, read from the document; ``psro resume`` can call this where
+    ``offline_checkpoint.json`` is found). A directory without one raises ``ValueError``.
+
+    Examples
+    --------
+    >>> import tempfile, pyspiel
+    >>> from games.datasets import collect
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> data = collect(game, pyspiel.UniformRandomPolicy(game), episodes=200, seed=0)
+    >>> _ = COffeEPSRO(data, members=2, checkpoint_dir=(out := tempfile.mkdtemp())).run(iterations=1)
+    >>> type(solver := resume_offline(out)).__name__, solver.iteration
+    ('COffeEPSRO', 1)
+    """
+    path = Path(checkpoint_dir) / DOCUMENT
+    try:
+        algorithm = json.loads(path.read_text())["options"]["algorithm"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a readable offline PSRO checkpoint ({exc}).") from None
+    classes = {cls.algorithm: cls for cls in (OfflinePSRO, COffeEPSRO)}
+    if algorithm not in classes:
+        raise ValueError(f"{path}: unknown offline algorithm {algorithm!r}; expected one of {sorted(classes)}.")
+    return classes[algorithm].resume(checkpoint_dir, progress=progress)
 
 
 def _json_default(value):

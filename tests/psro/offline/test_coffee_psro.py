@@ -12,7 +12,7 @@ from games.datasets import collect
 from psro import PSRO
 from psro.game_tree import build_game_tree
 from psro.metrics import nash_conv
-from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO, map_policy
+from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO, map_policy, resume_offline
 from psro.state import HISTORY_COLUMNS
 
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
@@ -112,6 +112,8 @@ def test_resume_refuses_a_changed_dataset(kuhn_data, tmp_path):
     path.write_text(path.read_text().replace("\n", "\n", 1) + "\n")
     with pytest.raises(ValueError, match="SHA-256"):
         OfflinePSRO.resume(tmp_path)
+    with pytest.raises(ValueError, match="offline_checkpoint.json"):
+        resume_offline(tmp_path / "nowhere")
     with pytest.raises(ValueError, match="coffee_psro"):
         (tmp_path / "x").mkdir()
         COffeEPSRO(kuhn_data, game="kuhn_poker", members=2, checkpoint_dir=tmp_path / "x").run(iterations=0)
@@ -149,8 +151,8 @@ def test_resume_after_sigkill_loses_nothing(kuhn_data, tmp_path):
     proc = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path)], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == -9, proc.stderr[-2000:]
-    resumed = COffeEPSRO.resume(tmp_path)
-    assert resumed.iteration == 2
+    resumed = resume_offline(tmp_path)   # the class is read from the checkpoint
+    assert type(resumed) is COffeEPSRO and resumed.iteration == 2
     whole = COffeEPSRO(kuhn_data, game="kuhn_poker", members=3, seed=1).run(iterations=4)
     pd.testing.assert_frame_equal(resumed.run(iterations=2).drop(columns=TIMING), whole.drop(columns=TIMING))
 
