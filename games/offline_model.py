@@ -63,12 +63,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from games.custom_sequential import CHANCE, TERMINAL, SequentialGame
 from games.trajectories import episodes as parse_episodes
+from games.trajectories import load_trajectories
 from games.validation import check_int, check_real, check_seed
 
 __all__ = ["Deviation", "GameModel", "PayoffInterval", "fit_model"]
@@ -1004,8 +1006,9 @@ def fit_model(dataset: pd.DataFrame, members: int = 5, seed: int = 0, game=None)
 
     Parameters
     ----------
-    dataset : pandas.DataFrame
-        A trajectory table (validated here; see :mod:`games.trajectories`).
+    dataset : pandas.DataFrame, str or pathlib.Path
+        A trajectory table (validated here; see :mod:`games.trajectories`), or
+        the path of a ``.csv`` / ``.parquet`` file of one.
     members : int
         Bootstrap members (resamples of the episodes with replacement), >= 0.
     seed : int
@@ -1031,6 +1034,8 @@ def fit_model(dataset: pd.DataFrame, members: int = 5, seed: int = 0, game=None)
     """
     members = check_int(members, "members", minimum=0)
     seed = check_seed(seed, "seed")
+    if isinstance(dataset, (str, Path)):
+        dataset = load_trajectories(dataset)
     eps = parse_episodes(dataset)
     num_players = len(eps[0].returns)
     tree = _Tree(eps, num_players)

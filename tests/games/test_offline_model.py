@@ -125,6 +125,15 @@ def test_bootstrap_members_are_seeded_resamples():
     assert not np.array_equal(other, ia.values)
 
 
+def test_a_saved_table_fits_the_same_model(tmp_path):
+    from games.trajectories import save_trajectories
+
+    table = _hand_table(repeat=3)
+    path = save_trajectories(table, tmp_path / "hand.csv")
+    a, b = fit_model(table, members=2, seed=1), fit_model(str(path), members=2, seed=1)
+    np.testing.assert_array_equal(a.payoff_interval([HALF, None]).values, b.payoff_interval([HALF, None]).values)
+
+
 def test_inconsistent_tables_and_bad_policies_are_refused():
     table = _hand_table()
     table.loc[3, "infostate"] = "c9"  # episode 1 records history "0" with another infostate
