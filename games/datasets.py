@@ -145,7 +145,11 @@ def _action_probabilities(policy, state, player: int, num_actions: int, legal: l
     """A behaviour policy's probabilities over ``num_actions`` at ``state`` (dict or array answers)."""
     import pyspiel
 
-    if isinstance(policy, pyspiel.Policy):  # the C++ policies take the state alone
+    if isinstance(policy, dict):  # a tabular policy: {infostate: probabilities}; unlisted infostates uniform
+        answer = policy.get(state.information_state_string(player))
+        if answer is None:
+            answer = {a: 1.0 for a in legal}
+    elif isinstance(policy, pyspiel.Policy):  # the C++ policies take the state alone
         answer = policy.action_probabilities(state)
     elif hasattr(policy, "action_probabilities"):
         answer = policy.action_probabilities(state, player)
@@ -238,9 +242,10 @@ def collect(game, behaviour_policies, episodes: int, seed: int = 0) -> pd.DataFr
         A turn-based game with explicit chance (``games.load`` strings are accepted).
     behaviour_policies : policy, list of policies, or list of (weight, policies)
         A policy is an object with ``action_probabilities(state, player)`` (OpenSpiel's
-        policies and the project's tabular / uniform policies) or a callable
-        ``policy(state, player)``; it answers a dict ``{action: probability}`` or an
-        array over ``game.num_distinct_actions()``. One policy plays every seat;
+        policies), a callable ``policy(state, player)`` (either answers a dict
+        ``{action: probability}`` or an array over ``game.num_distinct_actions()``),
+        or a tabular policy: a dict ``{infostate: probabilities}`` (such an answer
+        per information-state string; unlisted infostates play uniformly). One policy plays every seat;
         a list gives one per player; a mixture ``[(weight, policies), ...]`` draws
         one component per episode with probability proportional to its weight.
     episodes : int

@@ -134,6 +134,12 @@ def test_collect_accepts_callables_and_dict_answers_and_refuses_bad_policies():
     game = pyspiel.load_game("kuhn_poker")
     df = datasets.collect(game, lambda state, player: {0: 1.0}, episodes=5, seed=0)
     assert (df[df["player"] >= 0]["action"] == 0).all()
+    table = {"0": [1.0, 0.0], "1": np.array([0.0, 1.0])}  # a tabular policy; other infostates uniform
+    df = datasets.collect(game, [table, _Always(0)], episodes=60, seed=0)
+    first = df[df["player"] == 0]
+    assert (first[first["infostate"] == "0"]["action"] == 0).all()
+    assert (first[first["infostate"] == "1"]["action"] == 1).all()
+    assert set(first[first["infostate"] == "2"]["action"]) == {0, 1}
     with pytest.raises(ValueError, match="zero off the legal actions"):
         datasets.collect(game, lambda state, player: {5: 1.0}, episodes=1, seed=0)
     with pytest.raises(ValueError, match="one per distinct action"):
