@@ -40,7 +40,7 @@ def ppo_oracle(tree, seed: int = 0, *, game=None, **options):
 def minimax_dqn_oracle(tree, seed: int = 0, *, game=None, **options):
     """Oracle ``"minimax_dqn"``: :func:`psro.oracles.learned.minimax_exploiter.make_minimax_oracle` (the Minimax
     Exploiter: double DQN, its reward shaped by the target's main agent); ``options`` as for ``"dqn"``, plus
-    ``alpha`` and ``value_range``."""
+    ``alpha``, ``value_range`` and ``shift``."""
     from psro.oracles.learned.minimax_exploiter import make_minimax_oracle  # torch loads with the first one
 
     return make_minimax_oracle(tree, seed=seed, game=game, **options)
