@@ -502,10 +502,12 @@ class OfflinePSRO:
         digest = hashlib.sha256(data).hexdigest()
         name = f"offline_arrays-{self.iteration}-{digest[:12]}.npz"
         atomic_write(directory / name, lambda fh: fh.write(data))
-        document = {"options": self._options(), "iteration": self.iteration, "rows": self.rows,
+        rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                for row in self.rows]   # (strict JSON: NaN is written as null and read back as NaN)
+        document = {"options": self._options(), "iteration": self.iteration, "rows": rows,
                     "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
                     "dataset": {"path": str(self.dataset_path), "sha256": _sha256(self.dataset_path)}}
-        text = json.dumps(document, sort_keys=True, default=_json_default).encode()
+        text = json.dumps(document, sort_keys=True, default=_json_default, allow_nan=False).encode()
         atomic_write(directory / DOCUMENT, lambda fh: fh.write(text))
         for old in directory.glob("offline_arrays-*.npz"):
             if old.name != name:
