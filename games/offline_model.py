@@ -312,6 +312,33 @@ class GameModel:
         node = int(np.flatnonzero((self._tree.node_infoset == j) & (self._tree.player == player))[0])
         return self._tree.legal[node]
 
+    def action_counts(self, player: int, infostate: str) -> np.ndarray:
+        """How often each action was taken at ``infostate`` of ``player`` in the data (over ``num_actions``).
+
+        Examples
+        --------
+        >>> import pyspiel
+        >>> from games.datasets import collect
+        >>> game = pyspiel.load_game("kuhn_poker")
+        >>> data = collect(game, pyspiel.UniformRandomPolicy(game), 300, seed=0)
+        >>> counts = fit_model(data).action_counts(0, "0")
+        >>> int(counts.sum()) == int(((data["player"] == 0) & (data["infostate"] == "0")).sum())
+        True
+        """
+        t = self._tree
+        player = check_int(player, "player", minimum=0, maximum=self.num_players - 1)
+        j = t.infoset_index[player].get(infostate)
+        if j is None:
+            raise ValueError(f"infostate {infostate!r} of player {player} is not in the dataset.")
+        child = np.arange(1, len(t.kind))
+        par = t.parent[child]
+        mine = child[(t.kind[par] == _DECISION) & (t.player[par] == player) & (t.node_infoset[par] == j)]
+        return np.bincount(t.action[mine], weights=self._counts.count[mine], minlength=self.num_actions)
+
+    def __repr__(self) -> str:
+        return (f"GameModel(episodes={self.num_episodes}, histories={self.num_histories}, "
+                f"players={self.num_players}, members={self.members})")
+
     @property
     def num_histories(self) -> int:
         """Histories the data visited (chance, decision and terminal)."""

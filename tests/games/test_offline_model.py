@@ -51,6 +51,10 @@ def test_hand_table_counts_and_mean_model():
     assert (model.min_utility, model.max_utility, model.constant_sum) == (-3.0, 3.0, 0.0)
     assert model.visits(()) == 4 and model.visits("0") == 3 and model.visits("0 0") == 2 and model.visits("1 0") == 0
     assert model.infostates(0) == ["c0", "c1"] and model.infostates(1) == []
+    assert model.action_counts(0, "c0").tolist() == [2.0, 1.0] and model.action_counts(0, "c1").tolist() == [0.0, 1.0]
+    assert repr(model) == "GameModel(episodes=4, histories=6, players=2, members=0)"  # root, 0, 1, 0 0, 0 1, 1 1
+    with pytest.raises(ValueError, match="not in the dataset"):
+        model.action_counts(1, "c0")
     # chance 3/4, 1/4; at c1 the untried action pays the mean observed through c1: (3, -3)
     v = model.expected_payoffs([HALF, None])
     np.testing.assert_allclose(v, [0.75 * (0.5 * 1 - 0.5 * 2) + 0.25 * 3, -(0.75 * -0.5 + 0.75)])
