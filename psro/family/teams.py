@@ -184,8 +184,9 @@ def team_exploitability(game, profile, teams, *, max_deviations: int = DEFAULT_M
         ``(num_infostates, num_actions)`` per player.
     teams : list of list of int
     max_deviations : int
-        The most joint pure deviations enumerated for one team; past it, ``ValueError`` (too large to enumerate:
-        measure a learned team response instead).
+        Game trees: the most joint pure policies enumerated for one team; past it, ``ValueError``. (A normal-form
+        game is always enumerated: its payoff tensor already holds every joint action. Learned team deviations
+        for trees too large to enumerate are not implemented.)
 
     Returns
     -------
