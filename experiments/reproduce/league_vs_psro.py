@@ -49,6 +49,8 @@ DEFAULT = {"steps": 196608, "call_steps": 8192, "eval_episodes": 100, "num_envs"
            "win_rate_episodes": 100, "episodes_per_profile": 100, "approx_steps": 32768, "approx_episodes": 500,
            "cross_episodes": 200}
 GAMES = {"leduc": "leduc_poker", "large": "phantom_ttt"}
+#: Seeds per game: Leduc's exact NashConv is cheap to measure, so it gets three in the default run.
+SEEDS = {"quick": {"leduc": [0], "large": [0]}, "default": {"leduc": [0, 1, 2], "large": [0]}}
 
 
 class CountingOracle:
@@ -111,10 +113,26 @@ def train(label: str, game: str, budget: dict, seed: int) -> tuple:
         last = history.iloc[-1]
         steps = learner_steps(solver)
         rows.append({"game": game, "algorithm": label, "seed": seed, "iteration": int(last["iteration"]),
-                     "learner_steps": steps, "gap": float(last["gap"]),
+                     "learner_steps": steps, "gap": float(last["gap"]), "train_gap": float(last["train_gap"]),
                      "population": int(last.get("population_0", 0))})
         if steps >= budget["steps"]:
             return solver, rows, time.process_time() - start
+
+
+def leduc_table(leduc: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm: the median exact NashConv over the seeds and each seed's value (plus League's Nash mixture
+    over its league, the ``train_gap`` of the same runs)."""
+    rows = []
+    for label in dict.fromkeys(leduc.algorithm):
+        runs = leduc[leduc.algorithm == label]
+        measures = [("nash_conv", label)] + ([("train_gap", "League (Nash over its league)")]
+                                             if label == "League" else [])
+        for column, name in measures:
+            rows.append({"algorithm": name, "learner_steps": int(runs.learner_steps.median()),
+                         "NashConv (median)": float(runs[column].median()),
+                         "per seed": " / ".join(f"{v:.3f}" for v in runs[column]),
+                         "seeds": len(runs), "cpu_seconds (median)": float(runs.cpu_seconds.median())})
+    return pd.DataFrame(rows)
 
 
 def output_of(solver):
@@ -167,7 +185,7 @@ def main() -> None:
     args = parse_args("league_vs_psro", __doc__.split("\n\n")[0])
     logging.basicConfig(level=logging.WARNING)
     budget = QUICK if args.quick else DEFAULT
-    seed = 0
+    seeds = SEEDS["quick" if args.quick else "default"]
     s = Summary("League vs NFSP, FSP, FXP and PSRO with equal learner steps (issue #13)", args.out, args.quick)
     s.add("## Paper", "",
           "AlphaStar's league (Vinyals et al., Nature 2019) trains main agents with prioritised fictitious "
@@ -176,38 +194,41 @@ def main() -> None:
           "(Heinrich & Silver 2016), fictitious self-play, FXP (Xu et al. 2023) and PSRO at the same budget of "
           "environment steps, on Leduc (exact NashConv) and on a game too large for its tree (approx_gap and a "
           "cross-play alpha-Rank).", "",
-          f"Budget: {budget['steps']} learner steps per algorithm (PPO calls of {budget['call_steps']} steps; "
-          f"NFSP: six iterations of {budget['steps'] // 6} decisions), seed {seed}. What counts: the decisions the "
-          "learning networks took in training; evaluation episodes (meta-game, League's win-rate games, gaps) do "
-          "not count, for any algorithm.", "")
+          f"Budget: {budget['steps']} learner steps per algorithm and run (PPO calls of {budget['call_steps']} "
+          f"steps; NFSP: six iterations of {budget['steps'] // 6} decisions); seeds {seeds['leduc']} on Leduc, "
+          f"{seeds['large']} on {GAMES['large']}. What counts: the decisions the learning networks took in "
+          "training; evaluation episodes (meta-game, League's win-rate games, gaps) do not count, for any "
+          "algorithm.", "")
 
     curves, finals, missing, solvers_large = [], [], {}, {}
     for key in ("leduc", "large"):
         game = GAMES[key]
-        for label in ALGORITHMS:
-            if label in missing:
-                continue
-            try:
-                solver, rows, seconds = train(label, game, budget, seed)
-            except (ImportError, AttributeError) as exc:   # (an algorithm another session has not built yet)
-                missing[label] = f"{type(exc).__name__}: {exc}"
-                logging.warning("%s is missing: %s", label, exc)
-                continue
-            except Exception as exc:   # noqa: BLE001 - one failing algorithm must not hide the others' results
-                missing[label] = f"failed on {game}: {type(exc).__name__}: {exc}"
-                logging.error("%s failed on %s:\n%s", label, game, traceback.format_exc())
-                continue
-            curves.extend(rows)
-            final = {"game": game, "algorithm": label, "learner_steps": rows[-1]["learner_steps"],
-                     "iterations": rows[-1]["iteration"], "population": rows[-1]["population"],
-                     "cpu_seconds": seconds, "nash_conv": rows[-1]["gap"], "approx_gap": math.nan,
-                     "approx_gap_stderr": math.nan}
-            if key == "large":
-                final["approx_gap"], final["approx_gap_stderr"] = approx_gap(solver, game, budget, seed)
-                solvers_large[label] = solver
-            finals.append(final)
-            logging.warning("%s on %s: %d steps, gap %.4f, %.1f s", label, game, final["learner_steps"],
-                            final["nash_conv"], seconds)
+        for seed in seeds[key]:
+            for label in ALGORITHMS:
+                if label in missing:
+                    continue
+                try:
+                    solver, rows, seconds = train(label, game, budget, seed)
+                except (ImportError, AttributeError) as exc:   # (an algorithm another session has not built yet)
+                    missing[label] = f"{type(exc).__name__}: {exc}"
+                    logging.warning("%s is missing: %s", label, exc)
+                    continue
+                except Exception as exc:   # noqa: BLE001 - one failing algorithm must not hide the others'
+                    missing[label] = f"failed on {game}: {type(exc).__name__}: {exc}"
+                    logging.error("%s failed on %s:\n%s", label, game, traceback.format_exc())
+                    continue
+                curves.extend(rows)
+                final = {"game": game, "algorithm": label, "seed": seed, "learner_steps": rows[-1]["learner_steps"],
+                         "iterations": rows[-1]["iteration"], "population": rows[-1]["population"],
+                         "cpu_seconds": seconds, "nash_conv": rows[-1]["gap"], "train_gap": rows[-1]["train_gap"],
+                         "approx_gap": math.nan, "approx_gap_stderr": math.nan}
+                if key == "large":
+                    final["approx_gap"], final["approx_gap_stderr"] = approx_gap(solver, game, budget, seed)
+                    if seed == seeds[key][0]:
+                        solvers_large[label] = solver
+                finals.append(final)
+                logging.warning("%s on %s, seed %d: %d steps, gap %.4f, %.1f s", label, game, seed,
+                                final["learner_steps"], final["nash_conv"], seconds)
 
     curves, finals = pd.DataFrame(curves), pd.DataFrame(finals)
     s.csv(curves, "curves.csv")
@@ -215,38 +236,47 @@ def main() -> None:
     leduc = finals[finals.game == GAMES["leduc"]] if len(finals) else finals
     s.add("## Leduc poker: exact NashConv of each output", "")
     if len(leduc):
-        s.table(leduc[["algorithm", "learner_steps", "iterations", "population", "nash_conv", "cpu_seconds"]]
-                .rename(columns={"nash_conv": "NashConv", "population": "population (seat 0)"}))
+        table = leduc_table(leduc)
+        s.csv(table, "leduc_table.csv")
+        s.table(table)
+        s.add("League's output is its main agents' latest snapshot; the row \"League (Nash over its league)\" is "
+              "the Nash mixture of the snapshots' meta-game (the run's `train_gap`), from the same runs.", "")
     large = finals[finals.game == GAMES["large"]] if len(finals) else finals
+    large = large[large.seed == seeds["large"][0]] if len(large) else large
     if len(solvers_large) >= 2:
         from ranking import alpharank
 
-        score = cross_play(solvers_large, GAMES["large"], budget["cross_episodes"], seed)
+        score = cross_play(solvers_large, GAMES["large"], budget["cross_episodes"], seeds["large"][0])
         ranked = alpharank(score.to_numpy(), alpha=10.0, single_population=True)
         mass = dict(zip(score.index, ranked.pi))
-        large = large.assign(alpharank_mass=[mass.get(a, math.nan) for a in large.algorithm])
+        others = (score.sum(axis=1) / (len(score) - 1)).to_dict()
+        large = large.assign(cross_play_return=[others.get(a, math.nan) for a in large.algorithm],
+                             alpharank_mass=[mass.get(a, math.nan) for a in large.algorithm])
         s.csv(score.reset_index().rename(columns={"index": "row_vs_column"}), "cross_play.csv")
     s.add(f"## {GAMES['large']}: approx_gap and cross-play alpha-Rank of the outputs", "")
     if len(large):
         columns = ["algorithm", "learner_steps", "iterations", "approx_gap", "approx_gap_stderr"] + \
-            (["alpharank_mass"] if "alpharank_mass" in large else [])
+            (["cross_play_return", "alpharank_mass"] if "alpharank_mass" in large else [])
         s.table(large[columns])
         s.add("Cross-play: each output against each other in both seats (cross_play.csv: the row's mean return "
-              "against the column); alpha-Rank (alpha = 10, one population) of that symmetric zero-sum table.", "")
+              "against the column; `cross_play_return`: its mean over the other outputs); alpha-Rank (alpha = 10, "
+              "one population) of that symmetric zero-sum table.", "")
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     if len(curves):
-        for label, grp in curves[curves.game == GAMES["leduc"]].groupby("algorithm"):
-            axes[0].plot(grp.learner_steps, grp.gap, marker="o", label=label)
+        for k, (label, grp) in enumerate(curves[curves.game == GAMES["leduc"]].groupby("algorithm")):
+            for n, (seed, run) in enumerate(grp.groupby("seed")):
+                axes[0].plot(run.learner_steps, run.gap, marker="o", color=f"C{k}", alpha=1.0 if n == 0 else 0.4,
+                             label=label if n == 0 else None)
         axes[0].set(xlabel="learner steps", ylabel="exact NashConv", title="Leduc poker", yscale="log")
         axes[0].legend()
-    if len(large):
+    if len(large):   # (the first seed)
         axes[1].bar(large.algorithm, large.approx_gap, yerr=2 * large.approx_gap_stderr)
         axes[1].set(ylabel="approx_gap (+- 2 stderr)", title=GAMES["large"])
     s.figure(fig, "league_vs_psro.png")
 
     s.add("## Deviations", "",
-          "- One seed per algorithm and game; PPO networks of one hidden layer; no tuning per algorithm.",
+          "- Few seeds (see above); PPO networks of one hidden layer; no tuning per algorithm.",
           "- League: one main agent, one main exploiter and one league exploiter per seat (the defaults of "
           "psro.family.league.LeagueOptions), snapshots every two calls unless a 70% win rate comes first.",
           "- Learner steps are the decisions of learning networks in training; evaluation is free for all.",
