@@ -155,10 +155,30 @@ def test_a_tiny_league_on_kuhn_grows_by_snapshots_and_reports_its_main_agents():
     assert league.config.algorithm == "league" and type(league).algorithm == "league"
 
 
-def test_league_killed_after_iteration_2_resumes_bit_for_bit(tmp_path):
-    reference = League("kuhn_poker", **TINY)
-    reference.run(iterations=3)
+@pytest.fixture(scope="module")
+def reference():
+    """The uninterrupted run the killed ones must equal."""
+    solver = League("kuhn_poker", **TINY)
+    solver.run(iterations=3)
+    return solver
 
+
+def assert_same_league_run(reference, resumed):
+    assert reference.history.drop(columns=TIMES).equals(resumed.history.drop(columns=TIMES))
+    assert reference.state.extra == resumed.state.extra
+
+    def weights(solver):   # the population's networks and every agent's newest weights (waiting in pending)
+        members = [m for pop in solver.populations for m in pop.policies] + \
+            [pol for pending in solver.state.pending for pol, _ in pending]
+        return [{k: v.tobytes() for k, v in m.to_arrays().items()} if hasattr(m, "to_arrays") else None
+                for m in members]
+
+    assert weights(reference) == weights(resumed)
+    for name in ("count", "total", "total_sq"):
+        assert np.array_equal(getattr(reference.meta_game, name), getattr(resumed.meta_game, name))
+
+
+def test_league_killed_after_iteration_2_resumes_bit_for_bit(tmp_path, reference):
     def die_after_2(row):
         if row["iteration"] == 2:
             raise Killed   # after the row of iteration 2, before its checkpoint
@@ -169,15 +189,25 @@ def test_league_killed_after_iteration_2_resumes_bit_for_bit(tmp_path):
     resumed = PSRO.resume(tmp_path, progress=False)   # the checkpoint names its algorithm
     assert type(resumed) is League and resumed.iteration == 1
     resumed.run(iterations=2)
-    assert reference.history.drop(columns=TIMES).equals(resumed.history.drop(columns=TIMES))
-    assert reference.state.extra == resumed.state.extra
+    assert_same_league_run(reference, resumed)
 
-    def weights(solver):
-        members = [m for pop in solver.populations for m in pop.policies] + \
-            [pol for pending in solver.state.pending for pol, _ in pending]
-        return [{k: v.tobytes() for k, v in m.to_arrays().items()} if hasattr(m, "to_arrays") else None
-                for m in members]
 
-    assert weights(reference) == weights(resumed)
-    for name in ("count", "total", "total_sq"):
-        assert np.array_equal(getattr(reference.meta_game, name), getattr(resumed.meta_game, name))
+def test_league_killed_inside_an_evaluation_resumes_bit_for_bit(tmp_path, reference):
+    # a checkpoint written while the new snapshots are evaluated: the agents' weights are then carried in pending
+    first = League("kuhn_poker", **TINY, checkpoint_dir=tmp_path)
+    killed = []
+
+    def checkpoint_then_die(solver, index):
+        if solver.iteration == 2 and not killed:
+            solver.save_checkpoint()
+            killed.append(index)
+            raise Killed
+
+    first.on_evaluation_batch.append(checkpoint_then_die)
+    with pytest.raises(Killed):
+        first.run(iterations=3)
+    assert killed, "iteration 2 evaluated no new snapshot: the test needs one (change TINY's seed)"
+    resumed = PSRO.resume(tmp_path, progress=False)
+    assert resumed.state.in_iteration and resumed.iteration == 2
+    resumed.run(iterations=1)
+    assert_same_league_run(reference, resumed)
