@@ -211,3 +211,30 @@ def test_league_killed_inside_an_evaluation_resumes_bit_for_bit(tmp_path, refere
     assert resumed.state.in_iteration and resumed.iteration == 2
     resumed.run(iterations=1)
     assert_same_league_run(reference, resumed)
+
+
+def test_main_exploiters_can_train_with_the_minimax_exploiter():
+    league = League("kuhn_poker", oracle="dqn", progress=False, seed=0,
+                    oracle_options={"total_steps": 200, "num_envs": 8, "eval_episodes": 8, "hidden": [8],
+                                    "learning_starts": 50},
+                    algorithm_options={"win_rate_episodes": 8, "main_exploiter_oracle": "minimax_dqn"})
+    exploiter, asked = league._exploiter_oracle, []
+    respond = exploiter.respond
+    exploiter.respond = lambda player, target, key=None: asked.append((player, key)) or respond(player, target,
+                                                                                               key=key)
+    league.run(iterations=0)   # the initial population and one call of every agent
+    assert type(exploiter).__name__ == "MinimaxOracle"
+    assert asked == [(0, (0, 1)), (1, (0, 1))]   # only the main exploiters (agent 1 of each seat)
+    assert league.state.extra["learner_steps"] == 2 * 3 * 200
+
+
+def test_the_shipped_config_holds_league_options():
+    from pathlib import Path
+
+    from psro.config import PSROConfig
+
+    config = PSROConfig.from_yaml(Path(__file__).resolve().parents[3] / "experiments" / "configs"
+                                  / "league_leduc.yaml")
+    assert config.algorithm == "league"
+    options = LeagueOptions.from_dict(config.algorithm_options)
+    assert options.roles() == ["main", "main_exploiter", "league_exploiter"] and options.snapshot_steps == 16384
