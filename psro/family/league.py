@@ -37,6 +37,11 @@ still solves the snapshots' meta-game (``train_gap``), which League's training d
 **Steps**: ``state.extra["learner_steps"]`` counts the environment steps the oracle trained on (each response's
 ``training_steps``); the win-rate games are evaluation, like the evaluator's episodes, and are not counted.
 
+Like PSRO's best responses, the snapshots decided at iteration ``t`` join the population at ``t + 1``, so a
+run's last calls are waiting (``state.pending``) when it stops. League needs a learned oracle, a product
+meta-solver, ``update_players: all``, ``br_selection`` ``novel`` or ``all`` (every agent's response is kept) and
+``warm_start: false`` (it warm-starts its agents itself); anything else is a ``ValueError`` naming the field.
+
 Checkpoints: the learners' current weights travel as the waiting responses (``state.pending``), which the
 checkpoint saves; the roles, counts, step counters and restart flags in ``state.extra``. A resumed run continues
 bit for bit on the serial executor.
