@@ -147,7 +147,7 @@ def plot(curves: pd.DataFrame):
     ax.set_xlabel("iteration")
     ax.set_ylabel("team exploitability")
     ax.set_title("fxp_example(team_size=3): decentralised team learners")
-    ax.legend()
+    ax.legend(loc="center right")
     return fig
 
 
