@@ -515,10 +515,13 @@ class OfflinePSRO:
         return directory / DOCUMENT
 
     @classmethod
-    def resume(cls, checkpoint_dir, progress: bool = False) -> "OfflinePSRO":
+    def resume(cls, checkpoint_dir, progress: bool = False, executor=None, previous: bool = False) -> "OfflinePSRO":
         """The run checkpointed in ``checkpoint_dir``: its dataset re-read (its SHA-256 checked), its model refit,
         its populations and history restored; :meth:`run` continues it. A damaged checkpoint raises
-        ``ValueError`` naming the file."""
+        ``ValueError`` naming the file. (``executor``: unused, the offline loop runs in-process; ``previous``:
+        an offline run keeps only its latest checkpoint.)"""
+        if previous:
+            raise ValueError("previous: an offline PSRO run keeps only its latest checkpoint.")
         directory = Path(checkpoint_dir)
         path = directory / DOCUMENT
         try:

@@ -147,7 +147,19 @@ def _run(args) -> int:
     from psro.run.run_dir import default_run_dir, write_config
 
     resume_dir = getattr(args, "resume", None) or getattr(args, "run_dir", None)
-    if resume_dir is not None:
+    training_loop = None if resume_dir is None else _saved_algorithm(Path(resume_dir))
+    if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)
+        run_dir = Path(resume_dir)
+        if not (run_dir / "checkpoint").is_dir():
+            raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
+                             "`psro run CONFIG --out RUN_DIR`.")
+        saved = PSROConfig.from_yaml(run_dir / "config.yaml")
+        config = _resolve_config(args, base=saved)
+        _check_resumable(config, saved)
+        solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
+                                      previous=args.previous)
+        print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
+    elif resume_dir is not None:
         run_dir = Path(resume_dir)
         if not has_checkpoint(run_dir / "checkpoint"):
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint (checkpoint/checkpoint.json); "
@@ -157,11 +169,7 @@ def _run(args) -> int:
             raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
         saved = PSROConfig.from_dict(document["config"])
         config = _resolve_config(args, base=saved)
-        changed = [f.name for f in dataclasses.fields(PSROConfig)
-                   if f.name not in RESUMABLE_CHANGES and getattr(config, f.name) != getattr(saved, f.name)]
-        if changed:
-            raise ValueError(f"{changed[0]}: cannot change {', '.join(changed)} when resuming; only "
-                             f"{', '.join(RESUMABLE_CHANGES)} may change.")
+        _check_resumable(config, saved)
         solver = PSRO.restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
                          progress=False, executor=config.executor_spec())
         print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
@@ -181,6 +189,23 @@ def _run(args) -> int:
     write_config(run_dir, config)
     solver.run_config = config.to_dict()
     return _train(solver, config, run_dir)
+
+
+def _saved_algorithm(run_dir: Path):
+    """The training loop's class of the run in ``run_dir`` (from its ``config.yaml``; PSRO when it has none)."""
+    from psro.algorithms import algorithm_class
+
+    path = run_dir / "config.yaml"
+    return algorithm_class(PSROConfig.from_yaml(path).algorithm if path.is_file() else "psro")
+
+
+def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:
+    """Only the fields of :data:`RESUMABLE_CHANGES` may differ from the interrupted run's."""
+    changed = [f.name for f in dataclasses.fields(PSROConfig)
+               if f.name not in RESUMABLE_CHANGES and getattr(config, f.name) != getattr(saved, f.name)]
+    if changed:
+        raise ValueError(f"{changed[0]}: cannot change {', '.join(changed)} when resuming; only "
+                         f"{', '.join(RESUMABLE_CHANGES)} may change.")
 
 
 def _train(solver, config: PSROConfig, run_dir: Path) -> int:

@@ -162,3 +162,36 @@ def test_jpsro_config_runs_resumes_and_reports(tmp_path, capsys):
 def test_shipped_configs_are_valid():
     for path in sorted((ROOT / "experiments" / "configs").glob("*.yaml")):
         PSROConfig.from_yaml(path).validate()
+
+
+@pytest.mark.parametrize("algorithm", ["nfsp", "coffee_psro"])
+def test_training_loops_with_their_own_checkpoints_resume_from_the_command_line(tmp_path, capsys, algorithm):
+    # NFSP and offline PSRO keep checkpoints of their own format; `psro resume` finds the loop in config.yaml
+    options = {"steps_per_iteration": 64, "num_envs": 4, "hidden": [8]}
+    if algorithm == "coffee_psro":
+        import pyspiel
+
+        from games.datasets import collect
+        from games.trajectories import save_trajectories
+
+        game = pyspiel.load_game("kuhn_poker")
+        save_trajectories(collect(game, pyspiel.UniformRandomPolicy(game), episodes=100, seed=0),
+                          tmp_path / "data.csv")
+        options = {"dataset": str(tmp_path / "data.csv"), "members": 2}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"game": "kuhn_poker", "algorithm": algorithm, "algorithm_options": options,
+                                      "oracle": "exact", "iterations": 1, "target_gap": None, "seed": 3,
+                                      "rank_population": False}))
+    out = tmp_path / "run"
+    assert main(["run", str(config), "--out", str(out)]) == 0
+    assert main(["resume", str(out), "--set", "iterations=2"]) == 0
+    assert "resuming" in capsys.readouterr().out
+    resumed = pd.read_csv(out / "history.csv")
+    assert resumed["iteration"].tolist() == [0, 1, 2]
+    straight = tmp_path / "straight"
+    assert main(["run", str(config), "--set", "iterations=2", "--out", str(straight)]) == 0
+    timing = [c for c in resumed.columns if c.startswith(("time", "wall", "cpu"))]
+    pd.testing.assert_frame_equal(resumed.drop(columns=timing), pd.read_csv(straight / "history.csv").drop(
+        columns=timing))
+    assert main(["resume", str(out), "--set", "seed=4"]) == 2
+    assert "seed: cannot change" in capsys.readouterr().err
