@@ -56,7 +56,7 @@ from psro.metrics import nash_conv
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, masked_scores
 from psro.population import PolicyPopulation
-from psro.run.checkpoint import _seal, _sealed, atomic_write, member_arrays, member_from_arrays
+from psro.run.checkpoint import atomic_write, is_sealed, member_arrays, member_from_arrays, seal_document
 from psro.state import HISTORY_COLUMNS, LoopState
 
 __all__ = ["NFSP", "NFSPOptions"]
@@ -597,7 +597,7 @@ class NFSP:
                     "learners": learners,
                     "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
                               "evaluations": st.evaluations, "extra": st.extra}}
-        text = _seal(document)
+        text = seal_document(document)
         atomic_write(directory / CHECKPOINT_FILE, lambda fh: fh.write(text))
         for old in directory.glob("nfsp-*.npz"):
             if old.name != name:
@@ -616,7 +616,7 @@ class NFSP:
         if not path.is_file():
             raise ValueError(f"checkpoint_dir {str(directory)!r} holds no NFSP checkpoint ({CHECKPOINT_FILE}).")
         text = path.read_bytes()
-        if not _sealed(text):
+        if not is_sealed(text):
             raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
                              "from it.")
         document = json.loads(text)

@@ -52,6 +52,7 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
+from psro.run.checkpoint import atomic_write, is_sealed, seal_document
 from psro.state import HISTORY_COLUMNS
 
 __all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
@@ -480,8 +481,6 @@ class OfflinePSRO:
     def save_checkpoint(self, directory=None) -> Path:
         """Write the checkpoint (into ``directory`` or ``checkpoint_dir``): the arrays file first, then the JSON
         document that names it with its SHA-256 (both atomic); return the document's path."""
-        from psro.run.checkpoint import atomic_write
-
         directory = Path(self.checkpoint_dir if directory is None else directory)
         directory.mkdir(parents=True, exist_ok=True)
         if self.dataset_path is None:
@@ -507,7 +506,7 @@ class OfflinePSRO:
         document = {"options": self._options(), "iteration": self.iteration, "rows": rows,
                     "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
                     "dataset": {"path": str(self.dataset_path), "sha256": _sha256(self.dataset_path)}}
-        text = json.dumps(document, sort_keys=True, default=_json_default, allow_nan=False).encode()
+        text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
         atomic_write(directory / DOCUMENT, lambda fh: fh.write(text))
         for old in directory.glob("offline_arrays-*.npz"):
             if old.name != name:
@@ -525,9 +524,13 @@ class OfflinePSRO:
         directory = Path(checkpoint_dir)
         path = directory / DOCUMENT
         try:
-            document = json.loads(path.read_text())
+            text = path.read_bytes()
+            document = json.loads(text)
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path}: not a readable offline PSRO checkpoint ({exc}).") from None
+        if not is_sealed(text):
+            raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
+                             "from it.")
         options = dict(document["options"])
         algorithm = options.pop("algorithm")
         if algorithm != cls.algorithm:

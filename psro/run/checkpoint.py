@@ -161,15 +161,15 @@ def _sha256(data: bytes) -> str:
 _SEAL = re.compile(rb'(\{.*),"sha256":"([0-9a-f]{64})"\}', re.DOTALL)
 
 
-def _seal(document: dict) -> bytes:
+def seal_document(document: dict) -> bytes:
     """The document's JSON (sorted keys, no spaces) with a last entry ``"sha256"``: the digest of the bytes
     before it, closed with ``}`` (so a reader checks the file's own bytes, every one of them)."""
     body = json.dumps(document, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
     return body[:-1] + b',"sha256":"' + _sha256(body).encode() + b'"}'
 
 
-def _sealed(text: bytes) -> bool:
-    """Whether ``text`` ends with the ``"sha256"`` entry :func:`_seal` writes, and it matches the bytes before it."""
+def is_sealed(text: bytes) -> bool:
+    """Whether ``text`` ends with the ``"sha256"`` entry :func:`seal_document` writes, matching the bytes before it."""
     match = _SEAL.fullmatch(text)
     return match is not None and _sha256(match.group(1) + b"}") == match.group(2).decode()
 
@@ -405,7 +405,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "manifest": {arrays_name: arrays_digest, meta_name: meta_digest,
                      **{entry["file"]: entry["sha256"] for entry in policy_files}},
     }
-    text = _seal(document)
+    text = seal_document(document)
 
     latest = directory / CHECKPOINT_FILE
     if latest.is_file() and _document_intact(latest):   # (a damaged one never becomes the previous)
@@ -440,7 +440,7 @@ def _json_default(value):
 
 def _document_intact(path: Path) -> bool:
     """Whether a checkpoint document matches its own SHA-256 (its array files are not read)."""
-    return _sealed(path.read_bytes())
+    return is_sealed(path.read_bytes())
 
 
 def _intact(directory: Path, name: str) -> bool:
@@ -520,7 +520,7 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
     if version not in READABLE_VERSIONS:
         raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
                             "(checkpoints without a manifest cannot be verified)")
-    if not _sealed(text.encode()):
+    if not is_sealed(text.encode()):
         raise _Damage(path, "its SHA-256 does not match its content (a changed byte, a hand edit)")
     _check_document(document, path)
     document["file"], document["arrays_file"] = str(path), document["arrays"]

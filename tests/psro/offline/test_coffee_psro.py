@@ -120,6 +120,14 @@ def test_resume_refuses_a_changed_dataset(kuhn_data, tmp_path):
         OfflinePSRO.resume(tmp_path / "x")
 
 
+def test_resume_refuses_a_hand_edited_checkpoint(kuhn_data, tmp_path):
+    OfflinePSRO(kuhn_data, game="kuhn_poker", members=2, checkpoint_dir=tmp_path).run(iterations=1)
+    path = tmp_path / "offline_checkpoint.json"
+    path.write_text(path.read_text().replace('"iteration":1', '"iteration":0', 1))
+    with pytest.raises(ValueError, match="offline_checkpoint.json is damaged"):
+        OfflinePSRO.resume(tmp_path)
+
+
 def test_refuses_bad_options(kuhn_data):
     with pytest.raises(ValueError, match="uniform_weight"):
         COffeEPSRO(kuhn_data, uniform_weight=1.5)
