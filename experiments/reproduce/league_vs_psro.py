@@ -135,6 +135,35 @@ def leduc_table(leduc: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def findings(table: pd.DataFrame | None, large: pd.DataFrame) -> list:
+    """Markdown bullets read off the tables (which output is least exploitable, where League stands)."""
+    lines = []
+    if table is not None:
+        order = table.sort_values("NashConv (median)")
+        ranked = ", ".join(f"{a} {v:.3f}" for a, v in zip(order.algorithm, order["NashConv (median)"]))
+        lines.append(f"- Leduc, median exact NashConv at equal learner steps, lowest first: {ranked}.")
+        if "League (Nash over its league)" in set(table.algorithm):
+            main, nash = (float(table.set_index("algorithm").loc[a, "NashConv (median)"])
+                          for a in ("League", "League (Nash over its league)"))
+            if main > nash:
+                lines.append(f"- League's main agents alone ({main:.3f}) are more exploitable than the Nash mixture "
+                             f"of its league ({nash:.3f}): the main agent trains on a third of the steps (the "
+                             "exploiters take the rest), and its newest snapshot is still waiting to join.")
+            else:
+                lines.append(f"- League's main agents alone ({main:.3f}) are no more exploitable than the Nash "
+                             f"mixture of its league ({nash:.3f}).")
+    if len(large) and large.approx_gap.notna().any():
+        best = large.loc[large.approx_gap.idxmin()]
+        lines.append(f"- {GAMES['large']}: the lowest approx_gap is {best.algorithm}'s ({best.approx_gap:.3f} +- "
+                     f"{best.approx_gap_stderr:.3f}).")
+        if "alpharank_mass" in large:
+            top = large.loc[large.alpharank_mass.idxmax()]
+            lines.append(f"- Cross-play: {top.algorithm} has the most alpha-Rank mass ({top.alpharank_mass:.3g}) "
+                         f"and a mean return of {top.cross_play_return:+.3f} against the other outputs; beating "
+                         "the other outputs and being hard to exploit are different measures, and need not agree.")
+    return lines
+
+
 def output_of(solver):
     """The output as ``(solution, populations)``: its eval meta-strategy over its populations."""
     state = solver.state
@@ -268,13 +297,20 @@ def main() -> None:
             for n, (seed, run) in enumerate(grp.groupby("seed")):
                 axes[0].plot(run.learner_steps, run.gap, marker="o", color=f"C{k}", alpha=1.0 if n == 0 else 0.4,
                              label=label if n == 0 else None)
-        axes[0].set(xlabel="learner steps", ylabel="exact NashConv", title="Leduc poker", yscale="log")
+                if label == "League":
+                    axes[0].plot(run.learner_steps, run.train_gap, ls="--", color=f"C{k}",
+                                 alpha=1.0 if n == 0 else 0.4, label="League (Nash over its league)" if n == 0
+                                 else None)
+        axes[0].set(xlabel="learner steps", ylabel="exact NashConv (faint: other seeds)", title="Leduc poker",
+                    yscale="log")
+        axes[0].ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
         axes[0].legend()
     if len(large):   # (the first seed)
         axes[1].bar(large.algorithm, large.approx_gap, yerr=2 * large.approx_gap_stderr)
         axes[1].set(ylabel="approx_gap (+- 2 stderr)", title=GAMES["large"])
     s.figure(fig, "league_vs_psro.png")
 
+    s.add("## Findings", "", *findings(leduc_table(leduc) if len(leduc) else None, large), "")
     s.add("## Deviations", "",
           "- Few seeds (see above); PPO networks of one hidden layer; no tuning per algorithm.",
           "- League: one main agent, one main exploiter and one league exploiter per seat (the defaults of "
