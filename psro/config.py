@@ -99,7 +99,8 @@ class PSROConfig:
     ``[[0, 1, 2], [3, 4, 5]]`` (null: every player for itself)."""
 
     game: str = "kuhn_poker"
-    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker`` (in Python also a pyspiel.Game, a
+    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, or ``catalog:<name>(<options>)`` for a game
+    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)`` (in Python also a pyspiel.Game, a
     games.NormalFormGame, played as a one-shot game with pure-strategy best responses, or a
     games.SequentialGame)."""
 

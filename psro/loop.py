@@ -127,6 +127,10 @@ class PSRO:
         if config.algorithm != type(self).algorithm:
             raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {type(self).algorithm!r}; "
                              f"build it with psro.algorithm_class({config.algorithm!r})(config).")
+        if config.teams is not None and type(self) is PSRO:   # (the family's loops take their team view themselves)
+            from psro.family.teams import team_config
+
+            config = team_config(config)   # a team game is played on its team view (one player per team)
         self.config = config
         self.game, self.normal_form = config.checked_game()   # the one validator (every field named)
         self.meta_solver, self.eval_meta_solver = loop_meta_solvers(config)

@@ -156,7 +156,9 @@ def resolve_game(game) -> tuple:
     game : str, pyspiel.Game, games.SequentialGame, games.NormalFormGame or dict
         An OpenSpiel game or its string (loaded with :func:`games.load`), a
         custom sequential game (played as its ``to_pyspiel()`` game), a
-        normal-form game, or the dict :func:`normal_form_to_json` makes of one.
+        normal-form game, the dict :func:`normal_form_to_json` makes of one, or
+        ``"catalog:<spec>"``, a game of :mod:`games.catalog` by name
+        (:func:`games.catalog.from_spec`, e.g. ``"catalog:fxp_example(team_size=2)"``).
 
     Raises
     ------
@@ -170,13 +172,19 @@ def resolve_game(game) -> tuple:
     >>> pyspiel_game, normal_form = resolve_game(catalog.rock_paper_scissors())
     >>> str(pyspiel_game), normal_form.shape
     ('turn_based_simultaneous_game(game=rock_paper_scissors())', (3, 3))
+    >>> resolve_game("catalog:fxp_example(team_size=2)")[1].shape
+    (2, 2, 2, 2)
     >>> resolve_game("kuhn_poker")[1] is None
     True
     """
     import games
 
     normal_form = None
-    if isinstance(game, dict):
+    if isinstance(game, str) and game.strip().startswith("catalog:"):   # a catalog game by name, from a config
+        from games.catalog import from_spec
+
+        normal_form = from_spec(game.strip()[len("catalog:"):])
+    elif isinstance(game, dict):
         normal_form = normal_form_from_json(game)
     elif isinstance(game, NormalFormGame):
         normal_form = game

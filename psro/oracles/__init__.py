@@ -16,6 +16,7 @@ executor (networks travel as plain arrays).
 # each registers its oracles, in this order (what oracle_names() and the CLI help list)
 from psro.oracles import exact, openspiel  # noqa: F401, I001
 from psro.oracles import learned  # noqa: F401, I001
+from psro.oracles import team_pg  # noqa: F401, I001
 from psro.oracles.base import (
     BestResponse,
     Oracle,

@@ -36,7 +36,7 @@ def _refused(df: pd.DataFrame, row: int | None, column: str) -> str:
 def test_a_collected_table_is_valid_and_has_the_documented_columns(kuhn_table):
     assert validate_trajectories(kuhn_table) is kuhn_table
     assert tuple(kuhn_table.columns[: len(COLUMNS)]) == COLUMNS
-    assert kuhn_table.dtypes["episode"] == np.int64 and kuhn_table.dtypes["done"] == bool
+    assert kuhn_table.dtypes["episode"] == np.int64 and kuhn_table.dtypes["done"] == np.dtype(bool)
     # a Kuhn episode: two chance deals, then 2 or 3 bets; its return is zero-sum and at most 2 chips
     for e in episodes(kuhn_table):
         assert e.players[:2] == (-1, -1) and len(e.actions) in (4, 5)

@@ -105,3 +105,13 @@ def test_the_extra_state_is_checkpointed_and_restored(tmp_path):
     restored = PSRO.resume(tmp_path, progress=False)
     assert restored.state.extra == {"win_rates": [[0.5, 0.25]]}
     assert restored.config.algorithm == "psro"
+
+
+def test_psro_plays_a_team_game_on_its_team_view():
+    # fxp_example(team_size=2) as a config string; the two teams become two players with 4 joint actions each,
+    # and exact PSRO on that view reaches the team-level equilibrium (gap 0 within a few iterations)
+    solver = PSRO("catalog:fxp_example(team_size=2)", teams=[[0, 1], [2, 3]], progress=False)
+    assert solver.num_players == 2 and solver.normal_form.shape == (4, 4)
+    history = solver.run(iterations=10, target_gap=1e-12)
+    assert history["gap"].iloc[-1] <= 1e-12
+    assert solver.config.teams is None
