@@ -332,7 +332,8 @@ class League(PSRO):
         if not self.learned:
             raise ValueError(f"oracle: League trains networks that continue from their own weights; use a learned "
                              f"oracle ('ppo' or 'dqn'), not {config.oracle!r}.")
-        if self.kind != "product" or config.eval_meta_solver is not None:
+        # (a checkpoint stores the resolved eval_meta_solver: the meta-solver's own name)
+        if self.kind != "product" or config.eval_meta_solver not in (None, config.meta_solver):
             raise ValueError("meta_solver / eval_meta_solver: League's output is its main agents' latest snapshots "
                              "(the eval meta-strategy) and its meta-solver a product one (e.g. 'nash'); got "
                              f"meta_solver={config.meta_solver!r}, eval_meta_solver={config.eval_meta_solver!r}.")
