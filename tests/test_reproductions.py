@@ -195,3 +195,42 @@ def test_quick_scripts_default_to_a_scratch_folder():
         if script.name == "mgce_jpsro_metagames.py" or "results" not in text or "write" not in text:
             continue
         assert "output_path(" in text or "def output_path" in text, f"{script.name} writes results directly"
+
+
+def test_fxp_reaches_001_where_self_play_stays_at_c(outputs):
+    out = outputs("fxp")
+    finals = pd.read_csv(out / "final.csv")
+    fxp, sp = finals[finals.algorithm == "FXP"], finals[finals.algorithm == "SP"]
+    assert len(fxp) and len(sp)
+    assert (fxp["final_team_exploitability"] <= 0.01).all() and (fxp["seconds_to_0.01"] <= 60).all()
+    assert (sp["final_team_exploitability"] >= 0.05).all()
+    assert set(pd.read_csv(out / "curves.csv")["algorithm"]) == {"SP", "FSP", "PSRO", "FXP"}
+
+
+def test_minimax_exploiter_quick(outputs):
+    out = outputs("minimax_exploiter")
+    steps = pd.read_csv(out / "steps_to_80.csv")
+    assert {"dqn", "minimax a=0.5"} <= set(steps["exploiter"])
+    curve = pd.read_csv(out / "win_rate_vs_steps.csv")
+    assert ((curve["win_rate"] + curve["loss_rate"]) <= 1 + 1e-12).all() and (curve["win_rate"] >= 0).all()
+    assert (out / "tic_tac_toe_exploiter_first" / "main_agent.npz").is_file()
+
+
+def test_offline_psro_bar_cases(outputs):
+    table = pd.read_csv(outputs("offline_psro") / "offline_psro.csv")
+    bar = table[(table.game == "leduc") & (table.behaviour == "uniform") & (table.episodes == 1000)].pivot(
+        index="seed", columns="method", values="true_nash_conv")
+    assert len(bar) >= 2
+    assert (bar.coffee_psro < bar.offline_psro).all() and (bar.coffee_psro < bar.behaviour_cloning).all()
+    # the pessimistic gap is an upper bound of the true gap wherever it is reported
+    assert (table["pessimistic_gap"] >= table["true_nash_conv"] - 1e-9).all()
+
+
+def test_league_vs_psro_runs_every_algorithm_on_equal_steps(outputs):
+    out = outputs("league_vs_psro")
+    final = pd.read_csv(out / "final.csv")
+    assert set(final.algorithm) == {"League", "NFSP", "FSP", "FXP", "PSRO"}
+    leduc = final[final.game == "leduc_poker"]
+    assert (leduc.learner_steps >= 9216).all()   # every algorithm spent at least the quick budget of learner steps
+    assert (leduc.nash_conv < 4.7472).all()   # every output below the uniform policy's NashConv (4.7472)
+    assert (out / "cross_play.csv").is_file()
