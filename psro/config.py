@@ -138,7 +138,8 @@ class PSROConfig:
 
     oracle: str = "exact"
     """Best-response oracle: ``exact`` (sequence form, numpy), ``openspiel`` (pyspiel.TabularBestResponse and
-    cce_dist), or the learned ``dqn`` / ``ppo`` (psro.oracles.learned.oracle)."""
+    cce_dist), the learned ``dqn`` / ``ppo`` (psro.oracles.learned.oracle) and ``minimax_dqn`` (the Minimax
+    Exploiter), or ``team_pg`` (decentralised team learners on a normal-form team game)."""
 
     oracle_options: typing.Optional[dict] = None
     """A learned oracle's settings: fields of ``psro.oracles.learned.dqn.DQNConfig`` /

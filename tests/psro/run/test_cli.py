@@ -64,7 +64,7 @@ def test_each_option_shows_its_choices_default_and_docstring(run_help):
     for name in ("mgcce", "nash", "alpharank", "rvce"):
         assert name in lines["--meta-solver"]
     assert "serial, process, ray or a number of worker processes" in lines["--executor"]
-    assert "{exact,openspiel,dqn,ppo}" in lines["--oracle"]
+    assert "{exact,openspiel,dqn,ppo,minimax_dqn,team_pg}" in lines["--oracle"]
     assert "{true,false}" in lines["--checkpoint"]
 
 
