@@ -315,6 +315,30 @@ class PSROConfig:
         return cls.from_dict({"game": game, **fields}, source="PSRO keyword arguments", strict=True), executor
 
     @classmethod
+    def for_loop(cls, algorithm: str, config, executor, fields: dict) -> tuple:
+        """A training loop's constructor arguments as ``(config, executor)``: a :class:`PSROConfig` as it is, or a
+        game and ``fields`` (:meth:`from_keywords`, ``algorithm`` defaulting to the loop's own name); a config of
+        another algorithm is refused, naming the class to use.
+
+        Examples
+        --------
+        >>> PSROConfig.for_loop("psro", "kuhn_poker", None, {"seed": 3})[0].seed
+        3
+        >>> PSROConfig.for_loop("psro", PSROConfig(algorithm="fxp"), None, {})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: algorithm: this config runs 'fxp', not 'psro'; build it with psro.algorithm_class('fxp')(config).
+        """
+        if not isinstance(config, PSROConfig):
+            config, executor = cls.from_keywords(config, executor, {"algorithm": algorithm, **fields})
+        elif fields:
+            raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
+        if config.algorithm != algorithm:
+            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {algorithm!r}; build it with "
+                             f"psro.algorithm_class({config.algorithm!r})(config).")
+        return config, executor
+
+    @classmethod
     def from_yaml(cls, path) -> "PSROConfig":
         """Read a YAML file; the run name defaults to the file's stem.
 

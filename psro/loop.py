@@ -119,14 +119,7 @@ class PSRO:
     algorithm = "psro"
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
-        if not isinstance(config, PSROConfig):
-            fields.setdefault("algorithm", type(self).algorithm)
-            config, executor = PSROConfig.from_keywords(config, executor, fields)
-        elif fields:
-            raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
-        if config.algorithm != type(self).algorithm:
-            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {type(self).algorithm!r}; "
-                             f"build it with psro.algorithm_class({config.algorithm!r})(config).")
+        config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         if config.teams is not None and type(self) is PSRO:   # (the family's loops take their team view themselves)
             from psro.family.teams import team_config
 

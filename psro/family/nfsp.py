@@ -38,7 +38,6 @@ import logging
 import math
 import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -55,6 +54,7 @@ from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.metrics import nash_conv
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, masked_scores
+from psro.oracles.learned.oracle import isolated_torch
 from psro.population import PolicyPopulation
 from psro.run.checkpoint import atomic_write, is_sealed, member_arrays, member_from_arrays, seal_document
 from psro.state import HISTORY_COLUMNS, LoopState
@@ -276,18 +276,6 @@ class _Learner:
             v[:held] = arrays[f"{prefix}sl__{k}"]
 
 
-@contextmanager
-def _one_thread():
-    """One torch thread (the same arithmetic in every process) and the caller's torch random state kept."""
-    threads = torch.get_num_threads()
-    with torch.random.fork_rng(devices=[]):
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(threads)
-
-
 class NFSP:
     """Neural Fictitious Self-Play, with the surface of :class:`psro.PSRO` (see the module docstring).
 
@@ -307,13 +295,7 @@ class NFSP:
     kind = "product"
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
-        if not isinstance(config, PSROConfig):
-            fields.setdefault("algorithm", type(self).algorithm)
-            config, executor = PSROConfig.from_keywords(config, executor, fields)
-        elif fields:
-            raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
-        if config.algorithm != type(self).algorithm:
-            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not 'nfsp'.")
+        config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.config = config
         self.options = NFSPOptions.from_options(config.algorithm_options)
         self.game, normal_form = config.checked_game()
@@ -328,7 +310,7 @@ class NFSP:
         self.obs_dim, self.num_actions = observation_size(self.game), num_actions(self.game)
         self.tree = self._game_tree(config)
         self._tables: list = [[] for _ in range(self.num_players)]   # members' tabular forms (with a tree)
-        with _one_thread():
+        with isolated_torch():
             torch.manual_seed(self.seed)
             self.learners = [_Learner(self.obs_dim, self.num_actions, self.options) for _ in range(self.num_players)]
         self.state = LoopState(populations=[PolicyPopulation(p, self.num_actions) for p in range(self.num_players)],
@@ -388,7 +370,7 @@ class NFSP:
         if iterations is not None and (not is_integer(iterations) or iterations < 0):
             raise ValueError(f"iterations must be a non-negative int; got {iterations!r}.")
         start, done = time.perf_counter(), 0
-        with _one_thread():
+        with isolated_torch():
             if self.state.iteration < 0:
                 self._finish_iteration(0.0, callback)
             while True:
@@ -646,7 +628,7 @@ class NFSP:
         solver = cls(config, checkpoint_dir=checkpoint_dir)
         solver.run_config = document.get("config")
         arrays = document["_arrays"]
-        with _one_thread():
+        with isolated_torch():
             for p, (learner, meta) in enumerate(zip(solver.learners, document["learners"])):
                 learner.load_arrays(f"learner_{p}_", arrays, meta)
         st = solver.state

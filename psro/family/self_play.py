@@ -79,14 +79,7 @@ class FamilyLoop(PSRO):
     algorithm = "family"
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
-        if not isinstance(config, PSROConfig):
-            fields.setdefault("algorithm", type(self).algorithm)
-            config, executor = PSROConfig.from_keywords(config, executor, fields)
-        elif fields:
-            raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
-        if config.algorithm != type(self).algorithm:
-            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {type(self).algorithm!r}; "
-                             f"build it with psro.algorithm_class({config.algorithm!r})(config).")
+        config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         for field, default in (("update_players", "all"), ("br_selection", "all")):
             if getattr(config, field) != default:
                 raise ValueError(f"{field}: {type(self).__name__} adds every player's response each iteration; "

@@ -75,6 +75,7 @@ __all__ = [
     "LearnedBestResponse",
     "LearnedOracle",
     "exact_value",
+    "isolated_torch",
     "make_learned_oracle",
 ]
 
@@ -366,7 +367,7 @@ class LearnedOracle:
     def _train_run(self, player: int, opponents: OpponentMixture, seed: int, mode: str,
                    initial: NeuralPolicy | None) -> tuple:
         config = replace(self.config, seed=int(seed))
-        with _isolated_torch():
+        with isolated_torch():
             result = self._train(self.game, player, opponents, config, initial=initial, mode=mode,
                                  device=self.device)
         result.policy.to_device("cpu")   # populations, opponents and checkpoints keep networks on the CPU
@@ -493,7 +494,7 @@ class LearnedOracle:
 
 
 @contextmanager
-def _isolated_torch() -> Iterator[None]:
+def isolated_torch() -> Iterator[None]:
     """Run the body on one torch thread with a forked global torch generator; restore both afterwards.
 
     The training seeds torch itself (:func:`psro.oracles.learned.training.seeded_env`);
