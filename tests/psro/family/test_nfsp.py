@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -76,27 +70,12 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path):
     assert np.array_equal(straight.meta_game.total, resumed.meta_game.total)
 
 
-def test_resume_after_sigkill_loses_nothing(tmp_path):
+def test_resume_after_sigkill_loses_nothing(tmp_path, kill_after):
     options = dict(SMALL, steps_per_iteration=200)
     script = (f"from psro.family.nfsp import NFSP\n"
               f"NFSP('kuhn_poker', progress=False, seed=5, algorithm_options={options!r}, "
               f"checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n")
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env)
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            path = tmp_path / "checkpoint.json"
-            if path.is_file():
-                try:
-                    if json.loads(path.read_bytes())["iteration"] >= 3:
-                        break
-                except ValueError:   # (read while being replaced: the rename is atomic, so retry)
-                    pass
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    kill_after(script, tmp_path, 3)
     resumed = NFSP.resume(tmp_path, progress=False)
     done = resumed.iteration
     assert done >= 3
