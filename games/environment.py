@@ -28,6 +28,11 @@ episode, with the finished episode's returns alongside.
   play beyond it goes on with plain pyspiel stepping. The cache never changes
   what is sampled: the same seed gives the same episodes with any budget,
   including ``cache_bytes=0``.
+- **Kernels.** Where :mod:`games.kernels` has a numpy kernel for the game
+  (``phantom_ttt``), :func:`make_env` builds that instead: the state of every
+  env lives in arrays over the batch and a step is a fixed number of numpy
+  calls for the whole batch, with no pyspiel call. It gives exactly the rows
+  the generic env gives (``make_env(..., kernel=False)``), only faster.
 
 The objects :func:`games.from_pettingzoo` returns (and anything else with a
 ``batched_env(num_envs, rng=..., **options)`` method) are accepted too.
@@ -46,7 +51,7 @@ import numpy as np
 
 from games.validation import check_int
 
-__all__ = ["EnvStep", "BatchedEnv", "OpenSpielEnv", "make_env", "num_actions", "observation_size"]
+__all__ = ["EnvStep", "BatchedEnv", "OpenSpielEnv", "check_step", "make_env", "num_actions", "observation_size"]
 
 _DECISION, _CHANCE, _TERMINAL = 0, 1, 2
 _SIMULTANEOUS = -2        # pyspiel's PlayerId.SIMULTANEOUS
@@ -171,7 +176,7 @@ def num_actions(game) -> int:
     return int(_as_game(game).num_distinct_actions())
 
 
-def make_env(game, num_envs: int = 64, *, rng=None, **options):
+def make_env(game, num_envs: int = 64, *, rng=None, kernel: bool = True, **options):
     """``num_envs`` copies of ``game`` stepped as a batch.
 
     Parameters
@@ -184,9 +189,13 @@ def make_env(game, num_envs: int = 64, *, rng=None, **options):
     rng : numpy.random.Generator or int, optional
         Draws every chance outcome. A generator is used as it is (shared with
         the caller), an int seeds a fresh one.
+    kernel : bool
+        Play the game with its numpy kernel where :mod:`games.kernels` has one
+        for it (default; e.g. ``phantom_ttt``): the same rows, faster. False
+        always builds the generic :class:`OpenSpielEnv`.
     **options
         For OpenSpiel games, the keyword arguments of :class:`OpenSpielEnv`
-        (``cache_bytes``, ``observation``).
+        (``cache_bytes``, ``observation``, ``share_cache``).
 
     Returns
     -------
@@ -214,7 +223,53 @@ def make_env(game, num_envs: int = 64, *, rng=None, **options):
     num_envs = check_int(num_envs, "num_envs", minimum=1)
     if _is_adapter(game):
         return game.batched_env(num_envs, rng=rng, **options)
-    return OpenSpielEnv(_as_game(game), num_envs, rng=rng, **options)
+    game = _as_game(game)
+    if kernel:
+        from games.kernels import kernel_for
+
+        cls = kernel_for(game)
+        if cls is not None:
+            return cls(game, num_envs, rng=rng, **options)
+    return OpenSpielEnv(game, num_envs, rng=rng, **options)
+
+
+def check_step(envs, actions, num_envs: int, num_actions: int, legal) -> tuple:
+    """``envs`` and ``actions`` of a ``step`` call as int64 arrays, or a ``ValueError`` that says what is wrong.
+
+    ``legal(envs, actions)`` says, for valid indices, which actions are legal
+    where they are played. Every batched env of this package checks its input
+    with this function, so that all give the same messages.
+
+    Examples
+    --------
+    >>> check_step([1], [0], 2, 3, lambda e, a: np.ones(e.size, bool))
+    (array([1]), array([0]))
+    >>> check_step([1, 1], [0, 2], 2, 3, lambda e, a: np.ones(e.size, bool))
+    Traceback (most recent call last):
+    ...
+    ValueError: envs must not repeat an env (one action per env and step).
+    """
+    envs, actions = np.asarray(envs), np.asarray(actions)
+    if envs.ndim != 1 or not (envs.size == 0 or np.issubdtype(envs.dtype, np.integer)):
+        raise ValueError(f"envs must be a 1-D array of env indices; got shape {envs.shape}, dtype {envs.dtype}.")
+    if actions.shape != envs.shape or not (actions.size == 0 or np.issubdtype(actions.dtype, np.integer)):
+        raise ValueError(f"actions must be integers, one per env in envs (shape {envs.shape}); "
+                         f"got shape {actions.shape}, dtype {actions.dtype}.")
+    envs, actions = envs.astype(np.int64, copy=False), actions.astype(np.int64, copy=False)
+    if envs.size == 0:
+        return envs, actions
+    if envs.min() < 0 or envs.max() >= num_envs:
+        raise ValueError(f"envs must lie in [0, {num_envs}); got {envs.min()}..{envs.max()}.")
+    if np.bincount(envs, minlength=num_envs).max() > 1:
+        raise ValueError("envs must not repeat an env (one action per env and step).")
+    bad = (actions < 0) | (actions >= num_actions)
+    if not bad.any():
+        bad = ~legal(envs, actions)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"actions[{j}] = {int(actions[j])} is not legal in env {int(envs[j])}; "
+                         "choose from the env's mask.")
+    return envs, actions
 
 
 def _sampled_chance(game) -> bool:
@@ -858,31 +913,14 @@ class OpenSpielEnv:
         return self._observe(envs, done, returns)
 
     def _check_step(self, envs, actions) -> tuple:
-        envs, actions = np.asarray(envs), np.asarray(actions)
-        if envs.ndim != 1 or not (envs.size == 0 or np.issubdtype(envs.dtype, np.integer)):
-            raise ValueError(f"envs must be a 1-D array of env indices; got shape {envs.shape}, dtype {envs.dtype}.")
-        if actions.shape != envs.shape or not (actions.size == 0 or np.issubdtype(actions.dtype, np.integer)):
-            raise ValueError(f"actions must be integers, one per env in envs (shape {envs.shape}); "
-                             f"got shape {actions.shape}, dtype {actions.dtype}.")
-        envs, actions = envs.astype(np.int64, copy=False), actions.astype(np.int64, copy=False)
-        if envs.size == 0:
-            return envs, actions
-        if envs.min() < 0 or envs.max() >= self.num_envs:
-            raise ValueError(f"envs must lie in [0, {self.num_envs}); got {envs.min()}..{envs.max()}.")
-        if np.bincount(envs, minlength=self.num_envs).max() > 1:
-            raise ValueError("envs must not repeat an env (one action per env and step).")
-        bad = (actions < 0) | (actions >= self.num_actions)
-        if not bad.any():
+        def legal(envs, actions):
             live = self._is_live[envs]
-            legal = self._mask[envs, actions]
+            out = self._mask[envs, actions]
             if not live.all():
-                legal[~live] = self._cache.mask[self._node[envs[~live]], actions[~live]]
-            bad = ~legal
-        if bad.any():
-            j = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"actions[{j}] = {int(actions[j])} is not legal in env {int(envs[j])}; "
-                             "choose from the env's mask.")
-        return envs, actions
+                out[~live] = self._cache.mask[self._node[envs[~live]], actions[~live]]
+            return out
+
+        return check_step(envs, actions, self.num_envs, self.num_actions, legal)
 
     # ------------------------------------------------------------------------- states, for tabular policies
     def states(self, envs) -> list:
