@@ -10,18 +10,27 @@ the rounds. A step is one player decision (chance moves are not counted).
   policy.
 * ``rl_environment``: OpenSpiel's ``rl_environment.Environment`` with a uniform
   random agent (``random.choice`` of the legal actions in each time step).
-* ``batched env + MLP``: :func:`games.environment.make_env` with ``num_envs``
-  copies; every seat is played by its own torch MLP policy (2 hidden layers of
-  64, ReLU, masked softmax; random weights), one forward pass per seat for all
-  the envs where that seat must act, actions drawn with
+* ``generic env + MLP``: :func:`games.environment.make_env` with ``num_envs``
+  copies and ``kernel=False`` (the generic
+  :class:`games.environment.OpenSpielEnv`); every seat is played by its own
+  torch MLP policy (2 hidden layers of 64, ReLU, masked softmax; random
+  weights), one forward pass per seat for all the envs where that seat must
+  act, actions drawn with
   :func:`psro.oracles.learned.env.sample_rows`. Three cache settings:
   ``fresh cache`` (a new, private 128 MiB cache of visited histories for each
   measurement: what one short run gets), ``warm shared cache`` (the process's
   shared cache of the game, filled by ``--warm-steps`` decisions before the
   rounds: what the later runs of a long job get, e.g. the oracle and evaluation
   runs of PSRO iterations), and ``no cache`` (``cache_bytes=0``).
-* ``batched env, uniform (no policy)``: the same env with uniform actions and
+* ``generic env, uniform (no policy)``: the same env with uniform actions and
   no network, fresh cache (what the env alone costs).
+* ``kernel env + MLP`` and ``kernel env, uniform (no policy)``: the same, on
+  the game's numpy kernel (:mod:`games.kernels`, what ``make_env`` builds by
+  default where there is one: phantom_ttt); only for games with a kernel.
+
+The bar of issue #12: the batched env with the MLP (the kernel env where the
+game has one, else the generic env with a fresh cache) at >= 1x the pyspiel
+loop and >= 2x rl_environment, on the wall clock and the CPU clock.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python experiments/benchmarks/env_throughput.py
@@ -108,14 +117,14 @@ def make_policies(env, seed: int):
 
 
 def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy: bool,
-            share_cache: bool = False) -> tuple:
+            share_cache: bool = False, kernel: bool = False) -> tuple:
     """Steps per second of the batched env, with one MLP forward per seat and step (or uniform actions)."""
     import torch
 
     from games.environment import make_env
     from psro.oracles.learned.env import sample_rows
 
-    env = make_env(game, num_envs, rng=seed, cache_bytes=cache_bytes, share_cache=share_cache)
+    env = make_env(game, num_envs, rng=seed, cache_bytes=cache_bytes, share_cache=share_cache, kernel=kernel)
     nets = make_policies(env, seed) if policy else None
     rng = np.random.default_rng(seed)
     s = env.reset()
@@ -147,18 +156,26 @@ def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy
     return clock.rates(done)
 
 
-def methods(args) -> dict:
+def methods(args, game) -> dict:
+    """The measurements for ``game``: label -> ``fn(game, steps, seed)`` (kernel rows where it has a kernel)."""
+    from games.kernels import kernel_for
+
     budget = args.cache_mib * 2**20
     out = {"pyspiel loop": lambda g, n, seed: pyspiel_loop(g, n, seed),
            "rl_environment": lambda g, n, seed: rl_environment(g, n, seed)}
     for b in args.num_envs:
-        out[f"batched env + MLP, {b} envs, fresh cache"] = \
+        if kernel_for(game) is not None:
+            out[f"kernel env + MLP, {b} envs"] = lambda g, n, seed, b=b: batched(g, n, seed, b, budget, True,
+                                                                                 kernel=True)
+            out[f"kernel env, uniform (no policy), {b} envs"] = \
+                lambda g, n, seed, b=b: batched(g, n, seed, b, budget, False, kernel=True)
+        out[f"generic env + MLP, {b} envs, fresh cache"] = \
             lambda g, n, seed, b=b: batched(g, n, seed, b, budget, True)
-        out[f"batched env + MLP, {b} envs, warm shared cache"] = \
+        out[f"generic env + MLP, {b} envs, warm shared cache"] = \
             lambda g, n, seed, b=b: batched(g, n, seed, b, budget, True, share_cache=True)
-        out[f"batched env + MLP, {b} envs, no cache"] = \
+        out[f"generic env + MLP, {b} envs, no cache"] = \
             lambda g, n, seed, b=b: batched(g, n, seed, b, 0, True)
-        out[f"batched env, uniform (no policy), {b} envs, fresh cache"] = \
+        out[f"generic env, uniform (no policy), {b} envs, fresh cache"] = \
             lambda g, n, seed, b=b: batched(g, n, seed, b, budget, False)
     return out
 
@@ -167,16 +184,33 @@ def where_the_time_goes(rows: dict, num_envs: int) -> list:
     """A paragraph from the measured CPU times: the plain loop's step against the env's and the policy's shares."""
     loop = 1e6 / rows["pyspiel loop"]["cpu"]
     out = []
-    for cache in ("fresh cache", "warm shared cache", "no cache"):
-        row = rows.get(f"batched env + MLP, {num_envs} envs, {cache}")
+    for name, label in [("kernel env", f"kernel env + MLP, {num_envs} envs")] + [
+            (f"generic env, {cache}", f"generic env + MLP, {num_envs} envs, {cache}")
+            for cache in ("fresh cache", "warm shared cache", "no cache")]:
+        row = rows.get(label)
         if row is None or row["policy_cpu_us"] is None:
             continue
         total = 1e6 / row["cpu"]
         hits = "" if row["hit_rate"] is None else f", {100 * row['hit_rate']:.0f}% of the actions stepped by the cache"
-        out.append(f"- {cache}: {total:.2f} CPU us per decision = {total - row['policy_cpu_us']:.2f} in the env "
+        out.append(f"- {name}: {total:.2f} CPU us per decision = {total - row['policy_cpu_us']:.2f} in the env "
                    f"+ {row['policy_cpu_us']:.2f} in the policy (forward passes, masking, sampling){hits}; "
                    f"the plain loop takes {loop:.2f} us per decision.")
     return ["Where the time goes (CPU time, medians):", "", *out, ""] if out else []
+
+
+def the_bar(rows: dict, num_envs: int) -> list:
+    """Issue #12's bar on the measured medians: the MLP row (kernel env if any) against the two baselines."""
+    label = f"kernel env + MLP, {num_envs} envs"
+    if label not in rows:
+        label = f"generic env + MLP, {num_envs} envs, fresh cache"
+    row = rows.get(label)
+    if row is None:
+        return []
+    met = min(row["wall_vs_loop"], row["cpu_vs_loop"]) >= 1.0 and \
+        min(row["wall_vs_rl_environment"], row["cpu_vs_rl_environment"]) >= 2.0
+    return [f"The bar (>= 1x the pyspiel loop and >= 2x rl_environment, wall and CPU): {label}: "
+            f"{row['wall_vs_loop']:.2f}x / {row['cpu_vs_loop']:.2f}x the loop, {row['wall_vs_rl_environment']:.2f}x "
+            f"/ {row['cpu_vs_rl_environment']:.2f}x rl_environment: **{'met' if met else 'not met'}**.", ""]
 
 
 def warm_up(game, args) -> int:
@@ -184,7 +218,7 @@ def warm_up(game, args) -> int:
     from games.environment import make_env
 
     batched(game, args.warm_steps, 10_000, args.num_envs[0], args.cache_mib * 2**20, True, share_cache=True)
-    return make_env(game, 1, cache_bytes=args.cache_mib * 2**20).cached_nodes
+    return make_env(game, 1, cache_bytes=args.cache_mib * 2**20, kernel=False).cached_nodes
 
 
 def main(argv=None) -> int:
@@ -212,11 +246,11 @@ def main(argv=None) -> int:
     if hasattr(os, "sched_setaffinity"):
         core = args.core if args.core is not None else min(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {core})
-    table = methods(args)
     raw: dict = {}
     warm: dict = {}
     for name in args.games:
         game = pyspiel.load_game(name)
+        table = methods(args, game)
         for fn in table.values():   # warm-up: imports, first allocations
             fn(game, 2_000, 0)
         warm[name] = warm_up(game, args)
@@ -270,6 +304,7 @@ def main(argv=None) -> int:
                          + (f"{row['policy_cpu_us']:.2f}" if pol else "") + " | "
                          + (f"{100 * row['hit_rate']:.0f}%" if hits else "") + " |")
         lines.append("")
+        lines += the_bar(summary[name], args.num_envs[0])
         lines += where_the_time_goes(summary[name], args.num_envs[0])
     out.write_text("\n".join(lines))
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
