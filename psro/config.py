@@ -29,7 +29,7 @@ import yaml
 from games.validation import check_int, check_real, check_seed, is_integer
 
 __all__ = ["PSROConfig", "CHOICES", "check_teams", "FieldHelp", "choices", "field_help", "with_field",
-           "resolve_run_game", "is_environment_game", "num_players"]
+           "algorithm_options", "resolve_run_game", "is_environment_game", "num_players"]
 
 
 #: The fields that name something in a registry, and where their allowed names live: ``(module, attribute)``,
@@ -599,6 +599,33 @@ def with_field(field: str, function, *args, **kwargs):
             if message.startswith(prefix):
                 message = message[len(prefix):]
         raise type(exc)(f"{field}: {message}") from None
+
+
+def algorithm_options(cls, options, algorithm: str):
+    """``cls(**options)`` for the dataclass ``cls`` of an algorithm's options (None: the defaults); a key that is
+    not one of its fields is a ``ValueError`` naming the key, the closest field and all of them.
+
+    Examples
+    --------
+    >>> @dataclass(frozen=True)
+    ... class Options:
+    ...     eta: float = 0.3
+    ...     steps: int = 10
+    >>> algorithm_options(Options, {"eta": 0.5}, "FXP").eta
+    0.5
+    >>> algorithm_options(Options, {"etta": 0.5}, "FXP")
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are ['eta', 'steps'].
+    """
+    options = dict(options or {})
+    known = sorted(f.name for f in dataclasses.fields(cls))
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"algorithm_options: {algorithm} has no option {key!r}.{hint} Its options are {known}.")
+    return cls(**options)
 
 
 def resolve_run_game(game) -> tuple:

@@ -41,7 +41,7 @@ import numpy as np
 
 from games.normal_form import NormalFormGame
 from games.validation import check_real
-from psro.config import PSROConfig
+from psro.config import PSROConfig, algorithm_options
 from psro.family.self_play import FamilyLoop
 from psro.meta.solvers import get_meta_solver
 from psro.oracles.base import Target
@@ -77,7 +77,7 @@ class FXPOptions:
     >>> FXPOptions.from_dict({"etta": 0.5})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: unknown FXP option 'etta'; the options are ['eta', 'opponent_sampling', ...].
+    ValueError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are [...].
     """
 
     eta: float = 0.3
@@ -99,12 +99,7 @@ class FXPOptions:
     @classmethod
     def from_dict(cls, options: dict | None) -> "FXPOptions":
         """The options of a config's ``algorithm_options`` mapping (None: the defaults)."""
-        options = dict(options or {})
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in options:
-            if key not in names:
-                raise ValueError(f"algorithm_options: unknown FXP option {key!r}; the options are {names}.")
-        return cls(**options)
+        return algorithm_options(cls, options, "FXP")
 
 
 class FXP(FamilyLoop):

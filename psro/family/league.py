@@ -59,13 +59,13 @@ runs it on Kuhn poker).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import typing
 from dataclasses import dataclass
 
 import numpy as np
 
+from psro.config import algorithm_options
 from psro.loop import PSRO
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
@@ -224,7 +224,7 @@ class LeagueOptions:
     >>> LeagueOptions.from_dict({"main_agent": 2})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: 'main_agent' is not a League option; choose from ['main_agents', ...].
+    ValueError: algorithm_options: League has no option 'main_agent'. Did you mean 'main_agents'? Its options are [...].
     """
 
     main_agents: int = 1
@@ -273,11 +273,7 @@ class LeagueOptions:
     @classmethod
     def from_dict(cls, options: dict | None) -> "LeagueOptions":
         """The options of a mapping (None: the defaults); an unknown key is a ``ValueError`` naming it."""
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in options or {}:
-            if key not in names:
-                raise ValueError(f"algorithm_options: {key!r} is not a League option; choose from {names}.")
-        return cls(**(options or {}))
+        return algorithm_options(cls, options, "League")
 
     def roles(self) -> list:
         """The role of each agent of a seat, in agent order."""

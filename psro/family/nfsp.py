@@ -38,7 +38,7 @@ import logging
 import math
 import os
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,7 @@ from torch import nn
 from games.empirical import EmpiricalGame
 from games.environment import make_env, num_actions, observation_size
 from games.validation import is_integer
-from psro.config import PSROConfig
+from psro.config import PSROConfig, algorithm_options
 from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.metrics import nash_conv
 from psro.oracles.learned.env import sample_rows
@@ -80,7 +80,7 @@ class NFSPOptions:
     >>> NFSPOptions.from_options({"eta": 0.2})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: NFSP has no option 'eta'; its options are ['anticipatory', 'batch_size', \
+    ValueError: algorithm_options: NFSP has no option 'eta'. Its options are ['anticipatory', 'batch_size', \
 'double', 'end_epsilon', 'epsilon_decay_steps', 'gradient_steps', 'hidden', 'learning_starts', 'num_envs', \
 'rl_buffer_size', 'rl_learning_rate', 'sl_buffer_size', 'sl_learning_rate', 'start_epsilon', \
 'steps_per_iteration', 'target_update_interval'].
@@ -143,12 +143,7 @@ class NFSPOptions:
     def from_options(cls, options: dict | None) -> NFSPOptions:
         """The options of a config's ``algorithm_options`` (None: the defaults); an unknown key is a
         ``ValueError`` naming it."""
-        options = dict(options or {})
-        known = sorted(f.name for f in fields(cls))
-        for key in options:
-            if key not in known:
-                raise ValueError(f"algorithm_options: NFSP has no option {key!r}; its options are {known}.")
-        return cls(**options)
+        return algorithm_options(cls, options, "NFSP")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ model (seeded) and continues bit for bit (timing columns aside).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -45,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from games.validation import check_int, check_real
+from psro.config import algorithm_options
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.game_tree import GameTree, build_game_tree
 from psro.metrics import nash_conv
@@ -177,7 +177,7 @@ class OfflineOptions:
     >>> OfflineOptions.from_dict({"lambda": 1.0})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: unknown key 'lambda' for offline PSRO; known: ['dataset', 'members', ...].
+    ValueError: algorithm_options: offline PSRO has no option 'lambda'. Its options are ['dataset', ...].
     """
 
     dataset: str | None = None
@@ -197,12 +197,7 @@ class OfflineOptions:
     @classmethod
     def from_dict(cls, options: dict | None) -> "OfflineOptions":
         """The options from a dict, refusing an unknown key by name."""
-        options = dict(options or {})
-        known = sorted(f.name for f in dataclasses.fields(cls))
-        for key in options:
-            if key not in known:
-                raise ValueError(f"algorithm_options: unknown key {key!r} for offline PSRO; known: {known}.")
-        return cls(**options)
+        return algorithm_options(cls, options, "offline PSRO")
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def test_the_counters_answer_the_nash_mixture_of_the_mains_only():
 
 
 def test_options_are_checked_by_name():
-    with pytest.raises(ValueError, match="unknown FXP option 'etta'"):
+    with pytest.raises(ValueError, match="FXP has no option 'etta'. Did you mean 'eta'"):
         FXP("kuhn_poker", algorithm_options={"etta": 0.2}, progress=False)
     with pytest.raises(ValueError, match="eta"):
         FXPOptions(eta=1.5)

@@ -70,7 +70,7 @@ def test_snapshot_and_restart_rules():
 
 
 def test_options_name_the_bad_key_and_value():
-    with pytest.raises(ValueError, match="'snapshot_rate' is not a League option"):
+    with pytest.raises(ValueError, match="League has no option 'snapshot_rate'"):
         LeagueOptions.from_dict({"snapshot_rate": 0.5})
     with pytest.raises(ValueError, match="main_agents must be an int >= 1"):
         LeagueOptions(main_agents=0)

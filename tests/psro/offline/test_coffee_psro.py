@@ -179,7 +179,7 @@ def test_runs_from_a_psro_config_and_writes_a_run_directory(kuhn_data, tmp_path)
     pd.testing.assert_frame_equal(history.drop(columns=TIMING), same.drop(columns=TIMING))
     write_run(tmp_path / "run", config, solver)
     assert (tmp_path / "run" / "meta_game.npz").exists() and (tmp_path / "run" / "population.npz").exists()
-    with pytest.raises(ValueError, match="unknown key 'lambda'"):
+    with pytest.raises(ValueError, match="offline PSRO has no option 'lambda'"):
         COffeEPSRO(config.replace(algorithm_options={"dataset": "x.csv", "lambda": 1.0}))
     with pytest.raises(ValueError, match="dataset"):
         COffeEPSRO(config.replace(algorithm_options={"members": 2}))
