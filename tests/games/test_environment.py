@@ -87,10 +87,11 @@ def test_simultaneous_node_asks_each_seat_about_the_same_state():
     np.testing.assert_array_equal(s.mask[0], np.isin(np.arange(4), state.legal_actions(0)))
 
 
+@pytest.mark.parametrize("kernel", [True, False])   # phantom_ttt: its numpy kernel and the generic env
 @pytest.mark.parametrize("name", ["leduc_poker", "phantom_ttt", "goofspiel(num_cards=4)"])
-def test_masks_and_observations_equal_pyspiel_on_the_replayed_history(name):
+def test_masks_and_observations_equal_pyspiel_on_the_replayed_history(name, kernel):
     game = pyspiel.load_game(name)
-    env = make_env(game, 4, rng=3)
+    env = make_env(game, 4, rng=3, kernel=kernel)
     rng = np.random.default_rng(4)
     s = env.reset()
     for _ in range(60):
@@ -106,7 +107,7 @@ def test_masks_and_observations_equal_pyspiel_on_the_replayed_history(name):
 def test_the_cache_never_changes_what_is_sampled(name):
     runs = []
     for cache_bytes in (0, 20_000, 128 * 2**20):   # off, full after a few hundred nodes, large
-        env = make_env(name, 8, rng=5, cache_bytes=cache_bytes)
+        env = make_env(name, 8, rng=5, cache_bytes=cache_bytes, kernel=False)
         rng = np.random.default_rng(6)
         s = env.reset()
         trace = [s.obs.copy()]
