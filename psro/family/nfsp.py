@@ -36,7 +36,6 @@ from __future__ import annotations
 import copy
 import logging
 import math
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +55,16 @@ from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, masked_scores
 from psro.oracles.learned.oracle import isolated_torch
 from psro.population import PolicyPopulation
-from psro.run.checkpoint import atomic_write, is_sealed, member_arrays, member_from_arrays, seal_document
+from psro.run.checkpoint import (
+    atomic_write,
+    is_sealed,
+    member_arrays,
+    member_from_arrays,
+    previous_name,
+    read_or_advise,
+    replace_document,
+    seal_document,
+)
 from psro.state import HISTORY_COLUMNS, LoopState
 
 __all__ = ["NFSP", "NFSPOptions"]
@@ -538,7 +546,8 @@ class NFSP:
     def save_checkpoint(self, directory=None) -> Path:
         """Write the run's checkpoint to ``directory`` (default ``checkpoint_dir``): one npz of arrays (networks,
         Adam states, buffers, populations, meta-game) and ``checkpoint.json`` naming it with its SHA-256, written
-        atomically in that order (a kill at any moment leaves the last complete checkpoint)."""
+        atomically in that order (a kill at any moment leaves the last complete checkpoint). The checkpoint it
+        replaces is kept as ``checkpoint.previous.json`` (``resume(..., previous=True)``)."""
         import hashlib
         import io
 
@@ -574,24 +583,25 @@ class NFSP:
                     "learners": learners,
                     "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
                               "evaluations": st.evaluations, "extra": st.extra}}
-        text = seal_document(document)
-        atomic_write(directory / CHECKPOINT_FILE, lambda fh: fh.write(text))
-        for old in directory.glob("nfsp-*.npz"):
-            if old.name != name:
-                os.unlink(old)
-        return directory / CHECKPOINT_FILE
+        return replace_document(directory, CHECKPOINT_FILE, seal_document(document),
+                                lambda doc: [doc["arrays"]["file"]], prefixes=("nfsp-",))
 
     @classmethod
-    def load_checkpoint(cls, checkpoint_dir) -> dict:
-        """The verified checkpoint document of ``checkpoint_dir``, its arrays under ``"_arrays"``; damage is a
-        ``ValueError`` naming the file."""
+    def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:
+        """The verified checkpoint document of ``checkpoint_dir`` (``previous``: the one before the latest), its
+        arrays under ``"_arrays"``; damage is a ``ValueError`` naming the file and saying whether the previous
+        checkpoint is intact."""
+        return read_or_advise(lambda prev: cls._read_checkpoint(Path(checkpoint_dir), prev), previous,
+                              f"NFSP.resume({str(checkpoint_dir)!r}, previous=True)")
+
+    @staticmethod
+    def _read_checkpoint(directory: Path, previous: bool) -> dict:
         import hashlib
         import json
 
-        directory = Path(checkpoint_dir)
-        path = directory / CHECKPOINT_FILE
+        path = directory / (previous_name(CHECKPOINT_FILE) if previous else CHECKPOINT_FILE)
         if not path.is_file():
-            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no NFSP checkpoint ({CHECKPOINT_FILE}).")
+            raise ValueError(f"checkpoint_dir {str(directory)!r} holds no NFSP checkpoint ({path.name}).")
         text = path.read_bytes()
         if not is_sealed(text):
             raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
@@ -608,11 +618,10 @@ class NFSP:
 
     @classmethod
     def resume(cls, checkpoint_dir, progress: bool = True, executor=None, previous: bool = False) -> NFSP:
-        """Rebuild a run from its checkpoint; :meth:`run` continues it bit for bit."""
-        if previous:
-            raise ValueError("previous: NFSP keeps only its latest checkpoint.")
-        return cls.restore(cls.load_checkpoint(checkpoint_dir), checkpoint_dir=checkpoint_dir, progress=progress,
-                           executor=executor)
+        """Rebuild a run from its checkpoint (``previous``: the one before the latest); :meth:`run` continues it
+        bit for bit."""
+        return cls.restore(cls.load_checkpoint(checkpoint_dir, previous), checkpoint_dir=checkpoint_dir,
+                           progress=progress, executor=executor)
 
     @classmethod
     def restore(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> NFSP:

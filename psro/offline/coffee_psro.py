@@ -52,7 +52,7 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
-from psro.run.checkpoint import atomic_write, is_sealed, seal_document
+from psro.run.checkpoint import atomic_write, is_sealed, previous_name, read_or_advise, replace_document, seal_document
 from psro.state import HISTORY_COLUMNS
 
 __all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
@@ -475,7 +475,8 @@ class OfflinePSRO:
 
     def save_checkpoint(self, directory=None) -> Path:
         """Write the checkpoint (into ``directory`` or ``checkpoint_dir``): the arrays file first, then the JSON
-        document that names it with its SHA-256 (both atomic); return the document's path."""
+        document that names it with its SHA-256 (both atomic; the document it replaces is kept as
+        ``offline_checkpoint.previous.json``, for ``resume(..., previous=True)``); return the document's path."""
         directory = Path(self.checkpoint_dir if directory is None else directory)
         directory.mkdir(parents=True, exist_ok=True)
         if self.dataset_path is None:
@@ -502,22 +503,13 @@ class OfflinePSRO:
                     "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
                     "dataset": {"path": str(self.dataset_path), "sha256": _sha256(self.dataset_path)}}
         text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
-        atomic_write(directory / DOCUMENT, lambda fh: fh.write(text))
-        for old in directory.glob("offline_arrays-*.npz"):
-            if old.name != name:
-                old.unlink()
-        return directory / DOCUMENT
+        return replace_document(directory, DOCUMENT, text, lambda doc: [doc["arrays"]["file"]],
+                                prefixes=("offline_arrays-",))
 
     @classmethod
-    def resume(cls, checkpoint_dir, progress: bool = False, executor=None, previous: bool = False) -> "OfflinePSRO":
-        """The run checkpointed in ``checkpoint_dir``: its dataset re-read (its SHA-256 checked), its model refit,
-        its populations and history restored; :meth:`run` continues it. A damaged checkpoint raises
-        ``ValueError`` naming the file. (``executor``: unused, the offline loop runs in-process; ``previous``:
-        an offline run keeps only its latest checkpoint.)"""
-        if previous:
-            raise ValueError("previous: an offline PSRO run keeps only its latest checkpoint.")
-        directory = Path(checkpoint_dir)
-        path = directory / DOCUMENT
+    def _read_checkpoint(cls, directory: Path, previous: bool) -> tuple:
+        """The document of the checkpoint in ``directory``, verified with its dataset and arrays files."""
+        path = directory / (previous_name(DOCUMENT) if previous else DOCUMENT)
         try:
             text = path.read_bytes()
             document = json.loads(text)
@@ -526,8 +518,7 @@ class OfflinePSRO:
         if not is_sealed(text):
             raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
                              "from it.")
-        options = dict(document["options"])
-        algorithm = options.pop("algorithm")
+        algorithm = document["options"]["algorithm"]
         if algorithm != cls.algorithm:
             raise ValueError(f"{path}: the checkpoint is of {algorithm!r}, not {cls.algorithm!r}; resume it with "
                              f"its own class.")
@@ -538,6 +529,20 @@ class OfflinePSRO:
         arrays_file = directory / document["arrays"]["file"]
         if not arrays_file.exists() or _sha256(arrays_file) != document["arrays"]["sha256"]:
             raise ValueError(f"{arrays_file}: missing or damaged (its SHA-256 differs from {path.name}'s).")
+        return document
+
+    @classmethod
+    def resume(cls, checkpoint_dir, progress: bool = False, executor=None, previous: bool = False) -> "OfflinePSRO":
+        """The run checkpointed in ``checkpoint_dir``: its dataset re-read (its SHA-256 checked), its model refit,
+        its populations and history restored; :meth:`run` continues it. A damaged checkpoint raises
+        ``ValueError`` naming the file and saying whether the previous checkpoint is intact (``previous``: resume
+        from that one). (``executor``: unused, the offline loop runs in-process.)"""
+        directory = Path(checkpoint_dir)
+        document = read_or_advise(lambda prev: cls._read_checkpoint(directory, prev), previous,
+                                  f"{cls.__name__}.resume({str(directory)!r}, previous=True)")
+        dataset, arrays_file = Path(document["dataset"]["path"]), directory / document["arrays"]["file"]
+        options = dict(document["options"])
+        options.pop("algorithm")
         solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
         with np.load(arrays_file, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}

@@ -79,12 +79,13 @@ from solvers import make_equilibrium
 
 __all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restoring",
            "solver_options", "adopt_policy_files", "state_from_document", "replay_warm_start",
-           "has_checkpoint", "atomic_write", "member_arrays", "member_from_arrays"]
+           "has_checkpoint", "atomic_write", "member_arrays", "member_from_arrays", "previous_name",
+           "read_or_advise", "replace_document", "seal_document", "is_sealed"]
 
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "checkpoint.json"
-PREVIOUS_FILE = "checkpoint.previous.json"
+PREVIOUS_FILE = "checkpoint.previous.json"   # previous_name(CHECKPOINT_FILE)
 SCHEMA_VERSION = 3
 FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
 #: The schema versions this version reads: 2 had no policy objects (``members``) nor the approximate-gap columns
@@ -407,27 +408,95 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     }
     text = seal_document(document)
 
-    latest = directory / CHECKPOINT_FILE
-    if latest.is_file() and _document_intact(latest):   # (a damaged one never becomes the previous)
-        link = directory / f".{PREVIOUS_FILE}.{os.getpid()}.tmp"
+    return replace_document(directory, CHECKPOINT_FILE, text, lambda doc: doc.get("manifest", {}),
+                            prefixes=("arrays-", "meta_game-", "policies-"))
+
+
+def previous_name(name: str) -> str:
+    """The file name the checkpoint document ``name`` keeps its predecessor under (``checkpoint.json`` ->
+    ``checkpoint.previous.json``)."""
+    return f"{name[:-5] if name.endswith('.json') else name}.previous.json"
+
+
+def read_or_advise(read, previous: bool, resume: str) -> dict:
+    """``read(previous)``: a checkpoint document. When the latest one (``previous=False``) is refused with a
+    ``ValueError`` but ``read(True)`` gives the previous one, the error also says that and how to resume from it
+    (``resume``: the call, e.g. ``"NFSP.resume('run/checkpoint', previous=True)"``).
+
+    Examples
+    --------
+    >>> def read(previous):
+    ...     if not previous:
+    ...         raise ValueError("checkpoint.json is damaged.")
+    ...     return {"iteration": 4}
+    >>> read_or_advise(read, False, "Loop.resume('dir', previous=True)")
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint.json is damaged. The previous checkpoint (iteration 4) is intact: resume from it with \
+Loop.resume('dir', previous=True) or `psro resume RUN_DIR --previous`.
+    """
+    try:
+        return read(previous)
+    except ValueError as exc:
+        if previous:
+            raise
+        try:
+            kept = read(True)
+        except ValueError:
+            raise exc from None
+        raise ValueError(f"{exc} The previous checkpoint (iteration {kept['iteration']}) is intact: resume from it "
+                         f"with {resume} or `psro resume RUN_DIR --previous`.") from None
+
+
+def replace_document(directory, name: str, text: bytes, files_of, prefixes: tuple) -> Path:
+    """Make the sealed document ``text`` the latest checkpoint ``directory / name``, keeping the one it replaces.
+
+    The document there now (when its SHA-256 holds: a damaged one never becomes
+    the previous) is kept as :func:`previous_name` ``(name)``; then ``text`` is
+    written atomically and read back, and every file ``files_of(document)``
+    names must exist. Only then are the ``.npz`` files whose names start with
+    ``prefixes`` and that neither document names removed. Returns the path.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for k in (1, 2, 3):
+    ...     (folder / f"data-{k}.npz").write_bytes(b"x")
+    ...     text = seal_document({"iteration": k, "file": f"data-{k}.npz"})
+    ...     _ = replace_document(folder, "run.json", text, lambda doc: [doc["file"]], prefixes=("data-",))
+    >>> sorted(f.name for f in folder.iterdir())
+    ['data-2.npz', 'data-3.npz', 'run.json', 'run.previous.json']
+    >>> json.loads((folder / "run.previous.json").read_text())["iteration"]
+    2
+    """
+    directory = Path(directory)
+    latest, previous = directory / name, directory / previous_name(name)
+    if latest.is_file() and _document_intact(latest):
+        link = directory / f".{previous.name}.{os.getpid()}.tmp"
         link.unlink(missing_ok=True)
         try:
             os.link(latest, link)   # the same, already durable, file under a second name: no copy
-            os.replace(link, directory / PREVIOUS_FILE)
+            os.replace(link, previous)
         except OSError:   # a file system without hard links: copy it
             link.unlink(missing_ok=True)
             old = latest.read_bytes()
-            atomic_write(directory / PREVIOUS_FILE, lambda fh: fh.write(old))
+            atomic_write(previous, lambda fh: fh.write(old))
     atomic_write(latest, lambda fh: fh.write(text))
-    _check_written(directory, latest, document, text)   # the new one reads back intact before anything older goes
-    keep = set(document["manifest"])
-    if (directory / PREVIOUS_FILE).is_file():
+    if latest.read_bytes() != text:
+        raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
+    keep = set(files_of(json.loads(text)))
+    for file in keep:
+        if not (directory / file).is_file():
+            raise OSError(f"{directory / file} is missing right after it was written; the previous checkpoint is "
+                          "kept")
+    if previous.is_file():
         try:
-            keep |= set(json.loads((directory / PREVIOUS_FILE).read_text()).get("manifest", {}))
-        except (ValueError, AttributeError):
+            keep |= set(files_of(json.loads(previous.read_text())))
+        except (ValueError, AttributeError, KeyError, TypeError):
             pass   # a damaged previous checkpoint keeps nothing
     for old_file in directory.glob("*.npz"):
-        if old_file.name not in keep and old_file.name.startswith(("arrays-", "meta_game-", "policies-")):
+        if old_file.name not in keep and old_file.name.startswith(prefixes):
             old_file.unlink(missing_ok=True)
     return latest
 
@@ -547,15 +616,6 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
             raise _Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
         _check_arrays(document, path)
     return document
-
-
-def _check_written(directory: Path, latest: Path, document: dict, text: bytes) -> None:
-    """After a save: the JSON on disk is the one written and every file it names has the size written."""
-    if latest.read_bytes() != text:
-        raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
-    for name in document["manifest"]:
-        if not (directory / name).is_file():
-            raise OSError(f"{directory / name} is missing right after it was written; the previous checkpoint is kept")
 
 
 def _read_npz(directory: Path, name: str, data: dict) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -89,7 +90,7 @@ def test_resume_after_sigkill_loses_nothing(tmp_path, kill_after):
 def test_a_damaged_checkpoint_is_refused(tmp_path):
     NFSP("kuhn_poker", progress=False, algorithm_options=dict(SMALL, steps_per_iteration=64),
          checkpoint_dir=tmp_path).run(iterations=1)
-    npz = next(tmp_path.glob("nfsp-*.npz"))
+    npz = tmp_path / json.loads((tmp_path / "checkpoint.json").read_text())["arrays"]["file"]
     data = bytearray(npz.read_bytes())
     data[len(data) // 2] ^= 1
     npz.write_bytes(bytes(data))
@@ -99,6 +100,24 @@ def test_a_damaged_checkpoint_is_refused(tmp_path):
     doc.write_bytes(doc.read_bytes().replace(b'"iteration":1', b'"iteration":2'))
     with pytest.raises(ValueError, match="SHA-256"):
         NFSP.resume(tmp_path)
+
+
+def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(tmp_path):
+    options = dict(SMALL, steps_per_iteration=200)
+    NFSP("kuhn_poker", progress=False, seed=4, algorithm_options=options, checkpoint_dir=tmp_path).run(iterations=3)
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["checkpoint.json", "checkpoint.previous.json"]
+    assert len(list(tmp_path.glob("nfsp-*.npz"))) == 2   # the latest's arrays and the previous one's
+    doc = tmp_path / "checkpoint.json"
+    doc.write_bytes(doc.read_bytes()[:-40])   # truncated
+    with pytest.raises(ValueError, match=r"damaged .* previous checkpoint \(iteration 2\) is intact"):
+        NFSP.resume(tmp_path)
+    resumed = NFSP.resume(tmp_path, progress=False, previous=True)
+    assert resumed.iteration == 2
+    resumed.run(iterations=2)
+    straight = NFSP("kuhn_poker", progress=False, seed=4, algorithm_options=options)
+    straight.run(iterations=4)
+    _same_history(straight.history, resumed.history)
+    _same_learners(straight, resumed)
 
 
 def test_options_are_validated_and_named():

@@ -1,6 +1,7 @@
 """Tests of psro/offline/coffee_psro.py: the loop against PSRO where the model is exact, the interval meta-game,
 the penalty, the true-game gap, checkpoints and resume."""
 
+import json
 import math
 
 import numpy as np
@@ -104,6 +105,21 @@ def test_resume_continues_bit_for_bit(kuhn_data, tmp_path, cls):
     history = resumed.run(iterations=2)
     pd.testing.assert_frame_equal(history.drop(columns=TIMING), whole.drop(columns=TIMING))
     assert (tmp_path / "run" / "dataset.csv").exists()   # a DataFrame dataset is stored once, by its SHA-256
+
+
+def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(kuhn_data, tmp_path):
+    whole = OfflinePSRO(kuhn_data, game="kuhn_poker", members=2, seed=2).run(iterations=3)
+    OfflinePSRO(kuhn_data, game="kuhn_poker", members=2, seed=2, checkpoint_dir=tmp_path).run(iterations=2)
+    assert len(list(tmp_path.glob("offline_arrays-*.npz"))) == 2   # the latest's and the previous one's
+    latest = json.loads((tmp_path / "offline_checkpoint.json").read_text())
+    arrays = tmp_path / latest["arrays"]["file"]
+    arrays.write_bytes(arrays.read_bytes()[:-10])   # truncated
+    with pytest.raises(ValueError, match=r"damaged .* previous checkpoint \(iteration 1\) is intact"):
+        OfflinePSRO.resume(tmp_path)
+    resumed = OfflinePSRO.resume(tmp_path, previous=True)
+    assert resumed.iteration == 1
+    history = resumed.run(iterations=2)
+    pd.testing.assert_frame_equal(history.drop(columns=TIMING), whole.drop(columns=TIMING))
 
 
 def test_resume_refuses_a_changed_dataset(kuhn_data, tmp_path):
