@@ -462,7 +462,7 @@ def replace_document(directory, name: str, text: bytes, files_of, prefixes: tupl
     >>> import json, tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> for k in (1, 2, 3):
-    ...     (folder / f"data-{k}.npz").write_bytes(b"x")
+    ...     _ = (folder / f"data-{k}.npz").write_bytes(b"x")
     ...     text = seal_document({"iteration": k, "file": f"data-{k}.npz"})
     ...     _ = replace_document(folder, "run.json", text, lambda doc: [doc["file"]], prefixes=("data-",))
     >>> sorted(f.name for f in folder.iterdir())
