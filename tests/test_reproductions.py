@@ -210,7 +210,7 @@ def test_fxp_reaches_001_where_self_play_stays_at_c(outputs):
 def test_minimax_exploiter_quick(outputs):
     out = outputs("minimax_exploiter")
     steps = pd.read_csv(out / "steps_to_80.csv")
-    assert {"dqn", "minimax a=0.5"} <= set(steps["exploiter"])
+    assert {"dqn", "minimax a=0.25"} <= set(steps["exploiter"])   # the library's default alpha is the bar's variant
     curve = pd.read_csv(out / "win_rate_vs_steps.csv")
     assert ((curve["win_rate"] + curve["loss_rate"]) <= 1 + 1e-12).all() and (curve["win_rate"] >= 0).all()
     assert (out / "tic_tac_toe_exploiter_first" / "main_agent.npz").is_file()
