@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -214,6 +215,19 @@ def test_minimax_exploiter_quick(outputs):
     curve = pd.read_csv(out / "win_rate_vs_steps.csv")
     assert ((curve["win_rate"] + curve["loss_rate"]) <= 1 + 1e-12).all() and (curve["win_rate"] >= 0).all()
     assert (out / "tic_tac_toe_exploiter_first" / "main_agent.npz").is_file()
+
+
+def test_minimax_exploiter_ceiling_against_a_perfect_player_is_zero():
+    # tic-tac-toe is a draw under perfect play: no policy of either seat ever beats the perfect player, while
+    # its epsilon = 1 version (uniform moves) loses to the first player's best response nearly always
+    code = ("import json, minimax_exploiter as m; g = m.ObservationGame('tic_tac_toe'); print(json.dumps("
+            "[m.best_response_win_rate(g, m.PerfectPlayer(g, e), seat) for e in (0.0, 1.0) for seat in (0, 1)]))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=SCRIPTS, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    perfect_0, perfect_1, uniform_0, uniform_1 = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert perfect_0 == 0.0 and perfect_1 == 0.0
+    assert 0.9 < uniform_1 < uniform_0 < 1.0   # moving first is worth more against uniform play
 
 
 def test_offline_psro_bar_cases(outputs):
