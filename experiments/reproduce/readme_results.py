@@ -23,15 +23,19 @@ END = "<!-- reproductions:end -->"
 
 
 def headline(summary: Path, link: str, max_rows: int = 6) -> list:
-    """The title and first table of one ``summary.md``, with a link to the whole file.
+    """The title, the ``**Result:**`` paragraph (where there is one) and the first table of one ``summary.md``,
+    with a link to the whole file.
 
     Examples
     --------
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "summary.md"
-    >>> _ = path.write_text("# T\\n\\ntext\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n| 3 | 4 |\\n\\nmore\\n")
+    >>> text = "# T\\n\\ntext\\n\\n**Result:** it holds.\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n| 3 | 4 |\\n"
+    >>> _ = path.write_text(text)
     >>> print("\\n".join(headline(path, "x/summary.md", max_rows=1)))
     ### T
+    <BLANKLINE>
+    **Result:** it holds.
     <BLANKLINE>
     | a | b |
     |---|---|
@@ -49,6 +53,9 @@ def headline(summary: Path, link: str, max_rows: int = 6) -> list:
         elif table:
             break
     out = [f"### {title}", ""]
+    result = next((ln for ln in lines if ln.startswith("**Result:**")), None)
+    if result is not None:
+        out += [result, ""]
     note = ""
     if table:
         rows = table[2:]
