@@ -51,7 +51,8 @@ import numpy as np
 
 from games.validation import check_int
 
-__all__ = ["EnvStep", "BatchedEnv", "OpenSpielEnv", "check_step", "make_env", "num_actions", "observation_size"]
+__all__ = ["EnvStep", "BatchedEnv", "OpenSpielEnv", "ObservationGame", "check_step", "make_env", "num_actions",
+           "observation_size"]
 
 _DECISION, _CHANCE, _TERMINAL = 0, 1, 2
 _SIMULTANEOUS = -2        # pyspiel's PlayerId.SIMULTANEOUS
@@ -270,6 +271,54 @@ def check_step(envs, actions, num_envs: int, num_actions: int, legal) -> tuple:
         raise ValueError(f"actions[{j}] = {int(actions[j])} is not legal in env {int(envs[j])}; "
                          "choose from the env's mask.")
     return envs, actions
+
+
+class ObservationGame:
+    """An OpenSpiel game played through its observation tensor (for games without information-state tensors).
+
+    An adapter for :func:`make_env` (it has ``batched_env``): the environment's observations are the game's
+    observation tensors, flattened.
+
+    Parameters
+    ----------
+    game : pyspiel.Game or str
+
+    Examples
+    --------
+    >>> ttt = ObservationGame("tic_tac_toe")
+    >>> ttt.obs_dim, ttt.num_actions, ttt.num_players, str(ttt)
+    (27, 9, 2, 'tic_tac_toe()')
+    >>> make_env(ttt, num_envs=2, rng=0).reset().obs.shape   # the board, 3 planes of 3 x 3
+    (2, 27)
+    """
+
+    def __init__(self, game):
+        from games.openspiel_games import load
+
+        self.game = load(game) if isinstance(game, str) else game
+        if not self.game.get_type().provides_observation_tensor:
+            raise ValueError(f"game {self.game} provides no observation tensor; ObservationGame needs one.")
+        self.obs_dim = int(np.prod(self.game.observation_tensor_shape()))
+        self.num_actions = int(self.game.num_distinct_actions())
+        self.num_players = int(self.game.num_players())
+
+    def __str__(self) -> str:
+        return str(self.game)
+
+    def __repr__(self) -> str:
+        return f"ObservationGame({self.game})"
+
+    def min_utility(self) -> float:
+        """The game's lowest return."""
+        return float(self.game.min_utility())
+
+    def max_utility(self) -> float:
+        """The game's highest return."""
+        return float(self.game.max_utility())
+
+    def batched_env(self, num_envs: int, rng=None, **options):
+        """:func:`games.environment.make_env` of the game with ``observation="observation"``."""
+        return make_env(self.game, num_envs, rng=rng, observation="observation", **options)
 
 
 def _sampled_chance(game) -> bool:

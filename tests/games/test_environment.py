@@ -4,7 +4,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from games.environment import make_env, num_actions, observation_size
+from games.environment import ObservationGame, make_env, num_actions, observation_size
 
 
 def uniform_actions(step, rng):
@@ -219,3 +219,17 @@ def test_wrappers_registered_with_sampled_chance_are_never_cached():
     r = play_uniform(env, 400)
     assert env.cached_nodes == 0 and make_env("kuhn_poker", 1).cached_nodes > 0
     assert r.shape == (400, 2) and not np.allclose(r, np.round(r))   # noisy returns
+
+
+def test_observation_game_plays_through_the_observation_tensor():
+    game = ObservationGame("tic_tac_toe")
+    env = make_env(game, 2, rng=0)
+    s = env.reset()
+    s = env.step(s.envs, np.array([4, 0]))   # x takes the centre in env 0, the corner in env 1
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    state.apply_action(4)
+    np.testing.assert_array_equal(s.obs[0], np.asarray(state.observation_tensor(1), np.float32))
+    assert s.player.tolist() == [1, 1] and not s.mask[0, 4] and s.mask[1, 4]
+    assert (game.obs_dim, game.num_actions, game.min_utility(), game.max_utility()) == (27, 9, -1.0, 1.0)
+    with pytest.raises(ValueError, match="provides no observation tensor"):
+        ObservationGame("coin_game")
