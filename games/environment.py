@@ -293,9 +293,7 @@ class ObservationGame:
     """
 
     def __init__(self, game):
-        from games.openspiel_games import load
-
-        self.game = load(game) if isinstance(game, str) else game
+        self.game = _as_game(game)
         if not self.game.get_type().provides_observation_tensor:
             raise ValueError(f"game {self.game} provides no observation tensor; ObservationGame needs one.")
         self.obs_dim = int(np.prod(self.game.observation_tensor_shape()))
