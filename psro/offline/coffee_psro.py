@@ -507,7 +507,7 @@ class OfflinePSRO:
                                 prefixes=("offline_arrays-",))
 
     @classmethod
-    def _read_checkpoint(cls, directory: Path, previous: bool) -> tuple:
+    def _read_checkpoint(cls, directory: Path, previous: bool) -> dict:
         """The document of the checkpoint in ``directory``, verified with its dataset and arrays files."""
         path = directory / (previous_name(DOCUMENT) if previous else DOCUMENT)
         try:
