@@ -379,7 +379,12 @@ class PSROConfig:
             if "=" not in item:
                 raise ValueError(f"override {item!r} must look like field=value, e.g. iterations=5.")
             key, text = item.split("=", 1)
-            changes[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+            try:
+                changes[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+            except yaml.YAMLError as exc:
+                raise ValueError(f"{key.strip()}: the value {text!r} is not a YAML value "
+                                 f"({' '.join(str(exc).split())}); quote it, e.g. --set '{key.strip()}=\"...\"'.") \
+                    from None
         return self.replace(**changes)
 
     def executor_spec(self):

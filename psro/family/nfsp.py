@@ -57,14 +57,15 @@ from psro.oracles.learned.oracle import isolated_torch
 from psro.population import PolicyPopulation
 from psro.run.checkpoint import (
     atomic_write,
-    is_sealed,
     member_arrays,
     member_from_arrays,
     previous_name,
     read_or_advise,
     replace_document,
     seal_document,
+    seal_problem,
 )
+from psro.run.run_files import check_directory, file_in, read_regular
 from psro.state import HISTORY_COLUMNS, LoopState
 
 __all__ = ["NFSP", "NFSPOptions"]
@@ -553,6 +554,7 @@ class NFSP:
 
         directory = Path(self.checkpoint_dir if directory is None else directory)
         directory.mkdir(parents=True, exist_ok=True)
+        check_directory(directory)
         st = self.state
         arrays, learners = {}, []
         for p, learner in enumerate(self.learners):
@@ -597,22 +599,26 @@ class NFSP:
     @staticmethod
     def _read_checkpoint(directory: Path, previous: bool) -> dict:
         import hashlib
+        import io
         import json
 
         path = directory / (previous_name(CHECKPOINT_FILE) if previous else CHECKPOINT_FILE)
         if not path.is_file():
             raise ValueError(f"checkpoint_dir {str(directory)!r} holds no NFSP checkpoint ({path.name}).")
-        text = path.read_bytes()
-        if not is_sealed(text):
-            raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
-                             "from it.")
+        text = read_regular(path)
+        problem = seal_problem(text)
+        if problem is not None:
+            raise ValueError(f"{path} is damaged or refused: {problem}; the run cannot resume from it.")
         document = json.loads(text)
-        if document.get("format") != FORMAT:
-            raise ValueError(f"{path} is not an NFSP checkpoint (format {document.get('format')!r}).")
-        npz = directory / document["arrays"]["file"]
-        if not npz.is_file() or hashlib.sha256(npz.read_bytes()).hexdigest() != document["arrays"]["sha256"]:
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise ValueError(f"{path} is not an NFSP checkpoint (format "
+                             f"{document.get('format') if isinstance(document, dict) else None!r}).")
+        arrays = document.get("arrays")
+        npz = file_in(directory, arrays.get("file") if isinstance(arrays, dict) else None, "arrays.file")
+        data = read_regular(npz) if npz.is_file() else None
+        if data is None or hashlib.sha256(data).hexdigest() != arrays.get("sha256"):
             raise ValueError(f"{npz} is missing or damaged (its SHA-256 does not match {path}).")
-        with np.load(npz, allow_pickle=False) as data:
+        with np.load(io.BytesIO(data), allow_pickle=False) as data:
             document["_arrays"] = {k: data[k] for k in data.files}
         return document
 

@@ -24,9 +24,10 @@ nothing is played in the true game. Each iteration ``t``:
 
 A run with ``checkpoint_dir`` writes a checkpoint after every iteration (JSON and ``.npz`` only, atomic, with the
 SHA-256 of every file; :mod:`psro.run.checkpoint`'s writer): the options, the history, the populations and the
-responses waiting to join. The dataset is stored by its path and SHA-256 (a DataFrame is written once as
-``dataset.csv`` in the directory); :meth:`OfflinePSRO.resume` re-reads it, checks its digest, refits the same
-model (seeded) and continues bit for bit (timing columns aside).
+responses waiting to join. The checkpoint keeps its own copy of the dataset (a DataFrame written once as
+``dataset.csv``, a file copied once as ``dataset-<digest><suffix>``) and names it by file name and SHA-256: a
+checkpoint reads no file outside its directory. :meth:`OfflinePSRO.resume` re-reads it, checks its digest, refits
+the same model (seeded) and continues bit for bit (timing columns aside).
 """
 
 from __future__ import annotations
@@ -52,7 +53,15 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
-from psro.run.checkpoint import atomic_write, is_sealed, previous_name, read_or_advise, replace_document, seal_document
+from psro.run.checkpoint import (
+    atomic_write,
+    previous_name,
+    read_or_advise,
+    replace_document,
+    seal_document,
+    seal_problem,
+)
+from psro.run.run_files import check_directory, check_target, file_in, read_regular
 from psro.state import HISTORY_COLUMNS
 
 __all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
@@ -144,11 +153,8 @@ def _as_pyspiel(game):
 
 
 def _sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The SHA-256 of the regular file ``path`` (a link, a FIFO or a device is refused)."""
+    return hashlib.sha256(read_regular(path)).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -479,11 +485,18 @@ class OfflinePSRO:
         ``offline_checkpoint.previous.json``, for ``resume(..., previous=True)``); return the document's path."""
         directory = Path(self.checkpoint_dir if directory is None else directory)
         directory.mkdir(parents=True, exist_ok=True)
+        check_directory(directory)
         if self.dataset_path is None:
-            self.dataset_path = directory / "dataset.csv"
+            self.dataset_path = check_target(directory / "dataset.csv")
             from games.trajectories import save_trajectories
 
             save_trajectories(self.dataset, self.dataset_path)
+        elif self.dataset_path.parent.resolve() != directory.resolve():
+            # the checkpoint keeps its own copy: it names only files of its directory, never a path elsewhere
+            data = self.dataset_path.read_bytes()
+            copy = directory / f"dataset-{hashlib.sha256(data).hexdigest()[:12]}{self.dataset_path.suffix}"
+            atomic_write(copy, lambda fh: fh.write(data))
+            self.dataset_path = copy
         arrays = {}
         for p, pop in enumerate(self.populations):
             arrays[f"policies_{p}"] = np.asarray(pop.policies)
@@ -501,7 +514,7 @@ class OfflinePSRO:
                 for row in self.rows]   # (strict JSON: NaN is written as null and read back as NaN)
         document = {"options": self._options(), "iteration": self.iteration, "rows": rows,
                     "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
-                    "dataset": {"path": str(self.dataset_path), "sha256": _sha256(self.dataset_path)}}
+                    "dataset": {"path": self.dataset_path.name, "sha256": _sha256(self.dataset_path)}}
         text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
         return replace_document(directory, DOCUMENT, text, lambda doc: [doc["arrays"]["file"]],
                                 prefixes=("offline_arrays-",))
@@ -511,23 +524,23 @@ class OfflinePSRO:
         """The document of the checkpoint in ``directory``, verified with its dataset and arrays files."""
         path = directory / (previous_name(DOCUMENT) if previous else DOCUMENT)
         try:
-            text = path.read_bytes()
+            text = read_regular(path)
             document = json.loads(text)
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path}: not a readable offline PSRO checkpoint ({exc}).") from None
-        if not is_sealed(text):
-            raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
-                             "from it.")
+        problem = seal_problem(text)
+        if problem is not None:
+            raise ValueError(f"{path} is damaged or refused: {problem}; the run cannot resume from it.")
         algorithm = document["options"]["algorithm"]
         if algorithm != cls.algorithm:
             raise ValueError(f"{path}: the checkpoint is of {algorithm!r}, not {cls.algorithm!r}; resume it with "
                              f"its own class.")
-        dataset = Path(document["dataset"]["path"])
-        if not dataset.exists() or _sha256(dataset) != document["dataset"]["sha256"]:
+        dataset = file_in(directory, document["dataset"]["path"], "dataset.path")
+        if not dataset.is_file() or _sha256(dataset) != document["dataset"]["sha256"]:
             raise ValueError(f"{dataset}: the dataset of this run is missing or has changed since the checkpoint "
                              "(its SHA-256 differs); restore the original file.")
-        arrays_file = directory / document["arrays"]["file"]
-        if not arrays_file.exists() or _sha256(arrays_file) != document["arrays"]["sha256"]:
+        arrays_file = file_in(directory, document["arrays"]["file"], "arrays.file")
+        if not arrays_file.is_file() or _sha256(arrays_file) != document["arrays"]["sha256"]:
             raise ValueError(f"{arrays_file}: missing or damaged (its SHA-256 differs from {path.name}'s).")
         return document
 
@@ -540,11 +553,11 @@ class OfflinePSRO:
         directory = Path(checkpoint_dir)
         document = read_or_advise(lambda prev: cls._read_checkpoint(directory, prev), previous,
                                   f"{cls.__name__}.resume({str(directory)!r}, previous=True)")
-        dataset, arrays_file = Path(document["dataset"]["path"]), directory / document["arrays"]["file"]
+        dataset, arrays_file = directory / document["dataset"]["path"], directory / document["arrays"]["file"]
         options = dict(document["options"])
         options.pop("algorithm")
         solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
-        with np.load(arrays_file, allow_pickle=False) as data:
+        with np.load(io.BytesIO(read_regular(arrays_file)), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         solver.iteration = int(document["iteration"])
         solver.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
@@ -617,7 +630,7 @@ def resume_offline(checkpoint_dir, progress: bool = False) -> OfflinePSRO:
     """
     path = Path(checkpoint_dir) / DOCUMENT
     try:
-        algorithm = json.loads(path.read_text())["options"]["algorithm"]
+        algorithm = json.loads(read_regular(path))["options"]["algorithm"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a readable offline PSRO checkpoint ({exc}).") from None
     classes = {cls.algorithm: cls for cls in (OfflinePSRO, COffeEPSRO)}

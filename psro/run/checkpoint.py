@@ -54,13 +54,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import io
 import json
 import logging
 import math
 import os
 import re
-import tempfile
 import weakref
 import zipfile
 import zlib
@@ -74,13 +74,15 @@ from games.normal_form import NormalFormGame
 from games.validation import is_integer
 from psro.evaluation.top_up import TopUpProgress
 from psro.population import PolicyPopulation, Provenance
+from psro.run.run_files import UnsafePath, atomic_write, check_directory, check_target, file_in, read_regular
 from psro.state import LoopState
 from solvers import make_equilibrium
 
 __all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restoring",
            "solver_options", "adopt_policy_files", "state_from_document", "replay_warm_start",
            "has_checkpoint", "atomic_write", "member_arrays", "member_from_arrays", "previous_name",
-           "read_or_advise", "replace_document", "seal_document", "is_sealed"]
+           "read_or_advise", "replace_document", "seal_document", "is_sealed", "seal_problem",
+           "KEY_VARIABLE"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +97,7 @@ _ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.
 _STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
                "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
 _DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "policy_files", "options", "config", "state", "rng",
-                  "history", "manifest", "sha256")
+                  "history", "manifest")
 
 
 class _Damage(Exception):
@@ -104,43 +106,6 @@ class _Damage(Exception):
     def __init__(self, file: Path, what: str, verdict: str = "damaged"):
         super().__init__(what)
         self.file, self.what, self.verdict = file, what, verdict
-
-
-def atomic_write(path, write) -> None:
-    """Call ``write(fileobj)`` on a temporary file next to ``path``, fsync it and rename it to ``path``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "x.txt"
-    >>> atomic_write(path, lambda fh: fh.write(b"done"))
-    >>> path.read_bytes()
-    b'done'
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory handles
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def has_checkpoint(directory) -> bool:
@@ -159,20 +124,74 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_SEAL = re.compile(rb'(\{.*),"sha256":"([0-9a-f]{64})"\}', re.DOTALL)
+_SEAL = re.compile(rb'(\{.*),"(sha256|hmac_sha256)":"([0-9a-f]{64})"\}', re.DOTALL)
+
+#: The environment variable whose value, when set, seals checkpoints with HMAC-SHA256 instead of a plain SHA-256
+KEY_VARIABLE = "PSRO_CHECKPOINT_KEY"
+
+
+def _seal_key() -> bytes | None:
+    key = os.environ.get(KEY_VARIABLE)
+    return key.encode() if key else None
 
 
 def seal_document(document: dict) -> bytes:
     """The document's JSON (sorted keys, no spaces) with a last entry ``"sha256"``: the digest of the bytes
-    before it, closed with ``}`` (so a reader checks the file's own bytes, every one of them)."""
+    before it, closed with ``}`` (so a reader checks the file's own bytes, every one of them).
+
+    With a key in the environment variable ``PSRO_CHECKPOINT_KEY``, the last entry is ``"hmac_sha256"`` instead,
+    the HMAC-SHA256 of the same bytes under that key: then only a holder of the key can write a document that
+    reads back (:func:`seal_problem`). A plain SHA-256 detects damage, not forgery.
+
+    Examples
+    --------
+    >>> seal_document({"a": 1})[-20:]
+    b'cebeae62276a97f862"}'
+    """
     body = json.dumps(document, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
-    return body[:-1] + b',"sha256":"' + _sha256(body).encode() + b'"}'
+    key = _seal_key()
+    if key is None:
+        return body[:-1] + b',"sha256":"' + _sha256(body).encode() + b'"}'
+    return body[:-1] + b',"hmac_sha256":"' + hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b'"}'
+
+
+def seal_problem(text: bytes) -> str | None:
+    """What is wrong with the seal of a document :func:`seal_document` wrote (None: nothing): no seal, a digest
+    that does not match, or a key that does not match (``PSRO_CHECKPOINT_KEY`` set and the document unkeyed or
+    sealed with another key, or not set and the document keyed).
+
+    Examples
+    --------
+    >>> seal_problem(seal_document({"a": 1})) is None
+    True
+    >>> seal_problem(seal_document({"a": 1}).replace(b'"a":1', b'"a":2'))
+    'its SHA-256 does not match its content (a changed byte, a hand edit)'
+    """
+    match = _SEAL.fullmatch(text)
+    if match is None:
+        return ('its SHA-256 seal (the final "sha256" entry) is missing or does not match its content: a '
+                'truncated or hand-edited file')
+    body, kind, digest = match.group(1) + b"}", match.group(2), match.group(3).decode()
+    key = _seal_key()
+    if kind == b"sha256":
+        if _sha256(body) != digest:
+            return "its SHA-256 does not match its content (a changed byte, a hand edit)"
+        if key is not None:
+            return (f"it is sealed without a key, but {KEY_VARIABLE} is set, so only checkpoints sealed with that "
+                    f"key are accepted (unset {KEY_VARIABLE} to resume a run written without one)")
+        return None
+    if key is None:
+        return f"it is sealed with a key (HMAC-SHA256): set {KEY_VARIABLE} to the key it was written with"
+    if not hmac.compare_digest(hmac.new(key, body, hashlib.sha256).hexdigest(), digest):
+        return (f"its HMAC-SHA256 does not match the key in {KEY_VARIABLE}: it was sealed with another key, or "
+                "changed since (a forged checkpoint)")
+    return None
 
 
 def is_sealed(text: bytes) -> bool:
-    """Whether ``text`` ends with the ``"sha256"`` entry :func:`seal_document` writes, matching the bytes before it."""
-    match = _SEAL.fullmatch(text)
-    return match is not None and _sha256(match.group(1) + b"}") == match.group(2).decode()
+    """Whether ``text`` ends with the seal :func:`seal_document` writes, matching the bytes before it (and the key
+    of ``PSRO_CHECKPOINT_KEY``, when set): :func:`seal_problem` is None."""
+    return seal_problem(text) is None
 
 
 #: Per solver and checkpoint directory, the policy files already written for it (populations only grow and a
@@ -320,6 +339,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    check_directory(directory)
     state = solver.state
     t = state.iteration
     if config is None:
@@ -454,25 +474,33 @@ def replace_document(directory, name: str, text: bytes, files_of, prefixes: tupl
     The document there now (when its SHA-256 holds: a damaged one never becomes
     the previous) is kept as :func:`previous_name` ``(name)``; then ``text`` is
     written atomically and read back, and every file ``files_of(document)``
-    names must exist. Only then are the ``.npz`` files whose names start with
-    ``prefixes`` and that neither document names removed. Returns the path.
+    names must exist. Only then are the files the dropped document (the
+    previous one before this call) listed, and that neither document now
+    names, removed: only ``.npz`` files of this directory whose names start
+    with ``prefixes``, so no other file (a user's, another run's) is ever
+    deleted. A link or a non-regular file at either document's name is
+    refused (:class:`psro.run.run_files.UnsafePath`). Returns the path.
 
     Examples
     --------
     >>> import json, tempfile
     >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "data-of-my-experiment.npz").write_bytes(b"mine")
     >>> for k in (1, 2, 3):
     ...     _ = (folder / f"data-{k}.npz").write_bytes(b"x")
     ...     text = seal_document({"iteration": k, "file": f"data-{k}.npz"})
     ...     _ = replace_document(folder, "run.json", text, lambda doc: [doc["file"]], prefixes=("data-",))
     >>> sorted(f.name for f in folder.iterdir())
-    ['data-2.npz', 'data-3.npz', 'run.json', 'run.previous.json']
+    ['data-2.npz', 'data-3.npz', 'data-of-my-experiment.npz', 'run.json', 'run.previous.json']
     >>> json.loads((folder / "run.previous.json").read_text())["iteration"]
     2
     """
-    directory = Path(directory)
-    latest, previous = directory / name, directory / previous_name(name)
+    directory = check_directory(directory)
+    latest = check_target(file_in(directory, name))
+    previous = check_target(file_in(directory, previous_name(name)))
+    dropped = set()
     if latest.is_file() and _document_intact(latest):
+        dropped = _listed(previous, files_of)   # (the previous document is replaced: its files may go)
         link = directory / f".{previous.name}.{os.getpid()}.tmp"
         link.unlink(missing_ok=True)
         try:
@@ -480,25 +508,38 @@ def replace_document(directory, name: str, text: bytes, files_of, prefixes: tupl
             os.replace(link, previous)
         except OSError:   # a file system without hard links: copy it
             link.unlink(missing_ok=True)
-            old = latest.read_bytes()
+            old = read_regular(latest)
             atomic_write(previous, lambda fh: fh.write(old))
     atomic_write(latest, lambda fh: fh.write(text))
-    if latest.read_bytes() != text:
+    if read_regular(latest) != text:
         raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
     keep = set(files_of(json.loads(text)))
     for file in keep:
-        if not (directory / file).is_file():
+        if not file_in(directory, file).is_file():
             raise OSError(f"{directory / file} is missing right after it was written; the previous checkpoint is "
                           "kept")
-    if previous.is_file():
-        try:
-            keep |= set(files_of(json.loads(previous.read_text())))
-        except (ValueError, AttributeError, KeyError, TypeError):
-            pass   # a damaged previous checkpoint keeps nothing
-    for old_file in directory.glob("*.npz"):
-        if old_file.name not in keep and old_file.name.startswith(prefixes):
+    keep |= _listed(previous, files_of)
+    for old_name in dropped - keep:
+        old_file = directory / old_name
+        if old_name.startswith(prefixes) and old_name.endswith(".npz") and old_file.is_file() \
+                and not old_file.is_symlink():
             old_file.unlink(missing_ok=True)
     return latest
+
+
+def _listed(path: Path, files_of) -> set:
+    """The file names (plain names of its directory) the sealed document ``path`` lists; none for a missing or
+    damaged one."""
+    try:
+        text = read_regular(path)
+        if not is_sealed(text):
+            return set()
+        names = set(files_of(json.loads(text)))
+        for name in names:
+            file_in(path.parent, name)
+        return names
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return set()
 
 
 def _json_default(value):
@@ -509,13 +550,13 @@ def _json_default(value):
 
 def _document_intact(path: Path) -> bool:
     """Whether a checkpoint document matches its own SHA-256 (its array files are not read)."""
-    return is_sealed(path.read_bytes())
+    return is_sealed(read_regular(path))
 
 
 def _intact(directory: Path, name: str) -> bool:
     try:
         _load(directory, name, arrays=True)
-    except _Damage:
+    except (_Damage, ValueError, OSError):
         return False
     return True
 
@@ -568,7 +609,7 @@ def load_checkpoint(directory, arrays: bool = True, previous: bool = False) -> d
 
 def _advice(directory: Path, previous: bool) -> str:
     if not previous and (directory / PREVIOUS_FILE).is_file() and _intact(directory, PREVIOUS_FILE):
-        document = json.loads((directory / PREVIOUS_FILE).read_text())
+        document = json.loads(read_regular(directory / PREVIOUS_FILE))
         return (f"The previous checkpoint {str(directory / PREVIOUS_FILE)!r} (iteration {document['iteration']}) "
                 f"is intact: resume from it with PSRO.resume({str(directory)!r}, previous=True) or "
                 f"`psro resume RUN_DIR --previous`.")
@@ -579,8 +620,10 @@ def _advice(directory: Path, previous: bool) -> str:
 def _load(directory: Path, name: str, arrays: bool) -> dict:
     path = directory / name
     try:
-        text = path.read_bytes().decode()
+        text = read_regular(path).decode()
         document = json.loads(text)
+    except UnsafePath as exc:
+        raise _Damage(path, str(exc), verdict="refused") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _Damage(path, f"not valid JSON ({exc})") from None
     if not isinstance(document, dict):
@@ -589,8 +632,9 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
     if version not in READABLE_VERSIONS:
         raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
                             "(checkpoints without a manifest cannot be verified)")
-    if not is_sealed(text.encode()):
-        raise _Damage(path, "its SHA-256 does not match its content (a changed byte, a hand edit)")
+    problem = seal_problem(text.encode())
+    if problem is not None:
+        raise _Damage(path, problem)
     _check_document(document, path)
     document["file"], document["arrays_file"] = str(path), document["arrays"]
     if arrays:
@@ -633,7 +677,10 @@ def _verify_files(directory: Path, path: Path, document: dict) -> dict:
         file = directory / name
         if not file.is_file():
             raise _Damage(file, f"missing (the checkpoint {path.name} names it)")
-        content = file.read_bytes()
+        try:
+            content = read_regular(file)
+        except UnsafePath as exc:
+            raise _Damage(file, str(exc), verdict="refused") from None
         if _sha256(content) != digest:
             raise _Damage(file, f"its SHA-256 does not match the manifest in {path.name} (a changed byte, a "
                                 "truncated or replaced file)")

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
+import json
 import logging
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -63,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="YAML config, e.g. experiments/configs/kuhn_poker.yaml")
     run.add_argument("--out", metavar="RUN_DIR", help="run directory (default: runs/<name>-<timestamp>)")
     run.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its checkpoint")
+    run.add_argument("--overwrite", action="store_true",
+                     help="let --out name a directory that already holds a run, and replace that run")
     resume = sub.add_parser("resume", help="continue a run from the checkpoint in its run directory",
                             description="Continue a run from the checkpoint in its run directory.")
     resume.add_argument("run_dir", metavar="RUN_DIR")
@@ -141,15 +146,120 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
 
 
 def _run(args) -> int:
-    from psro.algorithms import algorithm_class
-    from psro.loop import PSRO
-    from psro.run.checkpoint import has_checkpoint, load_checkpoint
-    from psro.run.run_dir import default_run_dir, write_config
+    from psro.run.run_dir import write_config
+    from psro.run.run_files import run_lock
 
     resume_dir = getattr(args, "resume", None) or getattr(args, "run_dir", None)
-    training_loop = None if resume_dir is None else _saved_algorithm(Path(resume_dir))
-    if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)
+    if resume_dir is not None:
         run_dir = Path(resume_dir)
+        if not run_dir.is_dir():
+            raise ValueError(f"run_dir {str(run_dir)!r} is not a directory, so it holds no checkpoint; give a run "
+                             "directory written by `psro run CONFIG --out RUN_DIR`.")
+    else:
+        if args.config is None:
+            raise ValueError("config: give a YAML config (psro run CONFIG) or --resume RUN_DIR.")
+        if args.previous:
+            raise ValueError("--previous picks the checkpoint to continue from; use it with --resume RUN_DIR "
+                             "(or psro resume RUN_DIR --previous).")
+        config = _resolve_config(args)
+        run_dir = _new_run_dir(args, config)
+    with run_lock(run_dir):
+        if resume_dir is not None:
+            solver, config = _resumed(args, run_dir)
+        else:
+            if getattr(args, "overwrite", False):
+                _clear_run(run_dir)
+            solver = _started(config, run_dir)
+        write_config(run_dir, config)
+        solver.run_config = config.to_dict()
+        return _train(solver, config, run_dir)
+
+
+#: The files that make a directory a run directory (``--out`` refuses one that holds any, without ``--overwrite``)
+RUN_FILES = ("config.yaml", "history.csv", "checkpoint", "report.md", "population.npz", "meta_game.npz")
+
+
+def _new_run_dir(args, config: PSROConfig) -> Path:
+    """The directory of a new run (``--out`` or the default), created; one that already holds a run is refused
+    unless ``--overwrite``; a path that cannot be a directory is a one-line error."""
+    from psro.run.run_dir import default_run_dir
+
+    run_dir = Path(args.out) if args.out else default_run_dir(config)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ValueError(f"--out: {str(run_dir)!r} exists and is not a directory; give a new or empty directory.")
+    if run_dir.is_dir() and not getattr(args, "overwrite", False):
+        held = [name for name in RUN_FILES if os.path.lexists(run_dir / name)]
+        if held:
+            raise ValueError(f"--out: {str(run_dir)!r} already holds a run ({', '.join(held)}); continue it with "
+                             f"`psro resume {run_dir}`, give another --out, or add --overwrite to replace it.")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out: cannot create the run directory {str(run_dir)!r}: {exc.strerror or exc}.") \
+            from None
+    return run_dir
+
+
+def _clear_run(run_dir: Path) -> None:
+    """Before a run replaces the one in ``run_dir`` (``--overwrite``): remove the old run's checkpoint documents
+    (and the array files they list), so the new run neither keeps nor resumes them. No other file is touched."""
+    from psro.run.run_files import check_directory, file_in, read_regular
+
+    folder = run_dir / "checkpoint"
+    if not os.path.lexists(folder):
+        return
+    check_directory(folder)
+    documents = [file_in(folder, name) for name in ("checkpoint.json", "checkpoint.previous.json",
+                                                    "offline_checkpoint.json", "offline_checkpoint.previous.json")]
+    listed = set()
+    for document in documents:
+        if document.is_file() and not document.is_symlink():
+            try:
+                listed |= _listed_files(json.loads(read_regular(document)))
+            except ValueError:
+                pass   # a damaged document lists nothing
+            document.unlink()
+    for name in listed:
+        try:
+            file = file_in(folder, name)
+        except ValueError:
+            continue
+        if file.suffix in (".npz", ".csv", ".parquet") and file.is_file() and not file.is_symlink():
+            file.unlink()
+
+
+def _listed_files(document) -> set:
+    """The file names a checkpoint document lists (a PSRO manifest, an NFSP or offline ``arrays`` / ``dataset``)."""
+    names = set()
+    if isinstance(document, dict):
+        if isinstance(document.get("manifest"), dict):
+            names |= {k for k in document["manifest"] if isinstance(k, str)}
+        for key in ("arrays", "dataset"):
+            entry = document.get(key)
+            for field in ("file", "path"):
+                if isinstance(entry, dict) and isinstance(entry.get(field), str):
+                    names.add(entry[field])
+    return names
+
+
+def _started(config: PSROConfig, run_dir: Path):
+    """A new run's training loop, checkpointing into ``run_dir/checkpoint`` (the announcement printed)."""
+    from psro.algorithms import algorithm_class
+
+    solver = algorithm_class(config.algorithm)(config.replace(progress=False),
+                                               checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
+    kind = type(solver).__name__ if config.algorithm != "psro" else "JPSRO" if solver.is_jpsro else "PSRO"
+    print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory {run_dir}", flush=True)
+    return solver
+
+
+def _resumed(args, run_dir: Path) -> tuple:
+    """``(solver, config)`` of the run in ``run_dir``, restored from its checkpoint."""
+    from psro.loop import PSRO
+    from psro.run.checkpoint import has_checkpoint, load_checkpoint
+
+    training_loop = _saved_algorithm(run_dir)
+    if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)
         if not (run_dir / "checkpoint").is_dir():
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
                              "`psro run CONFIG --out RUN_DIR`.")
@@ -158,9 +268,7 @@ def _run(args) -> int:
         _check_resumable(config, saved)
         solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
                                       previous=args.previous)
-        print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
-    elif resume_dir is not None:
-        run_dir = Path(resume_dir)
+    else:
         if not has_checkpoint(run_dir / "checkpoint"):
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint (checkpoint/checkpoint.json); "
                              "start it with `psro run CONFIG --out RUN_DIR`.")
@@ -168,27 +276,29 @@ def _run(args) -> int:
         if document.get("config") is None:
             raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
         saved = PSROConfig.from_dict(document["config"])
+        _check_same_run(run_dir, saved)
         config = _resolve_config(args, base=saved)
         _check_resumable(config, saved)
         solver = PSRO.restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
-                         progress=False, executor=config.executor_spec())
-        print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
-    else:
-        if args.config is None:
-            raise ValueError("config: give a YAML config (psro run CONFIG) or --resume RUN_DIR.")
-        if args.previous:
-            raise ValueError("--previous picks the checkpoint to continue from; use it with --resume RUN_DIR "
-                             "(or psro resume RUN_DIR --previous).")
-        config = _resolve_config(args)
-        run_dir = Path(args.out) if args.out else default_run_dir(config)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        solver = algorithm_class(config.algorithm)(config.replace(progress=False),
-                      checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
-        kind = type(solver).__name__ if config.algorithm != "psro" else "JPSRO" if solver.is_jpsro else "PSRO"
-        print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory {run_dir}", flush=True)
-    write_config(run_dir, config)
-    solver.run_config = config.to_dict()
-    return _train(solver, config, run_dir)
+                              progress=False, executor=config.executor_spec())
+    print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
+    return solver, config
+
+
+def _check_same_run(run_dir: Path, saved: PSROConfig) -> None:
+    """The run directory's ``config.yaml`` (when there is one) must describe the run its checkpoint holds: a
+    checkpoint copied in from another run is refused, not adopted (its config would overwrite ``config.yaml``)."""
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        return
+    written = PSROConfig.from_yaml(path)
+    changed = [f.name for f in dataclasses.fields(PSROConfig)
+               if f.name not in RESUMABLE_CHANGES and getattr(written, f.name) != getattr(saved, f.name)]
+    if changed:
+        raise ValueError(f"run_dir {str(run_dir)!r}: its config.yaml and its checkpoint describe different runs "
+                         f"({', '.join(f'{k}: {getattr(written, k)!r} vs {getattr(saved, k)!r}' for k in changed[:3])}"
+                         "); the checkpoint may be another run's copied in. Restore the run's own checkpoint or "
+                         "config.yaml (or remove config.yaml to continue the checkpoint's run).")
 
 
 def _saved_algorithm(run_dir: Path):
@@ -256,7 +366,9 @@ def _rank(solver, config: PSROConfig, run_dir: Path) -> None:
           f"(alpha={config.ranking_alpha:g}) ...", flush=True)
     start = time.perf_counter()
     table = rank_population(meta_game, alpha=config.ranking_alpha)
-    table.to_csv(run_dir / "ranking.csv", index=False)
+    from psro.run.run_files import write_text
+
+    write_text(run_dir / "ranking.csv", table.to_csv(index=False))
     top = table.groupby("player", sort=False).head(5)
     no_elo = table.attrs.get("elo")
     print(f"final population ranked by alpha-Rank{'' if no_elo else ' and Elo'} in "
@@ -295,6 +407,19 @@ def main(argv=None) -> int:
     except EngineError as exc:   # the executor failed (a dead Ray system process, workers dying on every retry)
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:   # the disk is full, a folder cannot be written, ...
+        print(f"psro {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def _os_error(exc: OSError) -> str:
+    """One line for an ``OSError`` that stopped a command (a full disk says that the checkpoints are kept)."""
+    where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"the disk is full{where}: {exc.strerror}. Every file is written to a temporary file and renamed, "
+                "so the last complete checkpoint is intact: free some space, then continue with `psro resume "
+                "RUN_DIR`.")
+    return f"{exc.strerror or exc}{where}."
 
 
 if __name__ == "__main__":

@@ -10,10 +10,16 @@ Layout::
     nash_conv.png        the gap (NashConv, or the CCE / CE gap for JPSRO) against iteration and wall time (log scale)
     checkpoint/          the latest checkpoint (psro.run.checkpoint), from which `psro resume RUN_DIR` continues
     report.md            a short summary
+    .psro.lock           the lock a process holds while it writes the directory (psro.run.run_files.run_lock)
+
+Every file is written to a temporary file in its folder and renamed over its name
+(:func:`psro.run.run_files.atomic_write`); a symbolic link or a non-regular file at
+any of these names is refused, never written through.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from pathlib import Path
@@ -25,6 +31,7 @@ import yaml
 from psro.config import PSROConfig
 from psro.population import save_populations
 from psro.run.checkpoint import member_arrays
+from psro.run.run_files import atomic_write, check_target, read_regular, write_text
 
 __all__ = ["default_run_dir", "write_run", "write_report", "plot_history"]
 
@@ -46,10 +53,7 @@ def default_run_dir(config: PSROConfig, root="runs") -> Path:
 
 def write_config(run_dir, config: PSROConfig) -> Path:
     """Write the resolved config as ``config.yaml``."""
-    path = Path(run_dir) / "config.yaml"
-    with open(path, "w") as fh:
-        yaml.safe_dump(config.to_dict(), fh, sort_keys=False)
-    return path
+    return write_text(Path(run_dir) / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
 def write_run(run_dir, config: PSROConfig, solver) -> None:
@@ -70,7 +74,7 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     write_config(run_dir, config)
-    solver.history.to_csv(run_dir / "history.csv", index=False)
+    write_text(run_dir / "history.csv", solver.history.to_csv(index=False))
     strategy = {
         "meta_solver": solver.meta_solver.name,
         "method": solver.meta_solver.method,
@@ -84,10 +88,10 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
     if solver.is_jpsro:
         strategy["joint_shape"] = list(solver.meta_strategy.joint.shape)
         strategy["joint"] = np.asarray(solver.meta_strategy.joint).ravel().tolist()   # C order
-    with open(run_dir / "meta_strategy.json", "w") as fh:
-        json.dump(strategy, fh, indent=2)
-    solver.meta_game.save(run_dir / "meta_game.npz")
-    save_populations(run_dir / "population.npz", solver.populations, encode=member_arrays)
+    write_text(run_dir / "meta_strategy.json", json.dumps(strategy, indent=2))
+    solver.meta_game.save(check_target(run_dir / "meta_game.npz"))   # (a temporary file and a rename)
+    atomic_write(run_dir / "population.npz",
+                 lambda fh: save_populations(fh, solver.populations, encode=member_arrays))
     write_report(run_dir)
 
 
@@ -125,7 +129,7 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=100))
 
 
 def write_report(run_dir) -> Path:
@@ -136,18 +140,7 @@ def write_report(run_dir) -> Path:
     See :func:`write_run`.
     """
     run_dir = Path(run_dir)
-    history_path = run_dir / "history.csv"
-    if not history_path.is_file():
-        raise ValueError(f"run_dir {str(run_dir)!r} has no history.csv; is it a PSRO run directory?")
-    history = pd.read_csv(history_path)
-    config = {}
-    if (run_dir / "config.yaml").is_file():
-        with open(run_dir / "config.yaml") as fh:
-            config = yaml.safe_load(fh) or {}
-    strategy = {}
-    if (run_dir / "meta_strategy.json").is_file():
-        with open(run_dir / "meta_strategy.json") as fh:
-            strategy = json.load(fh)
+    history, config, strategy = _read_history(run_dir), _read_config(run_dir), _read_strategy(run_dir)
     game = config.get("game", "?")
     gap_name = GAP_NAMES.get(strategy.get("kind", "product"), "NashConv")
     algorithm = "PSRO" if strategy.get("kind", "product") == "product" else "JPSRO"
@@ -189,6 +182,76 @@ def write_report(run_dir) -> Path:
             lines.append(f"- player {p}: support {int((m > 1e-9).sum())} of {m.size}; largest weights "
                          + ", ".join(f"#{i}: {m[i]:.3f}" for i in top))
     lines += ["", f"![{gap_name}](nash_conv.png)", ""]
-    path = run_dir / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_text(run_dir / "report.md", "\n".join(lines))
+
+
+#: The columns ``report.md`` reads from ``history.csv`` (besides ``population_<p>`` and ``time_<phase>``)
+REPORT_COLUMNS = ("iteration", "gap", "evaluations", "wall_time", "cpu_time")
+
+
+def _read_history(run_dir: Path) -> pd.DataFrame:
+    """``history.csv`` of a run directory, checked: a regular file, a table with at least one row, the columns the
+    report reads, numbers in them."""
+    path = run_dir / "history.csv"
+    if not path.is_file():
+        raise ValueError(f"run_dir {str(run_dir)!r} has no history.csv; is it a PSRO run directory?")
+    try:
+        history = pd.read_csv(io.BytesIO(read_regular(path)))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable history table ({' '.join(str(exc).split())}); write it again "
+                         "with `psro resume RUN_DIR`.") from None
+    columns = [*REPORT_COLUMNS, "population_0"]
+    missing = [c for c in columns if c not in history.columns]
+    if missing or history.empty:
+        what = f"its columns {missing} are missing" if missing else "it has no rows"
+        raise ValueError(f"{path} is not a run's history: {what} (a truncated or edited file); write it again with "
+                         "`psro resume RUN_DIR`.")
+    numeric = [c for c in history.columns if c in REPORT_COLUMNS or c.startswith(("population_", "time_"))
+               or c.startswith("approx_gap")]
+    bad = [c for c in numeric if not pd.api.types.is_numeric_dtype(history[c])]
+    if bad:
+        raise ValueError(f"{path}: columns {bad} hold text where numbers belong (a truncated or edited file); write "
+                         "it again with `psro resume RUN_DIR`.")
+    for c in ("iteration", "evaluations", *[c for c in history.columns if c.startswith("population_")]):
+        if history[c].isna().any():
+            raise ValueError(f"{path}: column {c!r} has empty cells (a truncated or edited file); write it again "
+                             "with `psro resume RUN_DIR`.")
+    return history
+
+
+def _read_config(run_dir: Path) -> dict:
+    """``config.yaml`` of a run directory as a checked config's fields (empty when there is none): safe YAML
+    only, every field validated (:class:`psro.config.PSROConfig`), and the strings the report copies free of
+    control characters."""
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(read_regular(path))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path} is not valid YAML (no YAML tags): {' '.join(str(exc).split())}") from None
+    config = PSROConfig.from_dict(data if data is not None else {}, source=str(path)).to_dict()
+    for key in ("name", "game", "meta_solver", "oracle", "evaluator"):
+        value = config.get(key)
+        if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise ValueError(f"{path}: {key} {value!r} holds control characters (a line break, an escape); the "
+                             "report copies it, so it must be plain text.")
+    return config
+
+
+def _read_strategy(run_dir: Path) -> dict:
+    """``meta_strategy.json`` of a run directory (empty when there is none), checked as far as the report reads it."""
+    path = run_dir / "meta_strategy.json"
+    if not path.is_file():
+        return {}
+    try:
+        strategy = json.loads(read_regular(path))
+        marginals = strategy.get("marginals") or []
+        if not all(np.asarray(m, dtype=float).ndim == 1 for m in marginals):
+            raise ValueError("marginals must be lists of numbers")
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path} is not a readable meta-strategy ({exc}); write it again with "
+                         "`psro resume RUN_DIR`.") from None
+    if strategy.get("kind", "product") not in GAP_NAMES:
+        raise ValueError(f"{path}: kind must be one of {sorted(GAP_NAMES)}; got {strategy.get('kind')!r}.")
+    return strategy

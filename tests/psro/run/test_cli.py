@@ -42,7 +42,7 @@ def test_one_option_per_config_field_with_no_duplicated_spellings(run_help):
         line = lines[f"--{name.replace('_', '-')}"]
         assert line.count("--") == 1, line   # not "--name VALUE, --name VALUE"
         assert f"--{name} " not in run_help or "_" not in name
-    assert set(lines) == {"--out", "--resume", "--previous", "--set",
+    assert set(lines) == {"--out", "--overwrite", "--resume", "--previous", "--set",
                           *(f"--{n.replace('_', '-')}" for n in fields)}
 
 
