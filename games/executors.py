@@ -26,6 +26,8 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,6 +48,7 @@ __all__ = [
     "portable_spec",
     "spec_from_portable",
     "spawn_generators",
+    "watch_parent",
 ]
 
 ENGINES = ("serial", "process", "ray")
@@ -266,6 +269,11 @@ class ProcessPoolExecutor(Executor):
     The pool starts at the first :meth:`map` and is kept until :meth:`close`
     (or the end of a ``with`` block), so repeated calls do not pay the start-up.
 
+    A worker never outlives the process that started it: each watches its
+    parent (:func:`watch_parent`) and ends itself within
+    :data:`PARENT_WATCH_INTERVAL` seconds of the parent's death, even in the
+    middle of a task (a killed main process leaves no worker behind).
+
     A worker that dies in the middle of a batch (killed by a signal, out of
     memory, a crash in native code) costs a retry, not the run: the broken pool
     is discarded, the chunks whose results had not come back are submitted
@@ -314,7 +322,7 @@ class ProcessPoolExecutor(Executor):
     def _ensure_pool(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
             ctx = multiprocessing.get_context(self.start_method)
-            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=watch_parent)
             logger.debug("started a process pool with %d workers (%s)", self.workers, self.start_method)
         return self._pool
 
@@ -384,6 +392,33 @@ class ProcessPoolExecutor(Executor):
 
     def __repr__(self) -> str:
         return f"ProcessPoolExecutor(workers={self.workers})"
+
+
+#: Seconds between a pool worker's checks that the process that started it is alive
+PARENT_WATCH_INTERVAL = 0.5
+
+
+def watch_parent(interval: float | None = None) -> threading.Thread:
+    """Start a daemon thread that ends this process (``os._exit``) once its parent process is gone (its parent
+    pid changes: the orphan was handed to another process); every pool worker runs it at start-up.
+
+    Examples
+    --------
+    >>> watch_parent(interval=60).daemon   # (the parent of this process is alive: nothing happens)
+    True
+    """
+    interval = PARENT_WATCH_INTERVAL if interval is None else interval
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    thread = threading.Thread(target=watch, name="watch-parent", daemon=True)
+    thread.start()
+    return thread
 
 
 RAY_EXTRA_HINT = "pip install 'psro-toolkit[ray]'"
@@ -513,23 +548,30 @@ class RayExecutor(Executor):
 
     def _ensure_ray(self):
         ray = _import_ray()
-        if not ray.is_initialized():
-            options = {"include_dashboard": False, **self.init_options}
-            if self.address is not None:
-                ray.init(address=self.address, **options)
-            else:
-                if self.worker_niceness is not None:
-                    system = dict(options.pop("_system_config", {}))
-                    options["_system_config"] = {**system, "worker_niceness": self.worker_niceness}
-                ray.init(num_cpus=self.num_cpus, **options)
-            self._started = True
-            logger.info("started Ray (%s)", self.address or f"local, num_cpus={self.num_cpus}")
-        if self._remote is None:
-            self._remote = ray.remote(
-                max_retries=self.max_retries,
-                retry_exceptions=[_TransientTaskError],
-            )(_run_chunk_transient)
-            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        try:
+            if not ray.is_initialized():
+                options = {"include_dashboard": False, **self.init_options}
+                if self.address is not None:
+                    ray.init(address=self.address, **options)
+                else:
+                    if self.worker_niceness is not None:
+                        system = dict(options.pop("_system_config", {}))
+                        options["_system_config"] = {**system, "worker_niceness": self.worker_niceness}
+                    ray.init(num_cpus=self.num_cpus, **options)
+                self._started = True
+                logger.info("started Ray (%s)", self.address or f"local, num_cpus={self.num_cpus}")
+            if self._remote is None:
+                self._remote = ray.remote(
+                    max_retries=self.max_retries,
+                    retry_exceptions=[_TransientTaskError],
+                )(_run_chunk_transient)
+                self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        except (ConnectionError, TimeoutError, RuntimeError, ray.exceptions.RayError) as exc:
+            raise EngineError(
+                f"Ray could not be started or reached ({self.address or 'a local instance'}): "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}. Check the cluster (ray status), or run "
+                f"on another engine (executor='process' or 'serial')."
+            ) from exc
         return ray
 
     def map(self, fn, tasks, **kwargs) -> list:
@@ -541,11 +583,11 @@ class RayExecutor(Executor):
     def _run_chunks(self, fn, chunks, bar):
         ray = self._ensure_ray()
         limit = self.max_in_flight or 2 * self.workers
-        fn_ref = ray.put(fn)
         out: list = [None] * len(chunks)
         pending: dict = {}
         following = 0
         try:
+            fn_ref = ray.put(fn)
             while following < len(chunks) or pending:
                 while following < len(chunks) and len(pending) < limit:
                     start, tasks, seeds = chunks[following]
@@ -568,7 +610,7 @@ class RayExecutor(Executor):
                 f"the Ray engine failed ({type(exc).__name__}) with {len(pending)} chunks in flight: a Ray worker or "
                 f"system process (raylet, GCS, object store) died and Ray could not recover it within "
                 f"max_retries={self.max_retries}. A run's checkpoint is intact: resume it (on another engine if "
-                f"Ray keeps failing, e.g. executor='process'). Ray said: {exc}"
+                f"Ray keeps failing, e.g. executor='process'). Ray said: {' '.join(str(exc).split())[:300]}"
             ) from exc
         except BaseException:
             self._cancel(ray, pending)
