@@ -615,7 +615,7 @@ class NFSP:
                              f"{document.get('format') if isinstance(document, dict) else None!r}).")
         arrays = document.get("arrays")
         npz = file_in(directory, arrays.get("file") if isinstance(arrays, dict) else None, "arrays.file")
-        data = read_regular(npz) if npz.is_file() else None
+        data = read_regular(npz) if npz.is_symlink() or npz.exists() else None
         if data is None or hashlib.sha256(data).hexdigest() != arrays.get("sha256"):
             raise ValueError(f"{npz} is missing or damaged (its SHA-256 does not match {path}).")
         with np.load(io.BytesIO(data), allow_pickle=False) as data:

@@ -536,11 +536,12 @@ class OfflinePSRO:
             raise ValueError(f"{path}: the checkpoint is of {algorithm!r}, not {cls.algorithm!r}; resume it with "
                              f"its own class.")
         dataset = file_in(directory, document["dataset"]["path"], "dataset.path")
-        if not dataset.is_file() or _sha256(dataset) != document["dataset"]["sha256"]:
+        if not (dataset.is_symlink() or dataset.exists()) or _sha256(dataset) != document["dataset"]["sha256"]:
             raise ValueError(f"{dataset}: the dataset of this run is missing or has changed since the checkpoint "
                              "(its SHA-256 differs); restore the original file.")
         arrays_file = file_in(directory, document["arrays"]["file"], "arrays.file")
-        if not arrays_file.is_file() or _sha256(arrays_file) != document["arrays"]["sha256"]:
+        if not (arrays_file.is_symlink() or arrays_file.exists()) \
+                or _sha256(arrays_file) != document["arrays"]["sha256"]:
             raise ValueError(f"{arrays_file}: missing or damaged (its SHA-256 differs from {path.name}'s).")
         return document
 

@@ -1,0 +1,137 @@
+"""The ``psro`` command and its run directory: ``--out`` never replaces a run silently, one writer at a time, a
+checkpoint from another run is not adopted, and faults (a full disk, a bad path, a bad ``--set``) end in one line."""
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from psro.run.checkpoint import CHECKPOINT_FILE, PREVIOUS_FILE, load_checkpoint
+from psro.run.cli import main
+from psro.run.run_files import LOCK_FILE
+
+ROOT = Path(__file__).resolve().parents[3]
+KUHN = ROOT / "experiments" / "configs" / "kuhn_poker.yaml"
+
+
+def one_error_line(capsys, command="run"):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"psro {command}: error: "), err
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.fixture(scope="module")
+def kuhn(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kuhn") / "run"
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--set", "rank_population=false", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def run(kuhn, tmp_path):
+    return shutil.copytree(kuhn, tmp_path / "run")
+
+
+def documents(run_dir):
+    return [json.loads((run_dir / "checkpoint" / name).read_text())
+            for name in (CHECKPOINT_FILE, PREVIOUS_FILE) if (run_dir / "checkpoint" / name).is_file()]
+
+
+def test_out_an_existing_run_is_refused_without_overwrite(run, capsys):
+    before = {p: p.read_bytes() for p in (run / "checkpoint").iterdir() if p.is_file()}
+    assert main(["run", str(KUHN), "--set", "seed=3", "--set", "iterations=1", "--out", str(run)]) == 2
+    err = one_error_line(capsys)
+    assert "already holds a run" in err and "psro resume" in err and "--overwrite" in err
+    assert {p: p.read_bytes() for p in (run / "checkpoint").iterdir() if p.is_file()} == before
+
+
+def test_overwrite_replaces_the_run_and_keeps_nothing_of_the_old_checkpoint(run, capsys):
+    (run / "checkpoint" / "arrays-of-my-experiment.npz").write_bytes(b"mine")
+    assert main(["run", str(KUHN), "--set", "seed=3", "--set", "iterations=1", "--set", "rank_population=false",
+                 "--out", str(run), "--overwrite"]) == 0
+    seeds = [doc["config"]["seed"] for doc in documents(run)]
+    assert seeds == [3, 3]
+    listed = set().union(*(doc["manifest"] for doc in documents(run)))
+    npz = {p.name for p in (run / "checkpoint").glob("*.npz")}
+    assert npz == listed | {"arrays-of-my-experiment.npz"}
+
+
+@pytest.mark.parametrize("kind", ["proc", "file", "under a file"])
+def test_out_a_path_that_cannot_be_a_run_directory_is_one_line(tmp_path, capsys, kind):
+    (tmp_path / "file").write_text("x")
+    out = {"proc": "/proc/x", "file": str(tmp_path / "file"), "under a file": str(tmp_path / "file" / "run")}[kind]
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--out", out]) == 2
+    assert "--out" in one_error_line(capsys)
+    assert (tmp_path / "file").read_text() == "x"
+
+
+def test_a_set_value_that_is_not_yaml_is_one_line(tmp_path, capsys):
+    assert main(["run", str(KUHN), "--set", "iterations=[1", "--out", str(tmp_path / "r")]) == 2
+    assert "iterations" in one_error_line(capsys)
+
+
+HOLDER = """
+import sys, time
+from psro.run.run_files import run_lock
+with run_lock(sys.argv[1]):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_second_writer_of_a_run_directory_is_refused_naming_the_lock(run, capsys):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = (run / "checkpoint" / CHECKPOINT_FILE).read_bytes()
+        assert main(["resume", str(run), "--set", "iterations=2"]) == 2
+        err = one_error_line(capsys, "resume")
+        assert LOCK_FILE in err and f"process {holder.pid}" in err
+        assert (run / "checkpoint" / CHECKPOINT_FILE).read_bytes() == before
+    finally:
+        holder.kill()
+        holder.wait()
+    assert main(["resume", str(run), "--set", "iterations=2", "--set", "rank_population=false"]) == 0
+
+
+def test_another_runs_checkpoint_copied_in_is_refused(run, tmp_path, capsys):
+    other = tmp_path / "other"
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--set", "seed=5", "--set", "rank_population=false",
+                 "--out", str(other)]) == 0
+    capsys.readouterr()
+    shutil.rmtree(run / "checkpoint")
+    shutil.copytree(other / "checkpoint", run / "checkpoint")
+    config = (run / "config.yaml").read_text()
+    assert main(["resume", str(run), "--set", "iterations=2"]) == 2
+    err = one_error_line(capsys, "resume")
+    assert "different runs" in err and "seed" in err
+    assert (run / "config.yaml").read_text() == config
+
+
+def test_a_full_disk_ends_in_one_line_and_keeps_the_checkpoint(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) > 12:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert main(["run", str(KUHN), "--set", "iterations=4", "--set", "rank_population=false",
+                 "--out", str(out)]) == 1
+    err = one_error_line(capsys)
+    assert "disk is full" in err and "psro resume" in err
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    saved = load_checkpoint(out / "checkpoint")["state"]["iteration"]
+    assert 0 <= saved < 4
+    assert main(["resume", str(out), "--set", "rank_population=false"]) == 0
+    assert load_checkpoint(out / "checkpoint")["state"]["iteration"] == 4
