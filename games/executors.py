@@ -322,7 +322,8 @@ class ProcessPoolExecutor(Executor):
     def _ensure_pool(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
             ctx = multiprocessing.get_context(self.start_method)
-            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=watch_parent)
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=watch_parent,
+                                                initargs=(os.getpid(),))
             logger.debug("started a process pool with %d workers (%s)", self.workers, self.start_method)
         return self._pool
 
@@ -398,9 +399,13 @@ class ProcessPoolExecutor(Executor):
 PARENT_WATCH_INTERVAL = 0.5
 
 
-def watch_parent(interval: float | None = None) -> threading.Thread:
-    """Start a daemon thread that ends this process (``os._exit``) once its parent process is gone (its parent
-    pid changes: the orphan was handed to another process); every pool worker runs it at start-up.
+def watch_parent(creator: int | None = None, interval: float | None = None) -> threading.Thread:
+    """Start a daemon thread that ends this process (``os._exit``) once the process ``creator`` (by default the
+    parent) is gone; every pool worker runs it at start-up, with the pid of the process that made the pool.
+
+    A worker whose parent is ``creator`` (the ``spawn`` and ``fork`` start methods) ends when its parent pid
+    changes (the orphan was handed to another process), also when that happened before this call; otherwise (a
+    ``forkserver`` worker) when ``creator`` no longer exists.
 
     Examples
     --------
@@ -408,17 +413,32 @@ def watch_parent(interval: float | None = None) -> threading.Thread:
     True
     """
     interval = PARENT_WATCH_INTERVAL if interval is None else interval
-    parent = os.getppid()
+    creator = os.getppid() if creator is None else creator
+    child = os.getppid() == creator
+
+    def gone() -> bool:
+        return os.getppid() != creator if child else not _exists(creator)
 
     def watch() -> None:
-        while True:
+        while not gone():
             time.sleep(interval)
-            if os.getppid() != parent:
-                os._exit(1)
+        os._exit(1)
 
+    if not child and not _exists(creator):   # spawned, and the creator died before this worker started
+        os._exit(1)
     thread = threading.Thread(target=watch, name="watch-parent", daemon=True)
     thread.start()
     return thread
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 RAY_EXTRA_HINT = "pip install 'psro-toolkit[ray]'"

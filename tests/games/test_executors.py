@@ -208,3 +208,43 @@ def test_missing_ray_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)    # makes `import ray` raise ImportError
     with pytest.raises(ImportError, match=r"pip install 'psro-toolkit\[ray\]'"):
         RayExecutor(num_cpus=1).map(abs, [-1])
+
+
+KILLED_PARENT = """
+import time
+from games.executors import ProcessPoolExecutor
+with ProcessPoolExecutor(workers=2, chunksize=1) as ex:
+    print("started", flush=True)
+    ex.map(time.sleep, [60, 60])
+"""
+
+
+def test_no_pool_worker_outlives_a_sigkilled_parent():
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    root = Path(__file__).resolve().parents[2]
+    main = subprocess.Popen([sys.executable, "-c", KILLED_PARENT], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        assert main.stdout.readline().strip() == "started"
+        parent = psutil.Process(main.pid)
+        deadline = time.monotonic() + 60
+        workers = []
+        while len(workers) < 2 and time.monotonic() < deadline:   # the two workers, busy with their tasks
+            workers = [c for c in parent.children() if "resource_tracker" not in " ".join(c.cmdline())]
+            time.sleep(0.2)
+        assert len(workers) == 2
+        time.sleep(1.0)
+        main.send_signal(signal.SIGKILL)
+        main.wait()
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], f"workers still alive 10 s after their parent was killed: {alive}"
+    finally:
+        main.kill()
