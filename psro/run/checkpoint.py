@@ -26,12 +26,24 @@ A checkpoint directory holds
   kept until the next one is written and verified.
 
 Every file is written to a temporary file in the same directory, flushed to
-disk (``fsync``) and renamed over its final name (``os.replace``). The array
-files of an iteration are written before the JSON that names them; the
-previous JSON is copied aside before the new one replaces it, and array files
-that neither names are removed only after the new one reads back intact. So a
+disk (``fsync``) and renamed over its final name (``os.replace``), through
+:func:`psro.run.run_files.atomic_write`: a symbolic link or a non-regular file
+at a name, or a linked checkpoint folder, is refused. The array files of an
+iteration are written before the JSON that names them; the previous JSON is
+copied aside before the new one replaces it, and the array files the dropped
+previous JSON listed, when neither JSON names them now, are removed only after
+the new one reads back intact (no other file of the folder is ever removed). So a
 process killed at any moment leaves the last complete checkpoint readable. No
-pickle anywhere (``allow_pickle=False``).
+pickle anywhere (``allow_pickle=False``); every file is read as a regular file of
+the folder (:func:`psro.run.run_files.read_regular`: no link followed, no FIFO
+or device opened).
+
+The seal: the document ends with the SHA-256 of its bytes, which detects damage
+but not forgery (anyone can recompute it). With a secret in the environment
+variable ``PSRO_CHECKPOINT_KEY`` the seal is an HMAC-SHA256 under it instead
+(:func:`seal_document`), and a checkpoint sealed with another key, or with none,
+is refused (:func:`seal_problem`); NFSP's and offline PSRO's checkpoints use the
+same seal.
 
 :func:`load_checkpoint` checks everything before anything runs: the schema
 version, every digest (a flipped bit, a truncated or missing file, a hand
