@@ -263,7 +263,7 @@ def _resumed(args, run_dir: Path) -> tuple:
         if not (run_dir / "checkpoint").is_dir():
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
                              "`psro run CONFIG --out RUN_DIR`.")
-        saved = PSROConfig.from_yaml(run_dir / "config.yaml")
+        saved = _run_config(run_dir)
         config = _resolve_config(args, base=saved)
         _check_resumable(config, saved)
         solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
@@ -288,10 +288,9 @@ def _resumed(args, run_dir: Path) -> tuple:
 def _check_same_run(run_dir: Path, saved: PSROConfig) -> None:
     """The run directory's ``config.yaml`` (when there is one) must describe the run its checkpoint holds: a
     checkpoint copied in from another run is refused, not adopted (its config would overwrite ``config.yaml``)."""
-    path = run_dir / "config.yaml"
-    if not path.is_file():
+    if not os.path.lexists(run_dir / "config.yaml"):
         return
-    written = PSROConfig.from_yaml(path)
+    written = _run_config(run_dir)
     changed = [f.name for f in dataclasses.fields(PSROConfig)
                if f.name not in RESUMABLE_CHANGES and getattr(written, f.name) != getattr(saved, f.name)]
     if changed:
@@ -305,8 +304,14 @@ def _saved_algorithm(run_dir: Path):
     """The training loop's class of the run in ``run_dir`` (from its ``config.yaml``; PSRO when it has none)."""
     from psro.algorithms import algorithm_class
 
-    path = run_dir / "config.yaml"
-    return algorithm_class(PSROConfig.from_yaml(path).algorithm if path.is_file() else "psro")
+    return algorithm_class(_run_config(run_dir).algorithm if os.path.lexists(run_dir / "config.yaml") else "psro")
+
+
+def _run_config(run_dir: Path) -> PSROConfig:
+    """The run directory's ``config.yaml``, read only as a regular file of the directory (never through a link)."""
+    from psro.run.run_files import check_target
+
+    return PSROConfig.from_yaml(check_target(run_dir / "config.yaml"))
 
 
 def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:

@@ -168,3 +168,20 @@ def test_a_dead_ray_system_process_is_an_engine_error_that_says_so():
         ex.map(_square, [1, 2, 3], chunksize=1)
     assert "resume" in str(info.value) and isinstance(info.value.__cause__, ray.exceptions.LocalRayletDiedError)
     assert len(fake.cancelled) == 3
+
+
+def test_an_unreachable_ray_cluster_is_an_engine_error_in_one_line(monkeypatch):
+    """ray.init failing (no cluster at the address, a dead GCS) becomes an EngineError naming the address and the
+    engines to use instead; the ``psro`` command prints it as one line."""
+    from games.executors import EngineError
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("Could not find any running Ray instance.\nPlease specify the one to connect to.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", unreachable)
+    ex = RayExecutor(address="10.0.0.1:6379")
+    with pytest.raises(EngineError, match=r"Ray could not be started or reached \(10.0.0.1:6379\): ConnectionError: "
+                                          r"Could not find any running Ray instance. Please") as info:
+        ex.map(_square, [1, 2])
+    assert "\n" not in str(info.value) and "executor='process'" in str(info.value)

@@ -135,3 +135,15 @@ def test_a_full_disk_ends_in_one_line_and_keeps_the_checkpoint(tmp_path, capsys,
     assert 0 <= saved < 4
     assert main(["resume", str(out), "--set", "rank_population=false"]) == 0
     assert load_checkpoint(out / "checkpoint")["state"]["iteration"] == 4
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "history.csv", "report.md", "meta_strategy.json", "nash_conv.png",
+                                  "population.npz", "meta_game.npz"])
+def test_resume_writes_nothing_through_a_link_in_the_run_directory(run, tmp_path, capsys, name):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (run / name).unlink()
+    (run / name).symlink_to(victim)
+    assert main(["resume", str(run), "--set", "iterations=2", "--set", "rank_population=false"]) == 2
+    assert "symbolic link" in one_error_line(capsys, "resume")
+    assert victim.read_text() == "precious"
