@@ -254,9 +254,13 @@ def _started(config: PSROConfig, run_dir: Path):
 
 
 def _resumed(args, run_dir: Path) -> tuple:
-    """``(solver, config)`` of the run in ``run_dir``, restored from its checkpoint."""
+    """``(solver, config)`` of the run in ``run_dir``, restored from its checkpoint (its folder never a link)."""
     from psro.loop import PSRO
     from psro.run.checkpoint import has_checkpoint, load_checkpoint
+    from psro.run.run_files import check_directory
+
+    if os.path.lexists(run_dir / "checkpoint"):
+        check_directory(run_dir / "checkpoint")
 
     training_loop = _saved_algorithm(run_dir)
     if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)

@@ -34,3 +34,18 @@ def test_a_linked_checkpoint_folder_is_refused(tmp_path):
     with pytest.raises(UnsafePath, match="symbolic link"):
         NFSP("kuhn_poker", progress=False, algorithm_options=TINY, checkpoint_dir=tmp_path / "ckpt").run(iterations=1)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_the_keyed_seal_covers_nfsp_checkpoints(tmp_path, monkeypatch):
+    from psro.run.checkpoint import KEY_VARIABLE
+
+    monkeypatch.setenv(KEY_VARIABLE, "secret")
+    folder = tmp_path / "ckpt"
+    NFSP("kuhn_poker", progress=False, algorithm_options=TINY, checkpoint_dir=folder).run(iterations=1)
+    assert NFSP.resume(folder).iteration == 1
+    monkeypatch.setenv(KEY_VARIABLE, "another")
+    with pytest.raises(ValueError, match="another key"):
+        NFSP.resume(folder)
+    monkeypatch.delenv(KEY_VARIABLE)
+    with pytest.raises(ValueError, match="set PSRO_CHECKPOINT_KEY"):
+        NFSP.resume(folder)

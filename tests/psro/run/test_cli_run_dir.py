@@ -147,3 +147,14 @@ def test_resume_writes_nothing_through_a_link_in_the_run_directory(run, tmp_path
     assert main(["resume", str(run), "--set", "iterations=2", "--set", "rank_population=false"]) == 2
     assert "symbolic link" in one_error_line(capsys, "resume")
     assert victim.read_text() == "precious"
+
+
+def test_resume_refuses_a_linked_checkpoint_folder(run, tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(run / "checkpoint", elsewhere)
+    (elsewhere / "policies-final.npz").write_bytes(b"unrelated")
+    (run / "checkpoint").symlink_to(elsewhere)
+    before = sorted(p.name for p in elsewhere.iterdir())
+    assert main(["resume", str(run), "--set", "iterations=3"]) == 2
+    assert "symbolic link" in one_error_line(capsys, "resume")
+    assert sorted(p.name for p in elsewhere.iterdir()) == before
