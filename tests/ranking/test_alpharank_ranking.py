@@ -451,3 +451,10 @@ def test_result_type_and_plots():
     ax = plot_pi_vs_alpha(sweep(catalog.biased_rock_paper_scissors(), alphas=[0.1, 1.0]), top=2)
     assert len(ax.lines) == 2
     assert "AlphaRankResult" in repr(res)
+
+
+@pytest.mark.parametrize("m", [1, 0, 2.5])
+def test_population_size_below_two_is_refused_naming_it(m):
+    # issue 23 item 12: with m = 1 a mutant fixes at once, so the chain is uniform whatever the payoffs
+    with pytest.raises(ValueError, match="population_size must be an integer >= 2"):
+        alpharank(catalog.prisoners_dilemma(), population_size=m)
