@@ -163,6 +163,21 @@ class NFSPOutput:
     kind: str = "product"
 
 
+def _check_learner_memory(obs_dim: int, actions: int, options: NFSPOptions, players: int) -> None:
+    """Refuse options whose learners (per player: three networks, two Adam states, two buffers) pass the memory
+    limit (:func:`games.memory_limit.check_memory`), before anything is allocated."""
+    from games.memory_limit import check_memory
+    from psro.oracles.learned.networks import network_parameters
+
+    weights = 7 * 4 * network_parameters(obs_dim, actions, options.hidden)   # q, target, avg + Adam's 2 x (q, avg)
+    rl = options.rl_buffer_size * (8 * obs_dim + actions + 16)
+    sl = options.sl_buffer_size * (4 * obs_dim + actions + 8)
+    check_memory(players * (weights + rl + sl),
+                 f"NFSP's learners (algorithm_options: hidden={list(options.hidden)}, rl_buffer_size="
+                 f"{options.rl_buffer_size}, sl_buffer_size={options.sl_buffer_size}; {players} players, "
+                 f"observations of {obs_dim})", "Use narrower hidden layers or smaller buffers.")
+
+
 class _Learner:
     """One player's networks, optimisers and buffers."""
 
@@ -313,6 +328,7 @@ class NFSP:
         self.obs_dim, self.num_actions = observation_size(self.game), num_actions(self.game)
         self.tree = self._game_tree(config)
         self._tables: list = [[] for _ in range(self.num_players)]   # members' tabular forms (with a tree)
+        _check_learner_memory(self.obs_dim, self.num_actions, self.options, self.num_players)
         with isolated_torch():
             torch.manual_seed(self.seed)
             self.learners = [_Learner(self.obs_dim, self.num_actions, self.options) for _ in range(self.num_players)]

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from games.memory_limit import check_memory
 from games.validation import check_int, check_real
 from psro.config import algorithm_options
 from psro.evaluation.exact import SequenceFormEvaluator
@@ -123,6 +124,11 @@ def model_trees(model, penalty: float = 0.0, max_histories: int = 1_000_000) -> 
         return build_game_tree(_as_pyspiel(model.model_game(kind, **options)), max_histories=max_histories)
 
     mean = tree_of("mean")
+    # every member's tree is about the size of the mean model's: its arrays and, per history, the walk's records
+    per_tree = sum(a.nbytes for a in (mean.terminal_chance, mean.terminal_returns, mean.terminal_sequence)) \
+        + 128 * mean.num_histories + 256 * sum(len(info.keys) for info in mean.infostates)
+    check_memory((model.members + 1) * per_tree, f"the game trees of members={model.members} model members",
+                 "Use fewer members.")
     members = tuple(tree_of(i) for i in range(model.members))
     penalised = mean
     if penalty > 0:
@@ -371,8 +377,7 @@ class OfflinePSRO:
         t = self.iteration
         for p, (pop, pending) in enumerate(zip(self.populations, self.pending)):
             for policy, value in pending:
-                pop.add(policy, Provenance(t, "initial") if t == 0 else
-                        Provenance(t, "exact_model", "robust_replicator" if self.robust else "nash", value))
+                pop.add(policy, self._provenance(t, value))
                 for tree, mapped in zip(self.trees.members, self._mapped):
                     mapped[p].add(map_policy(policy, self.trees.mean, tree, p), Provenance(t, "mapped"))
         self.pending = [[] for _ in self.populations]
@@ -407,6 +412,13 @@ class OfflinePSRO:
         self.gap = self.true_nash_conv()
         times["metric"] = time.perf_counter() - start
         return times
+
+    def _provenance(self, iteration: int, value: float) -> Provenance:
+        """Where the policy that joins at ``iteration`` came from (the uniform policy at 0; else the model's exact
+        best response to this loop's meta-solver)."""
+        if iteration == 0:
+            return Provenance(0, "initial")
+        return Provenance(iteration, "exact_model", self.meta_solver.name, value)
 
     def _meta_solve(self) -> tuple:
         """(per player its mixture, the meta gap): a Nash equilibrium of the mean-model meta-game."""
@@ -552,10 +564,11 @@ class OfflinePSRO:
         for p in range(solver.num_players):
             values = arrays[f"values_{p}"]
             for k, policy in enumerate(arrays[f"policies_{p}"]):
-                prov = Provenance(0, "initial") if k == 0 else Provenance(int(k), "exact_model", "", float(values[k]))
-                solver.populations[p].add(policy, prov)
+                # one response per player joins each iteration, so member k joined at iteration k: the provenance
+                # is rebuilt exactly as _step wrote it (the meta-solver's name included)
+                solver.populations[p].add(policy, solver._provenance(k, float(values[k])))
                 for tree, mapped in zip(solver.trees.members, solver._mapped):
-                    mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(0, "mapped"))
+                    mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(k, "mapped"))
             solver.pending[p] = [(policy, float(v)) for policy, v in
                                  zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
         if solver.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
