@@ -5,9 +5,9 @@ Reference values are computed by hand from weights set explicitly (a network wit
 map, so its softmax can be written down)."""
 
 import io
-import re
 import json
 import pickle
+import re
 
 import numpy as np
 import pyspiel
