@@ -53,7 +53,15 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
-from psro.run.checkpoint import atomic_write, is_sealed, previous_name, read_or_advise, replace_document, seal_document
+from psro.run.checkpoint import (
+    atomic_write,
+    is_sealed,
+    previous_name,
+    read_or_advise,
+    replace_document,
+    restoring,
+    seal_document,
+)
 from psro.state import HISTORY_COLUMNS
 
 __all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
@@ -485,6 +493,15 @@ class OfflinePSRO:
                 "uniform_weight": self.uniform_weight, "meta_iterations": self.meta_iterations, "tau": self.tau,
                 "max_histories": self.max_histories, "game": self.game_spec}
 
+    def _run_config(self) -> dict:
+        """The run's config as a dict (the CLI's, else one made from the options; None without a true game), stored
+        in the checkpoint so that a resume needs nothing else."""
+        if self.run_config is not None:
+            return dict(self.run_config)
+        if self.game_spec is None:   # (a config always names the true game; this run has none)
+            return None
+        return config_from_options(self._options(), str(self.dataset_path))
+
     def save_checkpoint(self, directory=None) -> Path:
         """Write the checkpoint (into ``directory`` or ``checkpoint_dir``): the arrays file first, then the JSON
         document that names it with its SHA-256 (both atomic; the document it replaces is kept as
@@ -511,7 +528,7 @@ class OfflinePSRO:
         atomic_write(directory / name, lambda fh: fh.write(data))
         rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                 for row in self.rows]   # (strict JSON: NaN is written as null and read back as NaN)
-        document = {"options": self._options(), "iteration": self.iteration, "rows": rows,
+        document = {"options": self._options(), "config": self._run_config(), "iteration": self.iteration, "rows": rows,
                     "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
                     "dataset": {"path": str(self.dataset_path), "sha256": _sha256(self.dataset_path)}}
         text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
@@ -530,6 +547,7 @@ class OfflinePSRO:
         if not is_sealed(text):
             raise ValueError(f"{path} is damaged (its SHA-256 does not match its contents); the run cannot resume "
                              "from it.")
+        _check_document(document, path)
         algorithm = document["options"]["algorithm"]
         if algorithm != cls.algorithm:
             raise ValueError(f"{path}: the checkpoint is of {algorithm!r}, not {cls.algorithm!r}; resume it with "
@@ -555,7 +573,9 @@ class OfflinePSRO:
         dataset, arrays_file = Path(document["dataset"]["path"]), directory / document["arrays"]["file"]
         options = dict(document["options"])
         options.pop("algorithm")
-        solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
+        with restoring({"file": str(directory / DOCUMENT)}):   # (an option of the wrong type: names the file)
+            solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
+        solver.run_config = document.get("config")
         with np.load(arrays_file, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         solver.iteration = int(document["iteration"])
@@ -611,6 +631,51 @@ class COffeEPSRO(OfflinePSRO):
 
         result = robust_replicator(self.low, self.high, iterations=self.meta_iterations, tau=self.tau)
         return [np.array(m) for m in result.marginals], float(result.regret)
+
+
+_OPTION_KEYS = ("algorithm", "members", "seed", "penalty", "uniform_weight", "meta_iterations", "tau", "max_histories",
+                "game")
+
+
+def _check_document(document, path: Path) -> None:
+    """Refuse a document without the fields an offline checkpoint has, naming the first one missing."""
+    required = {"options": dict, "iteration": int, "rows": list, "wall": (int, float), "cpu": (int, float),
+                "arrays": dict, "dataset": dict}
+    if not isinstance(document, dict):
+        raise ValueError(f"{path} is not an offline PSRO checkpoint (a JSON object).")
+    for key, kind in required.items():
+        if not isinstance(document.get(key), kind):
+            raise ValueError(f"{path}: the field {key!r} is missing or of the wrong type; an offline PSRO checkpoint "
+                             "has it (the document was edited or written by another program).")
+    for key in _OPTION_KEYS:
+        if key not in document["options"]:
+            raise ValueError(f"{path}: the field 'options.{key}' is missing; an offline PSRO checkpoint has it.")
+    extra = sorted(set(document["options"]) - set(_OPTION_KEYS))
+    if extra:
+        raise ValueError(f"{path}: 'options' has unknown field(s) {extra}.")
+    for key, fields in (("arrays", ("file", "sha256")), ("dataset", ("path", "sha256"))):
+        for field in fields:
+            if not isinstance(document[key].get(field), str):
+                raise ValueError(f"{path}: the field '{key}.{field}' is missing or not a string.")
+
+
+def config_from_options(options: dict, dataset: str | None) -> dict:
+    """The run config (a :class:`psro.config.PSROConfig` dict) that an offline checkpoint's options stand for.
+
+    Examples
+    --------
+    >>> c = config_from_options({"algorithm": "coffee_psro", "members": 3, "seed": 1, "penalty": 1.0,
+    ...     "uniform_weight": 0.1, "meta_iterations": 2000, "tau": 0.2, "max_histories": 1000, "game": "kuhn_poker"},
+    ...     "data.csv")
+    >>> c["algorithm"], c["seed"], c["algorithm_options"]["members"], c["algorithm_options"]["dataset"]
+    ('coffee_psro', 1, 3, 'data.csv')
+    """
+    from psro.config import PSROConfig
+
+    algorithm_options = {"dataset": dataset, **{k: options[k] for k in ("members", "penalty", "uniform_weight",
+                                                                         "meta_iterations", "tau")}}
+    return PSROConfig(game=options["game"], algorithm=options["algorithm"], seed=options["seed"],
+                      max_histories=options["max_histories"], algorithm_options=algorithm_options).to_dict()
 
 
 def resume_offline(checkpoint_dir, progress: bool = False) -> OfflinePSRO:

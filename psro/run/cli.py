@@ -142,36 +142,18 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
 
 def _run(args) -> int:
     from psro.algorithms import algorithm_class
-    from psro.loop import PSRO
-    from psro.run.checkpoint import has_checkpoint, load_checkpoint
     from psro.run.run_dir import default_run_dir, write_config
 
     resume_dir = getattr(args, "resume", None) or getattr(args, "run_dir", None)
-    training_loop = None if resume_dir is None else _saved_algorithm(Path(resume_dir))
-    if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)
+    if resume_dir is not None:   # the checkpoint is the one source of truth; config.yaml is rewritten from it
+        from psro.run.saved_run import config_disagreement, read_saved_run
+
         run_dir = Path(resume_dir)
-        if not (run_dir / "checkpoint").is_dir():
-            raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
-                             "`psro run CONFIG --out RUN_DIR`.")
-        saved = PSROConfig.from_yaml(run_dir / "config.yaml")
-        config = _resolve_config(args, base=saved)
-        _check_resumable(config, saved)
-        solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
-                                      previous=args.previous)
-        print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
-    elif resume_dir is not None:
-        run_dir = Path(resume_dir)
-        if not has_checkpoint(run_dir / "checkpoint"):
-            raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint (checkpoint/checkpoint.json); "
-                             "start it with `psro run CONFIG --out RUN_DIR`.")
-        document = load_checkpoint(run_dir / "checkpoint", previous=args.previous)
-        if document.get("config") is None:
-            raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
-        saved = PSROConfig.from_dict(document["config"])
-        config = _resolve_config(args, base=saved)
-        _check_resumable(config, saved)
-        solver = PSRO.restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
-                         progress=False, executor=config.executor_spec())
+        saved = read_saved_run(run_dir, previous=args.previous)
+        config = _resolve_config(args, base=saved.config)
+        _check_resumable(config, saved.config)
+        config_disagreement(run_dir, saved.config)
+        solver = saved.restore(config, previous=args.previous)
         print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
     else:
         if args.config is None:
@@ -189,14 +171,6 @@ def _run(args) -> int:
     write_config(run_dir, config)
     solver.run_config = config.to_dict()
     return _train(solver, config, run_dir)
-
-
-def _saved_algorithm(run_dir: Path):
-    """The training loop's class of the run in ``run_dir`` (from its ``config.yaml``; PSRO when it has none)."""
-    from psro.algorithms import algorithm_class
-
-    path = run_dir / "config.yaml"
-    return algorithm_class(PSROConfig.from_yaml(path).algorithm if path.is_file() else "psro")
 
 
 def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:
