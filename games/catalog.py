@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from games.memory_limit import check_memory
+from games.memory_limit import MemoryLimitExceeded, check_memory
 from games.normal_form import NormalFormGame
 
 __all__ = [
@@ -404,6 +404,8 @@ def from_spec(spec: str) -> NormalFormGame:
             raise ValueError("give the parameters by name")
         options = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
         return _PARAMETERISED[name](**options)
+    except MemoryLimitExceeded as exc:   # (well written, too large: the size and the limit say it all)
+        raise MemoryLimitExceeded(f"game: {exc}") from None
     except (SyntaxError, ValueError, TypeError) as exc:
         raise ValueError(f"game: catalog game {spec!r} cannot be built: {exc}; write it as name(key=value, ...) "
                          "with the function's parameters (see games.catalog).") from None
