@@ -341,7 +341,7 @@ def test_infinite_alpha_without_noise_reports_classes():
 @given(
     shape=st.sampled_from([(3,), (5,), (2, 2), (3, 4), (2, 3, 2)]),
     alpha=st.sampled_from([0.0, 0.3, 3.0, 30.0, 300.0, np.inf]),
-    m=st.integers(1, 60),
+    m=st.integers(2, 60),   # (m = 1 is refused: issue 23 item 12)
     selection=st.sampled_from(["local", "population"]),
     seed=st.integers(0, 2**16),
 )
