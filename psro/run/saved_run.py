@@ -88,7 +88,7 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
     from psro.algorithms import algorithm_class
     from psro.family.nfsp import FORMAT as NFSP_FORMAT
     from psro.loop import PSRO
-    from psro.run.checkpoint import CHECKPOINT_FILE, has_checkpoint, load_checkpoint, previous_name
+    from psro.run.checkpoint import CHECKPOINT_FILE, has_checkpoint, load_checkpoint, previous_name, read_or_advise
 
     run_dir = Path(run_dir)
     directory = run_dir / "checkpoint"
@@ -99,19 +99,27 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
     if offline.is_file() or (directory / previous_name(offline.name)).is_file():
         from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO, config_from_options
 
-        path = directory / (previous_name(offline.name) if previous else offline.name)
-        try:
-            document = json.loads(path.read_bytes())
-            algorithm = document["options"]["algorithm"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}: not a readable offline PSRO checkpoint (no options.algorithm: "
-                             f"{type(exc).__name__} {exc}).") from None
+        # the loop's name, from the latest document or, when that one is unreadable, the previous one (whose
+        # reader then says the latest is damaged and the previous one intact)
+        names = [previous_name(offline.name)] if previous else [offline.name, previous_name(offline.name)]
+        failures = []
+        for name in names:
+            path = directory / name
+            try:
+                algorithm = json.loads(path.read_bytes())["options"]["algorithm"]
+                break
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                failures.append(f"{path}: not a readable offline PSRO checkpoint (no options.algorithm: "
+                                f"{type(exc).__name__} {exc}).")
+        else:
+            raise ValueError(failures[0])
         classes = {cls.algorithm: cls for cls in (OfflinePSRO, COffeEPSRO)}
         if algorithm not in classes:
             raise ValueError(f"{path}: options.algorithm is {algorithm!r}; an offline checkpoint's is one of "
                              f"{sorted(classes)}.")
         loop = classes[algorithm]
-        document = loop._read_checkpoint(directory, previous)   # (verified: seal, fields, dataset, arrays)
+        document = read_or_advise(lambda prev: loop._read_checkpoint(directory, prev), previous,
+                                  f"{loop.__name__}.resume({str(directory)!r}, previous=True)")   # (verified)
         config = document.get("config") or config_from_options(document["options"], document["dataset"]["path"])
         return SavedRun(loop, _config_of(config, str(path)), None, directory)
     if not has_checkpoint(directory):

@@ -154,3 +154,15 @@ def test_an_offline_checkpoint_without_its_algorithm_is_refused_naming_the_field
                                  d["options"].__setitem__("members", "many")))
     with pytest.raises(ValueError, match=r"offline_checkpoint\.json' cannot be restored: .*members must be an int"):
         COffeEPSRO.resume(tmp_path / "r" / "checkpoint")
+
+
+def test_a_damaged_offline_checkpoint_points_to_the_previous_one(tmp_path, capsys):
+    config = _config(tmp_path, "coffee_psro")
+    assert main(["run", config, "--iterations", "2", "--out", str(tmp_path / "r")]) == 0
+    document = tmp_path / "r" / "checkpoint" / "offline_checkpoint.json"
+    document.write_bytes(document.read_bytes()[:-5])
+    assert main(["resume", str(tmp_path / "r"), "--iterations", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and "previous checkpoint (iteration 1) is intact" in err and "--previous" in err
+    assert main(["resume", str(tmp_path / "r"), "--iterations", "3", "--previous"]) == 0
+    assert pd.read_csv(tmp_path / "r" / "history.csv")["iteration"].tolist() == [0, 1, 2, 3]
