@@ -126,10 +126,13 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
         raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint ({CHECKPOINT_FILE} in checkpoint/); "
                          "start it with `psro run CONFIG --out RUN_DIR`.")
     path = directory / (previous_name(CHECKPOINT_FILE) if previous else CHECKPOINT_FILE)
-    try:
-        kind = json.loads(path.read_bytes()).get("format")
-    except (OSError, ValueError, AttributeError):
-        kind = None   # (the loader below says what is wrong with it)
+    kind = None   # (NFSP's documents say their format; the loaders below say what is wrong with a damaged one)
+    for name in [path.name] if previous else [CHECKPOINT_FILE, previous_name(CHECKPOINT_FILE)]:
+        try:
+            kind = json.loads((directory / name).read_bytes()).get("format")
+            break
+        except (OSError, ValueError, AttributeError):
+            continue
     if kind == NFSP_FORMAT:
         from psro.family.nfsp import NFSP
 

@@ -166,3 +166,13 @@ def test_a_damaged_offline_checkpoint_points_to_the_previous_one(tmp_path, capsy
     assert "damaged" in err and "previous checkpoint (iteration 1) is intact" in err and "--previous" in err
     assert main(["resume", str(tmp_path / "r"), "--iterations", "3", "--previous"]) == 0
     assert pd.read_csv(tmp_path / "r" / "history.csv")["iteration"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_damaged_nfsp_checkpoint_is_read_as_nfsp_and_points_to_the_previous_one(tmp_path, capsys):
+    config = _config(tmp_path, "nfsp")
+    assert main(["run", config, "--iterations", "2", "--out", str(tmp_path / "r")]) == 0
+    document = tmp_path / "r" / "checkpoint" / "checkpoint.json"
+    document.write_bytes(document.read_bytes()[:-5])
+    assert main(["resume", str(tmp_path / "r"), "--iterations", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and "previous checkpoint (iteration 1) is intact" in err and "schema" not in err
