@@ -6,8 +6,11 @@ Every function returns a :class:`games.NormalFormGame`. Payoffs are given as
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from games.memory_limit import MemoryLimitExceeded, check_memory
 from games.normal_form import NormalFormGame
 
 __all__ = [
@@ -223,6 +226,9 @@ def random_game(shape, kind: str = "general", rng=None, low: float = -1.0, high:
     if len(shape) < 1 or any(k < 1 for k in shape):
         raise ValueError(f"shape must list a positive number of strategies per player; got {shape}.")
     n = len(shape)
+    # float64 payoffs (n, *shape), and for a symmetric game two tables of one player more while they are built
+    check_memory(8 * (n + (2 if kind == "symmetric" else 0)) * math.prod(shape), f"random_game(shape={shape})",
+                 "Ask for fewer strategies.")
     if kind == "general":
         payoffs = rng.uniform(low, high, size=(n, *shape))
     elif kind == "zero_sum":
@@ -398,6 +404,8 @@ def from_spec(spec: str) -> NormalFormGame:
             raise ValueError("give the parameters by name")
         options = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
         return _PARAMETERISED[name](**options)
+    except MemoryLimitExceeded as exc:   # (well written, too large: the size and the limit say it all)
+        raise MemoryLimitExceeded(f"game: {exc}") from None
     except (SyntaxError, ValueError, TypeError) as exc:
         raise ValueError(f"game: catalog game {spec!r} cannot be built: {exc}; write it as name(key=value, ...) "
                          "with the function's parameters (see games.catalog).") from None

@@ -20,6 +20,7 @@ import pandas as pd
 
 from games.normal_form import NormalFormGame
 from games.trajectories import COLUMNS
+from games.validation import check_positive
 
 __all__ = ["reference_file", "load_soccer", "load_rrps_table", "rrps_game", "collect"]
 
@@ -127,6 +128,7 @@ def rrps_game(table: pd.DataFrame | None = None, scale: float = 1.0) -> NormalFo
     >>> g.shape
     (43, 43)
     """
+    scale = check_positive(scale, "scale")
     table = load_rrps_table() if table is None else table
     bots = sorted(set(table["row_bot"]) | set(table["col_bot"]))
     index = {b: i for i, b in enumerate(bots)}

@@ -120,6 +120,9 @@ class NormalFormGame:
         players = tuple(str(x) for x in players)
         if len(players) != n:
             raise ValueError(f"player_names has {len(players)} names but the game has {n} players.")
+        if len(set(players)) != n:
+            twice = sorted({x for x in players if players.count(x) > 1})
+            raise ValueError(f"player_names names {twice} more than once; give each player its own name.")
         object.__setattr__(self, "player_names", players)
 
         strategies = self.strategy_names
@@ -137,7 +140,8 @@ class NormalFormGame:
                         f"strategy_names[{p}] has {len(names)} names but player {p} has {k} strategies."
                     )
         object.__setattr__(self, "strategy_names", strategies)
-        object.__setattr__(self, "name", str(self.name))
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str (the game's title); got {self.name!r} ({type(self.name).__name__}).")
 
     # ------------------------------------------------------------------ shape
     @property

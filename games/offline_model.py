@@ -69,6 +69,7 @@ import numpy as np
 import pandas as pd
 
 from games.custom_sequential import CHANCE, TERMINAL, SequentialGame
+from games.memory_limit import check_memory
 from games.trajectories import episodes as parse_episodes
 from games.trajectories import load_trajectories
 from games.validation import check_int, check_real, check_seed
@@ -1092,6 +1093,10 @@ def fit_model(dataset: pd.DataFrame, members: int = 5, seed: int = 0, game=None)
             f"the dataset's returns span [{returns.min()}, {returns.max()}], outside the game's utility range "
             f"[{lo}, {hi}]; is the dataset from this game?"
         )
+    # each member keeps per node a count, a mean return per player and a flag, and draws one weight per episode
+    check_memory(members * (len(tree.kind) * (9 + 8 * num_players) + 16 * len(eps)),
+                 f"members={members} bootstrap members of a model of {len(tree.kind)} nodes",
+                 "Use fewer members (5 to 20 is the usual range).")
     counts = _counts(tree, np.ones(len(eps)))
     rng = np.random.default_rng(seed)
     member_counts = [_counts(tree, rng.multinomial(len(eps), np.full(len(eps), 1.0 / len(eps))).astype(np.float64))

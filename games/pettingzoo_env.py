@@ -159,18 +159,34 @@ def from_pettingzoo(env, name: str | None = None) -> PettingZooGame:
     """
     if callable(env) and not hasattr(env, "possible_agents"):
         make = env
+        probe = make()
     elif hasattr(env, "possible_agents") and hasattr(env, "step"):
-        template = env
+        template = probe = env
 
         def make():
             return copy.deepcopy(template)
     else:
         raise ValueError(f"env must be a PettingZoo AEC environment or a function making one; got "
                          f"{type(env).__name__}.")
+    _check_aec(probe)
     if name is None:
-        probe = make()
         name = (getattr(probe, "metadata", None) or {}).get("name", type(probe).__name__)
     return PettingZooGame(make, name)
+
+
+def _check_aec(env) -> None:
+    """Refuse a parallel environment (all agents act at once) before any job plays it."""
+    try:
+        from pettingzoo.utils.env import ParallelEnv
+    except ImportError:  # without PettingZoo no env can be a parallel one
+        return
+    if isinstance(env, ParallelEnv):
+        raise ValueError(
+            f"env is a PettingZoo parallel environment ({type(env).__name__}); from_pettingzoo plays AEC "
+            "environments, where one agent acts at a time. Wrap it first: "
+            "from_pettingzoo(pettingzoo.utils.conversions.parallel_to_aec(env)), or pass the module's env() "
+            "instead of its parallel_env()."
+        )
 
 
 def load_pettingzoo(spec: str, **kwargs) -> PettingZooGame:

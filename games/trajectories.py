@@ -371,12 +371,28 @@ def load_trajectories(path) -> pd.DataFrame:
         For a Parquet file without pyarrow installed.
     """
     path = Path(path)
-    if _format(path) == "parquet":
+    kind = _format(path)
+    if not path.exists():
+        raise FileNotFoundError(f"path: no trajectory file at {str(path)!r}; check the path (collect a table "
+                                "with games.datasets.collect and write it with save_trajectories).")
+    if not path.is_file():
+        raise ValueError(f"path: {str(path)!r} is not a regular file; a trajectory table is a .csv or .parquet file.")
+    if path.stat().st_size == 0:
+        raise ValueError(f"path: the trajectory file {str(path)!r} is empty; it needs a header row and one row per "
+                         f"step (columns {list(COLUMNS)}).")
+    if kind == "parquet":
         _need_pyarrow()
-        df = pd.read_parquet(path)
+        try:
+            df = pd.read_parquet(path)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"path: {str(path)!r} is not a readable Parquet file ({err}).") from None
     else:
-        header = pd.read_csv(path, nrows=0).columns
-        dtypes = {c: str for c in _STR_COLUMNS if c in header}
-        df = pd.read_csv(path, dtype=dtypes, keep_default_na=False, na_values={
-            c: ["", "nan", "NaN"] for c in header if c not in _STR_COLUMNS and c not in COLUMNS})
+        try:
+            header = pd.read_csv(path, nrows=0).columns
+            dtypes = {c: str for c in _STR_COLUMNS if c in header}
+            df = pd.read_csv(path, dtype=dtypes, keep_default_na=False, na_values={
+                c: ["", "nan", "NaN"] for c in header if c not in _STR_COLUMNS and c not in COLUMNS})
+        except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+            raise ValueError(f"path: {str(path)!r} is not a UTF-8 CSV trajectory table "
+                             f"({type(err).__name__}: {str(err)[:120]}).") from None
     return validate_trajectories(df)

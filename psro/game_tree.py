@@ -34,7 +34,6 @@ is far beyond the budget is refused without walking.
 from __future__ import annotations
 
 import math
-import os
 from array import array
 from dataclasses import dataclass
 
@@ -204,24 +203,17 @@ def _check_supported(game) -> None:
 
 
 def memory_budget() -> int:
-    """The default memory budget of :func:`build_game_tree`: half the memory available now, in bytes.
+    """The default memory budget of :func:`build_game_tree`: the toolkit's memory limit, in bytes
+    (:func:`games.memory_limit.memory_limit`: ``PSRO_MAX_MEMORY`` when set, else half the memory available now).
 
     Examples
     --------
     >>> memory_budget() > 0
     True
     """
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024 // 2
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") // 2
-    except (ValueError, OSError, AttributeError):
-        return 8 * 2**30
+    from games.memory_limit import memory_limit
+
+    return memory_limit()
 
 
 # Rough sizes of what the walk keeps, in bytes: a terminal's arrays (chance, returns, sequences, and the copy
@@ -384,7 +376,7 @@ def build_game_tree(game, max_histories: int = 1_000_000, *, max_bytes: int | No
     """
     _check_supported(game)
     max_histories = check_int(max_histories, "max_histories", minimum=1)
-    budget = "max_bytes" if max_bytes is not None else "half the available memory"
+    budget = "max_bytes" if max_bytes is not None else "the memory limit, PSRO_MAX_MEMORY or half the available memory"
     max_bytes = memory_budget() if max_bytes is None else check_int(max_bytes, "max_bytes", minimum=1)
     estimate = estimate_histories(game)
     if estimate > _ESTIMATE_MARGIN * max_histories:   # far too large: no need to walk up to the budget to know

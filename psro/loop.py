@@ -546,8 +546,16 @@ class PSRO:
         algorithm = document.get("options", {}).get("algorithm", cls.algorithm) if isinstance(document, dict) \
             else cls.algorithm
         if cls is PSRO and algorithm != cls.algorithm:   # (``PSRO.resume`` of any algorithm's checkpoint)
-            return algorithm_class(algorithm).restore(document, checkpoint_dir=checkpoint_dir, progress=progress,
-                                                      executor=executor)
+            source = document.get("file", "the checkpoint")
+            try:
+                loop = algorithm_class(algorithm)
+            except ValueError as exc:
+                raise ValueError(f"checkpoint file {source!r}: options.{exc}") from None
+            if not issubclass(loop, PSRO):
+                raise ValueError(f"checkpoint file {source!r}: options.algorithm is {algorithm!r}, a loop that keeps "
+                                 f"its own kind of checkpoint ({loop.__name__}), not this PSRO checkpoint; the "
+                                 "document was edited or mixed up with another run's.")
+            return loop.restore(document, checkpoint_dir=checkpoint_dir, progress=progress, executor=executor)
         with checkpoint.restoring(document):
             options = checkpoint.solver_options(document, executor)
             solver = cls(options.pop("game"), **options, progress=progress, checkpoint_dir=checkpoint_dir)

@@ -500,8 +500,12 @@ def _check_params(alpha, population_size, selection, inf_alpha_eps, perturbation
         raise TypeError(f"alpha must be a number (the selection intensity); got {alpha!r}.") from None
     if math.isnan(alpha) or alpha < 0:
         raise ValueError(f"alpha must be >= 0 (np.inf for the infinite-alpha limit); got {alpha}.")
-    if not float(check_real(population_size, "population_size", minimum=1.0)).is_integer():
-        raise ValueError(f"population_size must be an integer >= 1 (e.g. 50); got {population_size}.")
+    if not float(check_real(population_size, "population_size")).is_integer() or population_size < 2:
+        raise ValueError(
+            f"population_size must be an integer >= 2 (e.g. 50; OpenSpiel's default); got {population_size}. "
+            "With one agent per population a mutant fixes at once whatever the payoffs, so the ranking "
+            "says nothing."
+        )
     if selection not in _SELECTIONS:
         raise ValueError(f"selection must be 'local' or 'population' (alias 'fermi'); got {selection!r}.")
     if solver not in ("auto", "dense", "iterative", "direct"):
@@ -729,7 +733,7 @@ def alpharank(game_or_payoff_tables, alpha: float = 100.0, population_size: int 
     ------
     ValueError
         For NaN/inf payoffs, a non-square single-population table, ``alpha < 0``,
-        ``population_size < 1`` or an unknown ``selection``.
+        ``population_size < 2`` or an unknown ``selection``.
 
     Examples
     --------

@@ -37,6 +37,7 @@ import pandas as pd
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
+from games.validation import check_real
 from ranking.match_records import (
     MatchCounts,
     ScoreKind,
@@ -309,11 +310,21 @@ def elo(
     >>> elo([[0, 2], [1, 0]], smoothing=0.0, anchor="mean")["rating"].round(3).tolist()
     [60.206, -60.206]
     """
+    if isinstance(data, (list, tuple)) and _is_ragged(data):
+        raise ValueError("data is a ragged win matrix (rows of different lengths); give an (n, n) matrix whose "
+                         "row i counts the matches agent i won against each agent.")
     if not isinstance(data, pd.DataFrame) and hasattr(data, "__len__") and np.size(data) == 0:
         raise ValueError(f"data is empty (shape {np.shape(data)}); Elo needs a win matrix of at least two agents "
                          "or match records (a DataFrame with agent_a, agent_b, score_a).")
+    # the interval's coverage is checked whether or not a bootstrap asks for it, so a typo is never ignored
+    confidence = check_real(confidence, "confidence", minimum=0.0, maximum=1.0, strict=True)
+    _check_no_self_matches(data)
     counts = as_match_counts(data, draws, scores=scores, agents=agents, games_per_pair=games_per_pair,
                              argname="data")
+    if isinstance(data, (np.ndarray, list, tuple)) and np.any(np.diag(counts.wins) != 0):
+        i = int(np.flatnonzero(np.diag(counts.wins))[0])
+        raise ValueError(f"data[{i}, {i}] = {counts.wins[i, i]:g}: a win matrix's diagonal counts self-matches, "
+                         "which say nothing about ratings; set the diagonal to 0.")
     if not (np.isfinite(smoothing) and smoothing >= 0):
         raise ValueError(f"smoothing must be a finite number >= 0; got {smoothing}.")
     if not (np.isfinite(scale) and scale > 0):
@@ -332,8 +343,6 @@ def elo(
     if bootstrap:
         if int(bootstrap) != bootstrap or bootstrap < 2:
             raise ValueError(f"bootstrap must be 0 (off) or an integer >= 2; got {bootstrap}.")
-        if not 0 < confidence < 1:
-            raise ValueError(f"confidence must be in (0, 1); got {confidence}.")
         rng = np.random.default_rng(rng)
         chunk = max(1, int(2_000_000 // (n * n)))
         samples = []
@@ -347,6 +356,25 @@ def elo(
         out["lower"] = np.quantile(samples, (1 - confidence) / 2, axis=0)
         out["upper"] = np.quantile(samples, (1 + confidence) / 2, axis=0)
     return out
+
+
+def _is_ragged(rows) -> bool:
+    """Whether nested lists have rows of different lengths (numpy would refuse them with its own message)."""
+    lengths = {len(r) if isinstance(r, (list, tuple, np.ndarray)) else -1 for r in rows}
+    return len(lengths) > 1
+
+
+def _check_no_self_matches(data) -> None:
+    """Refuse match records in which an agent plays itself (Elo rates agents against each other)."""
+    if isinstance(data, pd.DataFrame) and {"agent_a", "agent_b"} <= set(data.columns):
+        same = (data["agent_a"] == data["agent_b"]).to_numpy()
+        if same.any():
+            row = int(np.flatnonzero(same)[0])
+            raise ValueError(
+                f"data row {row} is a self-match ({data['agent_a'].iloc[row]!r} against itself), and "
+                f"{int(same.sum())} row(s) in all; Elo rates agents against each other, so drop those rows "
+                "(data[data.agent_a != data.agent_b])."
+            )
 
 
 def elo_win_probabilities(ratings, scale: float = 400.0) -> np.ndarray:

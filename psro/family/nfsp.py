@@ -62,6 +62,7 @@ from psro.run.checkpoint import (
     previous_name,
     read_or_advise,
     replace_document,
+    restoring,
     seal_document,
     seal_problem,
 )
@@ -74,6 +75,8 @@ logger = logging.getLogger(__name__)
 
 FORMAT = "psro.NFSP/1"
 CHECKPOINT_FILE = "checkpoint.json"
+# the fields every NFSP checkpoint document has (checked before any is read)
+_DOCUMENT_KEYS = ("iteration", "options", "arrays", "rng", "history", "members", "columns", "learners", "state")
 _NETWORKS = ("q", "target", "avg")
 _OPTIMIZERS = ("q_opt", "avg_opt")
 
@@ -162,6 +165,21 @@ class NFSPOutput:
     name: str = "nfsp"
     method: str = "latest average policy"
     kind: str = "product"
+
+
+def _check_learner_memory(obs_dim: int, actions: int, options: NFSPOptions, players: int) -> None:
+    """Refuse options whose learners (per player: three networks, two Adam states, two buffers) pass the memory
+    limit (:func:`games.memory_limit.check_memory`), before anything is allocated."""
+    from games.memory_limit import check_memory
+    from psro.oracles.learned.networks import network_parameters
+
+    weights = 7 * 4 * network_parameters(obs_dim, actions, options.hidden)   # q, target, avg + Adam's 2 x (q, avg)
+    rl = options.rl_buffer_size * (8 * obs_dim + actions + 16)
+    sl = options.sl_buffer_size * (4 * obs_dim + actions + 8)
+    check_memory(players * (weights + rl + sl),
+                 f"NFSP's learners (algorithm_options: hidden={list(options.hidden)}, rl_buffer_size="
+                 f"{options.rl_buffer_size}, sl_buffer_size={options.sl_buffer_size}; {players} players, "
+                 f"observations of {obs_dim})", "Use narrower hidden layers or smaller buffers.")
 
 
 class _Learner:
@@ -266,6 +284,14 @@ class _Learner:
     def load_arrays(self, prefix: str, arrays: dict, meta: dict) -> None:
         for name, net in self.networks().items():
             head = f"{prefix}{name}__"
+            for k, v in net.state_dict().items():
+                if head + k not in arrays:
+                    raise ValueError(f"the arrays hold no {head + k!r} (a network weight of this learner).")
+                if tuple(np.shape(arrays[head + k])) != tuple(v.shape):
+                    raise ValueError(
+                        f"{head + k!r} has shape {tuple(np.shape(arrays[head + k]))} but the network of this game "
+                        f"and options needs {tuple(v.shape)}: the checkpoint's game or hidden layers were changed "
+                        "after its networks were saved.")
             net.load_state_dict({k: torch.from_numpy(np.array(arrays[head + k])) for k in net.state_dict()})
         for name in _OPTIMIZERS:
             saved = meta["optimizers"][name]
@@ -314,6 +340,7 @@ class NFSP:
         self.obs_dim, self.num_actions = observation_size(self.game), num_actions(self.game)
         self.tree = self._game_tree(config)
         self._tables: list = [[] for _ in range(self.num_players)]   # members' tabular forms (with a tree)
+        _check_learner_memory(self.obs_dim, self.num_actions, self.options, self.num_players)
         with isolated_torch():
             torch.manual_seed(self.seed)
             self.learners = [_Learner(self.obs_dim, self.num_actions, self.options) for _ in range(self.num_players)]
@@ -620,6 +647,11 @@ class NFSP:
             raise ValueError(f"{npz} is missing or damaged (its SHA-256 does not match {path}).")
         with np.load(io.BytesIO(data), allow_pickle=False) as data:
             document["_arrays"] = {k: data[k] for k in data.files}
+        document["file"] = str(path)
+        missing = [key for key in _DOCUMENT_KEYS if key not in document]
+        if missing:
+            raise ValueError(f"{path} lacks the field(s) {missing} of an NFSP checkpoint; it was edited or written "
+                             "by another program, and cannot be resumed.")
         return document
 
     @classmethod
@@ -634,10 +666,18 @@ class NFSP:
         """The run a checkpoint document (:meth:`load_checkpoint`) describes."""
         if "_arrays" not in document and checkpoint_dir is not None:
             document = cls.load_checkpoint(checkpoint_dir)
+        with restoring(document):   # (a field of the wrong type or shape: a ValueError naming the file)
+            return cls._restore(document, checkpoint_dir, progress)
+
+    @classmethod
+    def _restore(cls, document: dict, checkpoint_dir, progress: bool) -> NFSP:
         config = PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress)
         solver = cls(config, checkpoint_dir=checkpoint_dir)
         solver.run_config = document.get("config")
         arrays = document["_arrays"]
+        if len(document["learners"]) != solver.num_players:
+            raise ValueError(f"learners holds {len(document['learners'])} learners but the game has "
+                             f"{solver.num_players} players.")
         with isolated_torch():
             for p, (learner, meta) in enumerate(zip(solver.learners, document["learners"])):
                 learner.load_arrays(f"learner_{p}_", arrays, meta)

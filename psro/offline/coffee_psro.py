@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from games.memory_limit import check_memory
 from games.validation import check_int, check_real
 from psro.config import algorithm_options
 from psro.evaluation.exact import SequenceFormEvaluator
@@ -58,6 +59,7 @@ from psro.run.checkpoint import (
     previous_name,
     read_or_advise,
     replace_document,
+    restoring,
     seal_document,
     seal_problem,
 )
@@ -132,6 +134,11 @@ def model_trees(model, penalty: float = 0.0, max_histories: int = 1_000_000) -> 
         return build_game_tree(_as_pyspiel(model.model_game(kind, **options)), max_histories=max_histories)
 
     mean = tree_of("mean")
+    # every member's tree is about the size of the mean model's: its arrays and, per history, the walk's records
+    per_tree = sum(a.nbytes for a in (mean.terminal_chance, mean.terminal_returns, mean.terminal_sequence)) \
+        + 128 * mean.num_histories + 256 * sum(len(info.keys) for info in mean.infostates)
+    check_memory((model.members + 1) * per_tree, f"the game trees of members={model.members} model members",
+                 "Use fewer members.")
     members = tuple(tree_of(i) for i in range(model.members))
     penalised = mean
     if penalty > 0:
@@ -377,8 +384,7 @@ class OfflinePSRO:
         t = self.iteration
         for p, (pop, pending) in enumerate(zip(self.populations, self.pending)):
             for policy, value in pending:
-                pop.add(policy, Provenance(t, "initial") if t == 0 else
-                        Provenance(t, "exact_model", "robust_replicator" if self.robust else "nash", value))
+                pop.add(policy, self._provenance(t, value))
                 for tree, mapped in zip(self.trees.members, self._mapped):
                     mapped[p].add(map_policy(policy, self.trees.mean, tree, p), Provenance(t, "mapped"))
         self.pending = [[] for _ in self.populations]
@@ -413,6 +419,13 @@ class OfflinePSRO:
         self.gap = self.true_nash_conv()
         times["metric"] = time.perf_counter() - start
         return times
+
+    def _provenance(self, iteration: int, value: float) -> Provenance:
+        """Where the policy that joins at ``iteration`` came from (the uniform policy at 0; else the model's exact
+        best response to this loop's meta-solver)."""
+        if iteration == 0:
+            return Provenance(0, "initial")
+        return Provenance(iteration, "exact_model", self.meta_solver.name, value)
 
     def _meta_solve(self) -> tuple:
         """(per player its mixture, the meta gap): a Nash equilibrium of the mean-model meta-game."""
@@ -479,6 +492,15 @@ class OfflinePSRO:
                 "uniform_weight": self.uniform_weight, "meta_iterations": self.meta_iterations, "tau": self.tau,
                 "max_histories": self.max_histories, "game": self.game_spec}
 
+    def _run_config(self) -> dict:
+        """The run's config as a dict (the CLI's, else one made from the options; None without a true game), stored
+        in the checkpoint so that a resume needs nothing else."""
+        if self.run_config is not None:
+            return dict(self.run_config)
+        if self.game_spec is None:   # (a config always names the true game; this run has none)
+            return None
+        return config_from_options(self._options(), str(self.dataset_path))
+
     def save_checkpoint(self, directory=None) -> Path:
         """Write the checkpoint (into ``directory`` or ``checkpoint_dir``): the arrays file first, then the JSON
         document that names it with its SHA-256 (both atomic; the document it replaces is kept as
@@ -512,7 +534,7 @@ class OfflinePSRO:
         atomic_write(directory / name, lambda fh: fh.write(data))
         rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                 for row in self.rows]   # (strict JSON: NaN is written as null and read back as NaN)
-        document = {"options": self._options(), "iteration": self.iteration, "rows": rows,
+        document = {"options": self._options(), "config": self._run_config(), "iteration": self.iteration, "rows": rows,
                     "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
                     "dataset": {"path": self.dataset_path.name, "sha256": _sha256(self.dataset_path)}}
         text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
@@ -531,6 +553,7 @@ class OfflinePSRO:
         problem = seal_problem(text)
         if problem is not None:
             raise ValueError(f"{path} is damaged or refused: {problem}; the run cannot resume from it.")
+        _check_document(document, path)
         algorithm = document["options"]["algorithm"]
         if algorithm != cls.algorithm:
             raise ValueError(f"{path}: the checkpoint is of {algorithm!r}, not {cls.algorithm!r}; resume it with "
@@ -557,7 +580,9 @@ class OfflinePSRO:
         dataset, arrays_file = directory / document["dataset"]["path"], directory / document["arrays"]["file"]
         options = dict(document["options"])
         options.pop("algorithm")
-        solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
+        with restoring({"file": str(directory / DOCUMENT)}):   # (an option of the wrong type: names the file)
+            solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
+        solver.run_config = document.get("config")
         with np.load(io.BytesIO(read_regular(arrays_file)), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         solver.iteration = int(document["iteration"])
@@ -566,10 +591,11 @@ class OfflinePSRO:
         for p in range(solver.num_players):
             values = arrays[f"values_{p}"]
             for k, policy in enumerate(arrays[f"policies_{p}"]):
-                prov = Provenance(0, "initial") if k == 0 else Provenance(int(k), "exact_model", "", float(values[k]))
-                solver.populations[p].add(policy, prov)
+                # one response per player joins each iteration, so member k joined at iteration k: the provenance
+                # is rebuilt exactly as _step wrote it (the meta-solver's name included)
+                solver.populations[p].add(policy, solver._provenance(k, float(values[k])))
                 for tree, mapped in zip(solver.trees.members, solver._mapped):
-                    mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(0, "mapped"))
+                    mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(k, "mapped"))
             solver.pending[p] = [(policy, float(v)) for policy, v in
                                  zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
         if solver.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
@@ -612,6 +638,51 @@ class COffeEPSRO(OfflinePSRO):
 
         result = robust_replicator(self.low, self.high, iterations=self.meta_iterations, tau=self.tau)
         return [np.array(m) for m in result.marginals], float(result.regret)
+
+
+_OPTION_KEYS = ("algorithm", "members", "seed", "penalty", "uniform_weight", "meta_iterations", "tau", "max_histories",
+                "game")
+
+
+def _check_document(document, path: Path) -> None:
+    """Refuse a document without the fields an offline checkpoint has, naming the first one missing."""
+    required = {"options": dict, "iteration": int, "rows": list, "wall": (int, float), "cpu": (int, float),
+                "arrays": dict, "dataset": dict}
+    if not isinstance(document, dict):
+        raise ValueError(f"{path} is not an offline PSRO checkpoint (a JSON object).")
+    for key, kind in required.items():
+        if not isinstance(document.get(key), kind):
+            raise ValueError(f"{path}: the field {key!r} is missing or of the wrong type; an offline PSRO checkpoint "
+                             "has it (the document was edited or written by another program).")
+    for key in _OPTION_KEYS:
+        if key not in document["options"]:
+            raise ValueError(f"{path}: the field 'options.{key}' is missing; an offline PSRO checkpoint has it.")
+    extra = sorted(set(document["options"]) - set(_OPTION_KEYS))
+    if extra:
+        raise ValueError(f"{path}: 'options' has unknown field(s) {extra}.")
+    for key, fields in (("arrays", ("file", "sha256")), ("dataset", ("path", "sha256"))):
+        for field in fields:
+            if not isinstance(document[key].get(field), str):
+                raise ValueError(f"{path}: the field '{key}.{field}' is missing or not a string.")
+
+
+def config_from_options(options: dict, dataset: str | None) -> dict:
+    """The run config (a :class:`psro.config.PSROConfig` dict) that an offline checkpoint's options stand for.
+
+    Examples
+    --------
+    >>> c = config_from_options({"algorithm": "coffee_psro", "members": 3, "seed": 1, "penalty": 1.0,
+    ...     "uniform_weight": 0.1, "meta_iterations": 2000, "tau": 0.2, "max_histories": 1000, "game": "kuhn_poker"},
+    ...     "data.csv")
+    >>> c["algorithm"], c["seed"], c["algorithm_options"]["members"], c["algorithm_options"]["dataset"]
+    ('coffee_psro', 1, 3, 'data.csv')
+    """
+    from psro.config import PSROConfig
+
+    algorithm_options = {"dataset": dataset, **{k: options[k] for k in ("members", "penalty", "uniform_weight",
+                                                                         "meta_iterations", "tau")}}
+    return PSROConfig(game=options["game"], algorithm=options["algorithm"], seed=options["seed"],
+                      max_histories=options["max_histories"], algorithm_options=algorithm_options).to_dict()
 
 
 def resume_offline(checkpoint_dir, progress: bool = False) -> OfflinePSRO:

@@ -254,68 +254,21 @@ def _started(config: PSROConfig, run_dir: Path):
 
 
 def _resumed(args, run_dir: Path) -> tuple:
-    """``(solver, config)`` of the run in ``run_dir``, restored from its checkpoint (its folder never a link)."""
-    from psro.loop import PSRO
-    from psro.run.checkpoint import has_checkpoint, load_checkpoint
+    """``(solver, config)`` of the run in ``run_dir``, restored from its checkpoint (its folder never a link). The
+    checkpoint is the one source of truth: where ``config.yaml`` disagrees with it (edited, or another run's
+    checkpoint copied in) the disagreement is reported and ``config.yaml`` is rewritten from the checkpoint."""
     from psro.run.run_files import check_directory
+    from psro.run.saved_run import config_disagreement, read_saved_run
 
     if os.path.lexists(run_dir / "checkpoint"):
         check_directory(run_dir / "checkpoint")
-
-    training_loop = _saved_algorithm(run_dir)
-    if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)
-        if not (run_dir / "checkpoint").is_dir():
-            raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
-                             "`psro run CONFIG --out RUN_DIR`.")
-        saved = _run_config(run_dir)
-        config = _resolve_config(args, base=saved)
-        _check_resumable(config, saved)
-        solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
-                                      previous=args.previous)
-    else:
-        if not has_checkpoint(run_dir / "checkpoint"):
-            raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint (checkpoint/checkpoint.json); "
-                             "start it with `psro run CONFIG --out RUN_DIR`.")
-        document = load_checkpoint(run_dir / "checkpoint", previous=args.previous)
-        if document.get("config") is None:
-            raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
-        saved = PSROConfig.from_dict(document["config"])
-        _check_same_run(run_dir, saved)
-        config = _resolve_config(args, base=saved)
-        _check_resumable(config, saved)
-        solver = PSRO.restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
-                              progress=False, executor=config.executor_spec())
+    saved = read_saved_run(run_dir, previous=args.previous)
+    config = _resolve_config(args, base=saved.config)
+    _check_resumable(config, saved.config)
+    config_disagreement(run_dir, saved.config)
+    solver = saved.restore(config, previous=args.previous)
     print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
     return solver, config
-
-
-def _check_same_run(run_dir: Path, saved: PSROConfig) -> None:
-    """The run directory's ``config.yaml`` (when there is one) must describe the run its checkpoint holds: a
-    checkpoint copied in from another run is refused, not adopted (its config would overwrite ``config.yaml``)."""
-    if not os.path.lexists(run_dir / "config.yaml"):
-        return
-    written = _run_config(run_dir)
-    changed = [f.name for f in dataclasses.fields(PSROConfig)
-               if f.name not in RESUMABLE_CHANGES and getattr(written, f.name) != getattr(saved, f.name)]
-    if changed:
-        raise ValueError(f"run_dir {str(run_dir)!r}: its config.yaml and its checkpoint describe different runs "
-                         f"({', '.join(f'{k}: {getattr(written, k)!r} vs {getattr(saved, k)!r}' for k in changed[:3])}"
-                         "); the checkpoint may be another run's copied in. Restore the run's own checkpoint or "
-                         "config.yaml (or remove config.yaml to continue the checkpoint's run).")
-
-
-def _saved_algorithm(run_dir: Path):
-    """The training loop's class of the run in ``run_dir`` (from its ``config.yaml``; PSRO when it has none)."""
-    from psro.algorithms import algorithm_class
-
-    return algorithm_class(_run_config(run_dir).algorithm if os.path.lexists(run_dir / "config.yaml") else "psro")
-
-
-def _run_config(run_dir: Path) -> PSROConfig:
-    """The run directory's ``config.yaml``, read only as a regular file of the directory (never through a link)."""
-    from psro.run.run_files import check_target
-
-    return PSROConfig.from_yaml(check_target(run_dir / "config.yaml"))
 
 
 def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:

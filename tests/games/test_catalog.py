@@ -117,3 +117,11 @@ def test_from_spec_builds_fixed_and_parameterised_games():
 def test_from_spec_names_what_is_wrong(spec, match):
     with pytest.raises(ValueError, match=match):
         catalog.from_spec(spec)
+
+
+def test_a_config_spec_of_a_random_game_past_the_memory_limit_names_the_size_and_the_limit(monkeypatch):
+    # issue 23 item 5: catalog:random_game(shape=(30000, 30000)) in a config ended in a 13 GiB MemoryError
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    with pytest.raises(ValueError, match=r"^game: random_game\(shape=\(30000, 30000\)\) needs about 13.4 GiB, above "
+                                         r"the memory limit of 1 GiB \(PSRO_MAX_MEMORY\)"):
+        catalog.from_spec("random_game(shape=(30000, 30000))")

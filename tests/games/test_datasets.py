@@ -152,3 +152,11 @@ def test_collect_accepts_callables_and_dict_answers_and_refuses_bad_policies():
         datasets.collect(game, _Always(0), episodes=0, seed=0)
     with pytest.raises(ValueError, match="turn-based"):
         datasets.collect("matrix_rps", _Always(0, 3), episodes=1, seed=0)
+
+
+@pytest.mark.parametrize("scale, message", [(float("nan"), "scale must be a number, not NaN"),
+                                            (0, "scale must be a number > 0"), (-1.0, "scale must be a number > 0"),
+                                            (float("inf"), "scale must be finite")])
+def test_rrps_game_refuses_a_scale_that_is_not_a_positive_number(scale, message):
+    with pytest.raises(ValueError, match=message):
+        datasets.rrps_game(scale=scale)

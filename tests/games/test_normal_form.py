@@ -147,3 +147,14 @@ def test_pyspiel_round_trip(payoffs):
 def test_from_pyspiel_matrix_rps():
     g = NormalFormGame.from_pyspiel(pyspiel.load_game("matrix_rps"))
     np.testing.assert_array_equal(g.payoffs[0], catalog.rock_paper_scissors().payoffs[0])
+
+
+def test_a_name_that_is_not_text_is_refused():
+    # issue 23 item 12: name=5 became '5' silently
+    with pytest.raises(TypeError, match=r"name must be a str \(the game's title\); got 5 \(int\)"):
+        NormalFormGame(np.zeros((2, 2, 2)), name=5)
+
+
+def test_duplicate_player_names_are_refused_naming_them():
+    with pytest.raises(ValueError, match=r"player_names names \['a'\] more than once"):
+        NormalFormGame(np.zeros((2, 2, 2)), player_names=("a", "a"))

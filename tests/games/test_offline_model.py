@@ -273,3 +273,21 @@ def test_intervals_and_responses_are_ordered_on_any_dataset(seed, episodes):
         assert d_low <= values[1] + 1e-12 and values[1] <= d_high + 1e-12
         robust = model.count_interval(profile)
         assert robust.low[player] <= d_high + 1e-12 and robust.low[player] <= mean[player] + 1e-12
+
+
+def test_members_past_the_memory_limit_are_refused_before_allocating(monkeypatch):
+    # issue 23 item 5: offline members: 10**7 grew to 8.7 GB and died with SIGSEGV
+    import tracemalloc
+
+    game = pyspiel.load_game("kuhn_poker")
+    data = collect(game, pyspiel.UniformRandomPolicy(game), episodes=100, seed=0)
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"members=10000000 bootstrap members of a model of \d+ nodes needs about "
+                                             r"[0-9.]+ GiB, above the memory limit of 1 GiB"):
+            fit_model(data, members=10**7)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20

@@ -129,3 +129,15 @@ def test_bad_input():
         env.step([1, 1], [0, 1])
     with pytest.raises(TypeError, match="no environment options"):
         make_env(load_pettingzoo("pettingzoo:tictactoe_v3"), 2, cache_bytes=0)
+
+
+def test_a_parallel_env_is_refused_at_once_saying_how_to_wrap_it():
+    # issue 23 item 12: a parallel env was accepted, then failed with AttributeError 'observe' inside a job
+    from pettingzoo.classic import rps_v2
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    for env in (rps_v2.parallel_env(), rps_v2.parallel_env):
+        with pytest.raises(ValueError, match=r"parallel environment .*parallel_to_aec\(env\)"):
+            from_pettingzoo(env)
+    wrapped = from_pettingzoo(parallel_to_aec(rps_v2.parallel_env()))
+    assert wrapped.num_players == 2

@@ -145,3 +145,18 @@ def test_not_a_dataframe_and_empty_tables_are_refused():
         validate_trajectories({"episode": [0]})
     with pytest.raises(ValueError, match="no rows"):
         validate_trajectories(pd.DataFrame({c: [] for c in COLUMNS}))
+
+
+def test_a_missing_empty_or_binary_file_is_refused_naming_the_path(tmp_path):
+    # issue 23 item 12: these ended in pandas' or the codec's own messages
+    with pytest.raises(FileNotFoundError, match="path: no trajectory file at"):
+        load_trajectories(tmp_path / "missing.csv")
+    (tmp_path / "empty.csv").write_bytes(b"")
+    with pytest.raises(ValueError, match="path: the trajectory file .* is empty"):
+        load_trajectories(tmp_path / "empty.csv")
+    (tmp_path / "binary.csv").write_bytes(bytes(range(128, 256)) * 4)
+    with pytest.raises(ValueError, match="path: .* is not a UTF-8 CSV trajectory table"):
+        load_trajectories(tmp_path / "binary.csv")
+    (tmp_path / "folder.csv").mkdir()
+    with pytest.raises(ValueError, match="path: .* is not a regular file"):
+        load_trajectories(tmp_path / "folder.csv")

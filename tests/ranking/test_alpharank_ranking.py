@@ -341,7 +341,7 @@ def test_infinite_alpha_without_noise_reports_classes():
 @given(
     shape=st.sampled_from([(3,), (5,), (2, 2), (3, 4), (2, 3, 2)]),
     alpha=st.sampled_from([0.0, 0.3, 3.0, 30.0, 300.0, np.inf]),
-    m=st.integers(1, 60),
+    m=st.integers(2, 60),   # (m = 1 is refused: issue 23 item 12)
     selection=st.sampled_from(["local", "population"]),
     seed=st.integers(0, 2**16),
 )
@@ -451,3 +451,10 @@ def test_result_type_and_plots():
     ax = plot_pi_vs_alpha(sweep(catalog.biased_rock_paper_scissors(), alphas=[0.1, 1.0]), top=2)
     assert len(ax.lines) == 2
     assert "AlphaRankResult" in repr(res)
+
+
+@pytest.mark.parametrize("m", [1, 0, 2.5])
+def test_population_size_below_two_is_refused_naming_it(m):
+    # issue 23 item 12: with m = 1 a mutant fixes at once, so the chain is uniform whatever the payoffs
+    with pytest.raises(ValueError, match="population_size must be an integer >= 2"):
+        alpharank(catalog.prisoners_dilemma(), population_size=m)

@@ -278,3 +278,24 @@ def test_bradley_terry_is_invariant_to_the_unit_of_the_scores(exponent, n, seed)
 def test_a_one_agent_score_matrix_is_refused():
     with pytest.raises(ValueError, match="at least 2 x 2"):
         bradley_terry_strengths([[0.0]])
+
+
+def test_self_matches_are_refused_naming_the_row():
+    # issue 23 item 12: a row where an agent plays itself was silently dropped
+    df = pd.DataFrame({"agent_a": ["a", "a", "b"], "agent_b": ["b", "a", "a"], "score_a": [1, 1, 0]})
+    with pytest.raises(ValueError, match=r"data row 1 is a self-match \('a' against itself\)"):
+        elo(df)
+    with pytest.raises(ValueError, match=r"data\[1, 1\] = 3: a win matrix's diagonal counts self-matches"):
+        elo([[0, 2], [1, 3]])
+
+
+@pytest.mark.parametrize("bootstrap", [0, 10])
+@pytest.mark.parametrize("confidence", [1.5, 0.0, 1.0, float("nan")])
+def test_confidence_out_of_range_is_refused_with_or_without_a_bootstrap(confidence, bootstrap):
+    with pytest.raises(ValueError, match="confidence must be"):
+        elo([[0, 2], [1, 0]], confidence=confidence, bootstrap=bootstrap)
+
+
+def test_a_ragged_win_matrix_is_refused_in_words():
+    with pytest.raises(ValueError, match="data is a ragged win matrix"):
+        elo([[0, 1, 2], [1, 0]])

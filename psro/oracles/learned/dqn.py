@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from games.memory_limit import check_memory
 from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
 from psro.oracles.learned.training import (
@@ -147,6 +148,8 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
 
     # ---- replay buffer
     size, d, num_a = config.buffer_size, env.obs_dim, env.num_actions
+    check_memory(size * (8 * d + num_a + 16), f"DQN's replay buffer (buffer_size={size}, observations of {d})",
+                 "Use a smaller buffer_size.")
     buf_obs = np.zeros((size, d), dtype=np.float32)
     buf_action = np.zeros(size, dtype=np.int64)
     buf_reward = np.zeros(size, dtype=np.float32)

@@ -38,7 +38,8 @@ from games.validation import is_integer
 from psro.game_tree import GameTree, infostate_tensors
 from psro.population import Provenance
 
-__all__ = ["FORMAT", "MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "game_sizes", "torch_device"]
+__all__ = ["FORMAT", "MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "game_sizes", "network_parameters",
+           "torch_device"]
 
 MODES = ("softmax", "greedy")
 FORMAT = "psro.NeuralPolicy/1"   # the ``format`` entry of :meth:`NeuralPolicy.architecture` and of state dicts
@@ -66,6 +67,19 @@ class LearnedProvenance(Provenance):
     seed: int | None = None
 
 
+def network_parameters(obs_dim: int, num_actions: int, hidden) -> int:
+    """The number of weights and biases of :class:`PolicyNetwork` ``(obs_dim, num_actions, hidden)``, counted in
+    Python ints (so a hostile size never overflows).
+
+    Examples
+    --------
+    >>> network_parameters(11, 2, (8,))   # (11 + 1) * 8 + (8 + 1) * 2
+    114
+    """
+    sizes = (int(obs_dim), *(int(h) for h in hidden), int(num_actions))
+    return sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+
+
 class PolicyNetwork(nn.Module):
     """A multilayer perceptron from an observation vector to one score per action.
 
@@ -84,6 +98,11 @@ class PolicyNetwork(nn.Module):
     """
 
     def __init__(self, obs_dim: int, num_actions: int, hidden: tuple = (64,)):
+        from games.memory_limit import check_memory
+
+        check_memory(4 * network_parameters(obs_dim, num_actions, hidden),
+                     f"a network with obs_dim={int(obs_dim)}, hidden={[int(h) for h in hidden]} and "
+                     f"{int(num_actions)} actions (float32 weights)", "Use fewer or narrower hidden layers.")
         super().__init__()
         sizes = (int(obs_dim), *(int(h) for h in hidden))
         layers: list = []

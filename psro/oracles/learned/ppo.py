@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from games.memory_limit import check_memory
 from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, PolicyNetwork, masked_scores
 from psro.oracles.learned.training import (
@@ -132,6 +133,9 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
 
     # ---- rollout storage, (num_steps, num_envs, ...)
     shape = (config.num_steps, config.num_envs)
+    check_memory(config.num_steps * config.num_envs * (4 * env.obs_dim + env.num_actions + 28),
+                 f"PPO's rollout storage (num_steps={config.num_steps}, num_envs={config.num_envs}, observations of "
+                 f"{env.obs_dim})", "Use fewer num_steps or num_envs.")
     roll_obs = torch.zeros((*shape, env.obs_dim), device=device)
     roll_mask = torch.zeros((*shape, env.num_actions), dtype=torch.bool, device=device)
     roll_action = torch.zeros(shape, dtype=torch.long, device=device)

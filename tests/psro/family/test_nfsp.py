@@ -160,3 +160,13 @@ def test_without_a_tree_the_gap_is_nan_and_the_meta_game_sampled():
     history = solver.run(iterations=2)
     assert history["approx_gap"].iloc[:2].isna().all()
     assert np.isfinite(history["approx_gap"].iloc[2]) and history["approx_gap_stderr"].iloc[2] > 0
+
+
+def test_learners_past_the_memory_limit_are_refused_before_allocating(monkeypatch):
+    # issue 23 item 5: NFSP hidden: [60000, 60000] tried to allocate 14 GB
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    with pytest.raises(ValueError, match=r"NFSP's learners \(algorithm_options: hidden=\[60000, 60000\], .* needs "
+                                         r"about 188 GiB, above the memory limit of 1 GiB"):
+        NFSP("kuhn_poker", progress=False, algorithm_options={"hidden": [60000, 60000]})
+    with pytest.raises(ValueError, match=r"sl_buffer_size=100000000; .* above the memory limit"):
+        NFSP("kuhn_poker", progress=False, algorithm_options={"sl_buffer_size": 10**8})

@@ -199,3 +199,37 @@ def test_runs_from_a_psro_config_and_writes_a_run_directory(kuhn_data, tmp_path)
         COffeEPSRO(config.replace(algorithm_options={"dataset": "x.csv", "lambda": 1.0}))
     with pytest.raises(ValueError, match="dataset"):
         COffeEPSRO(config.replace(algorithm_options={"members": 2}))
+
+
+def _population_arrays(path):
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}
+
+
+@pytest.mark.parametrize("cls", [OfflinePSRO, COffeEPSRO])
+def test_a_sigkilled_run_resumes_to_the_same_population_file_and_history(kuhn_data, tmp_path, cls):
+    # issue 23 item 8: after resume the provenance's meta_solver was '' (not the loop's), so population.npz differed;
+    # experiments/benchmarks/kill_resume_offline.py runs 20 such trials of each through the CLI
+    import subprocess
+    import sys
+
+    from psro.population import save_populations
+
+    script = KILLED_RUN.replace("COffeEPSRO", cls.__name__)
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "killed")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    resumed = cls.resume(tmp_path / "killed")
+    assert resumed.iteration == 2
+    resumed.run(iterations=2)
+    whole = cls(kuhn_data, game="kuhn_poker", members=3, seed=1)
+    whole.run(iterations=4)
+    pd.testing.assert_frame_equal(resumed.history.drop(columns=TIMING), whole.history.drop(columns=TIMING))
+    save_populations(tmp_path / "a.npz", whole.populations)   # (what write_run writes as population.npz)
+    save_populations(tmp_path / "b.npz", resumed.populations)
+    a, b = _population_arrays(tmp_path / "a.npz"), _population_arrays(tmp_path / "b.npz")
+    assert sorted(a) == sorted(b)
+    for key in a:
+        assert np.array_equal(a[key], b[key], equal_nan=a[key].dtype.kind == "f"), key
+    meta_solvers = {str(x) for k, v in b.items() if "meta_solver" in k for x in np.ravel(v)}
+    assert cls.meta_solver.name in meta_solvers and meta_solvers <= {"", cls.meta_solver.name}

@@ -7,6 +7,7 @@ map, so its softmax can be written down)."""
 import io
 import json
 import pickle
+import re
 
 import numpy as np
 import pyspiel
@@ -135,3 +136,17 @@ def test_device_is_checked_where_the_policy_is_built():
     else:
         with pytest.raises(ValueError, match="needs a CUDA GPU"):
             NeuralPolicy(4, 3, device="cuda")
+
+
+@pytest.mark.parametrize("obs_dim, hidden, size", [(11, [200000, 200000], "149 GiB"), (10**12, [64], "2.38e+05 GiB")])
+def test_a_stored_architecture_past_the_memory_limit_is_refused_before_building(monkeypatch, obs_dim, hidden, size):
+    # issue 23 item 5: a resealed member architecture hidden: [200000, 200000] tried to allocate 160 GB
+    from psro.run.checkpoint import member_from_arrays
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    arch = NeuralPolicy(11, 2, hidden=(4,)).architecture()
+    arch.update(obs_dim=obs_dim, hidden=hidden)
+    message = (f"a network with obs_dim={obs_dim}, hidden={hidden} and 2 actions (float32 weights) needs about "
+               f"{size}, above the memory limit of 1 GiB (PSRO_MAX_MEMORY)")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        member_from_arrays({"kind": "neural", "architecture": arch}, {})
