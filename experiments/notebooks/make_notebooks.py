@@ -68,7 +68,7 @@ assert history["gap"].iloc[-1] < history["gap"].iloc[0]"""),
                       "soccer meta-game (win probabilities) from Rowland et al. (2019)."),
     new_code_cell("""\
 from ranking import alpharank, elo
-from ranking.alpharank_plots import plot_response_graph
+from ranking.alpha_rank.alpharank_plots import plot_response_graph
 
 meta = solver.meta_game.mean_game()
 ar = alpharank(meta, alpha=10.0)
@@ -142,7 +142,7 @@ print("final (from meta_strategy.json):", np.round(final["marginals"][0], 3))"""
     new_markdown_cell("## Response graph\n\nalpha-Rank of the final meta-game, drawn with the plot helper."),
     new_code_cell("""\
 from ranking import alpharank
-from ranking.alpharank_plots import plot_response_graph
+from ranking.alpha_rank.alpharank_plots import plot_response_graph
 
 ar = alpharank(meta_game, alpha=10.0)
 plot_response_graph(ar, top=8)

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 
 from games import EmpiricalGame, datasets
-from ranking.alpharank_ranking import alpharank
-from ranking.response_graph_sampling import response_graph_ucb
-from ranking.uncertainty import (
+from ranking.alpha_rank.alpharank_ranking import alpharank
+from ranking.alpha_rank.uncertainty import (
     _lower_transitions,
     alpharank_mass_bounds,
     bootstrap_alpharank,
     payoff_intervals,
     ranking_stability,
 )
+from ranking.response_graph_sampling import response_graph_ucb
 
 
 def _sampled_game(means, n, seed):

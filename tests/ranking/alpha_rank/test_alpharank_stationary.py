@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from open_spiel.python.egt import alpharank as os_alpharank
 
-import ranking.alpharank_ranking as AR
+import ranking.alpha_rank.alpharank_ranking as AR
 from games import catalog
 from ranking import alpharank
-from ranking.alpharank_chain import line_rates, multi_population_moves
-from ranking.alpharank_stationary import gth, recurrent_classes, solve_blocks, solve_dense
+from ranking.alpha_rank.alpharank_chain import line_rates, multi_population_moves
+from ranking.alpha_rank.alpharank_stationary import gth, recurrent_classes, solve_blocks, solve_dense
 
 
 def issue_game():
@@ -69,7 +69,7 @@ def test_issue_game_is_stationary():
 
 def test_lu_failure_falls_back_to_gth():
     src, dst, gain, _ = multi_population_moves(issue_game())
-    from ranking.alpharank_chain import fixation
+    from ranking.alpha_rank.alpharank_chain import fixation
     rates = np.zeros((12, 12))
     rates[src, dst] = fixation(10.0 * gain, 50)
     lu = AR.solve_dense.__globals__["_solve_lu"](rates, None)

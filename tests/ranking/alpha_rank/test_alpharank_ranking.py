@@ -14,7 +14,7 @@ from open_spiel.python.egt import alpharank as os_alpharank
 from games import EmpiricalGame, catalog
 from games.datasets import rrps_game
 from ranking import AlphaRankResult, alpharank, suggest_alpha, sweep
-from ranking.alpharank_chain import fixation, log_fixation
+from ranking.alpha_rank.alpharank_chain import fixation, log_fixation
 
 ATOL = 1e-8
 
@@ -442,7 +442,7 @@ def test_result_type_and_plots():
     import matplotlib
 
     matplotlib.use("Agg")
-    from ranking.alpharank_plots import plot_pi_vs_alpha, plot_response_graph
+    from ranking.alpha_rank.alpharank_plots import plot_pi_vs_alpha, plot_response_graph
 
     res = alpharank(catalog.biased_rock_paper_scissors(), alpha=1.0)
     assert isinstance(res, AlphaRankResult)

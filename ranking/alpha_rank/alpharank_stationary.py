@@ -31,7 +31,7 @@ so is accurate entry by entry however stiff the chain, gives the answer.
 
 Chains too large to list their moves (``prod(k) * sum(k_p - 1)`` of them:
 2.5e8 for two populations of 500) are held by blocks
-(:func:`ranking.alpharank_chain.line_rates`: one ``k_p x k_p`` block per line
+(:func:`ranking.alpha_rank.alpharank_chain.line_rates`: one ``k_p x k_p`` block per line
 of population ``p``) and solved by :func:`solve_blocks`: restarted GMRES on the
 pinned outflow system, whose matrix-vector product is one batched
 vector-matrix product per population, until the recomputed residual is below
@@ -51,7 +51,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 from scipy.special import logsumexp
 
-from ranking.alpharank_chain import from_lines, in_threads, lines, num_threads
+from ranking.alpha_rank.alpharank_chain import from_lines, in_threads, lines, num_threads
 
 __all__ = ["Stationary", "aggregate_classes", "block_inflow", "gth", "recurrent_classes", "solve_blocks",
            "solve_dense", "solve_sparse"]
@@ -226,7 +226,7 @@ def solve_sparse(source: np.ndarray, target: np.ndarray, rate: np.ndarray, popul
     ----------
     source, target, rate, population : ndarray
         One entry per single-population move (see
-        :func:`ranking.alpharank_chain.multi_population_moves`).
+        :func:`ranking.alpha_rank.alpharank_chain.multi_population_moves`).
     shape : tuple of int
         Strategies per population; states are profiles in C order.
     pin_candidates : ndarray of int, optional
@@ -243,7 +243,7 @@ def solve_sparse(source: np.ndarray, target: np.ndarray, rate: np.ndarray, popul
     Examples
     --------
     >>> import numpy as np
-    >>> from ranking.alpharank_chain import multi_population_moves
+    >>> from ranking.alpha_rank.alpharank_chain import multi_population_moves
     >>> s, t, g, p = multi_population_moves(np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]]))
     >>> solve_sparse(s, t, np.ones_like(g), p, (2, 2), method="iterative").pi.round(6).tolist()
     [0.25, 0.25, 0.25, 0.25]
@@ -347,7 +347,7 @@ def block_inflow(blocks: list, shape: tuple, x: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     blocks : list of ndarray or None
-        Per population, its :func:`ranking.alpharank_chain.line_rates` (None
+        Per population, its :func:`ranking.alpha_rank.alpharank_chain.line_rates` (None
         where the population has one strategy).
     shape : tuple of int
     x : ndarray, shape (prod(shape),)
@@ -355,7 +355,7 @@ def block_inflow(blocks: list, shape: tuple, x: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from ranking.alpharank_chain import line_rates
+    >>> from ranking.alpha_rank.alpharank_chain import line_rates
     >>> blocks = [line_rates(np.zeros((2, 2, 2)), p, 1.0, 5) for p in range(2)]  # every rate 1/5
     >>> block_inflow(blocks, (2, 2), np.ones(4)).tolist()  # two moves into each profile
     [0.4, 0.4, 0.4, 0.4]
@@ -423,7 +423,7 @@ def solve_blocks(blocks: list, shape: tuple, tol: float = RESIDUAL_TOL, restart:
     Examples
     --------
     >>> import numpy as np
-    >>> from ranking.alpharank_chain import line_rates
+    >>> from ranking.alpha_rank.alpharank_chain import line_rates
     >>> t = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]])  # matching pennies
     >>> r = solve_blocks([line_rates(t, p, 1.0, 10) for p in range(2)], (2, 2), progress=False)
     >>> r.pi.round(6).tolist(), r.residual < 1e-9

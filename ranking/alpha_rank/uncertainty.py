@@ -58,8 +58,8 @@ from scipy import linalg
 from games.empirical import EmpiricalGame
 from games.normal_form import NormalFormGame
 from games.validation import check_int
-from ranking.alpharank_chain import fixation, multi_population_moves
-from ranking.alpharank_ranking import alpharank, payoff_tables
+from ranking.alpha_rank.alpharank_chain import fixation, multi_population_moves
+from ranking.alpha_rank.alpharank_ranking import alpharank, payoff_tables
 from ranking.confidence_bounds import confidence_bounds
 
 __all__ = [

@@ -79,7 +79,7 @@ for the chain's generator ``Q`` and exit rates ``out`` (an upper bound of
 ``||pi C - pi||_1`` for ``result.transition_matrix`` ``C``), recomputed from
 the rates, and ``info["converged"]`` says whether it is at most 1e-9. Where the
 dense LU solve does not reach that, the Grassmann-Taksar-Heyman elimination
-(accurate entry by entry) answers instead; see :mod:`ranking.alpharank_stationary`.
+(accurate entry by entry) answers instead; see :mod:`ranking.alpha_rank.alpharank_stationary`.
 
 Large chains
 ------------
@@ -87,7 +87,7 @@ A multi-population chain of more than ``BLOCK_LIMIT`` (5000) profiles is
 never listed move by move (a 500 x 500 game has 250,000 profiles and 2.5e8
 moves). Each population's payoff differences along a line (the others' profile
 fixed) form a ``k_p x k_p`` block of rates
-(:func:`ranking.alpharank_chain.line_rates`); matrix-free GMRES on these
+(:func:`ranking.alpha_rank.alpharank_chain.line_rates`); matrix-free GMRES on these
 blocks finds ``pi`` to the residual tolerance, with a ``tqdm.auto`` progress
 bar (``progress=``). The recurrent classes come from a skeleton of the moves
 between payoff-neighbours on each line, which reaches the same profiles.
@@ -108,7 +108,7 @@ import scipy.sparse as sp
 
 from games.normal_form import NormalFormGame
 from games.validation import check_real
-from ranking.alpharank_chain import (
+from ranking.alpha_rank.alpharank_chain import (
     UNDERFLOW,
     fixation,
     infinite_alpha_rates,
@@ -118,7 +118,7 @@ from ranking.alpharank_chain import (
     multi_population_moves,
     single_population_fixation,
 )
-from ranking.alpharank_stationary import (
+from ranking.alpha_rank.alpharank_stationary import (
     RESIDUAL_TOL,
     aggregate_classes,
     recurrent_classes,
@@ -592,7 +592,7 @@ def _block_classes(tables: PayoffTables, alpha: float, m: int) -> list:
 
     Within a line, sorted by the moving population's payoff, every climb has a
     positive rate and a descent has one unless it underflows (the rule of
-    :func:`ranking.alpharank_chain.line_rates`), which happens to the longest
+    :func:`ranking.alpha_rank.alpharank_chain.line_rates`), which happens to the longest
     descents first. So the moves between neighbours in that order (each climb,
     and each descent that keeps its rate) reach exactly the profiles that all
     the line's moves reach. These ``<= 2 (k_p - 1)`` moves per line give the

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.alpharank_chain import fixation, from_lines, line_rates, lines, multi_population_moves
+from ranking.alpha_rank.alpharank_chain import fixation, from_lines, line_rates, lines, multi_population_moves
 
 
 def _block_entries(tables, p, blocks):
