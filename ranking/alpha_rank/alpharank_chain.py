@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import logsumexp
 
 __all__ = [
+    "ChainMoves",
+    "PayoffTables",
+    "chain_moves",
     "fixation",
     "from_lines",
     "in_threads",
@@ -411,3 +416,117 @@ def line_rates(tables: np.ndarray, p: int, alpha: float, m: int, inf_alpha: bool
     diag = np.arange(k)
     blocks[:, diag, diag] = 0.0
     return blocks
+
+
+# --------------------------------------------------- the chain of a set of payoff tables
+@dataclass(frozen=True)
+class PayoffTables:
+    """The input of alpha-Rank, normalised.
+
+    Attributes
+    ----------
+    tables : ndarray
+        Single population: ``(1, k, k)`` with ``tables[0][r, s]`` the payoff of
+        ``r`` against ``s``. Multi-population: ``(n, k_1, ..., k_n)``.
+    single_population : bool
+    population_names : tuple of str
+    strategy_names : tuple of tuple of str
+        One tuple per population.
+    """
+
+    tables: np.ndarray
+    single_population: bool
+    population_names: tuple
+    strategy_names: tuple
+
+    @property
+    def shape(self) -> tuple:
+        """Strategies per population."""
+        if self.single_population:
+            return (self.tables.shape[1],)
+        return tuple(self.tables.shape[1:])
+
+    @property
+    def num_profiles(self) -> int:
+        return int(np.prod(self.shape))
+
+
+@dataclass(frozen=True, eq=False)
+class ChainMoves:
+    """The moves ``s -> t`` of an alpha-Rank chain with their fixation probabilities and rates.
+
+    A single-population chain moves between every pair of strategies, so it is
+    kept as dense ``(k, k)`` matrices (``source`` and ``target`` are None); a
+    multi-population chain is kept as flat arrays, one entry per move.
+
+    Attributes
+    ----------
+    source, target : ndarray of int or None
+        Profile indices (C order) before and after each move.
+    population : ndarray of int or None
+        The population that moves (None for a single population).
+    fixation : ndarray
+        Fixation probability ``rho`` of each move (dense: ``fixation[s, t]``,
+        zero diagonal).
+    rate : ndarray
+        Relative rate used in the chain, same layout: ``rho``, the
+        infinite-alpha rates, or the perturbed ones.
+    eta : float
+        ``1 / sum_p (k_p - 1)``, the probability of proposing a given move.
+    num_profiles : int
+    """
+
+    source: np.ndarray | None
+    target: np.ndarray | None
+    population: np.ndarray | None
+    fixation: np.ndarray
+    rate: np.ndarray
+    eta: float
+    num_profiles: int
+
+    @property
+    def dense(self) -> bool:
+        return self.source is None
+
+    def sparse(self, values: np.ndarray) -> sp.csr_array:
+        """``values`` (laid out like ``fixation``) as a sparse matrix over profiles."""
+        n = self.num_profiles
+        if self.dense:
+            return sp.csr_array(values)
+        return sp.csr_array((values, (self.source, self.target)), shape=(n, n))
+
+    def with_rate(self, rate: np.ndarray) -> ChainMoves:
+        return ChainMoves(self.source, self.target, self.population, self.fixation, rate, self.eta,
+                          self.num_profiles)
+
+
+def chain_moves(tables: PayoffTables, alpha: float, m: int, selection: str, inf_alpha: bool,
+                eps: float) -> ChainMoves:
+    """The moves of the chain with fixation probabilities and rates (rho, or the eps-rates)."""
+    shape = tables.shape
+    scale = float(np.abs(tables.tables).max(initial=0.0))
+    eta = 1.0 / sum(k - 1 for k in shape) if tables.num_profiles > 1 else 1.0
+    if tables.single_population:
+        a = tables.tables[0]
+        if inf_alpha:
+            gain = a.T - a  # gain[s, r] = A[r, s] - A[s, r]
+            rho, rate = _limit_fixation(gain, scale, m), infinite_alpha_rates(gain, scale, eps)
+            np.fill_diagonal(rho, 0.0)
+            np.fill_diagonal(rate, 0.0)
+        else:
+            rho = single_population_fixation(a, alpha, m, selection)
+            rate = rho
+        return ChainMoves(None, None, None, rho, rate, eta, tables.num_profiles)
+    src, dst, gain, pop = multi_population_moves(tables.tables)
+    if inf_alpha:
+        rho, rate = _limit_fixation(gain, scale, m), infinite_alpha_rates(gain, scale, eps)
+    else:
+        rho = fixation(alpha * gain, m)
+        rate = rho
+    return ChainMoves(src, dst, pop, rho, rate, eta, tables.num_profiles)
+
+
+def _limit_fixation(gain: np.ndarray, scale: float, m: int) -> np.ndarray:
+    """Fixation probabilities as alpha -> inf: 1 (better), 0 (worse), 1/m (tie)."""
+    neutral = infinite_alpha_rates(gain, scale, 0.0) == 0.5
+    return np.where(neutral, 1.0 / m, (gain > 0).astype(float))

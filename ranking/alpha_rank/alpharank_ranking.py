@@ -110,14 +110,15 @@ from games.normal_form import NormalFormGame
 from games.validation import check_real
 from ranking.alpha_rank.alpharank_chain import (
     UNDERFLOW,
-    fixation,
-    infinite_alpha_rates,
+    ChainMoves,
+    PayoffTables,
     line_rates,
     lines,
     log_fixation,
     multi_population_moves,
     single_population_fixation,
 )
+from ranking.alpha_rank.alpharank_chain import chain_moves as _chain
 from ranking.alpha_rank.alpharank_stationary import (
     RESIDUAL_TOL,
     aggregate_classes,
@@ -135,38 +136,6 @@ _SELECTIONS = {"local": "local", "population": "population", "fermi": "populatio
 
 
 # --------------------------------------------------------------------------- input
-@dataclass(frozen=True)
-class PayoffTables:
-    """The input of alpha-Rank, normalised.
-
-    Attributes
-    ----------
-    tables : ndarray
-        Single population: ``(1, k, k)`` with ``tables[0][r, s]`` the payoff of
-        ``r`` against ``s``. Multi-population: ``(n, k_1, ..., k_n)``.
-    single_population : bool
-    population_names : tuple of str
-    strategy_names : tuple of tuple of str
-        One tuple per population.
-    """
-
-    tables: np.ndarray
-    single_population: bool
-    population_names: tuple
-    strategy_names: tuple
-
-    @property
-    def shape(self) -> tuple:
-        """Strategies per population."""
-        if self.single_population:
-            return (self.tables.shape[1],)
-        return tuple(self.tables.shape[1:])
-
-    @property
-    def num_profiles(self) -> int:
-        return int(np.prod(self.shape))
-
-
 def _check_finite(arr: np.ndarray, argname: str) -> None:
     if not np.all(np.isfinite(arr)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
@@ -275,55 +244,6 @@ def payoff_tables(game_or_payoff_tables, single_population: bool | None = None) 
 
 
 # -------------------------------------------------------------------------- result
-@dataclass(frozen=True, eq=False)
-class ChainMoves:
-    """The moves ``s -> t`` of an alpha-Rank chain with their fixation probabilities and rates.
-
-    A single-population chain moves between every pair of strategies, so it is
-    kept as dense ``(k, k)`` matrices (``source`` and ``target`` are None); a
-    multi-population chain is kept as flat arrays, one entry per move.
-
-    Attributes
-    ----------
-    source, target : ndarray of int or None
-        Profile indices (C order) before and after each move.
-    population : ndarray of int or None
-        The population that moves (None for a single population).
-    fixation : ndarray
-        Fixation probability ``rho`` of each move (dense: ``fixation[s, t]``,
-        zero diagonal).
-    rate : ndarray
-        Relative rate used in the chain, same layout: ``rho``, the
-        infinite-alpha rates, or the perturbed ones.
-    eta : float
-        ``1 / sum_p (k_p - 1)``, the probability of proposing a given move.
-    num_profiles : int
-    """
-
-    source: np.ndarray | None
-    target: np.ndarray | None
-    population: np.ndarray | None
-    fixation: np.ndarray
-    rate: np.ndarray
-    eta: float
-    num_profiles: int
-
-    @property
-    def dense(self) -> bool:
-        return self.source is None
-
-    def sparse(self, values: np.ndarray) -> sp.csr_array:
-        """``values`` (laid out like ``fixation``) as a sparse matrix over profiles."""
-        n = self.num_profiles
-        if self.dense:
-            return sp.csr_array(values)
-        return sp.csr_array((values, (self.source, self.target)), shape=(n, n))
-
-    def with_rate(self, rate: np.ndarray) -> ChainMoves:
-        return ChainMoves(self.source, self.target, self.population, self.fixation, rate, self.eta,
-                          self.num_profiles)
-
-
 @dataclass(frozen=True, eq=False)
 class AlphaRankResult:
     """The outcome of :func:`alpharank`.
@@ -510,39 +430,6 @@ def _check_params(alpha, population_size, selection, inf_alpha_eps, perturbation
         if not 0.0 <= float(value) <= 0.5:
             raise ValueError(f"{name} must be in [0, 0.5] (a small mutation probability); got {value}.")
     return alpha, int(population_size), _SELECTIONS[selection]
-
-
-# ------------------------------------------------------------------------ chain
-def _chain(tables: PayoffTables, alpha: float, m: int, selection: str, inf_alpha: bool,
-           eps: float) -> ChainMoves:
-    """The moves of the chain with fixation probabilities and rates (rho, or the eps-rates)."""
-    shape = tables.shape
-    scale = float(np.abs(tables.tables).max(initial=0.0))
-    eta = 1.0 / sum(k - 1 for k in shape) if tables.num_profiles > 1 else 1.0
-    if tables.single_population:
-        a = tables.tables[0]
-        if inf_alpha:
-            gain = a.T - a  # gain[s, r] = A[r, s] - A[s, r]
-            rho, rate = _limit_fixation(gain, scale, m), infinite_alpha_rates(gain, scale, eps)
-            np.fill_diagonal(rho, 0.0)
-            np.fill_diagonal(rate, 0.0)
-        else:
-            rho = single_population_fixation(a, alpha, m, selection)
-            rate = rho
-        return ChainMoves(None, None, None, rho, rate, eta, tables.num_profiles)
-    src, dst, gain, pop = multi_population_moves(tables.tables)
-    if inf_alpha:
-        rho, rate = _limit_fixation(gain, scale, m), infinite_alpha_rates(gain, scale, eps)
-    else:
-        rho = fixation(alpha * gain, m)
-        rate = rho
-    return ChainMoves(src, dst, pop, rho, rate, eta, tables.num_profiles)
-
-
-def _limit_fixation(gain: np.ndarray, scale: float, m: int) -> np.ndarray:
-    """Fixation probabilities as alpha -> inf: 1 (better), 0 (worse), 1/m (tie)."""
-    neutral = infinite_alpha_rates(gain, scale, 0.0) == 0.5
-    return np.where(neutral, 1.0 / m, (gain > 0).astype(float))
 
 
 def _classes(moves: ChainMoves) -> tuple:
