@@ -7,7 +7,7 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "alpharank_ranking": ["AlphaRankResult", "alpharank", "suggest_alpha", "sweep"],
+        "alpha_rank.alpharank_ranking": ["AlphaRankResult", "alpharank", "suggest_alpha", "sweep"],
         "elo_ratings": ["elo", "elo_win_probabilities", "online_elo", "online_elo_history"],
         "match_records": ["MatchCounts", "count_matrices", "match_outcomes"],
         "melo_ratings": ["MElo", "melo", "online_melo"],
@@ -16,7 +16,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
             "ResponseGraphUCBResult", "count_wrong_edges", "response_graph", "response_graph_ucb",
         ],
         "samplers": ["BernoulliSampler", "FunctionSampler", "OpenSpielSampler"],
-        "uncertainty": [
+        "alpha_rank.uncertainty": [
             "BootstrapResult", "MassBounds", "alpharank_mass_bounds", "bootstrap_alpharank", "ranking_stability",
         ],
     },

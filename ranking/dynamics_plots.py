@@ -1,6 +1,6 @@
 """Phase portraits of evolutionary dynamics: the 2-simplex (three strategies) and the unit square (2x2 games).
 
-Both draw the vector field of :mod:`solvers.evolutionary_dynamics` (arrows on
+Both draw the vector field of :mod:`solvers.dynamics.evolutionary_dynamics` (arrows on
 the simplex, stream lines on the square), a few trajectories integrated with
 ``solve_ivp``, and the rest points: filled for stable, white for unstable,
 grey for neutral (centres and degenerate points). matplotlib is imported when
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.evolutionary_dynamics import populations, rest_points, trajectory, vector_field
+from solvers.dynamics.evolutionary_dynamics import populations, rest_points, trajectory, vector_field
 
 __all__ = ["plot_simplex_portrait", "plot_square_portrait", "to_triangle"]
 
@@ -69,7 +69,7 @@ def plot_simplex_portrait(game, dynamics: str = "replicator", ax=None, resolutio
     t_max : float
         How long each trajectory runs.
     rest : bool
-        Mark the rest points (:func:`solvers.evolutionary_dynamics.rest_points`).
+        Mark the rest points (:func:`solvers.dynamics.evolutionary_dynamics.rest_points`).
     **options
         ``mutation=`` or ``temperature=``.
 

@@ -39,7 +39,7 @@ from games.normal_form import NormalFormGame, as_game
 from games.validation import check_int, check_real
 from solvers.equilibrium import Equilibrium
 from solvers.registry import PRODUCT_CONCEPTS, make_equilibrium
-from solvers.risk_averse import rae_gap
+from solvers.risk_averse.equilibria import rae_gap
 
 __all__ = ["DEFAULT_TOL", "Elimination", "DominanceResult", "dominating_strategy", "is_dominated",
            "iterated_dominance", "solve_pruned"]

@@ -33,9 +33,9 @@ from scipy.optimize import linprog
 
 from games.normal_form import NormalFormGame
 from games.validation import check_int
-from solvers.bimatrix import bimatrix_of, normalised
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import nash_conv_per_player
+from solvers.nash.bimatrix import bimatrix_of, normalised
 from solvers.registry import make_equilibrium
 
 __all__ = ["TIE_BREAKING", "stackelberg"]

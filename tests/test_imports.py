@@ -43,7 +43,8 @@ def test_every_public_name_resolves(package):
 
 def test_functions_named_like_their_module_stay_functions():
     # ranking.elo, ranking.alpharank and psro.double_oracle are functions, also after their modules were imported
-    probe = ("import ranking.melo_ratings, ranking.elo_ratings, ranking.alpharank_ranking, ranking.alpharank_plots\n"
+    probe = ("import ranking.melo_ratings, ranking.elo_ratings, ranking.alpharank_plots\n"
+             "import ranking.alpha_rank.alpharank_ranking, ranking.alpha_rank.alpharank_plots\n"
              "import psro.double_oracle_search, inspect\n"
              "from ranking import elo, alpharank\nfrom psro import double_oracle\n"
              "assert all(inspect.isfunction(f) for f in (elo, alpharank, double_oracle)), (elo, alpharank)")

@@ -66,7 +66,7 @@ def main() -> None:
 
     from psro import double_oracle
     from solvers import nash_conv
-    from solvers.zero_sum import solve_zero_sum
+    from solvers.nash.zero_sum import solve_zero_sum
 
     if "ECOS" not in cp.installed_solvers():  # OpenSpiel's default LP backend; HiGHS is what is installed
         lp_solver.LinearProgram.solve.__defaults__ = (cp.HIGHS, {})

@@ -30,8 +30,8 @@ use_repo_packages()
 
 from games import catalog  # noqa: E402
 from solvers import nash_conv  # noqa: E402
-from solvers.regret_matching import regret_matching  # noqa: E402
-from solvers.replicator import prd  # noqa: E402
+from solvers.dynamics.regret_matching import regret_matching  # noqa: E402
+from solvers.dynamics.replicator import prd  # noqa: E402
 
 logger = logging.getLogger("dynamics_benchmark")
 

@@ -50,10 +50,18 @@ OUT = Path(__file__).resolve().parent / "results" / "mgce_metagames"
 
 
 def baseline_dual(rev: str):
-    """``solvers/correlated_dual.py`` at git revision ``rev``, loaded as a separate module."""
+    """The correlated-dual module at git revision ``rev``, loaded as a separate module.
+
+    It is ``solvers/correlated/correlated_dual.py``, or ``solvers/correlated_dual.py`` at revisions before
+    ``solvers/`` was grouped into subpackages.
+    """
     root = Path(__file__).resolve().parents[2]
-    source = subprocess.run(["git", "show", f"{rev}:solvers/correlated_dual.py"], cwd=root, check=True,
-                            capture_output=True, text=True).stdout
+    for where in ("solvers/correlated/correlated_dual.py", "solvers/correlated_dual.py"):
+        shown = subprocess.run(["git", "show", f"{rev}:{where}"], cwd=root, capture_output=True, text=True)
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    source = shown.stdout
     path = Path(tempfile.mkdtemp()) / "correlated_dual_baseline.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("correlated_dual_baseline", path)
@@ -65,8 +73,8 @@ def baseline_dual(rev: str):
 
 @contextlib.contextmanager
 def patched_dual(module):
-    """Make ``solvers.correlated`` call ``module.solve_regularised_dual`` (``None``: leave it)."""
-    import solvers.correlated as correlated
+    """Make ``solvers.correlated.equilibria`` call ``module.solve_regularised_dual`` (``None``: leave it)."""
+    import solvers.correlated.equilibria as correlated
 
     original = correlated.solve_regularised_dual
     if module is not None:
@@ -124,7 +132,7 @@ def _median_time(fn, repeats: int):
 def bench(repeats: int, openspiel_repeats: int, baseline) -> None:
     from games import NormalFormGame
     from solvers import cce_gap, ce_gap, solve
-    from solvers.correlated_constraints import correlated_constraints
+    from solvers.correlated.correlated_constraints import correlated_constraints
 
     files = sorted(OUT.glob("kuhn3_ce_*.npz"), key=lambda f: int(f.stem.rsplit("_", 1)[1]))
     if not files:

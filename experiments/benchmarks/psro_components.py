@@ -52,7 +52,7 @@ def main() -> None:
     from psro.meta.warm_start_lp import WarmStartZeroSumLP
     from psro.oracles.exact import best_response
     from psro.policies import aggregate, realization_plans, to_openspiel_dict
-    from solvers.zero_sum import solve_zero_sum
+    from solvers.nash.zero_sum import solve_zero_sum
     if "ECOS" not in cp.installed_solvers():  # OpenSpiel's default LP backend; HiGHS is what is installed
         lp_solver.LinearProgram.solve.__defaults__ = (cp.HIGHS, {})
 

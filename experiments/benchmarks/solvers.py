@@ -8,7 +8,7 @@ Run with BLAS pinned to one thread (the script pins it itself if unset)::
 Cases:
 
 - zero-sum Nash: OpenSpiel's ``lp_solver.solve_zero_sum_matrix_game`` vs
-  ``solvers.zero_sum.solve_zero_sum`` on random zero-sum games (200x200 and
+  ``solvers.nash.zero_sum.solve_zero_sum`` on random zero-sum games (200x200 and
   1000x1000; OpenSpiel runs once at 1000x1000, it takes tens of seconds);
 - JPSRO meta-solvers: OpenSpiel's ``jpsro._mgce``, ``_mgcce``, ``_mwce``,
   ``_mwcce`` vs ``solve(game, "mgce")`` etc. on random games with 3 players x
@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 
 from games import catalog  # noqa: E402
 from solvers import solve  # noqa: E402
-from solvers.zero_sum import solve_zero_sum  # noqa: E402
+from solvers.nash.zero_sum import solve_zero_sum  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "solvers.md"
 
@@ -155,7 +155,7 @@ def entropy_rows(shapes, repeats: int, seed: int) -> list:
     """
     import cvxpy as cp
 
-    from solvers.correlated_constraints import correlated_constraints
+    from solvers.correlated.correlated_constraints import correlated_constraints
 
     rows = []
     for shape in shapes:

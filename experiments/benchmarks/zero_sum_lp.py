@@ -24,7 +24,7 @@ import numpy as np
 # this folder holds scripts named like packages (solvers.py); keep them from shadowing the packages
 bench_common.use_repo_packages()
 
-from solvers.zero_sum import solve_zero_sum  # noqa: E402
+from solvers.nash.zero_sum import solve_zero_sum  # noqa: E402
 
 logger = logging.getLogger("zero_sum_lp")
 

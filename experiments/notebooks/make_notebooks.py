@@ -68,7 +68,7 @@ assert history["gap"].iloc[-1] < history["gap"].iloc[0]"""),
                       "soccer meta-game (win probabilities) from Rowland et al. (2019)."),
     new_code_cell("""\
 from ranking import alpharank, elo
-from ranking.alpharank_plots import plot_response_graph
+from ranking.alpha_rank.alpharank_plots import plot_response_graph
 
 meta = solver.meta_game.mean_game()
 ar = alpharank(meta, alpha=10.0)
@@ -142,7 +142,7 @@ print("final (from meta_strategy.json):", np.round(final["marginals"][0], 3))"""
     new_markdown_cell("## Response graph\n\nalpha-Rank of the final meta-game, drawn with the plot helper."),
     new_code_cell("""\
 from ranking import alpharank
-from ranking.alpharank_plots import plot_response_graph
+from ranking.alpha_rank.alpharank_plots import plot_response_graph
 
 ar = alpharank(meta_game, alpha=10.0)
 plot_response_graph(ar, top=8)
@@ -248,9 +248,10 @@ t"""),
 
 DYNAMICS = [
     new_markdown_cell("# Evolutionary dynamics\n\nReplicator and Boltzmann-Q vector fields "
-                      "(`solvers.evolutionary_dynamics`), trajectories integrated with `scipy.integrate.solve_ivp`, "
+                      "(`solvers.dynamics.evolutionary_dynamics`), trajectories integrated with "
+                      "`scipy.integrate.solve_ivp`, "
                       "rest points with their stability, phase portraits (`ranking.dynamics_plots`) and the Moran "
-                      "process (`solvers.moran`)."),
+                      "process (`solvers.dynamics.moran`)."),
     new_code_cell(SETUP),
     new_markdown_cell("## Rock-paper-scissors on the 2-simplex\n\nOne population. Under the replicator the "
                       "orbits are closed around the centre (a neutral rest point; `x1 x2 x3` is conserved) and "
@@ -258,7 +259,7 @@ DYNAMICS = [
     new_code_cell("""\
 from games import catalog
 from ranking.dynamics_plots import plot_simplex_portrait, plot_square_portrait
-from solvers.evolutionary_dynamics import rest_points, trajectory
+from solvers.dynamics.evolutionary_dynamics import rest_points, trajectory
 
 rps = catalog.rock_paper_scissors()
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
@@ -283,7 +284,7 @@ table"""),
                       "of size N: the closed-form fixation probability against 20 000 simulated invasions each "
                       "(explicit `rng`). Neutral drift would give 1/N."),
     new_code_cell("""\
-from solvers.moran import fixation_probability, moran_fixation
+from solvers.dynamics.moran import fixation_probability, moran_fixation
 
 rng = np.random.default_rng(0)
 sizes = [4, 6, 8, 12, 16, 24]

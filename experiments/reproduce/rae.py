@@ -1,7 +1,7 @@
 """Reproduce the risk-averse equilibrium (RAE) claims of Slumbers et al. (ICML 2023).
 
 Claims checked (from the paper's abstract and section headings; see
-``solvers/risk_averse.py`` for what of the paper could be read):
+``solvers/risk_averse/equilibria.py`` for what of the paper could be read):
 
 1. In matrix games with high-risk outcomes, RAE has a lower reward variance
    than Nash equilibria. Games: chicken with a crash penalty ``C`` (10, 50,
@@ -25,7 +25,7 @@ import games.examples.trust_dilemma  # noqa: F401  (registers "trust_dilemma")
 from games import NormalFormGame, catalog
 from psro import PSRO
 from solvers import solve
-from solvers.risk_averse import payoff_variance
+from solvers.risk_averse.equilibria import payoff_variance
 
 RISK_AVERSION = 0.5
 
@@ -171,7 +171,8 @@ def main() -> None:
     axes[1].set_title("RAE-PSRO on the trust dilemma")
     s.figure(fig, "rae.png")
     s.add("Deviations: the paper's exact games, risk-aversion parameter and learning algorithm (fictitious play) "
-          "could not be checked; we use gamma = 0.5 and projected extragradient (see solvers/risk_averse.py). "
+          "could not be checked; we use gamma = 0.5 and projected extragradient "
+          "(see solvers/risk_averse/equilibria.py). "
           "Under our definition every pure NE is also an RAE; selection of (Hare, Hare) is the outcome of the "
           "dynamics from the uniform start, not uniqueness.")
     print(s.write())

@@ -9,9 +9,9 @@ nothing is played in the true game. Each iteration ``t``:
    member; the meta-game entry of a profile is the interval ``[low, high]`` of its payoffs over the ensemble (the
    mean model included), its mean-model payoff the point estimate;
 3. **meta-solve**: COffeE-PSRO: the robust regularised replicator dynamics over the interval meta-game, its
-   entropy regularisation annealed to 0 (:func:`solvers.robust_replicator.robust_replicator`); the output is the
-   meta-strategy with the lowest pessimistic regret. Naive offline PSRO: a Nash equilibrium of the mean-model
-   meta-game (:func:`solvers.solve`, ``"nash"``);
+   entropy regularisation annealed to 0 (:func:`solvers.risk_averse.robust_replicator.robust_replicator`); the output
+   is the meta-strategy with the lowest pessimistic regret. Naive offline PSRO: a Nash equilibrium of the
+   mean-model meta-game (:func:`solvers.solve`, ``"nash"``);
 4. **best responses**: every player's exact best response in the model, to the others' meta-strategies mixed with
    the uniform policy (member 0 of every population) with weight ``uniform_weight`` (alpha: "with probability
    alpha an opponent plays uniformly"). COffeE-PSRO answers in the *penalised* model (MOPO-style: each terminal's
@@ -634,7 +634,7 @@ class COffeEPSRO(OfflinePSRO):
 
     def _meta_solve(self) -> tuple:
         """(per player its mixture, its pessimistic regret): the robust replicator dynamics on the interval."""
-        from solvers.robust_replicator import robust_replicator
+        from solvers.risk_averse.robust_replicator import robust_replicator
 
         result = robust_replicator(self.low, self.high, iterations=self.meta_iterations, tau=self.tau)
         return [np.array(m) for m in result.marginals], float(result.regret)

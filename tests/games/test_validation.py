@@ -78,10 +78,10 @@ def _library_calls():
     from ranking import alpharank
     from solvers import stackelberg
     from solvers.dominance import iterated_dominance
-    from solvers.evolutionary_dynamics import trajectory
-    from solvers.lemke_howson import lemke_howson
-    from solvers.moran import fixation_probability
-    from solvers.nash_n_player import nash_n_player
+    from solvers.dynamics.evolutionary_dynamics import trajectory
+    from solvers.dynamics.moran import fixation_probability
+    from solvers.nash.lemke_howson import lemke_howson
+    from solvers.nash.nash_n_player import nash_n_player
 
     bos, rps = catalog.bach_or_stravinsky(), catalog.rock_paper_scissors()
     return [

@@ -9,7 +9,7 @@ from games import NormalFormGame, catalog
 from psro import double_oracle
 from psro.double_oracle_search import DoubleOracleResult
 from solvers import nash_conv
-from solvers.zero_sum import solve_zero_sum
+from solvers.nash.zero_sum import solve_zero_sum
 
 
 def test_rock_paper_scissors_hand_values():

@@ -18,7 +18,7 @@ from psro.metrics import meta_strategy_nash_conv
 from psro.policies import to_openspiel_dict
 from psro.state import HISTORY_COLUMNS
 from solvers import nash_conv
-from solvers.zero_sum import solve_zero_sum
+from solvers.nash.zero_sum import solve_zero_sum
 
 
 def openspiel_nash_conv(solver: PSRO) -> float:

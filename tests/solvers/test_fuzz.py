@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 import solvers
 from games import NormalFormGame
 from solvers import solve
-from solvers.risk_averse import rae_gaps
+from solvers.risk_averse.equilibria import rae_gaps
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "6"))
 METHODS = [m for m in os.environ.get("FUZZ_METHODS", "").split(",") if m] or solvers.methods()

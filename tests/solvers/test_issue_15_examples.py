@@ -10,7 +10,7 @@ import pytest
 
 from games import NormalFormGame, catalog
 from solvers import cce_gains, ce_gains, nash_conv_per_player, solve
-from solvers.qre import qre_residual
+from solvers.dynamics.qre import qre_residual
 
 A = np.array([[1.0, 0.0], [0.0, 2.0]])
 B = np.array([[2.0, 0.0], [0.0, 1.0]])

@@ -28,7 +28,7 @@ from games import catalog
 from solvers import Equilibrium, cce_gains, cce_gap, ce_gains, ce_gap, method_info, nash_conv, solve
 from solvers.gaps import nash_conv_per_player
 from solvers.registry import PRODUCT_CONCEPTS, check_game_fits
-from solvers.risk_averse import rae_gap, rae_gaps
+from solvers.risk_averse.equilibria import rae_gap, rae_gaps
 
 # Concepts whose gap is zero exactly at the solution, so "converged" promises gap <= tol.
 EQUILIBRIUM_CONCEPTS = {"nash", "ce", "cce", "rae"}

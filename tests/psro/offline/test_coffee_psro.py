@@ -52,7 +52,7 @@ def test_coffee_psro_in_an_exact_model_has_point_intervals_and_converges():
     assert history["gap"].iloc[0] == pytest.approx(11 / 12)   # the uniform policy's NashConv in Kuhn poker
     assert history["gap"].iloc[-1] < 0.1
     # the meta gap is the pessimistic regret of the output, in the (point) interval game: its ordinary regret
-    from solvers.robust_replicator import pessimistic_regret
+    from solvers.risk_averse.robust_replicator import pessimistic_regret
 
     assert history["meta_gap"].iloc[-1] == pytest.approx(
         pessimistic_regret(solver.low, solver.high, solver.meta_strategy.marginals), abs=1e-12)
