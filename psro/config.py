@@ -631,7 +631,9 @@ def algorithm_options(cls, options, algorithm: str):
 def resolve_run_game(game) -> tuple:
     """``(game, normal_form)`` for a run's ``game``: :func:`psro.matrix_game.resolve_game`, and also a
     ``"pettingzoo:<module>"`` string (:func:`games.pettingzoo_env.load_pettingzoo`) or the environment
-    :func:`games.from_pettingzoo` returns, kept as it is (``normal_form`` None).
+    :func:`games.from_pettingzoo` returns, kept as it is (``normal_form`` None), and an ``"observation:<game>"``
+    string: the OpenSpiel game played through its observation tensor (:class:`games.environment.ObservationGame`:
+    for games such as ``connect_four`` or ``tic_tac_toe`` that have no information-state tensor).
 
     Examples
     --------
@@ -644,13 +646,34 @@ def resolve_run_game(game) -> tuple:
         from games.pettingzoo_env import load_pettingzoo
 
         return load_pettingzoo(game.strip()), None
+    if isinstance(game, str) and game.strip().startswith(OBSERVATION_PREFIX):
+        from games.environment import ObservationGame
+
+        return ObservationGame(game.strip()[len(OBSERVATION_PREFIX):].strip()), None
     if is_environment_game(game):
         return game, None
     return resolve_game(game)
 
 
+#: A run's game string that plays an OpenSpiel game through its observation tensor (``observation:connect_four``)
+OBSERVATION_PREFIX = "observation:"
+
+
+def spec_kept(game) -> bool:
+    """Whether a run's game string is kept as written (what a worker or a resume loads): a PettingZoo module or an
+    observation-tensor game, whose loaded object does not print as the string.
+
+    Examples
+    --------
+    >>> spec_kept("observation:connect_four"), spec_kept("kuhn_poker")
+    (True, False)
+    """
+    return isinstance(game, str) and game.strip().startswith(("pettingzoo:", OBSERVATION_PREFIX))
+
+
 def is_environment_game(game) -> bool:
-    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`): it has no
+    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`, or an
+    OpenSpiel game played through its observation tensor, :class:`games.environment.ObservationGame`): it has no
     game tree, so only learned oracles and sampled evaluation apply.
 
     Examples
@@ -659,7 +682,9 @@ def is_environment_game(game) -> bool:
     >>> is_environment_game(pyspiel.load_game("kuhn_poker"))
     False
     """
-    return type(game).__module__.startswith("games.pettingzoo_env")
+    from games.environment import ObservationGame
+
+    return type(game).__module__.startswith("games.pettingzoo_env") or isinstance(game, ObservationGame)
 
 
 def num_players(game) -> int:

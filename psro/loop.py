@@ -48,7 +48,7 @@ from games.validation import check_int, check_real
 from psro import selection
 from psro.algorithms import algorithm_class
 from psro.approximate_gap import approximate_gap, responder_seed
-from psro.config import PSROConfig, is_environment_game, num_players, with_field
+from psro.config import PSROConfig, is_environment_game, num_players, spec_kept, with_field
 from psro.efce_gaps import history_gaps
 from psro.evaluation import SequenceFormEvaluator, make_evaluator
 from psro.evaluation.base import new_profile_blocks
@@ -138,8 +138,8 @@ class PSRO:
         self.top_up_episodes, self.top_up_method, self.top_up_rounds = \
             config.top_up_episodes, config.top_up_method, config.top_up_rounds
         self.num_players = num_players(self.game)
-        pettingzoo = isinstance(config.game, str) and config.game.strip().startswith("pettingzoo:")
-        self.game_spec = config.game.strip() if pettingzoo else str(self.game)   # what a worker or a resume loads
+        kept = spec_kept(config.game)   # (a PettingZoo module or an observation-tensor game, as written)
+        self.game_spec = config.game.strip() if kept else str(self.game)   # what a worker or a resume loads
         game_spec = self.game_spec if self.normal_form is None else normal_form_to_json(self.normal_form)
         self.options = config.solver_options(game_spec, self.eval_meta_solver.name, portable_spec(spec))
         self.checkpoint_dir = checkpoint_dir
