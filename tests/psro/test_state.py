@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psro import PSRO, FictitiousSelfPlay, League, NFSP, SelfPlay, FXP
+from psro import FXP, NFSP, PSRO, FictitiousSelfPlay, League, SelfPlay
 from psro.offline import COffeEPSRO, OfflinePSRO
 from psro.state import HISTORY_COLUMNS, EpisodeCounter
 

@@ -40,7 +40,8 @@ raises a ``ValueError`` naming ``learning_rate`` (and the other options that
 steady it; :func:`psro.oracles.learned.training.check_finite`). After
 training, the uniform random policy plays as many evaluation episodes in the
 same seat against the same opponents; a response worth less than it by more
-than three standard errors of the difference did not learn: with option
+than three standard errors of the difference, or whose network answers every
+observation alike (its hidden units died), did not learn: with option
 ``on_bad_response="error"`` (the default) that is a ``ValueError`` naming
 ``learning_rate`` and ``total_steps``; with ``"warn"`` it is logged as a
 warning and the response carries ``ok=False`` (PSRO's history records it in
@@ -88,7 +89,7 @@ __all__ = [
     "exact_value",
     "isolated_torch",
     "make_learned_oracle",
-    "response_is_bad",
+    "response_failure",
 ]
 
 logger = logging.getLogger(__name__)
@@ -124,8 +125,8 @@ class LearnedBestResponse(BestResponse):
     training : TrainingResult
     ok : bool
         False when the response is worth less than the uniform policy against the same opponents by more than
-        :data:`BAD_RESPONSE_Z` standard errors (see :func:`response_is_bad`; only with ``on_bad_response="warn"``:
-        else that is an error).
+        :data:`BAD_RESPONSE_Z` standard errors, or when its network answers every observation alike (see
+        :func:`response_failure`; only with ``on_bad_response="warn"``: else that is an error).
     """
 
     exact_value: float
@@ -143,25 +144,36 @@ class LearnedBestResponse(BestResponse):
         doc="Episodes played to value it and the uniform policy it must beat.")
 
 
-def response_is_bad(result: TrainingResult, z: float = BAD_RESPONSE_Z) -> bool:
-    """Whether a trained response is worth less than the uniform policy in its seat against the same opponents
-    (:attr:`TrainingResult.baseline`) by more than ``z`` standard errors of the difference (False where the
-    baseline was not measured or either standard error is undefined).
+def response_failure(result: TrainingResult, z: float = BAD_RESPONSE_Z) -> str | None:
+    """Why a trained response did not learn, or None: its network answers every observation alike (its hidden
+    units died: :attr:`TrainingResult.responsive`), or it is worth less than the uniform policy in its seat
+    against the same opponents (:attr:`TrainingResult.baseline`) by more than ``z`` standard errors of the
+    difference.
 
     Examples
     --------
     >>> from psro.oracles.learned.env import EpisodeStats
-    >>> def result(value):   # the uniform policy is worth 0.0 +- 0.05
-    ...     stats = EpisodeStats(value, 0.05, 2000)
-    ...     return TrainingResult(None, stats, 1000, 10, 1.0, 0, baseline=EpisodeStats(0.0, 0.05, 2000))
-    >>> response_is_bad(result(-0.75)), response_is_bad(result(-0.1)), response_is_bad(result(0.4))
-    (True, False, False)
+    >>> def result(value, responsive=True):   # the uniform policy is worth 0.0 +- 0.05
+    ...     stats, uniform = EpisodeStats(value, 0.05, 2000), EpisodeStats(0.0, 0.05, 2000)
+    ...     return TrainingResult(None, stats, 1000, 10, 1.0, 0, baseline=uniform, responsive=responsive)
+    >>> response_failure(result(-0.75))
+    "it is worth -0.75 +- 0.05 against its opponents, less than the uniform random policy's 0 +- 0.05"
+    >>> response_failure(result(-0.1)) is None, response_failure(result(0.4)) is None
+    (True, True)
+    >>> response_failure(result(0.4, responsive=False))
+    'its network answers every observation alike (its hidden units died)'
     """
+    if not result.responsive:
+        return "its network answers every observation alike (its hidden units died)"
     base, own = result.baseline, result.evaluation
     if base is None:
-        return False
+        return None
     margin = z * math.hypot(own.stderr, base.stderr)
-    return bool(math.isfinite(margin) and own.mean < base.mean - margin)
+    if math.isfinite(margin) and own.mean < base.mean - margin:
+        return (f"it is worth {own.mean:.4g} +- {own.stderr:.2g} against its opponents, less than the uniform random "
+                f"policy's {base.mean:.4g} +- {base.stderr:.2g}")
+    return None
+
 
 def exact_value(tree: GameTree, player: int, policy: np.ndarray, opponent_plans: Sequence) -> float:
     """Exact expected payoff of ``player``'s tabular ``policy`` against the others' realization plans.
@@ -247,7 +259,7 @@ class LearnedOracle:
     device : str
         Where the networks train (``"cpu"``, or ``"cuda"`` where a GPU exists).
     on_bad_response : {"error", "warn"}
-        What a response worse than the uniform policy against its opponents does (:func:`response_is_bad`): a
+        What a response that did not learn does (:func:`response_failure`): a
         ``ValueError`` naming the options to change, or a logged warning and ``ok=False`` on the response.
 
     Examples
@@ -431,13 +443,10 @@ class LearnedOracle:
     def _finish(self, player: int, iteration: int | None, config, result: TrainingResult, policy, exact: float
                 ) -> LearnedBestResponse:
         value = result.evaluation.mean if math.isnan(exact) else exact
-        ok = not response_is_bad(result)
-        if not ok:
-            base, own = result.baseline, result.evaluation
+        failure = response_failure(result)
+        if failure is not None:
             what = (f"the {self.name} response of player {player}"
-                    f"{'' if iteration is None else f' at iteration {iteration}'} is worth {own.mean:.4g} +- "
-                    f"{own.stderr:.2g} against its opponents, less than the uniform random policy's {base.mean:.4g} "
-                    f"+- {base.stderr:.2g} (by more than {BAD_RESPONSE_Z:g} standard errors): the learner failed")
+                    f"{'' if iteration is None else f' at iteration {iteration}'} did not learn: {failure}")
             fix = (f"lower learning_rate (now {config.learning_rate!r}) or raise total_steps (now "
                    f"{config.total_steps})")
             if self.on_bad_response == "error":
@@ -453,7 +462,8 @@ class LearnedOracle:
         return LearnedBestResponse(player=player, policy=policy, value=value, exact_value=exact,
                                    estimated_value=result.evaluation.mean,
                                    estimated_stderr=result.evaluation.stderr,
-                                   network=result.policy, training=result, ok=ok)
+                                   network=result.policy, training=result,
+                                   ok=failure is None)
 
     # ------------------------------------------------------------------ the neural path
     def opponent_mixture(self, player: int, target) -> OpponentMixture:

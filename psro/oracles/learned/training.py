@@ -26,7 +26,7 @@ from psro.oracles.learned.env import EpisodeStats, OpponentMixture, VectorEnv, p
 from psro.oracles.learned.networks import MODES, NeuralPolicy, masked_scores
 
 __all__ = ["TrainingResult", "SCORE_LIMIT", "check_positive_ints", "check_real_fields", "check_hidden", "check_finite",
-           "seeded_env", "initial_network", "evaluated_result"]
+           "responds_to_input", "seeded_env", "initial_network", "evaluated_result"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +51,8 @@ class TrainingResult:
     baseline : EpisodeStats or None
         Mean return of the uniform random policy (over the legal actions) in the same seat against the same
         opponents, over as many episodes: what a response must beat (None where it was not measured).
+    responsive : bool
+        Whether the trained network's scores still depend on its observation (:func:`responds_to_input`).
     """
 
     policy: NeuralPolicy
@@ -60,6 +62,7 @@ class TrainingResult:
     seconds: float
     seed: int
     baseline: EpisodeStats | None = None
+    responsive: bool = True
 
 
 def check_positive_ints(config, names: Iterable[str]) -> None:
@@ -275,7 +278,11 @@ def evaluated_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int
     policy.mode = mode
     device = policy.device
 
+    seen = []   # (the first observations it acts on: does its output still depend on them?)
+
     def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if len(seen) < 16:
+            seen.append(obs)
         with torch.no_grad():
             scores = masked_scores(policy.network(torch.from_numpy(obs).to(device)),
                                    torch.from_numpy(mask).to(device))
@@ -296,4 +303,28 @@ def evaluated_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int
     baseline = play_episodes(env, uniform, eval_episodes)
     return TrainingResult(policy=policy, evaluation=evaluation, training_steps=training_steps,
                           training_episodes=training_episodes, seconds=time.perf_counter() - start, seed=seed,
-                          baseline=baseline)
+                          baseline=baseline, responsive=responds_to_input(policy, np.concatenate(seen)))
+
+
+def responds_to_input(policy: NeuralPolicy, obs: np.ndarray) -> bool:
+    """Whether ``policy``'s scores differ between the distinct rows of ``obs`` (True when fewer than two): False
+    for a network whose hidden units all died (a step size too large pushes every ReLU below zero, after which the
+    network answers every observation alike and never learns again).
+
+    Examples
+    --------
+    >>> net = NeuralPolicy(3, 2, hidden=(4,))
+    >>> obs = np.eye(3, dtype=np.float32)
+    >>> responds_to_input(net, obs)
+    True
+    >>> with torch.no_grad():
+    ...     _ = net.network.layers[0].bias.fill_(-100.0)   # every hidden unit dead
+    >>> responds_to_input(net, obs)
+    False
+    """
+    distinct = np.unique(np.asarray(obs, dtype=np.float32), axis=0)
+    if len(distinct) < 2:
+        return True
+    with torch.no_grad():
+        scores = policy.network(torch.from_numpy(distinct).to(policy.device)).cpu().numpy()
+    return bool(np.any(scores.max(axis=0) > scores.min(axis=0)))
