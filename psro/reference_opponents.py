@@ -320,8 +320,8 @@ def _weights(marginal, size: int, player: int) -> np.ndarray:
 
 
 def _row(player: int, label: str, member: int, reference: str, returns: np.ndarray, z: float,
-         confidence: float, low: float, high: float) -> dict:
-    """One table row; the return's interval is clipped to the game's utility range ``[low, high]``."""
+         confidence: float, worst: float, best: float) -> dict:
+    """One table row; the return's interval is clipped to the game's utility range ``[worst, best]``."""
     result = outcomes(returns, player)
     n = len(result)
     row = {"player": player, "agent": label, "member": member, "reference": reference, "episodes": n}
@@ -332,7 +332,7 @@ def _row(player: int, label: str, member: int, reference: str, returns: np.ndarr
     own = returns[:, player]
     mean = float(own.mean())
     half = z * float(own.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-    row.update(mean_return=mean, return_low=max(mean - half, low), return_high=min(mean + half, high))
+    row.update(mean_return=mean, return_low=max(mean - half, worst), return_high=min(mean + half, best))
     return row
 
 
