@@ -100,7 +100,9 @@ class PSROConfig:
 
     game: str = "kuhn_poker"
     """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, or ``catalog:<name>(<options>)`` for a game
-    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)`` (in Python also a pyspiel.Game, a
+    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)``, or ``observation:<game>`` for an OpenSpiel game
+    without information-state tensors played through its observation tensor by learned oracles, e.g.
+    ``observation:connect_four`` (in Python also a pyspiel.Game, a
     games.NormalFormGame, played as a one-shot game with pure-strategy best responses, or a
     games.SequentialGame)."""
 
@@ -143,7 +145,9 @@ class PSROConfig:
 
     oracle_options: typing.Optional[dict] = None
     """A learned oracle's settings: fields of ``psro.oracles.learned.dqn.DQNConfig`` /
-    ``psro.oracles.learned.ppo.PPOConfig`` and ``target_mode``, e.g. ``{total_steps: 4096}`` (null: none; a
+    ``psro.oracles.learned.ppo.PPOConfig``, ``target_mode`` and ``on_bad_response`` (``error``, the default:
+    a response that did not learn stops the run naming ``learning_rate``; ``warn``: logged and recorded in the
+    history's ``response_ok``), e.g. ``{total_steps: 4096}`` (null: none; a
     registered oracle of one's own receives them as keyword arguments)."""
 
     oracle_dispatch: str = "auto"
@@ -245,6 +249,13 @@ class PSROConfig:
 
     ranking_alpha: float = 10.0
     """alpha-Rank's selection intensity for that ranking."""
+
+    reference_opponents: typing.Optional[list] = None
+    """Track the eval meta-strategy against fixed references every iteration (psro.reference_opponents): a list
+    of ``uniform``, ``mcts`` (perfect-information games), ``ismcts``, e.g. ``[uniform, mcts]``; the history gains
+    ``<reference>_win_<p>`` and ``<reference>_return_<p>`` per player (40 episodes each, MCTS with 20 simulations
+    per move; their episodes count in ``eval_episodes``). A config cannot name a bot of its own (``module:name``
+    is for ``psro evaluate``). Null: none."""
 
     def __post_init__(self):
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
@@ -491,6 +502,8 @@ class PSROConfig:
             except ValueError as exc:
                 raise ValueError(f"{str(exc).split('=')[0]}: {exc}") from None
         self._check_learning(game, environment, self.oracle in learned_oracle_names())
+        if self.reference_opponents is not None:
+            with_field("reference_opponents", check_reference_opponents, self.reference_opponents, game)
         return game, normal_form
 
     def _check_learning(self, game, environment: bool, learned: bool) -> None:
@@ -556,6 +569,7 @@ class PSROConfig:
                     approx_gap_every=self.approx_gap_every, approx_gap_options=dict(self.approx_gap_options or {}),
                     device=self.device, warm_start=self.warm_start, algorithm=self.algorithm,
                     algorithm_options=dict(self.algorithm_options or {}),
+                    reference_opponents=None if self.reference_opponents is None else list(self.reference_opponents),
                     teams=None if self.teams is None else [list(team) for team in self.teams])
 
     def oracle_settings(self) -> dict:
@@ -669,6 +683,34 @@ def spec_kept(game) -> bool:
     (True, False)
     """
     return isinstance(game, str) and game.strip().startswith(("pettingzoo:", OBSERVATION_PREFIX))
+
+
+def check_reference_opponents(names, game) -> list:
+    """The ``reference_opponents`` of a config: built-in names (:data:`psro.reference_opponents.BUILT_IN`) that
+    fit ``game``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> check_reference_opponents(["uniform", "mcts"], pyspiel.load_game("tic_tac_toe"))
+    ['uniform', 'mcts']
+    >>> check_reference_opponents(["os:system"], pyspiel.load_game("tic_tac_toe"))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'os:system' is not one of ['uniform', 'mcts', 'ismcts'] (a config cannot name code; a bot of one's \
+own goes to psro evaluate --against module:name).
+    """
+    from games.environment import ObservationGame
+    from psro.reference_opponents import BUILT_IN, make_reference
+
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"must be a non-empty list such as [uniform, mcts] (or null); got {names!r}.")
+    for name in names:
+        if name not in BUILT_IN:
+            raise ValueError(f"{name!r} is not one of {list(BUILT_IN)} (a config cannot name code; a bot of one's own "
+                             "goes to psro evaluate --against module:name).")
+        make_reference(name, game.game if isinstance(game, ObservationGame) else game)
+    return list(names)
 
 
 def is_environment_game(game) -> bool:

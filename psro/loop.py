@@ -410,6 +410,27 @@ class PSRO:
         self.state.measure_episodes += counter.episodes
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
 
+    def _reference_columns(self) -> list:
+        """The history columns of ``reference_opponents``: ``<reference>_win_<p>`` and ``<reference>_return_<p>``."""
+        return [f"{name}_{what}_{p}" for name in self.config.reference_opponents or ()
+                for p in range(self.num_players) for what in ("win", "return")]
+
+    def _reference_results(self) -> dict:
+        """The eval meta-strategy against ``reference_opponents`` (:func:`psro.reference_opponents.evaluate_against`,
+        seeded by the run's seed and the iteration; its episodes count as measurement)."""
+        if not self.config.reference_opponents or self.state.eval_meta_strategy is None:
+            return dict.fromkeys(self._reference_columns(), math.nan)
+        from games.environment import ObservationGame
+        from psro.reference_opponents import evaluate_against
+
+        game = self.game.game if isinstance(self.game, ObservationGame) else self.game
+        seed = int(np.random.SeedSequence(self.seed, spawn_key=(self.state.iteration,)).generate_state(1)[0] >> 1)
+        table = evaluate_against(game, self.state.populations, self.config.reference_opponents, members=False,
+                                 marginals=self.state.eval_meta_strategy.marginals, tree=self.tree, seed=seed)
+        self.state.measure_episodes += int(table.episodes.sum())
+        return {f"{r.reference}_{what}_{r.player}": getattr(r, column) for r in table.itertuples()
+                for what, column in (("win", "win"), ("return", "mean_return"))}
+
     def _stored(self, batch, index) -> None:
         """A batch of block ``index`` is stored: the block counts at its last batch, before the hooks (which may
         checkpoint)."""
@@ -479,6 +500,7 @@ class PSRO:
         row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
         row["time_metric"] += time.perf_counter() - start
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
+        row.update(self._reference_results())
         row.update(eval_episodes=state.eval_episodes(), response_ok=getattr(self, "_responses_ok", True))
         state.rows.append(row)
         logger.info("iteration %d: gap %.3e, populations %s, %.2fs", state.iteration, state.gap,
@@ -492,7 +514,8 @@ class PSRO:
     def history(self) -> pd.DataFrame:
         """One row per iteration; see :data:`HISTORY_COLUMNS` (plus ``population_<p>`` per player)."""
         n = self.num_players
-        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:]]
+        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:],
+                   *self._reference_columns()]
         return pd.DataFrame(self.state.rows, columns=columns)
 
     def save_checkpoint(self, directory=None):

@@ -15,7 +15,9 @@ Each agent (every member of every population, and each player's meta-strategy, a
 per episode) plays its own seat ``episodes`` times with the reference in every other seat; a game is won when
 the agent's return is strictly the highest, drawn when it ties for the highest, lost otherwise. Rates come with
 Wilson score intervals, the mean return with a normal one. Every episode is seeded from ``(seed, agent,
-reference)``, so a table is a pure function of its inputs.
+reference)``, so a table is a pure function of its inputs, except against ``ismcts``: OpenSpiel's
+``ISMCTSBot`` given the same seed does not always choose the same actions (measured: two bots seeded alike differ
+on Kuhn poker), so its rows vary within their intervals from one call to the next.
 
 Play is state by state on the OpenSpiel game (turn-based games; chance sampled from its outcome
 distribution): a network member acts on the observation it was trained on (the information-state tensor, or
@@ -228,7 +230,7 @@ def _play(game, actors: Sequence, rng: np.random.Generator) -> np.ndarray:
 
 def evaluate_against(game, populations: Sequence, references: Sequence, *, marginals: Sequence | None = None,
                      episodes: int = 40, seed: int = 0, confidence: float = 0.95, simulations: int = 20,
-                     tree=None, observation: str | None = None) -> pd.DataFrame:
+                     tree=None, observation: str | None = None, members: bool = True) -> pd.DataFrame:
     """Every member's (and each meta-strategy's) results against fixed references (see the module docstring).
 
     Parameters
@@ -249,6 +251,8 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
         The MCTS references' simulations per move.
     tree : psro.game_tree.GameTree, optional
         For tabular members.
+    members : bool
+        Also every member (False: only the meta-strategies, which needs ``marginals``).
     observation : {"information_state", "observation"}, optional
         The tensor networks act on (default: the information-state tensor where the game has one, else the
         observation tensor, as an ``observation:`` run trains on).
@@ -283,16 +287,18 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     refs = [r if isinstance(r, Reference) else make_reference(r, game, simulations=simulations) for r in references]
     if not refs:
         raise ValueError("against: name at least one reference (uniform, mcts, ismcts or module:name).")
-    members = [list(pop.policies) if hasattr(pop, "policies") else list(pop) for pop in populations]
+    policies = [list(pop.policies) if hasattr(pop, "policies") else list(pop) for pop in populations]
     n = game.num_players()
-    if len(members) != n:
-        raise ValueError(f"populations: one per player ({n}); got {len(members)}.")
+    if len(policies) != n:
+        raise ValueError(f"populations: one per player ({n}); got {len(policies)}.")
+    if not members and marginals is None:
+        raise ValueError("marginals: members=False evaluates the meta-strategies only; give their marginals.")
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + confidence / 2))
     rows = []
     for p in range(n):
-        agents = [(f"member {k}", k) for k in range(len(members[p]))]
+        agents = [(f"member {k}", k) for k in range(len(policies[p]))] if members else []
         if marginals is not None:
             agents.append(("meta", -1))
         for label, k in agents:
@@ -301,10 +307,10 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
                 rng = np.random.default_rng(sequence)
                 seats = (sequence.generate_state(n) >> 1).tolist()   # (31 bits: what OpenSpiel's bots take)
                 actors = [None if q == p else ref.make(q, seats[q]) for q in range(n)]
-                weights = None if k >= 0 else _weights(marginals[p], len(members[p]), p)
+                weights = None if k >= 0 else _weights(marginals[p], len(policies[p]), p)
                 returns = []
                 for _ in range(episodes):
-                    member = members[p][k] if k >= 0 else members[p][int(rng.choice(len(weights), p=weights))]
+                    member = policies[p][k] if k >= 0 else policies[p][int(rng.choice(len(weights), p=weights))]
                     actors[p] = _agent_actor(member, p, tree, observation, rng)
                     returns.append(_play(game, actors, rng))
                 rows.append(_row(p, label, k, ref.name, np.array(returns), z, confidence,

@@ -86,3 +86,22 @@ def test_a_run_directory_is_evaluated_and_anything_else_is_refused(tmp_path):
     table = evaluate_run(tmp_path, ["uniform", "ismcts"], episodes=6, simulations=5)
     assert len(table) == 2 * 3 * 2   # players x (2 tabular members + meta) x references
     assert (table.episodes == 6).all()
+
+
+def test_reference_opponents_are_tracked_every_iteration_and_resumed(tmp_path):
+    fields = dict(progress=False, reference_opponents=["uniform", "ismcts"])
+    solver = PSRO("kuhn_poker", checkpoint_dir=tmp_path, **fields)
+    history = solver.run(iterations=1)
+    columns = [f"{r}_{what}_{p}" for r in ("uniform", "ismcts") for p in (0, 1) for what in ("win", "return")]
+    assert list(history.columns[-len(columns):]) == columns and history[columns].notna().all().all()
+    assert history["eval_episodes"].tolist() == [2 * 2 * 40, 4 * 2 * 40]   # exact run: only the references played
+    resumed = PSRO.resume(tmp_path, progress=False)
+    assert resumed.config.reference_opponents == ["uniform", "ismcts"]
+    straight = PSRO("kuhn_poker", **fields).run(iterations=2)
+    uniform = [c for c in columns if c.startswith("uniform")]   # (OpenSpiel's IS-MCTS is not seed-reproducible)
+    assert resumed.run(iterations=1)[uniform].equals(straight[uniform])   # seeded by (seed, iteration)
+    with pytest.raises(ValueError, match=r"^reference_opponents: 'os:system' is not one of \['uniform', 'mcts', "
+                                         r"'ismcts'\] \(a config cannot name code"):
+        PSRO("kuhn_poker", reference_opponents=["os:system"])
+    with pytest.raises(ValueError, match="^reference_opponents: against: 'mcts' is OpenSpiel's MCTS"):
+        PSRO("kuhn_poker", reference_opponents=["mcts"])
