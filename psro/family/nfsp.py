@@ -54,6 +54,7 @@ from psro.metrics import nash_conv
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, masked_scores
 from psro.oracles.learned.oracle import isolated_torch
+from psro.oracles.learned.training import check_finite
 from psro.population import PolicyPopulation
 from psro.run.checkpoint import (
     atomic_write,
@@ -227,6 +228,8 @@ class _Learner:
                 target = buf["reward"] + next_q * (1.0 - buf["done"])
             predicted = self.q.network(buf["obs"]).gather(1, buf["action"][:, None]).squeeze(1)
             loss = nn.functional.mse_loss(predicted, target)
+            check_finite(loss.detach(), "best-response loss", options, "nfsp", c["updates"],
+                         names=("rl_learning_rate",), unit="updates")
             self.q_opt.zero_grad()
             loss.backward()
             self.q_opt.step()
@@ -239,6 +242,8 @@ class _Learner:
             logits = masked_scores(self.avg.network(torch.from_numpy(self.sl["obs"][idx])),
                                    torch.from_numpy(self.sl["mask"][idx]))
             loss = nn.functional.cross_entropy(logits, torch.from_numpy(self.sl["action"][idx]))
+            check_finite(loss.detach(), "average-policy loss", options, "nfsp", c["updates"],
+                         names=("sl_learning_rate",), unit="updates")
             self.avg_opt.zero_grad()
             loss.backward()
             self.avg_opt.step()

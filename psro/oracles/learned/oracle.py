@@ -447,8 +447,8 @@ class LearnedOracle:
         if failure is not None:
             what = (f"the {self.name} response of player {player}"
                     f"{'' if iteration is None else f' at iteration {iteration}'} did not learn: {failure}")
-            fix = (f"lower learning_rate (now {config.learning_rate!r}) or raise total_steps (now "
-                   f"{config.total_steps})")
+            fix = f"lower learning_rate (now {config.learning_rate!r})" + (
+                f" or raise total_steps (now {config.total_steps})" if result.responsive else "")
             if self.on_bad_response == "error":
                 raise ValueError(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: warn to "
                                  "record it (the history's response_ok column) and go on.")

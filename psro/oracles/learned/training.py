@@ -130,7 +130,8 @@ _STEADYING = (("learning_rate", "lower"), ("max_grad_norm", "lower"), ("clip_coe
 SCORE_LIMIT = 1e8
 
 
-def check_finite(value, what: str, config, algorithm: str, steps: int, limit: float = math.inf) -> None:
+def check_finite(value, what: str, config, algorithm: str, steps: int, limit: float = math.inf,
+                 names: tuple | None = None, unit: str = "learner steps") -> None:
     """Stop a diverged training run: ``ValueError`` naming the options to change unless every entry of ``value``
     (a tensor, an array or a number) is finite and at most ``limit`` in absolute value (action scores:
     :data:`SCORE_LIMIT`).
@@ -147,6 +148,11 @@ def check_finite(value, what: str, config, algorithm: str, steps: int, limit: fl
         Learner decisions so far.
     limit : float
         The largest absolute value allowed.
+    names : tuple of str, optional
+        The options of ``config`` to lower, the first named first (default: ``learning_rate`` and those of
+        ``max_grad_norm``, ``clip_coef``, ``ent_coef`` the config has; ``batch_size`` to raise).
+    unit : str
+        What ``steps`` counts.
 
     Examples
     --------
@@ -165,9 +171,11 @@ learning_rate (now 10000.0).
         return
     bad = float(array[~healthy].reshape(-1)[0])
     beyond = "" if math.isnan(bad) or math.isinf(bad) else f", beyond {limit:g}"
-    fixes = [f"{verb} {name} (now {getattr(config, name)!r})" for name, verb in _STEADYING if hasattr(config, name)]
-    raise ValueError(f"learning_rate: {algorithm} training diverged (its {what} became {bad:g}{beyond} after "
-                     f"{steps} learner steps); {', or '.join(fixes)}.")
+    steadying = _STEADYING if names is None else [(name, "lower") for name in names]
+    fixes = [f"{verb} {name} (now {getattr(config, name)!r})" for name, verb in steadying if hasattr(config, name)]
+    first = steadying[0][0]
+    raise ValueError(f"{first}: {algorithm} training diverged (its {what} became {bad:g}{beyond} after "
+                     f"{steps} {unit}); {', or '.join(fixes)}.")
 
 
 def seeded_env(game, player: int, opponents: OpponentMixture, num_envs: int,

@@ -160,3 +160,10 @@ def test_without_a_tree_the_gap_is_nan_and_the_meta_game_sampled():
     history = solver.run(iterations=2)
     assert history["approx_gap"].iloc[:2].isna().all()
     assert np.isfinite(history["approx_gap"].iloc[2]) and history["approx_gap_stderr"].iloc[2] > 0
+
+
+def test_a_diverging_learner_stops_naming_its_learning_rate():
+    options = dict(SMALL, steps_per_iteration=128, rl_learning_rate=1e30)
+    with pytest.raises(ValueError, match=r"^rl_learning_rate: nfsp training diverged \(its best-response loss became "
+                                         r"nan after \d+ updates\); lower rl_learning_rate \(now 1e\+30\)"):
+        NFSP("kuhn_poker", progress=False, algorithm_options=options).run(iterations=2)
