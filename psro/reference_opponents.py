@@ -369,18 +369,24 @@ def evaluate_run(run_dir, against: Sequence = ("uniform",), **options) -> pd.Dat
 
 
 def _load_run(run_dir):
-    """The solver of the run in ``run_dir`` (``ValueError`` naming it when it is not a run directory)."""
+    """The solver of the run in ``run_dir`` (``ValueError`` naming it when it is not a run directory), resumed from
+    its checkpoint by the training loop the checkpoint names (which verifies it)."""
+    import json
+
     from psro.algorithms import algorithm_class
-    from psro.config import PSROConfig
 
     path = Path(run_dir)
     checkpoint = path / "checkpoint"
-    if not path.is_dir() or not (checkpoint / "checkpoint.json").is_file():
+    document = checkpoint / "checkpoint.json"
+    if not path.is_dir() or not document.is_file():
         raise ValueError(f"RUN_DIR: {str(path)!r} is not a run directory (no checkpoint/checkpoint.json in it); give "
                          "the directory `psro run` wrote.")
-    config = path / "config.yaml"
-    algorithm = PSROConfig.from_yaml(config).algorithm if config.is_file() else "psro"
+    try:
+        options = json.loads(document.read_text()).get("options", {})
+        algorithm = options.get("algorithm", "psro") if isinstance(options, dict) else "psro"
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        raise ValueError(f"RUN_DIR: {str(document)!r} is not a checkpoint document (damaged?).") from None
     if algorithm in ("coffee_psro", "offline_psro"):
         raise ValueError(f"RUN_DIR: {str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
                          "model's infostates, not the game's; reference opponents play the game itself.")
-    return algorithm_class(algorithm).resume(checkpoint, progress=False)
+    return algorithm_class(str(algorithm)).resume(checkpoint, progress=False)
