@@ -500,7 +500,9 @@ class PSRO:
         row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
         row["time_metric"] += time.perf_counter() - start
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
+        start = time.perf_counter()
         row.update(self._reference_results())
+        row["time_metric"] += time.perf_counter() - start
         row.update(eval_episodes=state.eval_episodes(), response_ok=getattr(self, "_responses_ok", True))
         state.rows.append(row)
         logger.info("iteration %d: gap %.3e, populations %s, %.2fs", state.iteration, state.gap,
