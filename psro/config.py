@@ -100,7 +100,9 @@ class PSROConfig:
 
     game: str = "kuhn_poker"
     """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, or ``catalog:<name>(<options>)`` for a game
-    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)`` (in Python also a pyspiel.Game, a
+    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)``, or ``observation:<game>`` for an OpenSpiel game
+    without information-state tensors played through its observation tensor by learned oracles, e.g.
+    ``observation:connect_four`` (in Python also a pyspiel.Game, a
     games.NormalFormGame, played as a one-shot game with pure-strategy best responses, or a
     games.SequentialGame)."""
 
@@ -143,7 +145,9 @@ class PSROConfig:
 
     oracle_options: typing.Optional[dict] = None
     """A learned oracle's settings: fields of ``psro.oracles.learned.dqn.DQNConfig`` /
-    ``psro.oracles.learned.ppo.PPOConfig`` and ``target_mode``, e.g. ``{total_steps: 4096}`` (null: none; a
+    ``psro.oracles.learned.ppo.PPOConfig``, ``target_mode`` and ``on_bad_response`` (``error``, the default:
+    a response that did not learn stops the run naming ``learning_rate``; ``warn``: logged and recorded in the
+    history's ``response_ok``), e.g. ``{total_steps: 4096}`` (null: none; a
     registered oracle of one's own receives them as keyword arguments)."""
 
     oracle_dispatch: str = "auto"
@@ -245,6 +249,13 @@ class PSROConfig:
 
     ranking_alpha: float = 10.0
     """alpha-Rank's selection intensity for that ranking."""
+
+    reference_opponents: typing.Optional[list] = None
+    """Track the eval meta-strategy against fixed references every iteration (psro.reference_opponents): a list
+    of ``uniform``, ``mcts`` (perfect-information games), ``ismcts``, e.g. ``[uniform, mcts]``; the history gains
+    ``<reference>_win_<p>`` and ``<reference>_return_<p>`` per player (40 episodes each, MCTS with 20 simulations
+    per move; their episodes count in ``eval_episodes``). A config cannot name a bot of its own (``module:name``
+    is for ``psro evaluate``). Null: none."""
 
     def __post_init__(self):
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
@@ -496,6 +507,8 @@ class PSROConfig:
             except ValueError as exc:
                 raise ValueError(f"{str(exc).split('=')[0]}: {exc}") from None
         self._check_learning(game, environment, self.oracle in learned_oracle_names())
+        if self.reference_opponents is not None:
+            with_field("reference_opponents", check_reference_opponents, self.reference_opponents, game)
         return game, normal_form
 
     def _check_learning(self, game, environment: bool, learned: bool) -> None:
@@ -561,6 +574,7 @@ class PSROConfig:
                     approx_gap_every=self.approx_gap_every, approx_gap_options=dict(self.approx_gap_options or {}),
                     device=self.device, warm_start=self.warm_start, algorithm=self.algorithm,
                     algorithm_options=dict(self.algorithm_options or {}),
+                    reference_opponents=None if self.reference_opponents is None else list(self.reference_opponents),
                     teams=None if self.teams is None else [list(team) for team in self.teams])
 
     def oracle_settings(self) -> dict:
@@ -636,7 +650,9 @@ def algorithm_options(cls, options, algorithm: str):
 def resolve_run_game(game) -> tuple:
     """``(game, normal_form)`` for a run's ``game``: :func:`psro.matrix_game.resolve_game`, and also a
     ``"pettingzoo:<module>"`` string (:func:`games.pettingzoo_env.load_pettingzoo`) or the environment
-    :func:`games.from_pettingzoo` returns, kept as it is (``normal_form`` None).
+    :func:`games.from_pettingzoo` returns, kept as it is (``normal_form`` None), and an ``"observation:<game>"``
+    string: the OpenSpiel game played through its observation tensor (:class:`games.environment.ObservationGame`:
+    for games such as ``connect_four`` or ``tic_tac_toe`` that have no information-state tensor).
 
     Examples
     --------
@@ -649,13 +665,62 @@ def resolve_run_game(game) -> tuple:
         from games.pettingzoo_env import load_pettingzoo
 
         return load_pettingzoo(game.strip()), None
+    if isinstance(game, str) and game.strip().startswith(OBSERVATION_PREFIX):
+        from games.environment import ObservationGame
+
+        return ObservationGame(game.strip()[len(OBSERVATION_PREFIX):].strip()), None
     if is_environment_game(game):
         return game, None
     return resolve_game(game)
 
 
+#: A run's game string that plays an OpenSpiel game through its observation tensor (``observation:connect_four``)
+OBSERVATION_PREFIX = "observation:"
+
+
+def spec_kept(game) -> bool:
+    """Whether a run's game string is kept as written (what a worker or a resume loads): a PettingZoo module or an
+    observation-tensor game, whose loaded object does not print as the string.
+
+    Examples
+    --------
+    >>> spec_kept("observation:connect_four"), spec_kept("kuhn_poker")
+    (True, False)
+    """
+    return isinstance(game, str) and game.strip().startswith(("pettingzoo:", OBSERVATION_PREFIX))
+
+
+def check_reference_opponents(names, game) -> list:
+    """The ``reference_opponents`` of a config: built-in names (:data:`psro.reference_opponents.BUILT_IN`) that
+    fit ``game``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> check_reference_opponents(["uniform", "mcts"], pyspiel.load_game("tic_tac_toe"))
+    ['uniform', 'mcts']
+    >>> check_reference_opponents(["os:system"], pyspiel.load_game("tic_tac_toe"))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'os:system' is not one of ['uniform', 'mcts', 'ismcts'] (a config cannot name code; a bot of one's \
+own goes to psro evaluate --against module:name).
+    """
+    from games.environment import ObservationGame
+    from psro.reference_opponents import BUILT_IN, make_reference
+
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"must be a non-empty list such as [uniform, mcts] (or null); got {names!r}.")
+    for name in names:
+        if name not in BUILT_IN:
+            raise ValueError(f"{name!r} is not one of {list(BUILT_IN)} (a config cannot name code; a bot of one's own "
+                             "goes to psro evaluate --against module:name).")
+        make_reference(name, game.game if isinstance(game, ObservationGame) else game)
+    return list(names)
+
+
 def is_environment_game(game) -> bool:
-    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`): it has no
+    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`, or an
+    OpenSpiel game played through its observation tensor, :class:`games.environment.ObservationGame`): it has no
     game tree, so only learned oracles and sampled evaluation apply.
 
     Examples
@@ -664,7 +729,9 @@ def is_environment_game(game) -> bool:
     >>> is_environment_game(pyspiel.load_game("kuhn_poker"))
     False
     """
-    return type(game).__module__.startswith("games.pettingzoo_env")
+    from games.environment import ObservationGame
+
+    return type(game).__module__.startswith("games.pettingzoo_env") or isinstance(game, ObservationGame)
 
 
 def num_players(game) -> int:

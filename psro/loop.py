@@ -31,6 +31,7 @@ Row 0 of the history is the initial population; row ``t`` the state after ``t`` 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -42,12 +43,12 @@ import pandas as pd
 
 from games.empirical import EmpiricalGame
 from games.environment import num_actions
-from games.executors import Executor, make_executor, portable_spec
+from games.executors import Executor, TaskError, make_executor, portable_spec
 from games.validation import check_int, check_real
 from psro import selection
 from psro.algorithms import algorithm_class
 from psro.approximate_gap import approximate_gap, responder_seed
-from psro.config import PSROConfig, is_environment_game, num_players, with_field
+from psro.config import PSROConfig, is_environment_game, num_players, spec_kept, with_field
 from psro.efce_gaps import history_gaps
 from psro.evaluation import SequenceFormEvaluator, make_evaluator
 from psro.evaluation.base import new_profile_blocks
@@ -63,7 +64,7 @@ from psro.oracles.exact import ExactOracle
 from psro.oracles.jobs import oracle_jobs, remember_tree, run_oracle_job
 from psro.population import PolicyPopulation, Provenance
 from psro.run import checkpoint
-from psro.state import HISTORY_COLUMNS, STATE_FIELDS, LoopState
+from psro.state import HISTORY_COLUMNS, STATE_FIELDS, EpisodeCounter, LoopState
 from solvers import cce_gap, ce_gap, nash_conv
 
 __all__ = ["PSRO", "PHASES"]
@@ -137,8 +138,8 @@ class PSRO:
         self.top_up_episodes, self.top_up_method, self.top_up_rounds = \
             config.top_up_episodes, config.top_up_method, config.top_up_rounds
         self.num_players = num_players(self.game)
-        pettingzoo = isinstance(config.game, str) and config.game.strip().startswith("pettingzoo:")
-        self.game_spec = config.game.strip() if pettingzoo else str(self.game)   # what a worker or a resume loads
+        kept = spec_kept(config.game)   # (a PettingZoo module or an observation-tensor game, as written)
+        self.game_spec = config.game.strip() if kept else str(self.game)   # what a worker or a resume loads
         game_spec = self.game_spec if self.normal_form is None else normal_form_to_json(self.normal_form)
         self.options = config.solver_options(game_spec, self.eval_meta_solver.name, portable_spec(spec))
         self.checkpoint_dir = checkpoint_dir
@@ -267,6 +268,7 @@ class PSRO:
             start = time.perf_counter()
             rows[-1].update(self._approx_gap())
             rows[-1]["time_metric"] += time.perf_counter() - start
+            rows[-1]["eval_episodes"] = self.state.eval_episodes()
             if self.checkpoint_dir is not None:
                 self.save_checkpoint()
 
@@ -300,6 +302,7 @@ class PSRO:
         n = len(state.populations)
         targets = self._targets(meta_game)
         responses = self._best_responses(t, targets)
+        self._count_responses(responses)
         fixed_point = _is_exact(self.oracle) and selection.at_fixed_point(self._tolerances, targets, responses)
         for p in selection.players_to_update(self.update_players, t, n, state.rng):
             pop = state.populations[p]   # (policy objects are never equal to a new response)
@@ -317,6 +320,14 @@ class PSRO:
         times["metric"] = time.perf_counter() - start
         state.in_iteration = False
         return times
+
+    def _count_responses(self, responses: list) -> None:
+        """Add the step's responses' compute to the run's counters; remember whether all of them beat the uniform
+        policy (``response_ok``)."""
+        flat = [br for player_responses in responses for br in player_responses]
+        self.state.env_steps += sum(br.env_steps for br in flat)
+        self.state.measure_episodes += sum(br.eval_episodes for br in flat)
+        self._responses_ok = all(getattr(br, "ok", True) for br in flat)
 
     def _targets(self, meta_game) -> list:
         """Per player, the best-response targets of this iteration (step 4): here the meta-strategy's
@@ -392,11 +403,33 @@ class PSRO:
         episodes, name = int(options.pop("episodes", 2000)), options.pop("oracle", self.oracle_name)
         oracle = with_field("approx_gap_options", make_oracle, name, None, seed=responder_seed(self.seed),
                             game=self.game, **options)
-        t = self.state.iteration
+        t, counter = self.state.iteration, EpisodeCounter()
         result = approximate_gap(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
-                                 lambda p, target, i: oracle.respond(p, target, key=(t, i)), episodes=episodes,
-                                 seed=self.seed, iteration=t)
+                                 lambda p, target, i: counter.response(oracle.respond(p, target, key=(t, i))),
+                                 episodes=episodes, seed=self.seed, iteration=t, play=counter.play)
+        self.state.measure_episodes += counter.episodes
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
+
+    def _reference_columns(self) -> list:
+        """The history columns of ``reference_opponents``: ``<reference>_win_<p>`` and ``<reference>_return_<p>``."""
+        return [f"{name}_{what}_{p}" for name in self.config.reference_opponents or ()
+                for p in range(self.num_players) for what in ("win", "return")]
+
+    def _reference_results(self) -> dict:
+        """The eval meta-strategy against ``reference_opponents`` (:func:`psro.reference_opponents.evaluate_against`,
+        seeded by the run's seed and the iteration; its episodes count as measurement)."""
+        if not self.config.reference_opponents or self.state.eval_meta_strategy is None:
+            return dict.fromkeys(self._reference_columns(), math.nan)
+        from games.environment import ObservationGame
+        from psro.reference_opponents import evaluate_against
+
+        game = self.game.game if isinstance(self.game, ObservationGame) else self.game
+        seed = int(np.random.SeedSequence(self.seed, spawn_key=(self.state.iteration,)).generate_state(1)[0] >> 1)
+        table = evaluate_against(game, self.state.populations, self.config.reference_opponents, members=False,
+                                 marginals=self.state.eval_meta_strategy.marginals, tree=self.tree, seed=seed)
+        self.state.measure_episodes += int(table.episodes.sum())
+        return {f"{r.reference}_{what}_{r.player}": getattr(r, column) for r in table.itertuples()
+                for what, column in (("win", "win"), ("return", "mean_return"))}
 
     def _stored(self, batch, index) -> None:
         """A batch of block ``index`` is stored: the block counts at its last batch, before the hooks (which may
@@ -419,10 +452,12 @@ class PSRO:
                 and (dispatch == "executor" or (dispatch == "auto" and self.oracle.learned)):
             jobs = oracle_jobs(self.oracle_name, self.game_spec, targets, t, self.seed,
                                options=self.config.oracle_settings(), use_tree=self.tree is not None)
-            results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
+            with _learner_failures():
+                results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
             return [[next(results) for _ in player_targets] for player_targets in targets]
-        return [[self.oracle.respond(p, target, key=(t, i)) for i, target in enumerate(targets[p])]
-                for p in range(len(targets))]
+        with _learner_failures():
+            return [[self.oracle.respond(p, target, key=(t, i)) for i, target in enumerate(targets[p])]
+                    for p in range(len(targets))]
 
     def _add_pending(self) -> None:
         """Start a new iteration: the waiting best responses join the populations and the meta-game grows."""
@@ -455,7 +490,7 @@ class PSRO:
         row.update({f"time_{k}": v for k, v in times.items()})
         row.update(wall_time=state.wall, cpu_time=state.cpu, evaluations=state.evaluations,
                    top_up_episodes=state.top_up.spent if state.top_up.key == (state.iteration,) else 0,
-                   episodes=int(state.meta_game.count[0][~state.meta_game.exact].sum()))
+                   episodes=state.meta_game_episodes(), env_steps=state.env_steps)
         measured = self.is_jpsro and self.config.extensive_form_gaps and self.tree is not None
         row.update(history_gaps(self.tree, self._tabular_populations() if measured else None,
                                 state.eval_meta_strategy if measured else None))
@@ -465,6 +500,10 @@ class PSRO:
         row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
         row["time_metric"] += time.perf_counter() - start
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
+        start = time.perf_counter()
+        row.update(self._reference_results())
+        row["time_metric"] += time.perf_counter() - start
+        row.update(eval_episodes=state.eval_episodes(), response_ok=getattr(self, "_responses_ok", True))
         state.rows.append(row)
         logger.info("iteration %d: gap %.3e, populations %s, %.2fs", state.iteration, state.gap,
                     [len(p) for p in state.populations], state.wall)
@@ -477,7 +516,8 @@ class PSRO:
     def history(self) -> pd.DataFrame:
         """One row per iteration; see :data:`HISTORY_COLUMNS` (plus ``population_<p>`` per player)."""
         n = self.num_players
-        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:]]
+        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(n)), *HISTORY_COLUMNS[3:],
+                   *self._reference_columns()]
         return pd.DataFrame(self.state.rows, columns=columns)
 
     def save_checkpoint(self, directory=None):
@@ -565,6 +605,19 @@ class PSRO:
                                                           solver.eval_meta_solver is solver.meta_solver)
             checkpoint.replay_warm_start((solver.meta_solver, solver.eval_meta_solver), solver.state)
         return solver
+
+
+@contextlib.contextmanager
+def _learner_failures():
+    """A learned oracle that diverged or learned nothing (its ``ValueError`` names ``learning_rate``, also from
+    inside an executor's job) ends as one ``ValueError`` naming ``oracle_options``."""
+    try:
+        yield
+    except (ValueError, TaskError) as exc:
+        error = exc.error if isinstance(exc, TaskError) else exc
+        if isinstance(error, ValueError) and str(error).startswith("learning_rate: "):
+            raise ValueError(f"oracle_options: {error}") from None
+        raise
 
 
 def _is_exact(oracle) -> bool:

@@ -18,7 +18,7 @@ from psro.evaluation.top_up import TopUpProgress
 from psro.policies import uniform_policy
 from psro.population import PolicyPopulation, Population
 
-__all__ = ["LoopState", "STATE_FIELDS", "HISTORY_COLUMNS"]
+__all__ = ["LoopState", "STATE_FIELDS", "HISTORY_COLUMNS", "EpisodeCounter"]
 
 
 @dataclass(eq=False)
@@ -53,6 +53,12 @@ class LoopState:
         The history rows (see :data:`HISTORY_COLUMNS`).
     wall, cpu : float
         Wall-clock and CPU seconds of ``run`` calls so far.
+    env_steps : int
+        Environment decisions the run's oracles trained on so far (0 for exact oracles).
+    measure_episodes : int
+        Episodes played so far to measure rather than to fill the meta-game: the learned responses' evaluation
+        (and the uniform policy's beside it), ``approx_gap``, a loop's own games (League's win rates), reference
+        opponents; :meth:`eval_episodes` adds the meta-game's.
     top_up : psro.evaluation.TopUpProgress
         Where the Monte Carlo top-up of the current iteration stands.
     extra : dict
@@ -83,8 +89,18 @@ class LoopState:
     rows: list = field(default_factory=list)
     wall: float = 0.0
     cpu: float = 0.0
+    env_steps: int = 0
+    measure_episodes: int = 0
     top_up: TopUpProgress = field(default_factory=TopUpProgress)
     extra: dict = field(default_factory=dict)
+
+    def meta_game_episodes(self) -> int:
+        """Episodes recorded in the sampled entries of the meta-game (evaluation and top-up; 0 when exact)."""
+        return int(self.meta_game.count[0][~self.meta_game.exact].sum())
+
+    def eval_episodes(self) -> int:
+        """Episodes spent so far on the meta-game and on measurement (:attr:`measure_episodes`)."""
+        return self.meta_game_episodes() + int(self.measure_episodes)
 
     @classmethod
     def initial(cls, tree, seed: int) -> "LoopState":
@@ -114,6 +130,37 @@ class LoopState:
                    rng=np.random.default_rng(seed), sizes_before=[0] * num_players)
 
 
+class EpisodeCounter:
+    """Counts the episodes a measurement plays: wrap its ``play`` (``play(game, policies, count, seed) ->
+    returns``, default :func:`psro.evaluation.env_play.sample_returns`) and pass each learned response through
+    :meth:`response` (its training and evaluation episodes count too).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counter = EpisodeCounter(lambda game, policies, count, seed: np.zeros((count, 2)))
+    >>> counter.play(None, [None, None], 30, 0).shape, counter.episodes
+    ((30, 2), 30)
+    """
+
+    def __init__(self, play=None):
+        self._play, self.episodes = play, 0
+
+    def play(self, game, policies, count, seed):
+        if self._play is None:
+            from psro.evaluation.env_play import sample_returns
+
+            self._play = sample_returns
+        returns = self._play(game, policies, count, seed)
+        self.episodes += len(returns)
+        return returns
+
+    def response(self, response):
+        """``response``, its episodes counted (training and evaluation)."""
+        self.episodes += int(getattr(response, "training_episodes", 0)) + int(getattr(response, "eval_episodes", 0))
+        return response
+
+
 #: The state fields a :class:`psro.PSRO` shows as its own read-only attributes (``solver.gap``, ...).
 STATE_FIELDS = ("populations", "meta_game", "rng", "iteration", "in_iteration", "meta_strategy",
                 "eval_meta_strategy", "gap", "train_gap", "evaluations")
@@ -133,10 +180,15 @@ HISTORY_COLUMNS = (
     "evaluations",      # cumulative number of evaluated meta-game profiles
     "top_up_episodes",  # episodes the Monte Carlo top-up played in this iteration (0 when off)
     "episodes",         # cumulative episodes recorded in the meta-game (evaluation and top-up; 0 when exact)
+    "env_steps",        # cumulative environment decisions the run's oracles (or learners) trained on (0 when exact)
+    "eval_episodes",    # cumulative episodes spent on the meta-game and on measurement (responses' values, approx_gap,
+                        #   a loop's own games, reference opponents)
     "efce_gap",         # JPSRO with extensive_form_gaps: the eval meta-strategy's EFCE gap in the full game (else NaN)
     "efcce_gap",        # ... and its EFCCE gap
     "approx_gap",       # the same measure from fresh learned best responses and sampled play (psro.approximate_gap):
                         #   every approx_gap_every iterations and on the last row of each run() call, else NaN
     "approx_gap_stderr",  # its Monte Carlo standard error
     "meta_gap",         # the eval meta-strategy's regret in the empirical meta-game (NashConv, CCE or CE gap)
+    "response_ok",      # False when a learned response of this iteration was worth less than the uniform policy
+                        #   against its target (recorded with the oracle option on_bad_response: warn); else True
 )

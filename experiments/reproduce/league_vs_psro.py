@@ -53,22 +53,6 @@ GAMES = {"leduc": "leduc_poker", "large": "phantom_ttt"}
 SEEDS = {"quick": {"leduc": [0], "large": [0]}, "default": {"leduc": [0, 1, 2], "large": [0]}}
 
 
-class CountingOracle:
-    """The run's oracle, counting the learner steps of the responses it trains (``training.training_steps``)."""
-
-    def __init__(self, oracle):
-        self.inner, self.learned, self.steps, self.calls = oracle, oracle.learned, 0, 0
-
-    def respond(self, player, target, *, key=None):
-        response = self.inner.respond(player, target, key=key)
-        self.steps += int(response.training.training_steps)
-        self.calls += 1
-        return response
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
 def build(label: str, game: str, budget: dict, seed: int):
     """The solver of ``label`` on ``game`` with the budget's settings (ImportError when it is not there)."""
     from psro.algorithms import algorithm_class
@@ -93,15 +77,7 @@ def build(label: str, game: str, budget: dict, seed: int):
     if name == "league":
         fields["algorithm_options"] = {"win_rate_episodes": budget["win_rate_episodes"],
                                        "snapshot_steps": 2 * budget["call_steps"]}
-    solver = cls(game, **fields)
-    solver.oracle = CountingOracle(solver.oracle)
-    return solver
-
-
-def learner_steps(solver) -> int:
-    if isinstance(getattr(solver, "oracle", None), CountingOracle):
-        return solver.oracle.steps
-    return int(solver.state.extra["decisions"])   # NFSP
+    return cls(game, **fields)
 
 
 def train(label: str, game: str, budget: dict, seed: int) -> tuple:
@@ -111,7 +87,7 @@ def train(label: str, game: str, budget: dict, seed: int) -> tuple:
     while True:
         history = solver.run(iterations=1)
         last = history.iloc[-1]
-        steps = learner_steps(solver)
+        steps = int(last["env_steps"])   # (every loop's history counts its learner decisions)
         rows.append({"game": game, "algorithm": label, "seed": seed, "iteration": int(last["iteration"]),
                      "learner_steps": steps, "gap": float(last["gap"]), "train_gap": float(last["train_gap"]),
                      "population": int(last.get("population_0", 0))})

@@ -507,6 +507,7 @@ class League(PSRO):
             score += float(outcomes.sum())
             counts[keys[j]] = list(decayed_update(*counts.get(keys[j], (0.0, 0.0)), outcomes, options.decay))
         rate = score / options.win_rate_episodes
+        self.state.measure_episodes += int(episodes.sum())
         steps = int(getattr(getattr(response, "training", None), "training_steps", 0) or 0)
         extra["learner_steps"] += steps
         extra["agent_steps"][p][a] += steps

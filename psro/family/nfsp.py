@@ -54,6 +54,7 @@ from psro.metrics import nash_conv
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, masked_scores
 from psro.oracles.learned.oracle import isolated_torch
+from psro.oracles.learned.training import check_finite
 from psro.population import PolicyPopulation
 from psro.run.checkpoint import (
     atomic_write,
@@ -67,7 +68,7 @@ from psro.run.checkpoint import (
     seal_problem,
 )
 from psro.run.run_files import check_directory, file_in, read_regular
-from psro.state import HISTORY_COLUMNS, LoopState
+from psro.state import HISTORY_COLUMNS, EpisodeCounter, LoopState
 
 __all__ = ["NFSP", "NFSPOptions"]
 
@@ -246,6 +247,8 @@ class _Learner:
                 target = buf["reward"] + next_q * (1.0 - buf["done"])
             predicted = self.q.network(buf["obs"]).gather(1, buf["action"][:, None]).squeeze(1)
             loss = nn.functional.mse_loss(predicted, target)
+            check_finite(loss.detach(), "best-response loss", options, "nfsp", c["updates"],
+                         names=("rl_learning_rate",), unit="updates")
             self.q_opt.zero_grad()
             loss.backward()
             self.q_opt.step()
@@ -258,6 +261,8 @@ class _Learner:
             logits = masked_scores(self.avg.network(torch.from_numpy(self.sl["obs"][idx])),
                                    torch.from_numpy(self.sl["mask"][idx]))
             loss = nn.functional.cross_entropy(logits, torch.from_numpy(self.sl["action"][idx]))
+            check_finite(loss.detach(), "average-policy loss", options, "nfsp", c["updates"],
+                         names=("sl_learning_rate",), unit="updates")
             self.avg_opt.zero_grad()
             loss.backward()
             self.avg_opt.step()
@@ -519,10 +524,13 @@ class NFSP:
                "time_metric": t_metric, "wall_time": st.wall, "cpu_time": st.cpu, "evaluations": st.evaluations,
                "top_up_episodes": 0, "episodes": int(st.meta_game.count[0][~st.meta_game.exact].sum()),
                "efce_gap": math.nan, "efcce_gap": math.nan, "approx_gap": math.nan, "approx_gap_stderr": math.nan,
-               "meta_gap": float(st.meta_strategy.gap), "env_steps": int(st.extra["decisions"])}
+               "meta_gap": float(st.meta_strategy.gap), "env_steps": int(st.extra["decisions"]),
+               "response_ok": True}
+        st.env_steps = int(st.extra["decisions"])
         every = self.config.approx_gap_every
         if self.tree is None and every and t % every == 0:
             row.update(self._approx_gap())
+        row["eval_episodes"] = st.eval_episodes()
         assert set(HISTORY_COLUMNS) <= set(row)
         st.rows.append(row)
         logger.info("NFSP iteration %d: gap %.4f after %d decisions", t, st.gap, st.extra["decisions"])
@@ -560,10 +568,12 @@ class NFSP:
         if self._approx_oracle is None:
             self._approx_oracle = make_learned_oracle(name, None, seed=responder_seed(self.seed), game=self.game,
                                                       **options)
-        t = self.state.iteration
+        t, counter = self.state.iteration, EpisodeCounter()
         result = approximate_gap(self.game, "product", self.state.meta_strategy, self.state.populations,
-                                 lambda p, target, i: self._approx_oracle.respond(p, target, key=(t, i)),
-                                 episodes=episodes, seed=self.seed, iteration=t)
+                                 lambda p, target, i: counter.response(self._approx_oracle.respond(p, target,
+                                                                                                   key=(t, i))),
+                                 episodes=episodes, seed=self.seed, iteration=t, play=counter.play)
+        self.state.measure_episodes += counter.episodes
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
 
     # ------------------------------------------------------------------ checkpoints
@@ -611,7 +621,8 @@ class NFSP:
                     "columns": list(st.rows[0]) if st.rows else [],
                     "learners": learners,
                     "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
-                              "evaluations": st.evaluations, "extra": st.extra}}
+                              "evaluations": st.evaluations, "extra": st.extra,
+                              "measure_episodes": st.measure_episodes}}
         return replace_document(directory, CHECKPOINT_FILE, seal_document(document),
                                 lambda doc: [doc["arrays"]["file"]], prefixes=("nfsp-",))
 
@@ -700,6 +711,8 @@ class NFSP:
         saved = document["state"]
         st.gap, st.train_gap, st.wall, st.cpu = saved["gap"], saved["train_gap"], saved["wall"], saved["cpu"]
         st.evaluations, st.extra = saved["evaluations"], dict(saved["extra"])
+        st.measure_episodes = int(saved.get("measure_episodes", 0))   # (0 in a checkpoint written before it counted)
+        st.env_steps = int(st.extra["decisions"])
         st.sizes_before = list(shape)
         if st.iteration >= 0:
             from solvers import make_equilibrium

@@ -65,11 +65,19 @@ class BestResponse:
         :class:`psro.oracles.learned.networks.NeuralPolicy`).
     value : float
         The responder's expected payoff against the opponents' policies.
+
+    The compute a response used (0 for an exact one; a learned one counts its training and evaluation) reads as
+    ``env_steps`` (environment decisions of its training), ``training_episodes`` (episodes its training
+    finished) and ``eval_episodes`` (episodes played to value it).
     """
 
     player: int
     policy: np.ndarray
     value: float
+
+    env_steps = property(lambda self: 0, doc="Environment decisions its training used.")
+    training_episodes = property(lambda self: 0, doc="Episodes its training finished.")
+    eval_episodes = property(lambda self: 0, doc="Episodes played to value it.")
 
 
 @dataclass(frozen=True, eq=False)

@@ -426,6 +426,8 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             "sizes_before": [int(k) for k in state.sizes_before],
             "wall_time": state.wall,
             "cpu_time": state.cpu,
+            "env_steps": int(state.env_steps),
+            "measure_episodes": int(state.measure_episodes),
             "meta_strategy": method_of(state.meta_strategy),
             "eval_meta_strategy": method_of(state.eval_meta_strategy),
             "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
@@ -927,6 +929,7 @@ def _restore_rest(document: dict, restored: LoopState, same_eval: bool) -> LoopS
     restored.in_iteration = bool(state["in_iteration"])
     restored.sizes_before = [int(k) for k in state["sizes_before"]]
     restored.wall, restored.cpu = float(state["wall_time"]), float(state["cpu_time"])
+    restored.env_steps, restored.measure_episodes = _counter(state, "env_steps"), _counter(state, "measure_episodes")
     restored.rows = [dict(row) for row in document["history"]]
     restored.extra = json.loads(json.dumps(document.get("extra", {})))   # (a copy; older checkpoints: none)
     restored.rng.bit_generator.state = document["rng"]
@@ -949,6 +952,14 @@ def _restore_rest(document: dict, restored: LoopState, same_eval: bool) -> LoopS
         if same_eval:
             restored.eval_meta_strategy = restored.meta_strategy
     return restored
+
+
+def _counter(state: dict, key: str) -> int:
+    """A compute counter of the checkpoint's state (0 in a checkpoint written before it was counted)."""
+    value = state.get(key, 0)
+    if not is_integer(value) or value < 0:
+        raise ValueError(f"checkpoint: state.{key} must be an int >= 0; got {value!r}.")
+    return int(value)
 
 
 def replay_warm_start(meta_solvers, state: LoopState) -> None:

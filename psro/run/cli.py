@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_field_options(command)
     report = sub.add_parser("report", help="re-draw the plot and report.md of a run directory")
     report.add_argument("run_dir", metavar="RUN_DIR")
+    _add_evaluate_parser(sub)
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     return parser
 
@@ -348,6 +349,41 @@ def _report(args) -> int:
     return 0
 
 
+def _add_evaluate_parser(sub) -> None:
+    """``psro evaluate RUN_DIR --against uniform,mcts``: the run's policies against reference opponents."""
+    evaluate = sub.add_parser("evaluate", help="play a run's policies against reference opponents",
+                              description="Play every member and the meta-strategy of a run against fixed "
+                                          "references (psro.reference_opponents): win / draw / loss rates and mean "
+                                          "returns with confidence intervals.")
+    evaluate.add_argument("run_dir", metavar="RUN_DIR")
+    evaluate.add_argument("--against", default="uniform", metavar="NAMES",
+                          help="comma-separated references: uniform, mcts (perfect information), ismcts, or "
+                               "module:name (a bot factory name(game, player, seed)); default: uniform")
+    evaluate.add_argument("--episodes", type=int, default=40, help="episodes per agent and reference (default 40)")
+    evaluate.add_argument("--simulations", type=int, default=20,
+                          help="the MCTS references' simulations per move (default 20)")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the episodes and the bots (default 0)")
+    evaluate.add_argument("--confidence", type=float, default=0.95, help="of the intervals (default 0.95)")
+
+
+def _evaluate(args) -> int:
+    """Print the table of :func:`psro.reference_opponents.evaluate_run`."""
+    from psro.reference_opponents import evaluate_run
+
+    against = [name.strip() for name in args.against.split(",") if name.strip()]
+    table = evaluate_run(args.run_dir, against, episodes=args.episodes, simulations=args.simulations,
+                         seed=args.seed, confidence=args.confidence)
+    def interval(column: str, low: str, high: str, fmt: str) -> list:
+        return [f"{v:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]" for v, lo, hi in zip(table[column], table[low], table[high])]
+
+    shown = table.assign(**{name: interval(name, f"{name}_low", f"{name}_high", ".2f")
+                            for name in ("win", "draw", "loss")},
+                         mean_return=interval("mean_return", "return_low", "return_high", "+.3f"))
+    print(shown[["player", "agent", "reference", "episodes", "win", "draw", "loss", "mean_return"]]
+          .to_string(index=False), flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of the ``psro`` console script; returns the exit status.
 
@@ -362,6 +398,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
+        if args.command == "evaluate":
+            return _evaluate(args)
         return _report(args) if args.command == "report" else _run(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)

@@ -185,3 +185,28 @@ def test_a_pettingzoo_environment_trains_from_a_config_file(tmp_path):
     assert solver.tree is None and len(solver.run(iterations=1)) == 2
     with pytest.raises(ValueError, match="^oracle: 'exact' needs the game tree"):
         PSROConfig(game="pettingzoo:tictactoe_v3").validate()
+
+
+DEAD_DQN = dict(oracle="dqn", progress=False, approx_gap_every=None,
+                oracle_options={"learning_rate": 1e2, "total_steps": 1024, "eval_episodes": 64, "num_envs": 8,
+                                "learning_starts": 64, "hidden": [16]})
+
+
+def test_a_learner_that_failed_stops_the_run_naming_learning_rate():
+    # (before: the run went on silently, its responses no better than the uniform policy)
+    with pytest.raises(ValueError, match=r"^oracle_options: learning_rate: the dqn response of player 0 at "
+                                         r"iteration 0 did not learn: its network answers every observation alike"):
+        PSRO("kuhn_poker", **DEAD_DQN).run(iterations=1)
+    with pytest.raises(ValueError, match=r"^oracle_options: learning_rate must be finite; got inf"):
+        PSRO("kuhn_poker", oracle="ppo", oracle_options={"learning_rate": math.inf}, progress=False)
+
+
+def test_on_bad_response_warn_flags_every_failed_response_in_the_history_and_the_log(caplog):
+    options = dict(DEAD_DQN, oracle_options={**DEAD_DQN["oracle_options"], "on_bad_response": "warn"})
+    with caplog.at_level(logging.WARNING, logger="psro.oracles.learned.oracle"):
+        history = PSRO("kuhn_poker", **options).run(iterations=1)
+    assert history["response_ok"].tolist() == [False, False]
+    warned = [r.getMessage() for r in caplog.records if "did not learn" in r.getMessage()]
+    assert len(warned) == 4 and all("lower learning_rate (now 100.0)" in m for m in warned)   # 2 players x 2 rows
+    healthy = PSRO("kuhn_poker", **dict(options, oracle_options={**options["oracle_options"], "learning_rate": 1e-3}))
+    assert healthy.run(iterations=1)["response_ok"].tolist() == [True, True]

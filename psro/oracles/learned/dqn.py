@@ -22,17 +22,22 @@ import torch
 from torch import nn
 
 from games.memory_limit import check_memory
+from games.validation import is_integer
 from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
 from psro.oracles.learned.training import (
+    SCORE_LIMIT,
     TrainingResult,
+    check_finite,
+    check_hidden,
     check_positive_ints,
+    check_real_fields,
     evaluated_result,
     initial_network,
     seeded_env,
 )
 
-__all__ = ["DQNConfig", "train_dqn"]
+__all__ = ["DQNConfig", "DQN_BOUNDS", "train_dqn"]
 
 
 @dataclass(frozen=True)
@@ -84,14 +89,17 @@ class DQNConfig:
             raise TypeError(f"double must be True or False; got {self.double!r}.")
         check_positive_ints(self, ("total_steps", "num_envs", "buffer_size", "batch_size", "gradient_steps",
                                    "target_update_interval", "eval_episodes"))
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive; got {self.learning_rate!r}.")
-        if not (0 <= self.end_epsilon <= 1 and 0 <= self.start_epsilon <= 1):
-            raise ValueError("start_epsilon and end_epsilon must lie in [0, 1].")
-        if not 0 < self.exploration_fraction <= 1:
+        if not is_integer(self.learning_starts) or self.learning_starts < 0:
+            raise ValueError(f"learning_starts must be an int >= 0; got {self.learning_starts!r}.")
+        check_real_fields(self, DQN_BOUNDS)
+        if not 0 < self.exploration_fraction:
             raise ValueError(f"exploration_fraction must lie in (0, 1]; got {self.exploration_fraction!r}.")
-        if not 0 <= self.gamma <= 1:
-            raise ValueError(f"gamma must lie in [0, 1]; got {self.gamma!r}.")
+        check_hidden(self)
+
+
+#: ``(minimum, maximum, strict)`` of :class:`DQNConfig`'s real fields (all finite)
+DQN_BOUNDS = {"learning_rate": (0.0, None, True), "gamma": (0.0, 1.0, False), "start_epsilon": (0.0, 1.0, False),
+              "end_epsilon": (0.0, 1.0, False), "exploration_fraction": (0.0, 1.0, False)}
 
 
 def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig = DQNConfig(), *,
@@ -167,8 +175,9 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
         epsilon = config.start_epsilon + (config.end_epsilon - config.start_epsilon) * min(
             1.0, iteration / decay_iterations)
         with torch.no_grad():
-            greedy = masked_scores(q_network(torch.from_numpy(obs).to(device)),
-                                   torch.from_numpy(mask).to(device)).argmax(dim=1).cpu().numpy()
+            scores = q_network(torch.from_numpy(obs).to(device))
+            check_finite(scores, "Q-values", config, "dqn", iteration * config.num_envs, SCORE_LIMIT)
+            greedy = masked_scores(scores, torch.from_numpy(mask).to(device)).argmax(dim=1).cpu().numpy()
         random_legal = (rng.random(mask.shape) * mask).argmax(axis=1)
         actions = np.where(rng.random(config.num_envs) < epsilon, random_legal, greedy)
         step = env.step(actions)
@@ -204,6 +213,7 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
                 target = batch(buf_reward) + config.gamma * next_q * (1.0 - batch(buf_done))
             predicted = q_network(batch(buf_obs)).gather(1, batch(buf_action)[:, None]).squeeze(1)
             loss = nn.functional.mse_loss(predicted, target)
+            check_finite(loss.detach(), "loss", config, "dqn", (iteration + 1) * config.num_envs)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -212,4 +222,5 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
                 target_network.load_state_dict(q_network.state_dict())
 
     return evaluated_result(env, q_policy, eval_episodes=config.eval_episodes,
-                            training_steps=num_iterations * config.num_envs, seed=config.seed, start=start, mode=mode)
+                            training_steps=num_iterations * config.num_envs, seed=config.seed, start=start, mode=mode,
+                            config=config, algorithm="dqn")

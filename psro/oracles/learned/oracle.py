@@ -35,6 +35,18 @@ instead, whatever the option says. Option ``device`` (``"cpu"`` default) trains
 the networks on a GPU where one exists; the returned network is moved back to
 the CPU (populations, opponents and checkpoints keep networks there).
 
+Learner health: a training run whose loss, scores or weights stop being finite
+raises a ``ValueError`` naming ``learning_rate`` (and the other options that
+steady it; :func:`psro.oracles.learned.training.check_finite`). After
+training, the uniform random policy plays as many evaluation episodes in the
+same seat against the same opponents; a response worth less than it by more
+than three standard errors of the difference, or whose network answers every
+observation alike (its hidden units died), did not learn: with option
+``on_bad_response="error"`` (the default) that is a ``ValueError`` naming
+``learning_rate`` and ``total_steps``; with ``"warn"`` it is logged as a
+warning and the response carries ``ok=False`` (PSRO's history records it in
+``response_ok``).
+
 Each call is a pure function of its inputs and its seed. PSRO passes the key
 ``(iteration, index)`` (which of the player's targets), and the training seed
 is :func:`psro.oracles.jobs.job_seed` of ``(seed, iteration, player, index)``;
@@ -77,12 +89,16 @@ __all__ = [
     "exact_value",
     "isolated_torch",
     "make_learned_oracle",
+    "response_failure",
 ]
 
 logger = logging.getLogger(__name__)
 
 ALGORITHMS = ("dqn", "ppo")
 TARGET_MODES = ("aggregate", "sample")
+ON_BAD_RESPONSE = ("error", "warn")
+#: Standard errors of the difference by which a response may fall short of the uniform policy before it is bad
+BAD_RESPONSE_Z = 3.0
 DEFAULT_RESPONSE_MODE = {"ppo": "softmax", "dqn": "greedy"}
 
 
@@ -107,6 +123,10 @@ class LearnedBestResponse(BestResponse):
         Its standard error.
     network : NeuralPolicy
     training : TrainingResult
+    ok : bool
+        False when the response is worth less than the uniform policy against the same opponents by more than
+        :data:`BAD_RESPONSE_Z` standard errors, or when its network answers every observation alike (see
+        :func:`response_failure`; only with ``on_bad_response="warn"``: else that is an error).
     """
 
     exact_value: float
@@ -114,6 +134,45 @@ class LearnedBestResponse(BestResponse):
     estimated_stderr: float
     network: NeuralPolicy
     training: TrainingResult
+    ok: bool = True
+
+    env_steps = property(lambda self: int(self.training.training_steps), doc="Learner decisions of its training.")
+    training_episodes = property(lambda self: int(self.training.training_episodes),
+                                 doc="Episodes its training finished.")
+    eval_episodes = property(lambda self: int(self.training.evaluation.episodes) + (
+        0 if self.training.baseline is None else int(self.training.baseline.episodes)),
+        doc="Episodes played to value it and the uniform policy it must beat.")
+
+
+def response_failure(result: TrainingResult, z: float = BAD_RESPONSE_Z) -> str | None:
+    """Why a trained response did not learn, or None: its network answers every observation alike (its hidden
+    units died: :attr:`TrainingResult.responsive`), or it is worth less than the uniform policy in its seat
+    against the same opponents (:attr:`TrainingResult.baseline`) by more than ``z`` standard errors of the
+    difference.
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.env import EpisodeStats
+    >>> def result(value, responsive=True):   # the uniform policy is worth 0.0 +- 0.05
+    ...     stats, uniform = EpisodeStats(value, 0.05, 2000), EpisodeStats(0.0, 0.05, 2000)
+    ...     return TrainingResult(None, stats, 1000, 10, 1.0, 0, baseline=uniform, responsive=responsive)
+    >>> response_failure(result(-0.75))
+    "it is worth -0.75 +- 0.05 against its opponents, less than the uniform random policy's 0 +- 0.05"
+    >>> response_failure(result(-0.1)) is None, response_failure(result(0.4)) is None
+    (True, True)
+    >>> response_failure(result(0.4, responsive=False))
+    'its network answers every observation alike (its hidden units died)'
+    """
+    if not result.responsive:
+        return "its network answers every observation alike (its hidden units died)"
+    base, own = result.baseline, result.evaluation
+    if base is None:
+        return None
+    margin = z * math.hypot(own.stderr, base.stderr)
+    if math.isfinite(margin) and own.mean < base.mean - margin:
+        return (f"it is worth {own.mean:.4g} +- {own.stderr:.2g} against its opponents, less than the uniform random "
+                f"policy's {base.mean:.4g} +- {base.stderr:.2g}")
+    return None
 
 
 def exact_value(tree: GameTree, player: int, policy: np.ndarray, opponent_plans: Sequence) -> float:
@@ -199,6 +258,9 @@ class LearnedOracle:
         Start each training run from the latest network of the responder's own population.
     device : str
         Where the networks train (``"cpu"``, or ``"cuda"`` where a GPU exists).
+    on_bad_response : {"error", "warn"}
+        What a response that did not learn does (:func:`response_failure`): a
+        ``ValueError`` naming the options to change, or a logged warning and ``ok=False`` on the response.
 
     Examples
     --------
@@ -230,7 +292,8 @@ class LearnedOracle:
 
     def __init__(self, tree: GameTree | None = None, algorithm: str = "ppo", config=None, seed: int = 0,
                  meta_solver: str = "", target_mode: str = "aggregate", *, game=None,
-                 response_mode: str | None = None, warm_start: bool = False, device="cpu"):
+                 response_mode: str | None = None, warm_start: bool = False, device="cpu",
+                 on_bad_response: str = "error"):
         if target_mode not in TARGET_MODES:
             raise ValueError(f"target_mode must be one of {TARGET_MODES}; got {target_mode!r}.")
         self.target_mode = target_mode
@@ -257,6 +320,9 @@ class LearnedOracle:
                              f"got {response_mode!r}.")
         if not isinstance(warm_start, bool):
             raise TypeError(f"warm_start must be True or False; got {warm_start!r}.")
+        if on_bad_response not in ON_BAD_RESPONSE:
+            raise ValueError(f"on_bad_response must be one of {ON_BAD_RESPONSE}; got {on_bad_response!r}.")
+        self.on_bad_response = on_bad_response
         self.device = torch_device(device)
         self.tree, self.name, self.config, self.meta_solver = tree, algorithm, config, meta_solver
         self.game = tree.game if game is None else game
@@ -377,6 +443,16 @@ class LearnedOracle:
     def _finish(self, player: int, iteration: int | None, config, result: TrainingResult, policy, exact: float
                 ) -> LearnedBestResponse:
         value = result.evaluation.mean if math.isnan(exact) else exact
+        failure = response_failure(result)
+        if failure is not None:
+            what = (f"the {self.name} response of player {player}"
+                    f"{'' if iteration is None else f' at iteration {iteration}'} did not learn: {failure}")
+            fix = f"lower learning_rate (now {config.learning_rate!r})" + (
+                f" or raise total_steps (now {config.total_steps})" if result.responsive else "")
+            if self.on_bad_response == "error":
+                raise ValueError(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: warn to "
+                                 "record it (the history's response_ok column) and go on.")
+            logger.warning("%s (response_ok = False); %s.", what, fix)
         result.policy.provenance = LearnedProvenance(
             iteration=self.calls if iteration is None else int(iteration), oracle=self.name,
             meta_solver=self.meta_solver, value=value, training_steps=result.training_steps, seed=config.seed)
@@ -386,7 +462,8 @@ class LearnedOracle:
         return LearnedBestResponse(player=player, policy=policy, value=value, exact_value=exact,
                                    estimated_value=result.evaluation.mean,
                                    estimated_stderr=result.evaluation.stderr,
-                                   network=result.policy, training=result)
+                                   network=result.policy, training=result,
+                                   ok=failure is None)
 
     # ------------------------------------------------------------------ the neural path
     def opponent_mixture(self, player: int, target) -> OpponentMixture:
@@ -513,12 +590,12 @@ def isolated_torch() -> Iterator[None]:
             torch.set_num_threads(threads)
 
 
-ORACLE_OPTIONS = ("target_mode", "response_mode", "warm_start", "device")
+ORACLE_OPTIONS = ("target_mode", "response_mode", "warm_start", "device", "on_bad_response")
 
 
 def make_learned_oracle(name: str, tree: GameTree | None, seed: int = 0, target_mode: str = "aggregate", *,
                         game=None, response_mode: str | None = None, warm_start: bool = False, device="cpu",
-                        **config_fields) -> LearnedOracle:
+                        on_bad_response: str = "error", **config_fields) -> LearnedOracle:
     """A :class:`LearnedOracle` by name, with config fields given as keyword arguments.
 
     This is what :func:`psro.oracles.base.make_oracle` calls for ``"dqn"`` and
@@ -553,4 +630,5 @@ def make_learned_oracle(name: str, tree: GameTree | None, seed: int = 0, target_
                          f"positive int; got {steps!r}.")
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in config_fields.items()}
     return LearnedOracle(tree, name, config_type(**fields), seed=seed, target_mode=target_mode, game=game,
-                         response_mode=response_mode, warm_start=warm_start, device=device)
+                         response_mode=response_mode, warm_start=warm_start, device=device,
+                         on_bad_response=on_bad_response)

@@ -23,14 +23,18 @@ from games.memory_limit import check_memory
 from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, PolicyNetwork, masked_scores
 from psro.oracles.learned.training import (
+    SCORE_LIMIT,
     TrainingResult,
+    check_finite,
+    check_hidden,
     check_positive_ints,
+    check_real_fields,
     evaluated_result,
     initial_network,
     seeded_env,
 )
 
-__all__ = ["PPOConfig", "train_ppo"]
+__all__ = ["PPOConfig", "PPO_BOUNDS", "train_ppo"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +86,17 @@ class PPOConfig:
         if self.total_steps < self.num_envs * self.num_steps:
             raise ValueError(f"total_steps ({self.total_steps}) must be at least one rollout, "
                              f"num_envs * num_steps = {self.num_envs * self.num_steps}.")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive; got {self.learning_rate!r}.")
-        if not (0 <= self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
-            raise ValueError("gamma and gae_lambda must lie in [0, 1].")
+        check_real_fields(self, PPO_BOUNDS)
+        if not isinstance(self.anneal_lr, bool):
+            raise TypeError(f"anneal_lr must be True or False; got {self.anneal_lr!r}.")
+        check_hidden(self)
+
+
+#: ``(minimum, maximum, strict)`` of :class:`PPOConfig`'s real fields: finite, and where a learner can work
+#: (an entropy or value weight above 100 drowns the policy objective, whose advantages are normalised)
+PPO_BOUNDS = {"learning_rate": (0.0, None, True), "gamma": (0.0, 1.0, False), "gae_lambda": (0.0, 1.0, False),
+              "clip_coef": (0.0, None, True), "max_grad_norm": (0.0, None, True), "ent_coef": (0.0, 100.0, False),
+              "vf_coef": (0.0, 100.0, False)}
 
 
 def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig = PPOConfig(), *,
@@ -158,7 +169,9 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
         for t in range(config.num_steps):
             roll_obs[t], roll_mask[t], roll_done[t] = next_obs, next_mask, next_done
             with torch.no_grad():
-                dist = torch.distributions.Categorical(logits=masked_scores(actor.network(next_obs), next_mask))
+                logits = actor.network(next_obs)
+                check_finite(logits, "actor's action scores", config, "ppo", iteration * batch_size, SCORE_LIMIT)
+                dist = torch.distributions.Categorical(logits=masked_scores(logits, next_mask))
                 action = dist.sample()
                 roll_logprob[t] = dist.log_prob(action)
                 roll_value[t] = critic(next_obs).squeeze(1)
@@ -199,10 +212,12 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
                                     -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
                 v_loss = 0.5 * (critic(b_obs[mb]).squeeze(1) - b_ret[mb]).pow(2).mean()
                 loss = pg_loss - config.ent_coef * dist.entropy().mean() + config.vf_coef * v_loss
+                check_finite(loss.detach(), "loss", config, "ppo", (iteration + 1) * batch_size)
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(params, config.max_grad_norm)
                 optimizer.step()
 
     return evaluated_result(env, actor, eval_episodes=config.eval_episodes,
-                            training_steps=num_iterations * batch_size, seed=config.seed, start=start, mode=mode)
+                            training_steps=num_iterations * batch_size, seed=config.seed, start=start, mode=mode,
+                            config=config, algorithm="ppo")

@@ -170,3 +170,10 @@ def test_learners_past_the_memory_limit_are_refused_before_allocating(monkeypatc
         NFSP("kuhn_poker", progress=False, algorithm_options={"hidden": [60000, 60000]})
     with pytest.raises(ValueError, match=r"sl_buffer_size=100000000; .* above the memory limit"):
         NFSP("kuhn_poker", progress=False, algorithm_options={"sl_buffer_size": 10**8})
+
+
+def test_a_diverging_learner_stops_naming_its_learning_rate():
+    options = dict(SMALL, steps_per_iteration=128, rl_learning_rate=1e30)
+    with pytest.raises(ValueError, match=r"^rl_learning_rate: nfsp training diverged \(its best-response loss became "
+                                         r"nan after \d+ updates\); lower rl_learning_rate \(now 1e\+30\)"):
+        NFSP("kuhn_poker", progress=False, algorithm_options=options).run(iterations=2)

@@ -136,3 +136,24 @@ def test_previous_without_a_run_to_resume_is_an_error(tmp_path, capsys):
     config.write_text("game: kuhn_poker\n")
     assert main(["run", str(config), "--previous"]) == 2
     assert "--previous picks the checkpoint" in capsys.readouterr().err
+
+
+def test_evaluate_a_deep_tic_tac_toe_run_against_uniform_and_mcts(tmp_path, capsys):
+    # a tiny PPO run on a game without information-state tensors, played through its observation tensor
+    config = tmp_path / "ttt.yaml"
+    config.write_text("game: observation:tic_tac_toe\noracle: ppo\nevaluator: monte_carlo\nepisodes_per_profile: 8\n"
+                      "oracle_options: {total_steps: 256, num_envs: 8, num_steps: 16, eval_episodes: 8, hidden: [8],"
+                      " on_bad_response: warn}\niterations: 1\ntarget_gap: null\napprox_gap_every: null\n"
+                      "rank_population: false\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--against", "uniform,mcts", "--episodes", "6",
+                 "--simulations", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["player", "agent", "reference", "episodes", "win", "draw", "loss", "mean_return"]
+    assert len(out) == 1 + 2 * 3 * 2   # players x (2 members + meta) x references
+    assert re.search(r"meta +mcts +6 +\d\.\d\d \[\d\.\d\d, \d\.\d\d\]", "\n".join(out))
+    assert main(["evaluate", str(tmp_path / "run"), "--against", "ismcts,nonesuch"]) == 2
+    assert "psro evaluate: error: against: 'nonesuch' is not a reference" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path)]) == 2
+    assert "is not a run directory" in capsys.readouterr().err

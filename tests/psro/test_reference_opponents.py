@@ -1,0 +1,107 @@
+"""psro/reference_opponents.py: a run's policies against fixed references, with confidence intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+import pytest
+
+from psro import PSRO
+from psro.oracles.learned.env import UniformPolicy
+from psro.reference_opponents import evaluate_against, evaluate_run, make_reference, outcomes, wilson_interval
+
+TTT, KUHN = pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("kuhn_poker")
+
+
+class FirstLegal:
+    """A deterministic member: always the first legal action."""
+
+    def action_probabilities(self, state, player):
+        probs = np.zeros(state.get_game().num_distinct_actions())
+        probs[state.legal_actions()[0]] = 1.0
+        return probs
+
+
+def test_wilson_interval_by_hand():
+    # p = 1/2, n = 100, z = 1.959964: centre 0.5, half-width z * sqrt(0.0025 + z^2 / 40000) / (1 + z^2 / 100)
+    z = 1.959963984540054
+    half = z * np.sqrt(0.25 / 100 + z * z / 40000) / (1 + z * z / 100)
+    low, high = wilson_interval(50, 100)
+    assert low == pytest.approx(0.5 - half) and high == pytest.approx(0.5 + half)
+    low, high = wilson_interval(20, 20)   # all wins: the upper bound is 1, the lower n / (n + z^2)
+    assert high == 1.0 and low == pytest.approx(20 / (20 + z * z))
+
+
+def test_outcomes_of_two_and_three_players():
+    assert outcomes(np.array([[1, -1], [0, 0], [-1, 1]]), 1).tolist() == [-1, 0, 1]
+    assert outcomes(np.array([[2, 2, 0], [3, 1, 1]]), 0).tolist() == [0, 1]   # tied for the highest: a draw
+
+
+def test_a_deterministic_game_by_hand(tmp_path, monkeypatch):
+    # first-legal against first-legal in tic-tac-toe: X takes 0, 2, 4, 6 and wins on the 2-4-6 diagonal
+    (tmp_path / "my_bots.py").write_text("def first_legal(game, player, seed):\n"
+                                         "    return lambda state: state.legal_actions()[0]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    table = evaluate_against(TTT, [[FirstLegal()], [FirstLegal()]], ["my_bots:first_legal"], episodes=20,
+                             marginals=[np.ones(1), np.ones(1)])
+    assert table.agent.tolist() == ["member 0", "meta", "member 0", "meta"]
+    assert table.win.tolist() == [1.0, 1.0, 0.0, 0.0] and table.loss.tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert table.mean_return.tolist() == [1.0, 1.0, -1.0, -1.0]
+    assert table.return_low.tolist() == table.return_high.tolist() == [1.0, 1.0, -1.0, -1.0]   # no spread
+    z = 1.959963984540054
+    assert table.win_low.iloc[0] == pytest.approx(20 / (20 + z * z))
+
+
+def test_mcts_beats_the_uniform_policy_and_tables_are_reproducible():
+    pops = [[UniformPolicy(9)], [UniformPolicy(9)]]
+    table = evaluate_against(TTT, pops, ["uniform", "mcts"], episodes=30, simulations=25, seed=1)
+    vs = table.set_index(["player", "reference"])
+    for p in range(2):
+        assert vs.loc[(p, "mcts"), "loss"] > max(0.5, vs.loc[(p, "uniform"), "loss"])
+        assert vs.loc[(p, "mcts"), "mean_return"] < vs.loc[(p, "uniform"), "mean_return"]
+    assert (table[["win", "draw", "loss"]].sum(axis=1) == 1.0).all()
+    again = evaluate_against(TTT, pops, ["uniform", "mcts"], episodes=30, simulations=25, seed=1)
+    assert table.equals(again)
+
+
+def test_information_set_mcts_plays_kuhn_and_perfect_information_mcts_is_refused():
+    table = evaluate_against(KUHN, [[UniformPolicy(2)], [UniformPolicy(2)]], ["ismcts"], episodes=10,
+                             simulations=10)
+    assert table.episodes.tolist() == [10, 10]
+    with pytest.raises(ValueError, match="'mcts' is OpenSpiel's MCTS for perfect-information games, and "
+                                         "kuhn_poker\\(\\) has imperfect information; use 'ismcts'"):
+        make_reference("mcts", KUHN)
+    with pytest.raises(ValueError, match="against: 'nonesuch' is not a reference"):
+        make_reference("nonesuch", KUHN)
+    with pytest.raises(ValueError, match="against: cannot load the bot 'no_such_module_xyz:bot'"):
+        make_reference("no_such_module_xyz:bot", KUHN)
+    with pytest.raises(ValueError, match="simultaneous-move game"):
+        make_reference("uniform", pyspiel.load_game("goofspiel(num_cards=3)"))
+
+
+def test_a_run_directory_is_evaluated_and_anything_else_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="RUN_DIR: .* is not a run directory"):
+        evaluate_run(tmp_path)
+    PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path / "checkpoint").run(iterations=1)
+    table = evaluate_run(tmp_path, ["uniform", "ismcts"], episodes=6, simulations=5)
+    assert len(table) == 2 * 3 * 2   # players x (2 tabular members + meta) x references
+    assert (table.episodes == 6).all()
+
+
+def test_reference_opponents_are_tracked_every_iteration_and_resumed(tmp_path):
+    fields = dict(progress=False, reference_opponents=["uniform", "ismcts"])
+    solver = PSRO("kuhn_poker", checkpoint_dir=tmp_path, **fields)
+    history = solver.run(iterations=1)
+    columns = [f"{r}_{what}_{p}" for r in ("uniform", "ismcts") for p in (0, 1) for what in ("win", "return")]
+    assert list(history.columns[-len(columns):]) == columns and history[columns].notna().all().all()
+    assert history["eval_episodes"].tolist() == [2 * 2 * 40, 4 * 2 * 40]   # exact run: only the references played
+    resumed = PSRO.resume(tmp_path, progress=False)
+    assert resumed.config.reference_opponents == ["uniform", "ismcts"]
+    straight = PSRO("kuhn_poker", **fields).run(iterations=2)
+    uniform = [c for c in columns if c.startswith("uniform")]   # (OpenSpiel's IS-MCTS is not seed-reproducible)
+    assert resumed.run(iterations=1)[uniform].equals(straight[uniform])   # seeded by (seed, iteration)
+    with pytest.raises(ValueError, match=r"^reference_opponents: 'os:system' is not one of \['uniform', 'mcts', "
+                                         r"'ismcts'\] \(a config cannot name code"):
+        PSRO("kuhn_poker", reference_opponents=["os:system"])
+    with pytest.raises(ValueError, match="^reference_opponents: against: 'mcts' is OpenSpiel's MCTS"):
+        PSRO("kuhn_poker", reference_opponents=["mcts"])
