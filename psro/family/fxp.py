@@ -135,16 +135,16 @@ class FXP(FamilyLoop):
         """The role of each member of ``player``'s population: ``initial``, ``main`` or ``counter``."""
         return list(self.state.extra.get("roles", [[]] * self.num_players)[player])
 
-    def _add_pending(self) -> None:
+    def add(self) -> None:
         """The waiting responses join with their roles: the initial policies, then a main and a counter each."""
         extra, n = self.state.extra, self.num_players
         roles = extra.setdefault("roles", [[] for _ in range(n)])
         pending = extra.pop("pending_roles", None) or [["initial"] * len(p) for p in self.state.pending]
         for p in range(n):
             roles[p].extend(pending[p])
-        super()._add_pending()
+        super().add()
 
-    def _targets(self, meta_game) -> list:
+    def targets(self, meta_game) -> list:
         """Per player ``[main target, counter target]`` (see the module docstring)."""
         state, n = self.state, self.num_players
         roles = [self.roles(p) for p in range(n)]

@@ -307,7 +307,7 @@ class League(PSRO):
     ``League(PSROConfig(algorithm="league", ...))``; its own options come from ``algorithm_options``
     (:class:`LeagueOptions`).
 
-    It is a :class:`psro.loop.PSRO` whose targets are the agents' league mixtures (:meth:`_targets`) and whose
+    It is a :class:`psro.loop.PSRO` whose targets are the agents' league mixtures (:meth:`targets`) and whose
     populations grow by snapshots only; ``history``, ``state``, checkpoints and :meth:`resume` are PSRO's.
     ``state.extra`` holds the league: ``roles`` (per agent), ``members`` (per seat, ``[role, agent]`` of each
     population member; the initial policy ``["initial", -1]``), ``last_snapshot``, ``counts`` (decayed win-rate
@@ -370,18 +370,18 @@ class League(PSRO):
             "fresh": [[True] * k for _ in range(2)], "snapshot": [[False] * k for _ in range(2)],
             "last_win_rate": [[math.nan] * k for _ in range(2)], "learner_steps": 0}
 
-    def _add_pending(self) -> None:
+    def add(self) -> None:
         """The snapshots of the last call join (the uniform policies at the start); every agent's newest weights
         stay waiting in ``state.pending``, where the next targets (and a checkpoint) find them."""
         state = self.state
         if state.iteration < 0:
             self._init_extra()
-            super()._add_pending()
+            super().add()
             return
         extra, carried = state.extra, [list(pending) for pending in state.pending]
         state.pending = [[pair for pair, joins in zip(carried[p], extra["snapshot"][p]) if joins] for p in range(2)]
         sizes = [len(pop) for pop in state.populations]
-        super()._add_pending()
+        super().add()
         for p in range(2):
             joined = [a for a, joins in enumerate(extra["snapshot"][p]) if joins]
             for offset, a in enumerate(joined):
@@ -451,7 +451,7 @@ class League(PSRO):
         return pool, weights / weights.sum(), keys
 
     # ------------------------------------------------------------------ the loop's hooks
-    def _targets(self, meta_game) -> list:
+    def targets(self, meta_game) -> list:
         """Per seat, one target per agent: its league mixture over the other seat, warm-started from its own
         current weights (fresh after a restart)."""
         state = self.state
@@ -473,12 +473,12 @@ class League(PSRO):
         self._league_targets = plans
         return targets
 
-    def _best_responses(self, t: int, targets: list) -> list:
+    def respond(self, t: int, targets: list) -> list:
         """Every agent's training call (the main exploiters with their own oracle when it differs), then its
         win-rate games, counts, snapshot and restart decisions."""
         roles = self.state.extra["roles"]
         if self._exploiter_oracle is None:
-            responses = super()._best_responses(t, targets)
+            responses = super().respond(t, targets)
         else:
             responses = [[(self._exploiter_oracle if roles[i] == "main_exploiter" else self.oracle).respond(
                 p, target, key=(t, i)) for i, target in enumerate(targets[p])] for p in range(len(targets))]

@@ -71,7 +71,7 @@ class FamilyLoop(PSRO):
     """The shared part of the self-play family's PSRO loops.
 
     A subclass sets :attr:`algorithm`, may fix the meta-solver (:meth:`_prepared`) and says what each player
-    trains against (:meth:`_targets`); here: team games play their team view (:func:`team_config`), the gap is
+    trains against (:meth:`targets`); here: team games play their team view (:func:`team_config`), the gap is
     measured with fresh exact best responses to the output (never the training responses), and every response of
     an iteration joins its player's population, in the order of its targets (no selection).
     """
@@ -87,20 +87,14 @@ class FamilyLoop(PSRO):
         super().__init__(self._prepared(team_config(config)), executor=executor, checkpoint_dir=checkpoint_dir)
         if self.tree is not None:   # (the loop reuses its training responses for the gap when the metric oracle
             self.metric_oracle = ExactOracle(self.tree)   # is the oracle: the family's targets are not the gap's)
-        self._responses = None
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
         """The config the loop runs (a subclass fixes its meta-solver here)."""
         return config
 
-    def _best_responses(self, t: int, targets: list) -> list:
-        self._responses = super()._best_responses(t, targets)
-        return self._responses
-
-    def _step(self) -> dict:
-        times = super()._step()
-        self.state.pending = [[(br.policy, br.value) for br in responses] for responses in self._responses]
-        return times
+    def select(self, t: int, targets: list, responses: list) -> None:
+        """Every response joins its player's population, in the order of its targets (no selection)."""
+        self.state.pending = [[(br.policy, br.value) for br in player_responses] for player_responses in responses]
 
     def _own_start(self, player: int, member: int = -1):
         """The policy a continuing learner of ``player`` starts from: its ``member`` for a tabular learner (an
@@ -142,9 +136,9 @@ class SelfPlay(FamilyLoop):
     def _prepared(self, config: PSROConfig) -> PSROConfig:
         return _fixed_meta_solver(config, "self_play")
 
-    def _targets(self, meta_game) -> list:
+    def targets(self, meta_game) -> list:
         return [[dataclasses.replace(target, initial_policy=self._own_start(p)) for target in targets]
-                for p, targets in enumerate(super()._targets(meta_game))]
+                for p, targets in enumerate(super().targets(meta_game))]
 
 
 class FictitiousSelfPlay(SelfPlay):

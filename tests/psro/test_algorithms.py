@@ -1,5 +1,5 @@
 """The training-loop registry (psro/algorithms.py) and the plumbing every algorithm relies on: the
-``algorithm`` / ``algorithm_options`` / ``teams`` config fields, ``PSRO._targets`` and ``LoopState.extra``."""
+``algorithm`` / ``algorithm_options`` / ``teams`` config fields, ``PSRO.targets`` and ``LoopState.extra``."""
 
 import numpy as np
 import pytest
@@ -58,7 +58,7 @@ def test_the_default_targets_are_the_meta_strategy_s():
     solver = PSRO("kuhn_poker", progress=False)
     solver.run(iterations=2)
     meta_game = solver.meta_game.mean_game()
-    targets = solver._targets(meta_game)
+    targets = solver.targets(meta_game)
     expected = [meta_targets(solver.meta_strategy, "product", solver.populations, meta_game.payoffs, p)
                 for p in range(2)]
     for got, want in zip(targets, expected):
@@ -72,8 +72,8 @@ class _Latest(PSRO):
 
     algorithm = "psro"   # (registered name of its parent: this test class is not in the registry)
 
-    def _targets(self, meta_game):
-        targets = super()._targets(meta_game)
+    def targets(self, meta_game):
+        targets = super().targets(meta_game)
         out = []
         for ts in targets:
             latest = [np.eye(len(m))[-1] for m in ts[0].mixtures]
@@ -88,7 +88,7 @@ def test_a_subclass_s_targets_are_what_its_oracles_answer():
     pops = ours.populations
     for p in range(2):
         for k in range(1, len(pops[p])):
-            target = ours._targets(ours.meta_game.mean_game())[p][0]
+            target = ours.targets(ours.meta_game.mean_game())[p][0]
             one_hot = [np.eye(len(pops[q]))[k - 1] for q in range(2)]
             response = ours.oracle.respond(p, target.__class__(**{**target.__dict__, "mixtures": tuple(one_hot)}))
             np.testing.assert_allclose(response.value, ours.populations[p].provenance_table()["value"][k],

@@ -9,7 +9,7 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import exploitability
 
-import psro.loop
+import psro.loop_measures
 from psro import PSRO
 from psro.config import PSROConfig
 from psro.oracles.learned.env import UniformPolicy
@@ -23,7 +23,7 @@ SAMPLED = dict(evaluator="monte_carlo", episodes_per_profile=100)
 
 
 def test_leduc_without_a_tree_grows_neural_populations(monkeypatch):
-    monkeypatch.setattr(psro.loop, "build_game_tree", lambda *a, **k: pytest.fail("the tree was built"))
+    monkeypatch.setattr(psro.loop_measures, "build_game_tree", lambda *a, **k: pytest.fail("the tree was built"))
     solver = PSRO("leduc_poker", **TINY, **SAMPLED, exact_gap=False)
     history = solver.run(iterations=2)
     assert solver.tree is None
@@ -42,7 +42,7 @@ def test_leduc_without_a_tree_grows_neural_populations(monkeypatch):
 
 
 def test_auto_goes_on_sampled_when_the_tree_is_too_large(caplog):
-    with caplog.at_level(logging.WARNING, logger="psro.loop"):
+    with caplog.at_level(logging.WARNING, logger="psro.loop_measures"):
         solver = PSRO("kuhn_poker", **TINY, **SAMPLED, max_histories=10)
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 1 and "more than max_histories=10 histories; exact gap off (gap = NaN" in messages[0]

@@ -61,7 +61,7 @@ def test_the_counters_answer_the_nash_mixture_of_the_mains_only():
     # biased RPS, exact oracle: at iteration 1 the mains are the uniform start (member 0) and rock (member 1).
     fxp = FXP(catalog.biased_rock_paper_scissors(), progress=False)
     fxp.run(iterations=2)
-    targets = fxp._targets(fxp.meta_game.mean_game())
+    targets = fxp.targets(fxp.meta_game.mean_game())
     roles = fxp.roles(0)
     assert roles == ["initial", "main", "counter", "main", "counter"]
     mains = [i for i, r in enumerate(roles) if r != "counter"]
@@ -136,7 +136,7 @@ def test_fxp_with_a_learned_oracle_warm_starts_the_main_and_not_the_counter():
     history = fxp.run(iterations=1)
     assert history["population_0"].tolist() == [1, 3]
     assert all(isinstance(p, NeuralPolicy) for pop in fxp.populations for p in pop.policies[1:])
-    main, counter = fxp._targets(fxp.meta_game.mean_game())[0]
+    main, counter = fxp.targets(fxp.meta_game.mean_game())[0]
     assert main.initial_policy is fxp.populations[0].policies[1]   # the main continues from its checkpoint
     assert counter.initial_policy is None                         # (and warm_start is off: a fresh network)
     assert np.isfinite(history["gap"]).all()

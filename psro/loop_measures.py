@@ -1,0 +1,207 @@
+"""What a PSRO loop measures after each step, apart from the loop itself: :class:`LoopMeasures`.
+
+:class:`psro.loop.PSRO` inherits these: the meta-strategy's gap in the full game with exact best responses
+(NashConv, CCE or CE gap; neural members tabularised once each, a sampled run's on-policy values exact too), its
+regret in the empirical meta-game (``meta_gap``), the approximate gap from fresh learned best responses
+(:mod:`psro.approximate_gap`) and the results against ``reference_opponents``
+(:mod:`psro.reference_opponents`).
+
+Examples
+--------
+>>> from psro import PSRO
+>>> solver = PSRO("kuhn_poker", progress=False)
+>>> _ = solver.run(iterations=1)
+>>> isinstance(solver, LoopMeasures), solver.history["meta_gap"].tolist()
+(True, [0.0, 0.0])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+
+import numpy as np
+
+from games.empirical import EmpiricalGame
+from psro.approximate_gap import approximate_gap, responder_seed
+from psro.config import is_environment_game, with_field
+from psro.evaluation import SequenceFormEvaluator
+from psro.evaluation.base import new_profile_blocks
+from psro.game_tree import TreeTooLarge, build_game_tree
+from psro.meta.targets import meta_targets
+from psro.metrics import gap_from_responses
+from psro.openspiel_policy import members_policy
+from psro.oracles import make_oracle
+from psro.population import PolicyPopulation
+from psro.state import EpisodeCounter
+from solvers import cce_gap, ce_gap, nash_conv
+
+__all__ = ["LoopMeasures", "needed_tree", "is_exact", "utility_range"]
+
+logger = logging.getLogger(__name__)
+
+
+class LoopMeasures:
+    """The measurements of :class:`psro.loop.PSRO` (module docstring); they read the loop's ``state``, ``tree``,
+    ``config``, ``kind``, ``evaluator``, ``metric_oracle`` and ``learned``."""
+
+    _exact_meta = None   # (EmpiricalGame, sizes, evaluator): exact payoffs of tabularised members, for the gap
+
+    def _measures_exact_gap(self) -> bool:
+        return self.tree is not None and self.config.exact_gap is not False
+
+    def _exact_gap(self, strategy, meta_game, responses=None) -> float:
+        """The gap of ``strategy`` in the full game, with exact best responses to targets whose on-policy values are
+        exact too (an exact meta-game, or the exact payoffs of the tabularised members when it is sampled);
+        ``responses``: the training step's exact best responses to the same targets, when there are."""
+        populations = self._tabular_populations()
+        payoffs = meta_game.payoffs if self.evaluator.exact else self._exact_payoffs(populations)
+        targets = [meta_targets(strategy, self.kind, populations, payoffs, p) for p in range(self.num_players)]
+        if not self.evaluator.exact and self.kind != "ce":   # (the solution's own values are the sampled ones)
+            joint = np.asarray(strategy.joint, dtype=np.float64)
+            targets = [[dataclasses.replace(target, on_policy_value=float(np.sum(joint * payoffs[p])))
+                        for target in ts] for p, ts in enumerate(targets)]
+        if responses is None:
+            responses = [[self.metric_oracle.respond(p, target) for target in ts] for p, ts in enumerate(targets)]
+        return gap_from_responses(self.kind, targets, responses)
+
+    def _tabular_populations(self) -> list:
+        """The populations as tabular arrays over the tree's infostates (policy objects tabularised once each)."""
+        if self.tree is None:
+            raise ValueError(f"this run has no game tree (exact_gap={self.config.exact_gap!r}, max_histories="
+                             f"{self.config.max_histories}), so its policies have no tabular form; set "
+                             "exact_gap=true (and raise max_histories) where the tree fits.")
+        return [pop.tabular(self.tree) if isinstance(pop, PolicyPopulation) else pop for pop in self.state.populations]
+
+    def _exact_payoffs(self, populations) -> np.ndarray:
+        """Exact meta-game payoffs of the (tabularised) populations, for the gap of a sampled run: kept apart from
+        the sampled meta-game and grown block by block like it."""
+        sizes = [len(pop) for pop in populations]
+        if self._exact_meta is None:
+            self._exact_meta = (EmpiricalGame((0,) * self.num_players), [0] * self.num_players,
+                                SequenceFormEvaluator(self.tree))
+        game, have, evaluator = self._exact_meta
+        for p, (k, h) in enumerate(zip(sizes, have)):
+            if k > h:
+                game.grow(p, k - h)
+        for index in new_profile_blocks(have, sizes):
+            evaluator.evaluate(populations, index, meta_game=game)
+        have[:] = sizes
+        return game.mean_game().payoffs
+
+    def _meta_gap(self, meta_game) -> float:
+        """The eval meta-strategy's regret in the empirical meta-game (NashConv, CCE or CE gap)."""
+        strategy = self.state.eval_meta_strategy
+        if strategy is None:
+            return math.nan
+        if self.kind == "product":
+            return float(nash_conv(meta_game, strategy.marginals))
+        return float((cce_gap if self.kind == "cce" else ce_gap)(meta_game, strategy.joint))
+
+    def _approximates(self) -> bool:
+        """Whether this run measures the approximate gap: its populations hold policies that play on observations
+        (a learned oracle; a tabular array among them cannot)."""
+        return self.learned and all(isinstance(pop, PolicyPopulation) and not any(
+            isinstance(member, np.ndarray) for member in pop.policies) for pop in self.state.populations)
+
+    def _approx_gap(self) -> dict:
+        """The ``approx_gap`` and ``approx_gap_stderr`` of the current eval meta-strategy
+        (:func:`psro.approximate_gap.approximate_gap`): fresh best responses with ``approx_gap_options``' budget
+        (by default the run's oracle options, never warm-started), ``episodes`` per sampled value."""
+        options = {**self.config.oracle_settings(), **(self.config.approx_gap_options or {})}
+        options.pop("warm_start", None)
+        episodes, name = int(options.pop("episodes", 2000)), options.pop("oracle", self.oracle_name)
+        oracle = with_field("approx_gap_options", make_oracle, name, None, seed=responder_seed(self.seed),
+                            game=self.game, **options)
+        t, counter = self.state.iteration, EpisodeCounter()
+        result = approximate_gap(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
+                                 lambda p, target, i: counter.response(oracle.respond(p, target, key=(t, i))),
+                                 episodes=episodes, seed=self.seed, iteration=t, play=counter.play)
+        self.state.measure_episodes += counter.episodes
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
+
+    def _reference_columns(self) -> list:
+        """The history columns of ``reference_opponents``: ``<reference>_win_<p>`` and ``<reference>_return_<p>``."""
+        return [f"{name}_{what}_{p}" for name in self.config.reference_opponents or ()
+                for p in range(self.num_players) for what in ("win", "return")]
+
+    def _reference_results(self) -> dict:
+        """The eval meta-strategy against ``reference_opponents`` (:func:`psro.reference_opponents.evaluate_against`,
+        seeded by the run's seed and the iteration; its episodes count as measurement)."""
+        if not self.config.reference_opponents or self.state.eval_meta_strategy is None:
+            return dict.fromkeys(self._reference_columns(), math.nan)
+        from games.environment import ObservationGame
+        from psro.reference_opponents import evaluate_against
+
+        game = self.game.game if isinstance(self.game, ObservationGame) else self.game
+        seed = int(np.random.SeedSequence(self.seed, spawn_key=(self.state.iteration,)).generate_state(1)[0] >> 1)
+        table = evaluate_against(game, self.state.populations, self.config.reference_opponents, members=False,
+                                 marginals=self.state.eval_meta_strategy.marginals, tree=self.tree, seed=seed)
+        self.state.measure_episodes += int(table.episodes.sum())
+        return {f"{r.reference}_{what}_{r.player}": getattr(r, column) for r in table.itertuples()
+                for what, column in (("win", "win"), ("return", "mean_return"))}
+
+    def aggregate_policies(self) -> list:
+        """Each population mixed with its meta-strategy marginal, as one behaviour policy ``(I, A)`` per player."""
+        if self.state.meta_strategy is None:
+            raise ValueError("run() has not evaluated any population yet; call run() first.")
+        return [pop.aggregate(w) for pop, w in zip(self._tabular_populations(), self.state.meta_strategy.marginals)]
+
+    def openspiel_policy(self, members=None):
+        """The meta-strategy's policy (or chosen members: per player an index, or None for the aggregate) as one
+        OpenSpiel ``TabularPolicy``; see :func:`psro.openspiel_policy.members_policy`.
+
+        Examples
+        --------
+        >>> from open_spiel.python.algorithms import exploitability
+        >>> from psro import PSRO
+        >>> solver = PSRO("kuhn_poker", progress=False)
+        >>> _ = solver.run(iterations=4)
+        >>> bool(abs(exploitability.nash_conv(solver.game, solver.openspiel_policy()) - solver.gap) < 1e-12)
+        True
+        """
+        aggregates = self.aggregate_policies() if members is None or None in list(members) else None
+        return members_policy(self._tabular_populations(), aggregates, members, self.tree)
+
+
+def needed_tree(game, config, learned: bool):
+    """The game tree of a PSRO run when something needs it (an exact oracle, unless ``learned``; an exact
+    evaluator; the exact gap) and it has at most ``max_histories`` histories; else None (with
+    ``exact_gap="auto"``, said once in the log)."""
+    needs = ([f"oracle={config.oracle!r}"] if not learned else []) + \
+        ([f"evaluator={config.evaluator!r}"] if config.evaluator != "monte_carlo" else []) + \
+        (["exact_gap=true"] if config.exact_gap is True else [])
+    if (not needs and config.exact_gap is False) or is_environment_game(game):
+        return None
+    try:
+        return build_game_tree(game, max_histories=config.max_histories)
+    except ValueError as exc:
+        too_large = isinstance(exc, TreeTooLarge)
+        # (the budget that stopped the walk: the histories, their estimate, or the memory)
+        reason = str(exc).split("; it is too large")[0] if too_large else str(exc).rstrip(".")
+        if needs and too_large:
+            raise ValueError(f"max_histories: {reason}, and {' and '.join(needs)} needs its whole tree. Raise "
+                             "max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "
+                             "evaluator='monte_carlo', which needs no tree (then exact_gap='auto' measures "
+                             "the exact gap only where the tree fits).") from None
+        if needs:
+            raise
+        logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; raise max_histories or set "
+                       "exact_gap=false to silence this)", reason)
+        return None
+
+
+def is_exact(oracle) -> bool:
+    """Whether ``oracle``'s responses are exact best responses (its ``exact`` attribute; else: not learned)."""
+    return bool(getattr(oracle, "exact", not oracle.learned))
+
+
+def utility_range(game, n: int) -> np.ndarray:
+    """``(2, n)`` stand-in terminal returns (the game's utility bounds) for the zero-gain tolerances of a run
+    without a tree."""
+    try:
+        low, high = float(game.min_utility()), float(game.max_utility())
+    except (AttributeError, RuntimeError):   # (an environment may not declare them)
+        low, high = -1.0, 1.0
+    return np.array([[low] * n, [high] * n])
