@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 from torch import nn
 
@@ -68,7 +67,8 @@ from psro.run.checkpoint import (
     seal_problem,
 )
 from psro.run.run_files import check_directory, file_in, read_regular
-from psro.state import HISTORY_COLUMNS, EpisodeCounter, LoopState
+from psro.state import EpisodeCounter, LoopState
+from psro.training_loop import TrainingLoop
 
 __all__ = ["NFSP", "NFSPOptions"]
 
@@ -311,7 +311,7 @@ class _Learner:
             v[:held] = arrays[f"{prefix}sl__{k}"]
 
 
-class NFSP:
+class NFSP(TrainingLoop):
     """Neural Fictitious Self-Play, with the surface of :class:`psro.PSRO` (see the module docstring).
 
     Parameters
@@ -368,68 +368,31 @@ class NFSP:
             return None
 
     # ------------------------------------------------------------------ what a run shows
-    @property
-    def populations(self) -> list:
-        return self.state.populations
-
-    @property
-    def meta_game(self) -> EmpiricalGame:
-        return self.state.meta_game
-
-    @property
-    def iteration(self) -> int:
-        return self.state.iteration
-
-    @property
-    def gap(self) -> float:
-        return self.state.gap
-
-    @property
-    def meta_strategy(self):
-        return self.state.meta_strategy
-
-    @property
-    def history(self) -> pd.DataFrame:
-        return pd.DataFrame(self.state.rows)
-
     def average_policies(self) -> list:
         """The current average-policy networks (copies), one per player: NFSP's output."""
         return [learner.avg.copy() for learner in self.learners]
 
-    # ------------------------------------------------------------------ the loop
-    def run(self, iterations: int | None = None, target_gap: float | None = None, time_limit: float | None = None,
-            callback=None, progress: bool | None = None) -> pd.DataFrame:
-        """Train for ``iterations`` more iterations (or until ``gap <= target_gap``, or ``time_limit`` seconds);
-        return the history. A checkpoint is written after every iteration when ``checkpoint_dir`` is set."""
-        if iterations is None and target_gap is None and time_limit is None:
-            raise ValueError("give at least one stopping rule: iterations, target_gap or time_limit.")
-        if iterations is not None and (not is_integer(iterations) or iterations < 0):
-            raise ValueError(f"iterations must be a non-negative int; got {iterations!r}.")
-        start, done = time.perf_counter(), 0
-        with isolated_torch():
-            if self.state.iteration < 0:
-                self._finish_iteration(0.0, callback)
-            while True:
-                if iterations is not None and done >= iterations:
-                    break
-                if target_gap is not None and self.state.gap <= target_gap:
-                    break
-                if time_limit is not None and time.perf_counter() - start >= time_limit:
-                    break
-                wall0, cpu0 = time.perf_counter(), time.process_time()
-                self._train_iteration()
-                self._add_time(wall0, cpu0)
-                self._finish_iteration(time.perf_counter() - wall0, callback)
-                done += 1
-            row = self.state.rows[-1]
-            if self.tree is None and self.config.approx_gap_every is not None and math.isnan(row["approx_gap"]):
-                row.update(self._approx_gap())
-                self._save_if_asked()
-        return self.history
+    # ------------------------------------------------------------------ the loop (TrainingLoop's phases)
+    def running(self):
+        """A ``run`` call's iterations keep torch's global state apart (:func:`isolated_torch`)."""
+        return isolated_torch()
 
-    def _add_time(self, wall0: float, cpu0: float) -> None:
-        self.state.wall += time.perf_counter() - wall0
-        self.state.cpu += time.process_time() - cpu0
+    def step(self) -> dict:
+        """One iteration: ``steps_per_iteration`` decisions of all players learning as they go (none for row 0),
+        then the average policies join the populations, the meta-game grows and the latest profile is measured."""
+        start = time.perf_counter()
+        if self.state.iteration >= 0:
+            self._train_iteration()
+        oracle_time = time.perf_counter() - start
+        return {"meta_solve": 0.0, "oracle": oracle_time, **self._snapshot()}
+
+    def finish_run(self) -> None:
+        """The last row of a ``run`` call has its approximate gap when there is no tree (measured now if not due)."""
+        row = self.state.rows[-1]
+        if self.tree is None and self.config.approx_gap_every is not None and math.isnan(row["approx_gap"]):
+            row.update(self._approx_gap())
+            if self.checkpoint_dir is not None:
+                self.save_checkpoint()
 
     def _train_iteration(self) -> None:
         """``steps_per_iteration`` decisions of all players on fresh games, learning as they go."""
@@ -488,9 +451,9 @@ class NFSP:
                 for _ in range(o.gradient_steps):
                     learner.learn(o, rng)
 
-    def _finish_iteration(self, oracle_time: float, callback) -> None:
-        """Snapshot the average policies, extend the meta-game, measure the gap, write the row (and checkpoint)."""
-        wall0, cpu0 = time.perf_counter(), time.process_time()
+    def _snapshot(self) -> dict:
+        """Snapshot the average policies, extend the meta-game, measure the gap; the seconds of evaluation and
+        measurement."""
         t = self.state.iteration + 1
         st = self.state
         st.sizes_before = [len(pop) for pop in st.populations]
@@ -517,26 +480,25 @@ class NFSP:
         t_metric = time.perf_counter() - t_metric
         st.iteration = t
         st.evaluations = int(st.meta_game.evaluated().sum())
-        self._add_time(wall0, cpu0)
+        st.env_steps = int(st.extra["decisions"])
+        return {"evaluation": t_eval, "metric": t_metric}
+
+    def row(self, times: dict) -> dict:
+        """The history row of the iteration just done (the approximate gap when due and there is no tree)."""
+        st, t = self.state, self.state.iteration
         row = {"iteration": t, "gap": st.gap, "train_gap": st.train_gap,
                **{f"population_{p}": len(pop) for p, pop in enumerate(st.populations)},
-               "time_meta_solve": 0.0, "time_oracle": oracle_time, "time_evaluation": t_eval,
-               "time_metric": t_metric, "wall_time": st.wall, "cpu_time": st.cpu, "evaluations": st.evaluations,
-               "top_up_episodes": 0, "episodes": int(st.meta_game.count[0][~st.meta_game.exact].sum()),
+               **{f"time_{k}": v for k, v in times.items()}, "wall_time": st.wall, "cpu_time": st.cpu,
+               "evaluations": st.evaluations, "top_up_episodes": 0,
+               "episodes": int(st.meta_game.count[0][~st.meta_game.exact].sum()),
                "efce_gap": math.nan, "efcce_gap": math.nan, "approx_gap": math.nan, "approx_gap_stderr": math.nan,
                "meta_gap": float(st.meta_strategy.gap), "env_steps": int(st.extra["decisions"]),
                "response_ok": True}
-        st.env_steps = int(st.extra["decisions"])
         every = self.config.approx_gap_every
         if self.tree is None and every and t % every == 0:
             row.update(self._approx_gap())
         row["eval_episodes"] = st.eval_episodes()
-        assert set(HISTORY_COLUMNS) <= set(row)
-        st.rows.append(row)
-        logger.info("NFSP iteration %d: gap %.4f after %d decisions", t, st.gap, st.extra["decisions"])
-        self._save_if_asked()
-        if callback is not None:
-            callback(row)
+        return row
 
     def _evaluate_meta_game(self) -> None:
         st = self.state
@@ -577,11 +539,7 @@ class NFSP:
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
 
     # ------------------------------------------------------------------ checkpoints
-    def _save_if_asked(self) -> None:
-        if self.checkpoint_dir is not None:
-            self.save_checkpoint()
-
-    def save_checkpoint(self, directory=None) -> Path:
+    def write_checkpoint(self, directory) -> Path:
         """Write the run's checkpoint to ``directory`` (default ``checkpoint_dir``): one npz of arrays (networks,
         Adam states, buffers, populations, meta-game) and ``checkpoint.json`` naming it with its SHA-256, written
         atomically in that order (a kill at any moment leaves the last complete checkpoint). The checkpoint it
@@ -589,7 +547,7 @@ class NFSP:
         import hashlib
         import io
 
-        directory = Path(self.checkpoint_dir if directory is None else directory)
+        directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         check_directory(directory)
         st = self.state
@@ -664,13 +622,6 @@ class NFSP:
             raise ValueError(f"{path} lacks the field(s) {missing} of an NFSP checkpoint; it was edited or written "
                              "by another program, and cannot be resumed.")
         return document
-
-    @classmethod
-    def resume(cls, checkpoint_dir, progress: bool = True, executor=None, previous: bool = False) -> NFSP:
-        """Rebuild a run from its checkpoint (``previous``: the one before the latest); :meth:`run` continues it
-        bit for bit."""
-        return cls.restore(cls.load_checkpoint(checkpoint_dir, previous), checkpoint_dir=checkpoint_dir,
-                           progress=progress, executor=executor)
 
     @classmethod
     def restore(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> NFSP:

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from games.empirical import EmpiricalGame
 from games.memory_limit import check_memory
 from games.validation import check_int, check_real
 from psro.config import algorithm_options
@@ -64,7 +65,8 @@ from psro.run.checkpoint import (
     seal_problem,
 )
 from psro.run.run_files import check_directory, check_target, file_in, read_regular
-from psro.state import HISTORY_COLUMNS
+from psro.state import LoopState
+from psro.training_loop import PHASES, TrainingLoop
 
 __all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
            "DOCUMENT"]
@@ -222,7 +224,7 @@ class OfflineMetaSolver:
     kind: str = "product"
 
 
-class OfflinePSRO:
+class OfflinePSRO(TrainingLoop):
     """Naive offline PSRO: PSRO in the dataset's mean game model, exact best responses without a penalty, a
     Nash meta-solver; the baseline of COffeE-PSRO (module docstring).
 
@@ -276,6 +278,7 @@ class OfflinePSRO:
     default_penalty, default_uniform_weight = 0.0, 0.0
     meta_solver = OfflineMetaSolver("nash", "nash")
     kind, is_jpsro = "product", False
+    default_progress = False
 
     def __init__(self, dataset, game=None, *, members: int = 5, seed: int = 0, penalty: float | None = None,
                  uniform_weight: float | None = None, meta_iterations: int = 2000, tau: float = 0.2,
@@ -331,71 +334,33 @@ class OfflinePSRO:
         self.trees = model_trees(self.model, self.penalty, max_histories=self.max_histories)
         self._evaluators = [SequenceFormEvaluator(t) for t in (self.trees.mean, *self.trees.members)]
         self.num_players = self.trees.mean.num_players
-        self.populations = [Population(info) for info in self.trees.mean.infostates]
+        infostates = self.trees.mean.infostates
+        self.state = LoopState(populations=[Population(info) for info in infostates],
+                               meta_game=EmpiricalGame((0,) * self.num_players),
+                               pending=[[(uniform_policy(info), math.nan)] for info in infostates],
+                               rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players)
         self._mapped = [[Population(info) for info in t.infostates] for t in self.trees.members]
-        self.pending = [[(uniform_policy(info), math.nan)] for info in self.trees.mean.infostates]
-        self.iteration = -1
-        self.rows: list = []
-        self.wall = self.cpu = 0.0
-        self.gap = math.nan
-        self.meta_strategy = None
         self.payoffs = self.low = self.high = None
 
-    @property
-    def state(self) -> "OfflinePSRO":
-        """The run's state is the solver itself (``rows``, ``wall``, ``iteration``, ``meta_game``, ...), as the
-        CLI reads a PSRO's :class:`psro.state.LoopState`."""
-        return self
-
     # ----------------------------------------------------------------------------------------- the loop
-    def run(self, iterations: int | None = None, target_gap: float | None = None, time_limit: float | None = None,
-            progress: bool | None = None, callback=None) -> pd.DataFrame:
-        """Run until one stopping rule fires (``iterations`` more in this call, the true ``gap`` at most
-        ``target_gap``, ``time_limit`` wall seconds in this call; the first call also evaluates the initial
-        population, row 0); return the whole history. ``callback(row)`` sees each new row before the checkpoint
-        is written. ``progress`` is accepted for the CLI (no bar: the iterations are few)."""
-        if iterations is None and target_gap is None and time_limit is None:
-            raise ValueError("give at least one stopping rule: iterations, target_gap or time_limit.")
-        check_int(iterations, "iterations", minimum=0, none_ok=True)
-        check_real(target_gap, "target_gap", minimum=0.0, none_ok=True)
-        check_real(time_limit, "time_limit", minimum=0.0, none_ok=True)
-        wall0, cpu0 = time.perf_counter() - self.wall, time.process_time() - self.cpu
-        started, done = time.perf_counter(), 0
-        while self.iteration < 0 or not ((iterations is not None and done >= iterations)
-                                         or (target_gap is not None and self.gap <= target_gap)
-                                         or (time_limit is not None and time.perf_counter() - started >= time_limit)):
-            done += 0 if self.iteration < 0 else 1
-            times = self._step()
-            self.wall, self.cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-            row = self._row(times)
-            self.rows.append(row)
-            logger.info("%s iteration %d: true gap %.4g, meta gap %.4g", type(self).__name__, self.iteration,
-                        row["gap"], row["meta_gap"])
-            if callback is not None:
-                callback(row)
-            if self.checkpoint_dir is not None:
-                self.save_checkpoint()
-        return self.history
-
-    def _step(self) -> dict:
-        times = dict.fromkeys(("meta_solve", "oracle", "evaluation", "metric"), 0.0)
+    def step(self) -> dict:
+        """One iteration: the waiting responses join (mapped into every ensemble member's tree), the mean-model
+        meta-game and its interval are evaluated and solved, every player's exact best response in the penalised
+        model waits for the next step, and the output's true NashConv is measured."""
+        times = dict.fromkeys(PHASES, 0.0)
         start = time.perf_counter()
         self.iteration += 1
         t = self.iteration
-        for p, (pop, pending) in enumerate(zip(self.populations, self.pending)):
+        for p, (pop, pending) in enumerate(zip(self.populations, self.state.pending)):
             for policy, value in pending:
                 pop.add(policy, self._provenance(t, value))
                 for tree, mapped in zip(self.trees.members, self._mapped):
                     mapped[p].add(map_policy(policy, self.trees.mean, tree, p), Provenance(t, "mapped"))
-        self.pending = [[] for _ in self.populations]
+        self.state.pending = [[] for _ in self.populations]
         times["oracle"] += time.perf_counter() - start
 
         start = time.perf_counter()
-        whole = [range(len(pop)) for pop in self.populations]
-        self.payoffs = self._evaluators[0].block_payoffs(self.populations, whole)
-        values = [self.payoffs] + [ev.block_payoffs(mapped, whole) for ev, mapped in
-                                   zip(self._evaluators[1:], self._mapped)]
-        self.low, self.high = np.min(values, axis=0), np.max(values, axis=0)
+        self._evaluate()
         times["evaluation"] = time.perf_counter() - start
 
         start = time.perf_counter()
@@ -412,13 +377,25 @@ class OfflinePSRO:
                 mix[0] += a    # member 0 is the uniform policy
                 plans.append(mix @ pop.plans)
             response = best_response(self.trees.penalised, p, plans)
-            self.pending[p].append((response.policy, float(response.value)))
+            self.state.pending[p].append((response.policy, float(response.value)))
         times["oracle"] += time.perf_counter() - start
 
         start = time.perf_counter()
         self.gap = self.true_nash_conv()
         times["metric"] = time.perf_counter() - start
         return times
+
+    def _evaluate(self) -> None:
+        """The mean-model meta-game of the populations (``payoffs``, also as ``state.meta_game``) and its interval
+        over the ensemble (``low``, ``high``)."""
+        from games.normal_form import NormalFormGame
+
+        whole = [range(len(pop)) for pop in self.populations]
+        self.payoffs = self._evaluators[0].block_payoffs(self.populations, whole)
+        values = [self.payoffs] + [ev.block_payoffs(mapped, whole) for ev, mapped in
+                                   zip(self._evaluators[1:], self._mapped)]
+        self.low, self.high = np.min(values, axis=0), np.max(values, axis=0)
+        self.state.meta_game = EmpiricalGame.from_game(NormalFormGame(self.payoffs))
 
     def _provenance(self, iteration: int, value: float) -> Provenance:
         """Where the policy that joins at ``iteration`` came from (the uniform policy at 0; else the model's exact
@@ -462,30 +439,16 @@ class OfflinePSRO:
         """The output's exact NashConv in the true game (NaN without it)."""
         return math.nan if self.true_tree is None else float(nash_conv(self.true_tree, self.true_policies()))
 
-    def _row(self, times: dict) -> dict:
+    def row(self, times: dict) -> dict:
+        """The history row of the iteration just done (PSRO's columns; no episode is played)."""
         row = {"iteration": self.iteration, "gap": self.gap, "train_gap": self.gap}
         row.update({f"population_{p}": len(pop) for p, pop in enumerate(self.populations)})
         row.update({f"time_{k}": v for k, v in times.items()})
-        row.update(wall_time=self.wall, cpu_time=self.cpu, evaluations=int(np.prod(self.payoffs.shape[1:])),
+        row.update(wall_time=self.state.wall, cpu_time=self.state.cpu, evaluations=int(np.prod(self.payoffs.shape[1:])),
                    top_up_episodes=0, episodes=0, efce_gap=math.nan, efcce_gap=math.nan, approx_gap=math.nan,
                    approx_gap_stderr=math.nan, meta_gap=self._meta_gap,
                    env_steps=0, eval_episodes=0, response_ok=True)   # (exact in the model: no episode is played)
         return row
-
-    @property
-    def history(self) -> pd.DataFrame:
-        """One row per iteration, PSRO's columns (:data:`psro.state.HISTORY_COLUMNS`)."""
-        columns = [*HISTORY_COLUMNS[:3], *(f"population_{p}" for p in range(self.num_players)),
-                   *HISTORY_COLUMNS[3:]]
-        return pd.DataFrame(self.rows, columns=columns)
-
-    @property
-    def meta_game(self):
-        """The mean-model meta-game of the populations (a :class:`games.EmpiricalGame`, exact entries)."""
-        from games.empirical import EmpiricalGame
-        from games.normal_form import NormalFormGame
-
-        return EmpiricalGame.from_game(NormalFormGame(self.payoffs))
 
     # ----------------------------------------------------------------------------------------- checkpoints
     def _options(self) -> dict:
@@ -502,11 +465,11 @@ class OfflinePSRO:
             return None
         return config_from_options(self._options(), str(self.dataset_path))
 
-    def save_checkpoint(self, directory=None) -> Path:
-        """Write the checkpoint (into ``directory`` or ``checkpoint_dir``): the arrays file first, then the JSON
+    def write_checkpoint(self, directory) -> Path:
+        """Write the checkpoint into ``directory``: the arrays file first, then the JSON
         document that names it with its SHA-256 (both atomic; the document it replaces is kept as
         ``offline_checkpoint.previous.json``, for ``resume(..., previous=True)``); return the document's path."""
-        directory = Path(self.checkpoint_dir if directory is None else directory)
+        directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         check_directory(directory)
         if self.dataset_path is None:
@@ -524,9 +487,10 @@ class OfflinePSRO:
         for p, pop in enumerate(self.populations):
             arrays[f"policies_{p}"] = np.asarray(pop.policies)
             arrays[f"values_{p}"] = np.array([prov.value for prov in pop.provenance])
-            arrays[f"pending_{p}"] = np.array([policy for policy, _ in self.pending[p]]).reshape(
+            arrays[f"pending_{p}"] = np.array([policy for policy, _ in self.state.pending[p]]).reshape(
                 (-1, *pop.infostates.legal_mask.shape))
-            arrays[f"pending_values_{p}"] = np.array([value for _, value in self.pending[p]], dtype=np.float64)
+            arrays[f"pending_values_{p}"] = np.array([value for _, value in self.state.pending[p]],
+                                                     dtype=np.float64)
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         data = buffer.getvalue()
@@ -534,9 +498,9 @@ class OfflinePSRO:
         name = f"offline_arrays-{self.iteration}-{digest[:12]}.npz"
         atomic_write(directory / name, lambda fh: fh.write(data))
         rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                for row in self.rows]   # (strict JSON: NaN is written as null and read back as NaN)
+                for row in self.state.rows]   # (strict JSON: NaN is written as null and read back as NaN)
         document = {"options": self._options(), "config": self._run_config(), "iteration": self.iteration, "rows": rows,
-                    "wall": self.wall, "cpu": self.cpu, "arrays": {"file": name, "sha256": digest},
+                    "wall": self.state.wall, "cpu": self.state.cpu, "arrays": {"file": name, "sha256": digest},
                     "dataset": {"path": self.dataset_path.name, "sha256": _sha256(self.dataset_path)}}
         text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
         return replace_document(directory, DOCUMENT, text, lambda doc: [doc["arrays"]["file"]],
@@ -570,14 +534,19 @@ class OfflinePSRO:
         return document
 
     @classmethod
-    def resume(cls, checkpoint_dir, progress: bool = False, executor=None, previous: bool = False) -> "OfflinePSRO":
-        """The run checkpointed in ``checkpoint_dir``: its dataset re-read (its SHA-256 checked), its model refit,
-        its populations and history restored; :meth:`run` continues it. A damaged checkpoint raises
-        ``ValueError`` naming the file and saying whether the previous checkpoint is intact (``previous``: resume
-        from that one). (``executor``: unused, the offline loop runs in-process.)"""
+    def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:
+        """The verified checkpoint document in ``checkpoint_dir``; a damaged checkpoint raises ``ValueError``
+        naming the file and saying whether the previous checkpoint is intact (``previous``: resume from that one)."""
         directory = Path(checkpoint_dir)
-        document = read_or_advise(lambda prev: cls._read_checkpoint(directory, prev), previous,
-                                  f"{cls.__name__}.resume({str(directory)!r}, previous=True)")
+        return read_or_advise(lambda prev: cls._read_checkpoint(directory, prev), previous,
+                              f"{cls.__name__}.resume({str(directory)!r}, previous=True)")
+
+    @classmethod
+    def restore(cls, document: dict, checkpoint_dir=None, progress: bool = False, executor=None) -> "OfflinePSRO":
+        """The run a checkpoint document of ``checkpoint_dir`` describes (:meth:`resume`): its dataset re-read (its
+        SHA-256 checked), its model refit, its populations and history restored; :meth:`run` continues it.
+        (``executor``: unused, the offline loop runs in-process.)"""
+        directory = Path(checkpoint_dir)
         dataset, arrays_file = directory / document["dataset"]["path"], directory / document["arrays"]["file"]
         options = dict(document["options"])
         options.pop("algorithm")
@@ -587,8 +556,8 @@ class OfflinePSRO:
         with np.load(io.BytesIO(read_regular(arrays_file)), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         solver.iteration = int(document["iteration"])
-        solver.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
-        solver.wall, solver.cpu = float(document["wall"]), float(document["cpu"])
+        solver.state.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
+        solver.state.wall, solver.state.cpu = float(document["wall"]), float(document["cpu"])
         for p in range(solver.num_players):
             values = arrays[f"values_{p}"]
             for k, policy in enumerate(arrays[f"policies_{p}"]):
@@ -597,17 +566,13 @@ class OfflinePSRO:
                 solver.populations[p].add(policy, solver._provenance(k, float(values[k])))
                 for tree, mapped in zip(solver.trees.members, solver._mapped):
                     mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(k, "mapped"))
-            solver.pending[p] = [(policy, float(v)) for policy, v in
+            solver.state.pending[p] = [(policy, float(v)) for policy, v in
                                  zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
         if solver.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
-            whole = [range(len(pop)) for pop in solver.populations]
-            solver.payoffs = solver._evaluators[0].block_payoffs(solver.populations, whole)
-            values = [solver.payoffs] + [ev.block_payoffs(mapped, whole) for ev, mapped in
-                                         zip(solver._evaluators[1:], solver._mapped)]
-            solver.low, solver.high = np.min(values, axis=0), np.max(values, axis=0)
+            solver._evaluate()
             marginals, solver._meta_gap = solver._meta_solve()
             solver.meta_strategy = solver._equilibrium(marginals)
-            solver.gap = float(solver.rows[-1]["gap"])
+            solver.gap = float(solver.state.rows[-1]["gap"])
         return solver
 
 
