@@ -24,8 +24,9 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 
-__all__ = ["Evaluator", "EvaluationBatch", "register_evaluator", "unregister_evaluator", "make_evaluator",
-           "evaluator_names", "record_exact_block", "block_done", "new_profile_blocks"]
+__all__ = ["Evaluator", "EvaluationBatch", "EvaluatorCapabilities", "register_evaluator", "evaluator_capabilities",
+           "unregister_evaluator", "make_evaluator", "evaluator_names", "record_exact_block", "block_done",
+           "new_profile_blocks"]
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,44 @@ class Evaluator(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class EvaluatorCapabilities:
+    """What a registered evaluator declares it can do (read before any evaluator is built).
+
+    Attributes
+    ----------
+    sampled : bool
+        Its entries are sampled episodes (counts, variances), not exact payoffs; it takes the sampling options
+        (``episodes_per_profile``, ``executor``, ``seed``, ...).
+    needs_tree : bool
+        Its factory needs the game tree (a sampled one may play policy objects without one).
+    top_up : bool
+        It has ``top_up_rounds(meta_game, populations, budget, *, method, rounds, start, progress, on_round)``
+        (:func:`psro.evaluation.top_up.run_top_up`), so ``top_up_episodes`` may be set.
+
+    Examples
+    --------
+    >>> from psro.evaluation import evaluator_capabilities
+    >>> evaluator_capabilities("monte_carlo")
+    EvaluatorCapabilities(sampled=True, needs_tree=False, top_up=True)
+    >>> evaluator_capabilities("sequence_form").sampled
+    False
+    """
+
+    sampled: bool = False
+    needs_tree: bool = True
+    top_up: bool = False
+
+
 _EVALUATORS: dict = {}
+_CAPABILITIES: dict = {}
 
 
-def register_evaluator(name: str) -> Callable:
+def register_evaluator(name: str, *, sampled: bool = False, needs_tree: bool = True, top_up: bool = False) -> Callable:
     """Decorator: register ``factory(tree, **options) -> Evaluator`` under ``name`` (again: replaced).
+
+    ``sampled``, ``needs_tree`` and ``top_up`` declare its
+    :class:`EvaluatorCapabilities` (:func:`evaluator_capabilities`).
 
     Examples
     --------
@@ -92,6 +126,8 @@ def register_evaluator(name: str) -> Callable:
             raise TypeError(f"register_evaluator({name!r}) decorates a factory (a class or function); "
                             f"got {type(factory).__name__}.")
         _EVALUATORS[name] = factory
+        _CAPABILITIES[name] = EvaluatorCapabilities(sampled=bool(sampled), needs_tree=bool(needs_tree),
+                                                    top_up=bool(top_up))
         return factory
     return decorate
 
@@ -99,11 +135,25 @@ def register_evaluator(name: str) -> Callable:
 def unregister_evaluator(name: str) -> None:
     """Remove a registered evaluator (for tests and notebooks that register a temporary one)."""
     _EVALUATORS.pop(name, None)
+    _CAPABILITIES.pop(name, None)
 
 
 def evaluator_names() -> list:
     """The registered evaluator names, the built-ins first."""
     return list(_EVALUATORS)
+
+
+def evaluator_capabilities(name: str) -> EvaluatorCapabilities:
+    """What the evaluator registered as ``name`` declares it can do (:class:`EvaluatorCapabilities`);
+    ``ValueError`` listing the known names when there is none."""
+    _check_known(name)
+    return _CAPABILITIES[name]
+
+
+def _check_known(name: str) -> None:
+    if name not in _EVALUATORS:
+        raise ValueError(f"evaluator must be one of {evaluator_names()}; got {name!r}. Register a new one with "
+                         "psro.evaluation.register_evaluator.")
 
 
 def make_evaluator(name: str, tree, **options) -> Evaluator:
@@ -123,9 +173,7 @@ def make_evaluator(name: str, tree, **options) -> Evaluator:
     >>> make_evaluator("monte_carlo", tree, episodes_per_profile=500, executor="serial", seed=3)
     MonteCarloEvaluator(kuhn_poker(), episodes_per_profile=500, executor=SerialExecutor(), seed=3)
     """
-    if name not in _EVALUATORS:
-        raise ValueError(f"evaluator must be one of {evaluator_names()}; got {name!r}. Register a new one with "
-                         "psro.evaluation.register_evaluator.")
+    _check_known(name)
     evaluator = _EVALUATORS[name](tree, **options)
     if not isinstance(evaluator, Evaluator):
         raise TypeError(f"the factory of evaluator {name!r} returned {type(evaluator).__name__}, which lacks "

@@ -37,13 +37,38 @@ from solvers.registry import PRODUCT_CONCEPTS, method_info
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MetaSolver", "WARM_STARTED", "JOINT_KINDS", "PRUNE_DOMINATED", "known_names", "get_meta_solver",
-           "loop_meta_solvers"]
+__all__ = ["MetaSolver", "MetaSolverCapabilities", "meta_solver_capabilities", "WARM_STARTED", "JOINT_KINDS",
+           "PRUNE_DOMINATED", "known_names", "get_meta_solver", "loop_meta_solvers"]
 
 WARM_STARTED = frozenset({"nash"})  # names whose 2-player constant-sum LP is kept and warm-started across iterations
 JOINT_KINDS = ("ce", "cce")         # meta-solver kinds that make the loop JPSRO
 PRUNE_DOMINATED = ("strict", "weak")  # PSROConfig.prune_dominated: which domination prunes meta-game policies
 ALPHARANK = "alpharank"
+
+
+@dataclass(frozen=True)
+class MetaSolverCapabilities:
+    """What a meta-solver name can do.
+
+    Attributes
+    ----------
+    joint : bool
+        It answers with a joint distribution the players respond to conditionals of (JPSRO: the correlated
+        family); False: a product one, each player responding to the others' marginals (PSRO).
+
+    Examples
+    --------
+    >>> meta_solver_capabilities("mgcce"), meta_solver_capabilities("nash").joint
+    (MetaSolverCapabilities(joint=True), False)
+    """
+
+    joint: bool = False
+
+
+def meta_solver_capabilities(name: str) -> MetaSolverCapabilities:
+    """What the meta-solver ``name`` can do (:class:`MetaSolverCapabilities`); unknown names raise
+    ``ValueError`` listing the known ones."""
+    return MetaSolverCapabilities(joint=get_meta_solver(name).is_joint)
 
 
 @dataclass(frozen=True)
