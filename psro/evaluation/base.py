@@ -23,10 +23,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from games.empirical import EmpiricalGame
+from games.registry import Registry
 
-__all__ = ["Evaluator", "EvaluationBatch", "EvaluatorCapabilities", "register_evaluator", "evaluator_capabilities",
-           "unregister_evaluator", "make_evaluator", "evaluator_names", "record_exact_block", "block_done",
-           "new_profile_blocks"]
+__all__ = ["Evaluator", "EvaluationBatch", "EvaluatorCapabilities", "EvaluatorInfo", "register_evaluator",
+           "evaluator_capabilities", "unregister_evaluator", "make_evaluator", "evaluator_names",
+           "record_exact_block", "block_done", "new_profile_blocks"]
 
 
 @dataclass(frozen=True)
@@ -98,15 +99,29 @@ class EvaluatorCapabilities:
     top_up: bool = False
 
 
-_EVALUATORS: dict = {}
-_CAPABILITIES: dict = {}
+@dataclass(frozen=True)
+class EvaluatorInfo:
+    """A registered evaluator: its name, its factory ``factory(tree, **options)`` and its capabilities."""
+
+    name: str
+    factory: Callable
+    capabilities: EvaluatorCapabilities
 
 
-def register_evaluator(name: str, *, sampled: bool = False, needs_tree: bool = True, top_up: bool = False) -> Callable:
-    """Decorator: register ``factory(tree, **options) -> Evaluator`` under ``name`` (again: replaced).
+_EVALUATORS = Registry("evaluator", hint="Register a new one with @psro.evaluation.register_evaluator(name).")
+
+
+def register_evaluator(name: str, *, sampled: bool = False, needs_tree: bool = True, top_up: bool = False,
+                       replace: bool = False) -> Callable:
+    """Decorator: register ``factory(tree, **options) -> Evaluator`` under ``name``.
 
     ``sampled``, ``needs_tree`` and ``top_up`` declare its
     :class:`EvaluatorCapabilities` (:func:`evaluator_capabilities`).
+    Registering a taken name again raises ``ValueError`` unless it is the same
+    factory with the same capabilities or ``replace=True`` (the rule of every
+    registry, :class:`games.registry.Registry`); a config may name an
+    evaluator as ``"package.module:name"``, whose module is imported on first
+    use (see :mod:`games.registry`).
 
     Examples
     --------
@@ -125,35 +140,26 @@ def register_evaluator(name: str, *, sampled: bool = False, needs_tree: bool = T
         if not callable(factory):
             raise TypeError(f"register_evaluator({name!r}) decorates a factory (a class or function); "
                             f"got {type(factory).__name__}.")
-        _EVALUATORS[name] = factory
-        _CAPABILITIES[name] = EvaluatorCapabilities(sampled=bool(sampled), needs_tree=bool(needs_tree),
-                                                    top_up=bool(top_up))
+        capabilities = EvaluatorCapabilities(sampled=bool(sampled), needs_tree=bool(needs_tree), top_up=bool(top_up))
+        _EVALUATORS.register(name, EvaluatorInfo(name, factory, capabilities), replace=replace)
         return factory
     return decorate
 
 
 def unregister_evaluator(name: str) -> None:
     """Remove a registered evaluator (for tests and notebooks that register a temporary one)."""
-    _EVALUATORS.pop(name, None)
-    _CAPABILITIES.pop(name, None)
+    _EVALUATORS.unregister(name)
 
 
 def evaluator_names() -> list:
     """The registered evaluator names, the built-ins first."""
-    return list(_EVALUATORS)
+    return _EVALUATORS.names()
 
 
 def evaluator_capabilities(name: str) -> EvaluatorCapabilities:
     """What the evaluator registered as ``name`` declares it can do (:class:`EvaluatorCapabilities`);
     ``ValueError`` listing the known names when there is none."""
-    _check_known(name)
-    return _CAPABILITIES[name]
-
-
-def _check_known(name: str) -> None:
-    if name not in _EVALUATORS:
-        raise ValueError(f"evaluator must be one of {evaluator_names()}; got {name!r}. Register a new one with "
-                         "psro.evaluation.register_evaluator.")
+    return _EVALUATORS.get(name).capabilities
 
 
 def make_evaluator(name: str, tree, **options) -> Evaluator:
@@ -173,8 +179,7 @@ def make_evaluator(name: str, tree, **options) -> Evaluator:
     >>> make_evaluator("monte_carlo", tree, episodes_per_profile=500, executor="serial", seed=3)
     MonteCarloEvaluator(kuhn_poker(), episodes_per_profile=500, executor=SerialExecutor(), seed=3)
     """
-    _check_known(name)
-    evaluator = _EVALUATORS[name](tree, **options)
+    evaluator = _EVALUATORS.get(name).factory(tree, **options)
     if not isinstance(evaluator, Evaluator):
         raise TypeError(f"the factory of evaluator {name!r} returned {type(evaluator).__name__}, which lacks "
                         "name, exact, evaluate() or done() (see psro.evaluation.Evaluator).")

@@ -46,6 +46,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from games.registry import Registry
 from psro.policies import behaviour_from_plan
 
 __all__ = ["BestResponse", "Target", "Oracle", "OracleCapabilities", "OracleInfo", "register_oracle",
@@ -202,19 +203,23 @@ class OracleInfo:
         return self.capabilities.learned
 
 
-_ORACLES: dict = {}
+_ORACLES = Registry("oracle", hint="Register a new one with @psro.oracles.register_oracle(name).")
 
 
 def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None = None, normal_form: bool = False,
-                    teams: bool = False) -> Callable:
+                    teams: bool = False, replace: bool = False) -> Callable:
     """Decorator: register ``factory(tree, seed=0, **options) -> Oracle`` under ``name``.
 
     ``learned`` must say what the built oracles' ``learned`` says; the config
     reads it before any oracle exists (``oracle_steps`` is for learned oracles
     only). A learned oracle's factory that accepts ``game=`` gets the game
     whenever the caller has it, and must then work with ``tree=None`` (no tree
-    built); one without ``game=`` is only used with a tree. Registering a name
-    again replaces it.
+    built); one without ``game=`` is only used with a tree. Registering a taken
+    name again raises ``ValueError`` unless it is the same factory with the same
+    capabilities or ``replace=True`` (the rule of every registry,
+    :class:`games.registry.Registry`). A config may name an oracle as
+    ``"package.module:name"``: the module is imported on first use (see
+    :mod:`games.registry` for which modules may be) and registers ``name``.
 
     ``needs_tree`` (default: ``not learned``), ``normal_form`` and ``teams``
     declare the oracle's :class:`OracleCapabilities`, which
@@ -234,19 +239,19 @@ def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None
         capabilities = OracleCapabilities(learned=bool(learned),
                                           needs_tree=not learned if needs_tree is None else bool(needs_tree),
                                           normal_form=bool(normal_form), teams=bool(teams))
-        _ORACLES[name] = OracleInfo(name, factory, capabilities)
+        _ORACLES.register(name, OracleInfo(name, factory, capabilities), replace=replace)
         return factory
     return decorate
 
 
 def unregister_oracle(name: str) -> None:
     """Remove a registered oracle (for tests and notebooks that register a temporary one)."""
-    _ORACLES.pop(name, None)
+    _ORACLES.unregister(name)
 
 
 def oracle_names() -> list:
     """The registered oracle names, in registration order (the built-ins first)."""
-    return list(_ORACLES)
+    return _ORACLES.names()
 
 
 def learned_oracle_names() -> list:
@@ -255,11 +260,9 @@ def learned_oracle_names() -> list:
 
 
 def oracle_info(name: str) -> OracleInfo:
-    """The registry entry of ``name``; ``ValueError`` listing the known names when there is none."""
-    if name not in _ORACLES:
-        raise ValueError(f"oracle must be one of {oracle_names()}; got {name!r}. Register a new one with "
-                         "psro.oracles.register_oracle.")
-    return _ORACLES[name]
+    """The registry entry of ``name`` (a ``module:name`` imports its module); ``ValueError`` listing the known
+    names when there is none."""
+    return _ORACLES.get(name)
 
 
 def oracle_capabilities(name: str) -> OracleCapabilities:
