@@ -171,6 +171,10 @@ class Registry:
         """``(name, entry)`` pairs, in registration order."""
         return list(self._entries.items())
 
+    def __iter__(self):
+        """The registered names (``list(registry)``)."""
+        return iter(self.names())
+
     def __contains__(self, name) -> bool:
         """Whether ``name`` is registered now (imports nothing)."""
         return name in self._entries

@@ -444,7 +444,7 @@ class PSROConfig:
         ...
         ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn'] train; ...
         """
-        from psro.algorithms import ALGORITHMS
+        from psro.algorithms import algorithm_class
         from psro.evaluation import TOP_UP_METHODS, evaluator_names
         from psro.matrix_game import check_normal_form_options, game_is_constant_sum
         from psro.meta.solvers import PRUNE_DOMINATED, get_meta_solver
@@ -473,8 +473,7 @@ class PSROConfig:
                 raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a {evaluation.kind} solution "
                                  f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
                                  "kind.")
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm: must be one of {list(ALGORITHMS)}; got {self.algorithm!r}.")
+        with_field("algorithm", algorithm_class, self.algorithm)
         if self.teams is not None:
             with_field("teams", check_teams, self.teams, n)
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
