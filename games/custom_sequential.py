@@ -40,6 +40,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from games.registry import Registry
 from games.validation import check_int
 
 __all__ = ["CHANCE", "TERMINAL", "SequentialGame", "register_game"]
@@ -239,7 +240,7 @@ class SequentialGame:
         _validate_class(cls)
         _validate_instance(cls())  # the declarations with default parameters
         key = cls.name
-        owner = _REGISTERED.get(key)
+        owner = _REGISTERED.get(key) if key in _REGISTERED else None
         if owner is cls:
             return cls
         if owner is not None and (owner.__module__, owner.__qualname__) == (cls.__module__, cls.__qualname__):
@@ -249,7 +250,7 @@ class SequentialGame:
                     f"definition cannot change them (now {sorted(cls.parameters)}). Give it another `name`."
                 )
             logger.info("replacing the registered definition of %r", key)
-            _REGISTERED[key] = cls
+            _REGISTERED.register(key, cls, replace=True)
             return cls
         if owner is not None or key in pyspiel.registered_names():
             raise ValueError(
@@ -259,7 +260,7 @@ class SequentialGame:
         base = _make_wrapper_classes()[0]
 
         def __init__(self, params=None):
-            current = _REGISTERED[key]  # the latest definition of the class
+            current = _REGISTERED.get(key)  # the latest definition of the class
             impl = current(**dict(params or {}))
             _validate_instance(impl)
             base.__init__(self, impl, _game_type(current), _game_info(impl), dict(impl.params))
@@ -269,7 +270,7 @@ class SequentialGame:
         # Python object without the GIL at exit, which aborts the process.
         factory = type(f"{cls.__name__}OpenSpielGame", (base,), {"__init__": __init__, "__module__": cls.__module__})
         pyspiel.register_game(_game_type(cls), factory)
-        _REGISTERED[key] = cls
+        _REGISTERED.register(key, cls)
         return cls
 
     @classmethod
@@ -282,7 +283,7 @@ class SequentialGame:
         >>> TrustDilemma.is_registered()
         True
         """
-        return _REGISTERED.get(cls.name) is cls
+        return cls.name in _REGISTERED and _REGISTERED.get(cls.name) is cls
 
     def to_pyspiel(self):
         """This game as a ``pyspiel.Game`` object, without registering it.
@@ -303,7 +304,9 @@ class SequentialGame:
         return _make_wrapper_classes()[0](self, _game_type(type(self)), _game_info(self), dict(self.params))
 
 
-_REGISTERED: dict[str, type] = {}
+#: The registered game classes by OpenSpiel name (the rule of every registry, :class:`games.registry.Registry`: a
+#: second registration raises, except a new definition of the same class, which replaces the old one).
+_REGISTERED = Registry("game", hint="Register one with games.register_game (a SequentialGame subclass).")
 
 
 def register_game(cls: type) -> type:

@@ -314,7 +314,7 @@ class PSROConfig:
         if "game" in fields:
             raise TypeError("give the game once, as the first argument.")
         options = dict(fields.get("evaluator_options") or {})
-        legacy = options.pop("executor", None) if fields.get("evaluator") == "monte_carlo" else None
+        legacy = options.pop("executor", None) if _sampled(fields.get("evaluator")) else None
         if executor is not None and legacy is not None and legacy is not executor and legacy != executor:
             raise ValueError(f"executor={executor!r} and evaluator_options['executor']={legacy!r} differ; give one "
                              "executor for the run (the executor argument).")
@@ -444,11 +444,11 @@ class PSROConfig:
         ...
         ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn'] train; ...
         """
-        from psro.algorithms import ALGORITHMS
-        from psro.evaluation import TOP_UP_METHODS, evaluator_names
+        from psro.algorithms import algorithm_class
+        from psro.evaluation import TOP_UP_METHODS, evaluator_capabilities
         from psro.matrix_game import check_normal_form_options, game_is_constant_sum
         from psro.meta.solvers import PRUNE_DOMINATED, get_meta_solver
-        from psro.oracles import learned_oracle_names, oracle_names
+        from psro.oracles import learned_oracle_names, oracle_capabilities
         from psro.oracles.jobs import ORACLE_DISPATCH
         from psro.selection import BR_SELECTIONS, UPDATE_PLAYERS
 
@@ -473,22 +473,22 @@ class PSROConfig:
                 raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a {evaluation.kind} solution "
                                  f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
                                  "kind.")
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm: must be one of {list(ALGORITHMS)}; got {self.algorithm!r}.")
+        with_field("algorithm", algorithm_class, self.algorithm)
         if self.teams is not None:
             with_field("teams", check_teams, self.teams, n)
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
-                               ("oracle", oracle_names()), ("oracle_dispatch", ORACLE_DISPATCH),
-                               ("evaluator", evaluator_names()), ("top_up_method", TOP_UP_METHODS)):
+                               ("oracle_dispatch", ORACLE_DISPATCH), ("top_up_method", TOP_UP_METHODS)):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{field}: must be one of {list(allowed)}; got {getattr(self, field)!r}.")
         if self.prune_dominated is not None and self.prune_dominated not in PRUNE_DOMINATED:
             raise ValueError(f"prune_dominated: must be one of {list(PRUNE_DOMINATED)} or null; "
                              f"got {self.prune_dominated!r}.")
-        if self.oracle_steps is not None and self.oracle not in learned_oracle_names():
+        learned = with_field("oracle", oracle_capabilities, self.oracle).learned
+        sampled = with_field("evaluator", evaluator_capabilities, self.evaluator).sampled
+        if self.oracle_steps is not None and not learned:
             raise ValueError(f"oracle_steps: only the learned oracles {learned_oracle_names()} train; oracle="
                              f"{self.oracle!r} takes no steps (set oracle_steps to null).")
-        if self.evaluator != "monte_carlo" and self.evaluator_options:
+        if not sampled and self.evaluator_options:
             raise ValueError(f"evaluator_options: the {self.evaluator!r} evaluator takes no options; got "
                              f"{sorted(self.evaluator_options)}.")
         if "executor" in (self.evaluator_options or {}):
@@ -497,28 +497,30 @@ class PSROConfig:
         if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
             raise ValueError(f"executor: must be 'serial', 'process', 'ray' or a number of worker processes "
                              f"such as 2; got {self.executor!r}.")
-        if self.top_up_episodes and self.evaluator != "monte_carlo":
-            raise ValueError(f"top_up_episodes: {self.top_up_episodes} needs evaluator='monte_carlo'; the "
-                             f"{self.evaluator!r} evaluator is exact and has nothing to top up (set "
+        if self.top_up_episodes and not evaluator_capabilities(self.evaluator).top_up:
+            raise ValueError(f"top_up_episodes: {self.top_up_episodes} needs evaluator='monte_carlo' (an evaluator "
+                             f"that supports top-up); the {self.evaluator!r} evaluator has nothing to top up (set "
                              "top_up_episodes=0).")
         if normal_form is not None:
             try:
                 check_normal_form_options(self.oracle, self.evaluator, self.oracle_dispatch)
             except ValueError as exc:
                 raise ValueError(f"{str(exc).split('=')[0]}: {exc}") from None
-        self._check_learning(game, environment, self.oracle in learned_oracle_names())
+        self._check_learning(game, environment, learned, sampled)
         if self.reference_opponents is not None:
             with_field("reference_opponents", check_reference_opponents, self.reference_opponents, game)
         return game, normal_form
 
-    def _check_learning(self, game, environment: bool, learned: bool) -> None:
+    def _check_learning(self, game, environment: bool, learned: bool, sampled: bool) -> None:
         """The options of learned runs and games without a tree: what a learned oracle needs of the game, its
         budgets, ``warm_start``, ``device``, and what an environment (no tree) allows."""
-        from psro.oracles import learned_oracle_names
+        from psro.evaluation import evaluator_capabilities
+        from psro.oracles import learned_oracle_names, oracle_capabilities
 
         if environment:
-            for field, ok, fix in (("oracle", learned, "oracle='ppo' or 'dqn'"),
-                                   ("evaluator", self.evaluator == "monte_carlo", "evaluator='monte_carlo'"),
+            for field, ok, fix in (("oracle", not oracle_capabilities(self.oracle).needs_tree, "oracle='ppo' or 'dqn'"),
+                                   ("evaluator", not evaluator_capabilities(self.evaluator).needs_tree,
+                                    "evaluator='monte_carlo'"),
                                    ("exact_gap", self.exact_gap is not True, "exact_gap='auto' or false")):
                 if not ok:
                     raise ValueError(f"{field}: {getattr(self, field)!r} needs the game tree, which an environment "
@@ -543,7 +545,7 @@ class PSROConfig:
                     raise ValueError(f"{field}: {key} must be a positive int (a zero budget trains nothing); got "
                                      f"{options[key]!r}.")
         approx_oracle = (self.approx_gap_options or {}).get("oracle")
-        if approx_oracle is not None and approx_oracle not in learned_oracle_names():
+        if approx_oracle is not None and not _learned(approx_oracle):
             raise ValueError(f"approx_gap_options: oracle must be a learned oracle {learned_oracle_names()} (fresh "
                              f"best responses trained on sampled play); got {approx_oracle!r}.")
         if self.warm_start and not learned:
@@ -602,9 +604,30 @@ class PSROConfig:
         >>> PSROConfig(evaluator="monte_carlo", episodes_per_profile=50).evaluator_settings()
         {'episodes_per_profile': 50}
         """
-        if self.evaluator != "monte_carlo":
+        if not _sampled(self.evaluator):
             return dict(self.evaluator_options or {})
         return {"episodes_per_profile": self.episodes_per_profile, **(self.evaluator_options or {})}
+
+
+def _learned(oracle) -> bool:
+    """Whether ``oracle`` names a registered learned oracle; False for a name that is not one."""
+    from psro.oracles import oracle_capabilities
+
+    try:
+        return isinstance(oracle, str) and oracle_capabilities(oracle).learned
+    except ValueError:
+        return False
+
+
+def _sampled(evaluator) -> bool:
+    """Whether ``evaluator`` names a registered sampled evaluator (:func:`psro.evaluation.evaluator_capabilities`);
+    False for a name that is not one (the field's check reports it)."""
+    from psro.evaluation import evaluator_capabilities
+
+    try:
+        return isinstance(evaluator, str) and evaluator_capabilities(evaluator).sampled
+    except ValueError:
+        return False
 
 
 def with_field(field: str, function, *args, **kwargs):

@@ -26,9 +26,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 
 __all__ = [
-    "NORMAL_FORM_ORACLES",
     "game_is_constant_sum",
-    "NORMAL_FORM_EVALUATORS",
     "to_openspiel_game",
     "check_normal_form_options",
     "normal_form_to_json",
@@ -36,9 +34,6 @@ __all__ = [
     "resolve_game",
 ]
 
-# pure-strategy best responses, exact; team_pg: decentralised team learners (psro.family.teams) on the same table
-NORMAL_FORM_ORACLES = ("exact", "openspiel", "team_pg")
-NORMAL_FORM_EVALUATORS = ("sequence_form", "openspiel")   # exact expected payoffs
 _JSON_KEY = "normal_form"
 
 
@@ -78,8 +73,9 @@ def check_normal_form_options(oracle: str, evaluator: str, oracle_dispatch: str 
     """Raise ``ValueError``, naming the option and the fix, for a PSRO option a NormalFormGame cannot use.
 
     A normal-form game's payoffs are exact and its best responses are pure
-    strategies, so only exact oracles (:data:`NORMAL_FORM_ORACLES`) and exact
-    evaluators (:data:`NORMAL_FORM_EVALUATORS`) fit. Oracle jobs sent to an
+    strategies, so only oracles that declare ``normal_form``
+    (:func:`psro.oracles.oracle_capabilities`) and exact (not ``sampled``)
+    evaluators (:func:`psro.evaluation.evaluator_capabilities`) fit. Oracle jobs sent to an
     executor name their game by its OpenSpiel string, which a NormalFormGame
     does not have, so ``oracle_dispatch="executor"`` is refused too.
 
@@ -91,15 +87,20 @@ def check_normal_form_options(oracle: str, evaluator: str, oracle_dispatch: str 
     ...
     ValueError: oracle='dqn' learns from sampled episodes; a NormalFormGame's best responses are pure ...
     """
-    if oracle not in NORMAL_FORM_ORACLES:
+    from psro.evaluation import evaluator_capabilities, evaluator_names
+    from psro.oracles import oracle_capabilities, oracle_names
+
+    if not oracle_capabilities(oracle).normal_form:
+        fitting = [o for o in oracle_names() if oracle_capabilities(o).normal_form]
         raise ValueError(
             f"oracle={oracle!r} learns from sampled episodes; a NormalFormGame's best responses are pure "
-            f"strategies found exactly. Use oracle='exact' (or {', '.join(repr(o) for o in NORMAL_FORM_ORACLES[1:])}), "
+            f"strategies found exactly. Use oracle='exact' (or {', '.join(repr(o) for o in fitting[1:])}), "
             "or give PSRO an OpenSpiel game to train learned responses.")
-    if evaluator not in NORMAL_FORM_EVALUATORS:
+    if evaluator_capabilities(evaluator).sampled:
+        fitting = [e for e in evaluator_names() if not evaluator_capabilities(e).sampled]
         raise ValueError(
             f"evaluator={evaluator!r} samples episodes; a NormalFormGame's payoffs are known exactly. Use "
-            f"evaluator='sequence_form' (or {', '.join(repr(e) for e in NORMAL_FORM_EVALUATORS[1:])}).")
+            f"evaluator='sequence_form' (or {', '.join(repr(e) for e in fitting[1:])}).")
     if oracle_dispatch == "executor":
         raise ValueError(
             "oracle_dispatch='executor' sends oracle jobs that name their game by its OpenSpiel string, which a "

@@ -373,7 +373,7 @@ def _load_run(run_dir):
     its checkpoint by the training loop the checkpoint names (which verifies it)."""
     import json
 
-    from psro.algorithms import algorithm_class
+    from psro.algorithms import algorithm_capabilities, algorithm_class
 
     path = Path(run_dir)
     checkpoint = path / "checkpoint"
@@ -386,7 +386,7 @@ def _load_run(run_dir):
         algorithm = options.get("algorithm", "psro") if isinstance(options, dict) else "psro"
     except (ValueError, AttributeError, UnicodeDecodeError):
         raise ValueError(f"RUN_DIR: {str(document)!r} is not a checkpoint document (damaged?).") from None
-    if algorithm in ("coffee_psro", "offline_psro"):
+    if algorithm_capabilities(str(algorithm)).offline:
         raise ValueError(f"RUN_DIR: {str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
                          "model's infostates, not the game's; reference opponents play the game itself.")
     return algorithm_class(str(algorithm)).resume(checkpoint, progress=False)

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from games.normal_form import NormalFormGame, as_game, product_distribution
+from games.registry import Registry
 from games.validation import check_real
 from solvers.equilibrium import Equilibrium
 from solvers.gaps import cce_gap, ce_gap, nash_conv
@@ -70,13 +71,20 @@ class Check:
     info: dict = dataclasses.field(default_factory=dict)
 
 
-_REGISTRY: dict = {}
+_REGISTRY = Registry("solver method", hint="Register one with @solvers.register(name, concept=...).")
 
 
 def register(name: str, concept: str, min_players: int = 1, max_players: int | None = None,
              zero_sum_only: bool = False, *, normalise: bool = True, rescale: Callable | None = None,
-             check: Callable | None = None, tol_option: str | None = None):
+             check: Callable | None = None, tol_option: str | None = None, replace: bool = False):
     """Decorator that registers a solver function under ``name``.
+
+    Registering a taken name again raises ``ValueError``, unless it is the
+    same function with the same options or ``replace=True`` (the rule of
+    every registry, :class:`games.registry.Registry`). :func:`solve` and
+    :func:`method_info` also accept ``"package.module:name"``: they import the
+    module (see :mod:`games.registry` for which modules may be imported) and
+    use the solver it registers as ``name``.
 
     Parameters
     ----------
@@ -110,15 +118,13 @@ def register(name: str, concept: str, min_players: int = 1, max_players: int | N
     ...                             concept="nash", method="my_uniform_example")
     >>> "my_uniform_example" in methods()
     True
-    >>> _ = _REGISTRY.pop("my_uniform_example")
+    >>> _REGISTRY.unregister("my_uniform_example")
     """
 
     def wrap(fn):
-        if name in _REGISTRY and _REGISTRY[name].function is not fn:
-            raise ValueError(f"a solver named {name!r} is already registered.")
         summary = (inspect.getdoc(fn) or "").split("\n", 1)[0]
-        _REGISTRY[name] = SolverSpec(name, fn, concept, summary, min_players, max_players, zero_sum_only,
-                                     normalise, rescale, check, tol_option)
+        _REGISTRY.register(name, SolverSpec(name, fn, concept, summary, min_players, max_players, zero_sum_only,
+                                            normalise, rescale, check, tol_option), replace=replace)
         return fn
 
     return wrap
@@ -139,12 +145,11 @@ def method_info(method: str) -> SolverSpec:
     """The :class:`SolverSpec` of a registered solver; unknown names get suggestions."""
     if not isinstance(method, str):
         raise TypeError(f"method must be a solver name (str); got {type(method).__name__}.")
-    spec = _REGISTRY.get(method)
-    if spec is None:
-        close = difflib.get_close_matches(method, _REGISTRY, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise ValueError(f"unknown solver method {method!r}.{hint} Known methods: {', '.join(methods())}.")
-    return spec
+    if method in _REGISTRY or ":" in method:
+        return _REGISTRY.get(method)
+    close = difflib.get_close_matches(method, _REGISTRY.names(), n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise ValueError(f"unknown solver method {method!r}.{hint} Known methods: {', '.join(methods())}.")
 
 
 def check_tolerance(tol, argname: str = "tol") -> float:

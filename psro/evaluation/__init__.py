@@ -19,6 +19,8 @@ from psro.evaluation.monte_carlo import MonteCarloEvaluator  # noqa: I001
 from psro.evaluation.base import (
     EvaluationBatch,
     Evaluator,
+    EvaluatorCapabilities,
+    evaluator_capabilities,
     evaluator_names,
     make_evaluator,
     register_evaluator,
@@ -26,6 +28,6 @@ from psro.evaluation.base import (
 )
 from psro.evaluation.top_up import TOP_UP_METHODS, TopUpProgress, support_weights
 
-__all__ = ["EvaluationBatch", "Evaluator", "MonteCarloEvaluator", "OpenSpielEvaluator", "SequenceFormEvaluator",
-           "TOP_UP_METHODS", "TopUpProgress", "evaluator_names", "make_evaluator", "register_evaluator",
-           "support_weights", "unregister_evaluator"]
+__all__ = ["EvaluationBatch", "Evaluator", "EvaluatorCapabilities", "MonteCarloEvaluator", "OpenSpielEvaluator",
+           "SequenceFormEvaluator", "TOP_UP_METHODS", "TopUpProgress", "evaluator_capabilities", "evaluator_names",
+           "make_evaluator", "register_evaluator", "support_weights", "unregister_evaluator"]

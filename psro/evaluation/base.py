@@ -23,9 +23,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from games.empirical import EmpiricalGame
+from games.registry import Registry
 
-__all__ = ["Evaluator", "EvaluationBatch", "register_evaluator", "unregister_evaluator", "make_evaluator",
-           "evaluator_names", "record_exact_block", "block_done", "new_profile_blocks"]
+__all__ = ["Evaluator", "EvaluationBatch", "EvaluatorCapabilities", "EvaluatorInfo", "register_evaluator",
+           "evaluator_capabilities", "unregister_evaluator", "make_evaluator", "evaluator_names",
+           "record_exact_block", "block_done", "new_profile_blocks"]
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,58 @@ class Evaluator(Protocol):
         ...
 
 
-_EVALUATORS: dict = {}
+@dataclass(frozen=True)
+class EvaluatorCapabilities:
+    """What a registered evaluator declares it can do (read before any evaluator is built).
+
+    Attributes
+    ----------
+    sampled : bool
+        Its entries are sampled episodes (counts, variances), not exact payoffs; it takes the sampling options
+        (``episodes_per_profile``, ``executor``, ``seed``, ...).
+    needs_tree : bool
+        Its factory needs the game tree (a sampled one may play policy objects without one).
+    top_up : bool
+        It has ``top_up_rounds(meta_game, populations, budget, *, method, rounds, start, progress, on_round)``
+        (:func:`psro.evaluation.top_up.run_top_up`), so ``top_up_episodes`` may be set.
+
+    Examples
+    --------
+    >>> from psro.evaluation import evaluator_capabilities
+    >>> evaluator_capabilities("monte_carlo")
+    EvaluatorCapabilities(sampled=True, needs_tree=False, top_up=True)
+    >>> evaluator_capabilities("sequence_form").sampled
+    False
+    """
+
+    sampled: bool = False
+    needs_tree: bool = True
+    top_up: bool = False
 
 
-def register_evaluator(name: str) -> Callable:
-    """Decorator: register ``factory(tree, **options) -> Evaluator`` under ``name`` (again: replaced).
+@dataclass(frozen=True)
+class EvaluatorInfo:
+    """A registered evaluator: its name, its factory ``factory(tree, **options)`` and its capabilities."""
+
+    name: str
+    factory: Callable
+    capabilities: EvaluatorCapabilities
+
+
+_EVALUATORS = Registry("evaluator", hint="Register a new one with @psro.evaluation.register_evaluator(name).")
+
+
+def register_evaluator(name: str, *, sampled: bool = False, needs_tree: bool = True, top_up: bool = False,
+                       replace: bool = False) -> Callable:
+    """Decorator: register ``factory(tree, **options) -> Evaluator`` under ``name``.
+
+    ``sampled``, ``needs_tree`` and ``top_up`` declare its
+    :class:`EvaluatorCapabilities` (:func:`evaluator_capabilities`).
+    Registering a taken name again raises ``ValueError`` unless it is the same
+    factory with the same capabilities or ``replace=True`` (the rule of every
+    registry, :class:`games.registry.Registry`); a config may name an
+    evaluator as ``"package.module:name"``, whose module is imported on first
+    use (see :mod:`games.registry`).
 
     Examples
     --------
@@ -91,19 +140,26 @@ def register_evaluator(name: str) -> Callable:
         if not callable(factory):
             raise TypeError(f"register_evaluator({name!r}) decorates a factory (a class or function); "
                             f"got {type(factory).__name__}.")
-        _EVALUATORS[name] = factory
+        capabilities = EvaluatorCapabilities(sampled=bool(sampled), needs_tree=bool(needs_tree), top_up=bool(top_up))
+        _EVALUATORS.register(name, EvaluatorInfo(name, factory, capabilities), replace=replace)
         return factory
     return decorate
 
 
 def unregister_evaluator(name: str) -> None:
     """Remove a registered evaluator (for tests and notebooks that register a temporary one)."""
-    _EVALUATORS.pop(name, None)
+    _EVALUATORS.unregister(name)
 
 
 def evaluator_names() -> list:
     """The registered evaluator names, the built-ins first."""
-    return list(_EVALUATORS)
+    return _EVALUATORS.names()
+
+
+def evaluator_capabilities(name: str) -> EvaluatorCapabilities:
+    """What the evaluator registered as ``name`` declares it can do (:class:`EvaluatorCapabilities`);
+    ``ValueError`` listing the known names when there is none."""
+    return _EVALUATORS.get(name).capabilities
 
 
 def make_evaluator(name: str, tree, **options) -> Evaluator:
@@ -123,10 +179,7 @@ def make_evaluator(name: str, tree, **options) -> Evaluator:
     >>> make_evaluator("monte_carlo", tree, episodes_per_profile=500, executor="serial", seed=3)
     MonteCarloEvaluator(kuhn_poker(), episodes_per_profile=500, executor=SerialExecutor(), seed=3)
     """
-    if name not in _EVALUATORS:
-        raise ValueError(f"evaluator must be one of {evaluator_names()}; got {name!r}. Register a new one with "
-                         "psro.evaluation.register_evaluator.")
-    evaluator = _EVALUATORS[name](tree, **options)
+    evaluator = _EVALUATORS.get(name).factory(tree, **options)
     if not isinstance(evaluator, Evaluator):
         raise TypeError(f"the factory of evaluator {name!r} returned {type(evaluator).__name__}, which lacks "
                         "name, exact, evaluate() or done() (see psro.evaluation.Evaluator).")

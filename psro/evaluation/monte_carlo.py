@@ -134,7 +134,7 @@ def _tabular(populations) -> bool:
     return all(isinstance(pop.policies, np.ndarray) for pop in populations)
 
 
-@register_evaluator("monte_carlo")
+@register_evaluator("monte_carlo", sampled=True, needs_tree=False, top_up=True)
 class MonteCarloEvaluator:
     """Estimated payoffs of profiles of policies, from sampled episodes.
 

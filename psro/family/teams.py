@@ -255,8 +255,9 @@ def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
 
 def team_config(config):
     """A :class:`psro.config.PSROConfig` with its team game made its team view: ``teams`` set on a
-    :class:`games.NormalFormGame` gives the game of :func:`team_payoffs` (and ``teams`` null); oracle ``team_pg``
-    gets its ``members``. A config without teams is returned as it is.
+    :class:`games.NormalFormGame` gives the game of :func:`team_payoffs` (and ``teams`` null); an oracle that
+    declares ``teams`` (:func:`psro.oracles.oracle_capabilities`; ``team_pg``) gets its ``members``. A config
+    without teams is returned as it is.
 
     Examples
     --------
@@ -271,6 +272,7 @@ def team_config(config):
         return config
     from psro.config import with_field
     from psro.matrix_game import resolve_game
+    from psro.oracles import oracle_capabilities
 
     game = with_field("game", resolve_game, config.game)[1]   # (the normal form, None for an OpenSpiel game)
     if game is None:
@@ -278,6 +280,6 @@ def team_config(config):
                          f"games.NormalFormGame; got game={config.game!r}. Drop teams, or give the normal form.")
     teams = check_team_game(game, config.teams)
     options = dict(config.oracle_options or {})
-    if config.oracle == "team_pg":
+    if with_field("oracle", oracle_capabilities, config.oracle).teams:
         options.setdefault("members", [[int(game.shape[p]) for p in team] for team in teams])
     return config.replace(game=team_payoffs(game, teams), teams=None, oracle_options=options or None)

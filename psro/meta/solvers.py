@@ -9,9 +9,13 @@ a :class:`solvers.Equilibrium`. Its ``kind`` decides the loop:
 * ``"cce"`` / ``"ce"`` (the correlated family: ``ce``, ``cce``, ``mgce``,
   ``mgcce``, ...): JPSRO; players respond to conditionals of the ``joint``.
 
-Names are any method of :func:`solvers.methods`, plus ``"alpharank"``
-(:func:`ranking.alpharank` on the meta-game as a multi-population chain, its
-stationary distribution over joint profiles marginalised per player).
+Names are any method of :func:`solvers.methods` (or a ``"package.module:name"``
+solver, see :func:`solvers.register`), plus the meta-solvers registered here
+with :func:`register_meta_solver`: ``"alpharank"`` (:func:`ranking.alpharank`
+on the meta-game as a multi-population chain, its stationary distribution over
+joint profiles marginalised per player). Both registries are
+:class:`games.registry.Registry` objects: a second registration of a name
+raises unless ``replace=True``.
 
 ``"nash"`` is the registry's Nash dispatcher (general-sum and n-player
 meta-games), except on two-player constant-sum meta-games, where it keeps the
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from games.registry import Registry, split_name
 from psro.meta.warm_start_lp import WarmStartZeroSumLP
 from solvers import make_equilibrium, methods, solve
 from solvers.dominance import solve_pruned
@@ -37,13 +42,84 @@ from solvers.registry import PRODUCT_CONCEPTS, method_info
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MetaSolver", "WARM_STARTED", "JOINT_KINDS", "PRUNE_DOMINATED", "known_names", "get_meta_solver",
-           "loop_meta_solvers"]
+__all__ = ["MetaSolver", "MetaSolverCapabilities", "meta_solver_capabilities", "WARM_STARTED", "JOINT_KINDS",
+           "PRUNE_DOMINATED", "known_names", "get_meta_solver", "loop_meta_solvers"]
 
 WARM_STARTED = frozenset({"nash"})  # names whose 2-player constant-sum LP is kept and warm-started across iterations
 JOINT_KINDS = ("ce", "cce")         # meta-solver kinds that make the loop JPSRO
 PRUNE_DOMINATED = ("strict", "weak")  # PSROConfig.prune_dominated: which domination prunes meta-game policies
 ALPHARANK = "alpharank"
+
+
+@dataclass(frozen=True)
+class _Registered:
+    """A meta-solver registered here: ``function(meta_game, **options) -> Equilibrium`` and whether it is joint."""
+
+    function: object
+    joint: bool
+
+
+_META_SOLVERS = Registry("meta_solver", hint="Register one with psro.meta.solvers.register_meta_solver(name) or "
+                         "solvers.register(name, concept=...).")
+
+
+def register_meta_solver(name: str, *, joint: bool = False, replace: bool = False):
+    """Decorator: register ``function(meta_game, **options) -> Equilibrium`` as the meta-solver ``name``.
+
+    ``joint`` declares its :class:`MetaSolverCapabilities` (a joint answer makes the loop JPSRO, a product one
+    PSRO). A second registration of ``name`` raises ``ValueError`` unless it is the same or ``replace=True``.
+    A solver of :func:`solvers.register` is a meta-solver already; this is for meta-solvers that are not solvers
+    of the game (such as alpha-Rank, a ranking).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from solvers import make_equilibrium
+    >>> @register_meta_solver("last_policy_example")
+    ... def last_policy(meta_game):
+    ...     return make_equilibrium(meta_game, marginals=[np.eye(k)[k - 1] for k in meta_game.shape],
+    ...                             concept="nash", method="last_policy_example")
+    >>> from games import catalog
+    >>> get_meta_solver("last_policy_example")(catalog.matching_pennies()).marginals[0].tolist()
+    [0.0, 1.0]
+    >>> unregister_meta_solver("last_policy_example")
+    """
+    def decorate(function):
+        if not callable(function):
+            raise TypeError(f"register_meta_solver({name!r}) decorates a function; got {type(function).__name__}.")
+        _META_SOLVERS.register(name, _Registered(function, bool(joint)), replace=replace)
+        return function
+    return decorate
+
+
+def unregister_meta_solver(name: str) -> None:
+    """Remove a meta-solver of :func:`register_meta_solver` (for tests and notebooks)."""
+    _META_SOLVERS.unregister(name)
+
+
+@dataclass(frozen=True)
+class MetaSolverCapabilities:
+    """What a meta-solver name can do.
+
+    Attributes
+    ----------
+    joint : bool
+        It answers with a joint distribution the players respond to conditionals of (JPSRO: the correlated
+        family); False: a product one, each player responding to the others' marginals (PSRO).
+
+    Examples
+    --------
+    >>> meta_solver_capabilities("mgcce"), meta_solver_capabilities("nash").joint
+    (MetaSolverCapabilities(joint=True), False)
+    """
+
+    joint: bool = False
+
+
+def meta_solver_capabilities(name: str) -> MetaSolverCapabilities:
+    """What the meta-solver ``name`` can do (:class:`MetaSolverCapabilities`); unknown names raise
+    ``ValueError`` listing the known ones."""
+    return MetaSolverCapabilities(joint=get_meta_solver(name).is_joint)
 
 
 @dataclass(frozen=True)
@@ -109,8 +185,8 @@ class MetaSolver:
     def __call__(self, meta_game: NormalFormGame) -> Equilibrium:
         if self.prune is not None:
             return solve_pruned(meta_game, solver=replace(self, prune=None), strict=self.prune == "strict")
-        if self.method == ALPHARANK:
-            return _alpharank_meta(meta_game, dict(self.options))
+        if self.method in _META_SOLVERS:
+            return _META_SOLVERS.get(self.method).function(meta_game, **dict(self.options))
         if self.warm_lp is None or meta_game.num_players != 2 or not meta_game.is_constant_sum():
             return solve(meta_game, self.method, **dict(self.options))
         try:
@@ -138,7 +214,7 @@ class MetaSolver:
         ValueError: meta_solver='nash_zero_sum' (solver 'nash_zero_sum') solves 2-player constant-sum meta-games; ...
         >>> get_meta_solver("nash").check_fits(3, constant_sum=False)   # the n-player dispatcher
         """
-        if self.method == ALPHARANK:
+        if self.method in _META_SOLVERS:
             return
         spec = method_info(self.method)
         too_few = num_players < spec.min_players
@@ -158,7 +234,8 @@ class MetaSolver:
             )
 
 
-def _alpharank_meta(meta_game: NormalFormGame, options: dict) -> Equilibrium:
+@register_meta_solver(ALPHARANK)
+def _alpharank_meta(meta_game: NormalFormGame, **options) -> Equilibrium:
     """alpha-Rank of the meta-game as a multi-population chain; ``pi`` (C order) marginalised per player."""
     from ranking import alpharank
 
@@ -179,7 +256,7 @@ def known_names() -> list:
     >>> {"nash", "uniform", "alpharank", "mgcce", "mgce"} <= set(known_names())
     True
     """
-    return sorted(set(methods()) | {ALPHARANK})
+    return sorted(set(methods()) | set(_META_SOLVERS.names()))
 
 
 def get_meta_solver(name: str, **options) -> MetaSolver:
@@ -206,9 +283,10 @@ def get_meta_solver(name: str, **options) -> MetaSolver:
     """
     if not isinstance(name, str):
         raise TypeError(f"meta_solver must be a name (str); got {type(name).__name__}.")
-    if name == ALPHARANK:
-        return MetaSolver(name=name, method=ALPHARANK, kind="product", options=tuple(sorted(options.items())))
-    if name not in methods():
+    if name in _META_SOLVERS or (split_name(name)[0] is not None and _imports_meta_solver(name)):
+        kind = "cce" if _META_SOLVERS.get(name).joint else "product"
+        return MetaSolver(name=name, method=name, kind=kind, options=tuple(sorted(options.items())))
+    if name not in methods() and split_name(name)[0] is None:
         raise ValueError(f"unknown meta_solver {name!r}. Known meta-solvers: {', '.join(known_names())}.")
     concept = method_info(name).concept
     if concept in PRODUCT_CONCEPTS:
@@ -220,6 +298,16 @@ def get_meta_solver(name: str, **options) -> MetaSolver:
                          f"choose one of: {', '.join(known_names())}.")
     warm = WarmStartZeroSumLP() if name in WARM_STARTED and not options else None
     return MetaSolver(name=name, method=name, kind=kind, options=tuple(sorted(options.items())), warm_lp=warm)
+
+
+def _imports_meta_solver(name: str) -> bool:
+    """Whether the ``module:name`` ``name`` is a meta-solver of this registry (rather than a solver): importing its
+    module registered it here."""
+    try:
+        _META_SOLVERS.get(name)
+    except ValueError:
+        return False
+    return True
 
 
 def loop_meta_solvers(config) -> tuple:

@@ -20,15 +20,18 @@ from psro.oracles import team_pg  # noqa: F401, I001
 from psro.oracles.base import (
     BestResponse,
     Oracle,
+    OracleCapabilities,
     OracleInfo,
     Target,
     learned_oracle_names,
     make_oracle,
+    oracle_capabilities,
     oracle_info,
     oracle_names,
     register_oracle,
     unregister_oracle,
 )
 
-__all__ = ["BestResponse", "Oracle", "OracleInfo", "Target", "learned_oracle_names", "make_oracle", "oracle_info",
-           "oracle_names", "register_oracle", "unregister_oracle"]
+__all__ = ["BestResponse", "Oracle", "OracleCapabilities", "OracleInfo", "Target", "learned_oracle_names",
+           "make_oracle", "oracle_capabilities", "oracle_info", "oracle_names", "register_oracle",
+           "unregister_oracle"]

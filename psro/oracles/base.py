@@ -46,10 +46,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from games.registry import Registry
 from psro.policies import behaviour_from_plan
 
-__all__ = ["BestResponse", "Target", "Oracle", "OracleInfo", "register_oracle", "unregister_oracle", "make_oracle",
-           "oracle_names", "learned_oracle_names", "oracle_info"]
+__all__ = ["BestResponse", "Target", "Oracle", "OracleCapabilities", "OracleInfo", "register_oracle",
+           "unregister_oracle", "make_oracle", "oracle_names", "learned_oracle_names", "oracle_info",
+           "oracle_capabilities"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,27 +157,73 @@ class Oracle(Protocol):
 
 
 @dataclass(frozen=True)
+class OracleCapabilities:
+    """What a registered oracle declares it can do (read before any oracle is built).
+
+    Attributes
+    ----------
+    learned : bool
+        It trains its responses on sampled play (their values only bound the best response from below); the
+        config's ``oracle_steps`` applies to it, and its responses may be policy objects rather than arrays.
+    needs_tree : bool
+        Its factory needs the game tree (it cannot work from ``game=`` alone).
+    normal_form : bool
+        It works on a :class:`games.NormalFormGame` (its responses are pure strategies found exactly on the
+        game's tree).
+    teams : bool
+        It responds for a team of members (``oracle_options["members"]``) on a team view
+        (:func:`psro.family.teams.team_payoffs`).
+
+    Examples
+    --------
+    >>> from psro.oracles import oracle_capabilities
+    >>> oracle_capabilities("exact")
+    OracleCapabilities(learned=False, needs_tree=True, normal_form=True, teams=False)
+    >>> oracle_capabilities("ppo").learned, oracle_capabilities("ppo").needs_tree
+    (True, False)
+    """
+
+    learned: bool = False
+    needs_tree: bool = True
+    normal_form: bool = False
+    teams: bool = False
+
+
+@dataclass(frozen=True)
 class OracleInfo:
     """A registered oracle: its name, its factory ``factory(tree, seed=0, **options)`` (a learned one's also
-    takes ``game=``) and whether it learns."""
+    takes ``game=``) and its declared :class:`OracleCapabilities`."""
 
     name: str
     factory: Callable
-    learned: bool
+    capabilities: OracleCapabilities
+
+    @property
+    def learned(self) -> bool:
+        return self.capabilities.learned
 
 
-_ORACLES: dict = {}
+_ORACLES = Registry("oracle", hint="Register a new one with @psro.oracles.register_oracle(name).")
 
 
-def register_oracle(name: str, *, learned: bool = False) -> Callable:
+def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None = None, normal_form: bool = False,
+                    teams: bool = False, replace: bool = False) -> Callable:
     """Decorator: register ``factory(tree, seed=0, **options) -> Oracle`` under ``name``.
 
     ``learned`` must say what the built oracles' ``learned`` says; the config
     reads it before any oracle exists (``oracle_steps`` is for learned oracles
     only). A learned oracle's factory that accepts ``game=`` gets the game
     whenever the caller has it, and must then work with ``tree=None`` (no tree
-    built); one without ``game=`` is only used with a tree. Registering a name
-    again replaces it.
+    built); one without ``game=`` is only used with a tree. Registering a taken
+    name again raises ``ValueError`` unless it is the same factory with the same
+    capabilities or ``replace=True`` (the rule of every registry,
+    :class:`games.registry.Registry`). A config may name an oracle as
+    ``"package.module:name"``: the module is imported on first use (see
+    :mod:`games.registry` for which modules may be) and registers ``name``.
+
+    ``needs_tree`` (default: ``not learned``), ``normal_form`` and ``teams``
+    declare the oracle's :class:`OracleCapabilities`, which
+    :func:`oracle_capabilities` answers.
 
     Examples
     --------
@@ -188,19 +236,22 @@ def register_oracle(name: str, *, learned: bool = False) -> Callable:
         if not callable(factory):
             raise TypeError(f"register_oracle({name!r}) decorates a factory (a class or function); "
                             f"got {type(factory).__name__}.")
-        _ORACLES[name] = OracleInfo(name, factory, bool(learned))
+        capabilities = OracleCapabilities(learned=bool(learned),
+                                          needs_tree=not learned if needs_tree is None else bool(needs_tree),
+                                          normal_form=bool(normal_form), teams=bool(teams))
+        _ORACLES.register(name, OracleInfo(name, factory, capabilities), replace=replace)
         return factory
     return decorate
 
 
 def unregister_oracle(name: str) -> None:
     """Remove a registered oracle (for tests and notebooks that register a temporary one)."""
-    _ORACLES.pop(name, None)
+    _ORACLES.unregister(name)
 
 
 def oracle_names() -> list:
     """The registered oracle names, in registration order (the built-ins first)."""
-    return list(_ORACLES)
+    return _ORACLES.names()
 
 
 def learned_oracle_names() -> list:
@@ -209,11 +260,21 @@ def learned_oracle_names() -> list:
 
 
 def oracle_info(name: str) -> OracleInfo:
-    """The registry entry of ``name``; ``ValueError`` listing the known names when there is none."""
-    if name not in _ORACLES:
-        raise ValueError(f"oracle must be one of {oracle_names()}; got {name!r}. Register a new one with "
-                         "psro.oracles.register_oracle.")
-    return _ORACLES[name]
+    """The registry entry of ``name`` (a ``module:name`` imports its module); ``ValueError`` listing the known
+    names when there is none."""
+    return _ORACLES.get(name)
+
+
+def oracle_capabilities(name: str) -> OracleCapabilities:
+    """What the oracle registered as ``name`` declares it can do (:class:`OracleCapabilities`).
+
+    Examples
+    --------
+    >>> from psro.oracles import oracle_capabilities
+    >>> oracle_capabilities("team_pg").teams
+    True
+    """
+    return oracle_info(name).capabilities
 
 
 def _accepts(factory: Callable, argument: str) -> bool:

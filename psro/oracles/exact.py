@@ -207,7 +207,7 @@ def joint_best_response(tree: GameTree, player: int, plans: Sequence, profiles, 
     return _backward_induction(tree, player, w * joint_terminal_weights(tree, player, plans, profiles, weights))
 
 
-@register_oracle("exact")
+@register_oracle("exact", normal_form=True)
 class ExactOracle:
     """Oracle ``"exact"``: :func:`best_response` for product targets, :func:`joint_best_response` for joint ones.
 

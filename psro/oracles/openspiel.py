@@ -98,7 +98,7 @@ class OpenSpielBestResponse:
         return policy
 
 
-@register_oracle("openspiel")
+@register_oracle("openspiel", normal_form=True)
 class OpenSpielOracle:
     """Oracle ``"openspiel"``: :class:`OpenSpielBestResponse` behind the :class:`psro.oracles.base.Oracle` protocol.
 

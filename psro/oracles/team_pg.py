@@ -29,7 +29,7 @@ def member_marginals(policy, sizes) -> list:
 
 
 
-@register_oracle("team_pg")
+@register_oracle("team_pg", normal_form=True, teams=True)
 class TeamPolicyGradient:
     """Oracle ``"team_pg"``: a team response learned by the team's members, each its own softmax policy gradient.
 

@@ -1,0 +1,207 @@
+"""One registry helper for every name a config can give: solvers, meta-solvers, oracles, evaluators, training
+loops, policy kinds and games.
+
+A :class:`Registry` maps names to entries with the same verbs everywhere
+(``register``, ``unregister``, ``names``, ``get``, ``in``) and the same rule
+for a second registration: registering a taken name raises ``ValueError``
+unless the entry is the same (equal) one or ``replace=True`` is passed.
+
+A name ``"package.module:name"`` is found on demand: :meth:`Registry.get`
+imports ``package.module`` (which registers its entries when imported) and
+answers the entry registered as ``"package.module:name"`` or as ``"name"``
+(when the registry has an ``adopt`` hook, an attribute ``name`` of the module
+that registered nothing is adopted as the entry). So ``psro run``, process-pool
+and Ray workers find user code by name alone.
+
+Importing runs code, and a name may come from a file someone else wrote (a
+config, a run directory, a checkpoint). So :func:`import_named` imports a
+module only when it is already imported or **allowed**: listed (itself or a
+package above it) in the environment variable ``PSRO_IMPORT``
+(comma-separated module names), which :func:`allow_imports` and the CLI's
+``--import MODULE`` extend and which worker processes inherit. In Python,
+importing your module yourself is enough.
+
+Examples
+--------
+>>> shapes = Registry("shape", hint="Register one with shapes.register(name, entry).")
+>>> shapes.register("square", 4)
+4
+>>> shapes.get("square"), shapes.names(), "circle" in shapes
+(4, ['square'], False)
+>>> shapes.register("square", 5)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: shape 'square' is already registered; pass replace=True to replace it, or register another name.
+>>> shapes.register("square", 5, replace=True)
+5
+>>> shapes.get("math:tau")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: shape 'math:tau': importing math registered no shape named 'math:tau' or 'tau'; register one with ...
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from collections.abc import Callable
+
+__all__ = ["Registry", "import_named", "allow_imports", "allowed_modules", "split_name", "IMPORT_VARIABLE"]
+
+IMPORT_VARIABLE = "PSRO_IMPORT"
+"""The environment variable listing the modules a ``module:name`` may import (comma-separated)."""
+
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def split_name(name: str) -> tuple:
+    """``(module, attribute)`` of ``"module:attribute"``; ``(None, name)`` for a plain name.
+
+    Examples
+    --------
+    >>> split_name("user_pkg.oracles:greedy"), split_name("exact")
+    (('user_pkg.oracles', 'greedy'), (None, 'exact'))
+    """
+    module, colon, attribute = name.partition(":")
+    if not colon or not _MODULE.fullmatch(module) or not attribute:
+        return None, name
+    return module, attribute
+
+
+def allowed_modules() -> list:
+    """The modules a ``module:name`` may import (the ``PSRO_IMPORT`` environment variable, split on commas).
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop(IMPORT_VARIABLE, None) and None
+    >>> allow_imports("user_pkg", "other.tools")
+    >>> allowed_modules()
+    ['user_pkg', 'other.tools']
+    >>> del os.environ[IMPORT_VARIABLE]
+    """
+    return [m.strip() for m in os.environ.get(IMPORT_VARIABLE, "").split(",") if m.strip()]
+
+
+def allow_imports(*modules: str) -> None:
+    """Allow ``module:name`` names to import ``modules`` (and the modules below them), here and in worker
+    processes started later (they inherit ``PSRO_IMPORT``).
+
+    Raises ``ValueError`` naming the bad entry when one is not a dotted module name.
+    """
+    for module in modules:
+        if not isinstance(module, str) or not _MODULE.fullmatch(module):
+            raise ValueError(f"import: {module!r} is not a module name; give a dotted name such as 'user_pkg' or "
+                             "'user_pkg.oracles'.")
+    known = allowed_modules()
+    os.environ[IMPORT_VARIABLE] = ",".join(known + [m for m in modules if m not in known])
+
+
+def _is_allowed(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in allowed_modules())
+
+
+def import_named(module: str, *, field: str = "name"):
+    """Import ``module`` for a ``module:name`` given in ``field``, if it is already imported or allowed (see the
+    module docstring); ``ValueError`` naming ``field`` and the fix otherwise.
+
+    Examples
+    --------
+    >>> import_named("math").__name__
+    'math'
+    >>> import_named("antigravity", field="oracle")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: oracle: 'antigravity' is not imported and not allowed to be: ...
+    """
+    if module in sys.modules:
+        return sys.modules[module]
+    if not _is_allowed(module):
+        top = module.split(".")[0]
+        raise ValueError(
+            f"{field}: {module!r} is not imported and not allowed to be: a module:name from a config, run directory "
+            f"or checkpoint imports only modules you allow. Import it yourself first, pass --import {top} to "
+            f"psro run/resume, call games.registry.allow_imports({top!r}), or set {IMPORT_VARIABLE}={top}.")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"{field}: cannot import {module!r} ({exc}); put its folder on PYTHONPATH.") from None
+
+
+class Registry:
+    """Named entries of one kind, with ``module:name`` found on demand (see the module docstring).
+
+    Parameters
+    ----------
+    kind : str
+        What the entries are, for messages (``"oracle"``); also the config field named in errors.
+    hint : str
+        How to register one, appended to "unknown name" errors.
+    adopt : callable, optional
+        ``adopt(name, obj) -> entry``: for ``module:name`` whose module registered nothing under that name, turn the
+        module's attribute ``name`` into an entry (registered under the full ``module:name``).
+    """
+
+    def __init__(self, kind: str, *, hint: str, adopt: Callable | None = None):
+        self.kind, self.hint, self.adopt = kind, hint, adopt
+        self._entries: dict = {}
+
+    def register(self, name: str, entry, *, replace: bool = False):
+        """Register ``entry`` under ``name``; a taken name raises ``ValueError`` unless ``entry`` equals the
+        registered one or ``replace=True``. Returns ``entry``."""
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name must be a non-empty string naming the {self.kind}; got {name!r}.")
+        if name in self._entries and not replace and not _same(self._entries[name], entry):
+            raise ValueError(f"{self.kind} {name!r} is already registered; pass replace=True to replace it, or "
+                             "register another name.")
+        self._entries[name] = entry
+        return entry
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (nothing happens when it is not registered)."""
+        self._entries.pop(name, None)
+
+    def names(self) -> list:
+        """The registered names, in registration order."""
+        return list(self._entries)
+
+    def items(self) -> list:
+        """``(name, entry)`` pairs, in registration order."""
+        return list(self._entries.items())
+
+    def __iter__(self):
+        """The registered names (``list(registry)``)."""
+        return iter(self.names())
+
+    def __contains__(self, name) -> bool:
+        """Whether ``name`` is registered now (imports nothing)."""
+        return name in self._entries
+
+    def get(self, name: str):
+        """The entry of ``name``, importing the module of a ``module:name`` first; ``ValueError`` naming the
+        known names (or the import's problem) otherwise."""
+        if not isinstance(name, str):
+            raise TypeError(f"{self.kind} must be a name (str); got {type(name).__name__}.")
+        if name in self._entries:
+            return self._entries[name]
+        module, attribute = split_name(name)
+        if module is None:
+            raise ValueError(f"{self.kind} must be one of {self.names()} or 'module:name'; got {name!r}. "
+                             f"{self.hint}")
+        loaded = import_named(module, field=self.kind)
+        for key in (name, attribute):
+            if key in self._entries:
+                return self._entries[key]
+        if self.adopt is not None and hasattr(loaded, attribute):
+            return self.register(name, self.adopt(name, getattr(loaded, attribute)))
+        raise ValueError(f"{self.kind} {name!r}: importing {module} registered no {self.kind} named {name!r} or "
+                         f"{attribute!r}; {self.hint[0].lower()}{self.hint[1:]}")
+
+
+def _same(old, new) -> bool:
+    try:
+        return old is new or bool(old == new)
+    except Exception:   # (arrays and other entries whose == is not a truth value)
+        return False
