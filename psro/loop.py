@@ -45,7 +45,7 @@ from games.executors import Executor, TaskError, make_executor, portable_spec
 from psro import selection
 from psro.config import PSROConfig, is_environment_game, num_players, spec_kept, with_field
 from psro.efce_gaps import history_gaps
-from psro.evaluation import make_evaluator
+from psro.evaluation import evaluator_capabilities, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
 from psro.loop_measures import LoopMeasures, is_exact, needed_tree, utility_range
@@ -147,11 +147,11 @@ class PSRO(LoopMeasures, TrainingLoop):
         # (an oracle that is neither learned nor exact, such as team_pg, says so with ``exact = False``)
         exact = is_exact(self.oracle)
         self.metric_oracle = None if self.tree is None else self.oracle if exact else ExactOracle(self.tree)
-        evaluator_options = config.evaluator_settings()
-        if config.evaluator == "monte_carlo":
+        evaluator_options, sampled = config.evaluator_settings(), evaluator_capabilities(config.evaluator).sampled
+        if sampled:
             evaluator_options.setdefault("seed", self.seed)
             evaluator_options["executor"] = self.executor
-        sampled_policies = self.learned and config.evaluator == "monte_carlo"   # (played without the tree)
+        sampled_policies = self.learned and sampled   # (played without the tree)
         if sampled_policies:
             evaluator_options["game"] = self.game
         self.evaluator = with_field("evaluator_options", make_evaluator, config.evaluator,

@@ -26,7 +26,7 @@ import numpy as np
 from games.empirical import EmpiricalGame
 from psro.approximate_gap import approximate_gap, responder_seed
 from psro.config import is_environment_game, with_field
-from psro.evaluation import SequenceFormEvaluator
+from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
 from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.meta.targets import meta_targets
@@ -170,7 +170,7 @@ def needed_tree(game, config, learned: bool):
     evaluator; the exact gap) and it has at most ``max_histories`` histories; else None (with
     ``exact_gap="auto"``, said once in the log)."""
     needs = ([f"oracle={config.oracle!r}"] if not learned else []) + \
-        ([f"evaluator={config.evaluator!r}"] if config.evaluator != "monte_carlo" else []) + \
+        ([f"evaluator={config.evaluator!r}"] if not evaluator_capabilities(config.evaluator).sampled else []) + \
         (["exact_gap=true"] if config.exact_gap is True else [])
     if (not needs and config.exact_gap is False) or is_environment_game(game):
         return None

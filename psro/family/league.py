@@ -85,8 +85,15 @@ WEIGHTINGS = {
 #: The agents' roles, in the order they are listed per seat.
 ROLES = ("main", "main_exploiter", "league_exploiter")
 
-#: The oracles a main exploiter may train with.
-MAIN_EXPLOITER_ORACLES = ("ppo", "dqn", "minimax_dqn")
+
+
+def _learned_oracle(name) -> bool:
+    from psro.oracles import oracle_capabilities
+
+    try:
+        return isinstance(name, str) and oracle_capabilities(name).learned
+    except ValueError:   # (not registered, nor a module:name that imports)
+        return False
 
 
 def pfsp_weights(rates, weighting: str = "squared") -> np.ndarray:
@@ -265,8 +272,10 @@ class LeagueOptions:
         steps = self.snapshot_steps
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1):
             fail("snapshot_steps", "an int >= 1 or null")
-        if self.main_exploiter_oracle is not None and self.main_exploiter_oracle not in MAIN_EXPLOITER_ORACLES:
-            fail("main_exploiter_oracle", f"one of {list(MAIN_EXPLOITER_ORACLES)} or null")
+        if self.main_exploiter_oracle is not None and not _learned_oracle(self.main_exploiter_oracle):
+            from psro.oracles import learned_oracle_names
+
+            fail("main_exploiter_oracle", f"a learned oracle (one of {learned_oracle_names()}) or null")
         if self.main_exploiter_options is not None and not isinstance(self.main_exploiter_options, dict):
             fail("main_exploiter_options", "a mapping or null")
 

@@ -102,14 +102,20 @@ class FamilyLoop(PSRO):
         return None if self.learned else self.state.populations[player].policies[member]
 
 
+#: The meta-solver the family's loops run under: their targets are their own (:meth:`FamilyLoop.targets`), so it only
+#: names the run's uniform eval meta-strategy (fictitious self-play's output).
+FIXED_META_SOLVER = "uniform"
+
+
 def _fixed_meta_solver(config: PSROConfig, algorithm: str) -> PSROConfig:
     """``config`` with ``meta_solver`` uniform: the family's fixed meta-strategies leave no meta-solver to choose."""
-    if config.meta_solver not in ("nash", "uniform") or config.eval_meta_solver not in (None, "uniform") \
+    left = (PSROConfig.__dataclass_fields__["meta_solver"].default, FIXED_META_SOLVER)   # (default, or fixed here)
+    if config.meta_solver not in left or config.eval_meta_solver not in (None, FIXED_META_SOLVER) \
             or config.meta_solver_options:   # (a checkpoint's options name the uniform solver it ran)
         raise ValueError(f"meta_solver: {algorithm} has its own fixed meta-strategy; leave meta_solver, "
                          f"eval_meta_solver and meta_solver_options at their defaults (got meta_solver="
                          f"{config.meta_solver!r}, eval_meta_solver={config.eval_meta_solver!r}).")
-    return config.replace(meta_solver="uniform", eval_meta_solver=None)
+    return config.replace(meta_solver=FIXED_META_SOLVER, eval_meta_solver=None)
 
 
 class SelfPlay(FamilyLoop):
