@@ -33,7 +33,6 @@ row ``t`` the state after ``t`` iterations.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
@@ -41,14 +40,14 @@ import time
 import numpy as np
 
 from games.environment import num_actions
-from games.executors import Executor, TaskError, make_executor, portable_spec
+from games.executors import Executor, make_executor, portable_spec
 from psro import selection
 from psro.config import PSROConfig, is_environment_game, num_players, spec_kept, with_field
 from psro.efce_gaps import history_gaps
 from psro.evaluation import evaluator_capabilities, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
-from psro.loop_measures import LoopMeasures, is_exact, needed_tree, utility_range
+from psro.loop_measures import LoopMeasures, is_exact, learner_failures, needed_tree, utility_range
 from psro.matrix_game import normal_form_to_json
 from psro.meta.solvers import loop_meta_solvers
 from psro.meta.targets import meta_targets
@@ -163,16 +162,6 @@ class PSRO(LoopMeasures, TrainingLoop):
                                                      else utility_range(self.game, self.num_players))
 
     @property
-    def top_up_progress(self):
-        """Where the Monte Carlo top-up stands: ``key == (iteration,)`` once this iteration's has started."""
-        return self.state.top_up
-
-    @property
-    def pending_responses(self) -> list:
-        """Per player, the ``(policy, value)`` best responses that join at the next step."""
-        return [list(p) for p in self.state.pending]
-
-    @property
     def progress_label(self) -> str:
         return "JPSRO" if self.is_jpsro else "PSRO"
 
@@ -263,10 +252,10 @@ class PSRO(LoopMeasures, TrainingLoop):
                 and (dispatch == "executor" or (dispatch == "auto" and self.oracle.learned)):
             jobs = oracle_jobs(self.oracle_name, self.game_spec, targets, t, self.seed,
                                options=self.config.oracle_settings(), use_tree=self.tree is not None)
-            with _learner_failures():
+            with learner_failures():
                 results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
             return [[next(results) for _ in player_targets] for player_targets in targets]
-        with _learner_failures():
+        with learner_failures():
             return [[self.oracle.respond(p, target, key=(t, i)) for i, target in enumerate(targets[p])]
                     for p in range(len(targets))]
 
@@ -387,16 +376,3 @@ class PSRO(LoopMeasures, TrainingLoop):
                                                           solver.eval_meta_solver is solver.meta_solver)
             checkpoint.replay_warm_start((solver.meta_solver, solver.eval_meta_solver), solver.state)
         return solver
-
-
-@contextlib.contextmanager
-def _learner_failures():
-    """A learned oracle that diverged or learned nothing (its ``ValueError`` names ``learning_rate``, also from
-    inside an executor's job) ends as one ``ValueError`` naming ``oracle_options``."""
-    try:
-        yield
-    except (ValueError, TaskError) as exc:
-        error = exc.error if isinstance(exc, TaskError) else exc
-        if isinstance(error, ValueError) and str(error).startswith("learning_rate: "):
-            raise ValueError(f"oracle_options: {error}") from None
-        raise

@@ -1,10 +1,11 @@
-"""What a PSRO loop measures after each step, apart from the loop itself: :class:`LoopMeasures`.
+"""What a PSRO loop measures and outputs, apart from the loop's phases: :class:`LoopMeasures`, and the loop's helpers.
 
 :class:`psro.loop.PSRO` inherits these: the meta-strategy's gap in the full game with exact best responses
 (NashConv, CCE or CE gap; neural members tabularised once each, a sampled run's on-policy values exact too), its
 regret in the empirical meta-game (``meta_gap``), the approximate gap from fresh learned best responses
-(:mod:`psro.approximate_gap`) and the results against ``reference_opponents``
-(:mod:`psro.reference_opponents`).
+(:mod:`psro.approximate_gap`), the results against ``reference_opponents`` (:mod:`psro.reference_opponents`),
+and the outputs ``aggregate_policies`` / ``openspiel_policy``. Beside it: :func:`needed_tree` (the game tree, only
+when something needs it), :func:`is_exact`, :func:`utility_range` and :func:`learner_failures`.
 
 Examples
 --------
@@ -17,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -24,6 +26,7 @@ import math
 import numpy as np
 
 from games.empirical import EmpiricalGame
+from games.executors import TaskError
 from psro.approximate_gap import approximate_gap, responder_seed
 from psro.config import is_environment_game, with_field
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
@@ -37,7 +40,7 @@ from psro.population import PolicyPopulation
 from psro.state import EpisodeCounter
 from solvers import cce_gap, ce_gap, nash_conv
 
-__all__ = ["LoopMeasures", "needed_tree", "is_exact", "utility_range"]
+__all__ = ["LoopMeasures", "needed_tree", "is_exact", "utility_range", "learner_failures"]
 
 logger = logging.getLogger(__name__)
 
@@ -205,3 +208,16 @@ def utility_range(game, n: int) -> np.ndarray:
     except (AttributeError, RuntimeError):   # (an environment may not declare them)
         low, high = -1.0, 1.0
     return np.array([[low] * n, [high] * n])
+
+
+@contextlib.contextmanager
+def learner_failures():
+    """A learned oracle that diverged or learned nothing (its ``ValueError`` names ``learning_rate``, also from
+    inside an executor's job) ends as one ``ValueError`` naming ``oracle_options``."""
+    try:
+        yield
+    except (ValueError, TaskError) as exc:
+        error = exc.error if isinstance(exc, TaskError) else exc
+        if isinstance(error, ValueError) and str(error).startswith("learning_rate: "):
+            raise ValueError(f"oracle_options: {error}") from None
+        raise

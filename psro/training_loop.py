@@ -76,6 +76,16 @@ class TrainingLoop:
     meta_strategy, eval_meta_strategy = _state_field("meta_strategy"), _state_field("eval_meta_strategy")
     gap, train_gap, evaluations = _state_field("gap"), _state_field("train_gap"), _state_field("evaluations")
 
+    @property
+    def top_up_progress(self):
+        """Where the Monte Carlo top-up stands: ``key == (iteration,)`` once this iteration's has started."""
+        return self.state.top_up
+
+    @property
+    def pending_responses(self) -> list:
+        """Per player, the ``(policy, value)`` best responses that join at the next step."""
+        return [list(p) for p in self.state.pending]
+
     is_jpsro = property(lambda self: self.kind != "product", doc="True for a joint (correlated) meta-strategy.")
 
     # ------------------------------------------------------------------------------------------ the run
