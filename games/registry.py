@@ -15,8 +15,9 @@ and Ray workers find user code by name alone.
 
 Importing runs code, and a name may come from a file someone else wrote (a
 config, a run directory, a checkpoint). So :func:`import_named` imports a
-module only when it is already imported or **allowed**: listed (itself or a
-package above it) in the environment variable ``PSRO_IMPORT``
+module only when it is already imported, part of this library (``games``,
+``solvers``, ``ranking``, ``psro``, ``experiments``) or **allowed**: listed
+(itself or a package above it) in the environment variable ``PSRO_IMPORT``
 (comma-separated module names), which :func:`allow_imports` and the CLI's
 ``--import MODULE`` extend and which worker processes inherit. In Python,
 importing your module yourself is enough.
@@ -99,8 +100,12 @@ def allow_imports(*modules: str) -> None:
     os.environ[IMPORT_VARIABLE] = ",".join(known + [m for m in modules if m not in known])
 
 
+#: The library's own packages, whose modules a name may always import.
+LIBRARY = ("games", "solvers", "ranking", "psro", "experiments")
+
+
 def _is_allowed(module: str) -> bool:
-    return any(module == m or module.startswith(m + ".") for m in allowed_modules())
+    return any(module == m or module.startswith(m + ".") for m in list(LIBRARY) + allowed_modules())
 
 
 def import_named(module: str, *, field: str = "name"):

@@ -8,7 +8,7 @@ plays all of its own moves on the path to it, with the empty sequence last
 (always 1). Mixtures of policies are mixtures of realization plans, which is
 what makes aggregation a matrix product. :func:`to_openspiel_dict` lists one
 player's policy as pyspiel's ``{infostate: [(action, probability)]}``; a whole
-``TabularPolicy`` of all players, and back, is :mod:`psro.openspiel_policy`.
+``TabularPolicy`` of all players, and back, is :mod:`psro.policies.openspiel`.
 
 What populations hold, and oracles and evaluators consume, is a :class:`Policy`:
 today the tabular array itself; any object with ``to_tabular(tree, player)``
