@@ -246,6 +246,11 @@ class PSROConfig:
     ranking_alpha: float = 10.0
     """alpha-Rank's selection intensity for that ranking."""
 
+    loggers: typing.Optional[list] = None
+    """Where ``psro run`` and ``psro sweep`` also send each history row as the run trains (:mod:`psro.loggers`):
+    ``csv`` (``log.csv``) and ``tensorboard`` (event files under ``tensorboard/``; the ``tensorboard`` extra),
+    e.g. ``[tensorboard]`` (null: none)."""
+
     def __post_init__(self):
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         _check_name(self.name)
@@ -412,6 +417,9 @@ class PSROConfig:
         ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
         """
         self.checked_game()
+        from psro.loggers import check_loggers
+
+        check_loggers(self.loggers)
         if self.iterations is None and self.target_gap is None and self.time_limit is None:
             raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
 

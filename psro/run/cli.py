@@ -32,7 +32,7 @@ __all__ = ["main", "build_parser"]
 # config fields a resumed run may change: the stopping rules, the engine (results do not depend on it), the output
 # options and when the approximate gap is measured (it never changes the run); every other field must match
 RESUMABLE_CHANGES = ("iterations", "target_gap", "time_limit", "executor", "checkpoint", "progress", "name",
-                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options")
+                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options", "loggers")
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),
@@ -72,10 +72,53 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                              help="override a config field (repeatable), e.g. --set iterations=5")
         _add_field_options(command)
+    _add_sweep_parser(sub)
     report = sub.add_parser("report", help="re-draw the plot and report.md of a run directory")
     report.add_argument("run_dir", metavar="RUN_DIR")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     return parser
+
+
+def _add_sweep_parser(sub) -> None:
+    """``psro sweep CONFIG --seeds 0-4 --grid field=a,b ... [--set field=value] [--out DIR] [--executor N]``."""
+    sweep = sub.add_parser(
+        "sweep", help="run a config over seeds and a grid of field values, one run directory per cell",
+        description="Run a config over seeds and a grid of field values: one run directory per cell under one "
+                    "sweep directory, with an index table (index.csv). Running it again into the same --out skips "
+                    "the finished cells and resumes the interrupted ones from their checkpoints.")
+    sweep.add_argument("config", help="YAML config, e.g. experiments/configs/kuhn_poker.yaml")
+    sweep.add_argument("--seeds", default="0", metavar="SEEDS",
+                       help="seeds: a range such as 0-4, a list such as 0,2,5, or both (default: 0)")
+    sweep.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
+                       help="a grid axis (repeatable), e.g. --grid meta_solver=nash,prd --grid algorithm=psro,nfsp")
+    sweep.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                       help="override a config field of every cell (repeatable), e.g. --set iterations=5")
+    sweep.add_argument("--out", metavar="SWEEP_DIR", help="sweep directory (default: runs/<name>-sweep-<timestamp>)")
+    sweep.add_argument("--executor", default="serial", metavar="ENGINE",
+                       help="where the cells run: serial, process, ray or a number of worker processes such as 2 "
+                            "(each cell's own jobs use the config's executor field)")
+
+
+def _sweep(args) -> int:
+    import time
+
+    from psro.run.sweep import plan_sweep, run_sweep
+
+    config = PSROConfig.from_yaml(args.config).replace_from_strings(args.set)
+    cells = plan_sweep(config, args.seeds, args.grid)   # every cell checked before any runs
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else Path("runs") / f"{config.name or 'sweep'}-sweep-{stamp}"
+    spec = args.executor.strip()
+    print(f"sweep of {len(cells)} cells into {out} on executor {spec}", flush=True)
+    result = run_sweep(config, out, seeds=args.seeds, grid=args.grid, executor=int(spec) if spec.isdigit() else spec)
+    print(result.index.drop(columns=["run_dir", "error"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"),
+          flush=True)
+    failed = result.index[result.index["status"] != "finished"]
+    for _, row in failed.iterrows():
+        print(f"cell {row['cell']}: {row['status']} {row['error'] if isinstance(row['error'], str) else ''}",
+              file=sys.stderr)
+    print(f"wrote {out / 'index.csv'}", flush=True)
+    return 0 if failed.empty else 1
 
 
 def _add_field_options(command: argparse.ArgumentParser) -> None:
@@ -210,6 +253,7 @@ def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:
 
 def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     """Run to the config's stopping rules (counted over the whole run), then write the run directory."""
+    from psro.loggers import make_loggers
     from psro.run.run_dir import write_run
 
     remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
@@ -218,9 +262,15 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     print(_header(), flush=True)
     for row in solver.state.rows:
         print(_format_row(row), flush=True)
+    log = make_loggers(config.loggers, run_dir)   # (psro.loggers: the config's csv / tensorboard loggers)
+
+    def on_row(row):
+        print(_format_row(row), flush=True)
+        log.log_row(row)
+
     try:
         solver.run(iterations=remaining, target_gap=config.target_gap, time_limit=time_left, progress=show_bar,
-                   callback=lambda row: print(_format_row(row), flush=True))
+                   callback=on_row)
     except KeyboardInterrupt:
         print("interrupted; writing what was done so far", flush=True)
     except EngineError as exc:
@@ -234,6 +284,8 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
             where = (f"its checkpoint in {run_dir / 'checkpoint'} holds every finished iteration: continue with "
                      f"`psro resume {run_dir}` (--executor process or serial to change the engine)")
         raise EngineError(f"{exc} The run stopped in iteration {max(solver.iteration, 0)}; {where}.") from exc
+    finally:
+        log.close()
     write_run(run_dir, config, solver)
     if config.rank_population:
         _rank(solver, config, run_dir)
@@ -288,7 +340,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
-        return _report(args) if args.command == "report" else _run(args)
+        commands = {"report": _report, "sweep": _sweep}
+        return commands.get(args.command, _run)(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 2
