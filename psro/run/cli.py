@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                              help="override a config field (repeatable), e.g. --set iterations=5")
         _add_field_options(command)
     _add_sweep_parser(sub)
+    _add_compare_parser(sub)
     report = sub.add_parser("report", help="re-draw the plot and report.md of a run directory")
     report.add_argument("run_dir", metavar="RUN_DIR")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
@@ -119,6 +120,34 @@ def _sweep(args) -> int:
               file=sys.stderr)
     print(f"wrote {out / 'index.csv'}", flush=True)
     return 0 if failed.empty else 1
+
+
+def _add_compare_parser(sub) -> None:
+    """``psro compare RUN_OR_SWEEP_DIR ... --x iteration --y gap --out DIR [--statistic iqm]``."""
+    compare = sub.add_parser(
+        "compare", help="curves with bootstrap bands and a final-value table over run and sweep directories",
+        description="Compare runs: one curve per group (the algorithm, or the settings that differ other than the "
+                    "seed) with a bootstrap confidence band over seeds, on the x axis of your choice; writes "
+                    "comparison.png, final.csv and final.md into --out (psro.analysis).")
+    compare.add_argument("runs", nargs="+", metavar="RUN_OR_SWEEP_DIR")
+    compare.add_argument("--x", default="iteration",
+                         help="x axis: a numeric history column such as iteration, wall_time, env_steps")
+    compare.add_argument("--y", default="gap", help="y axis: a numeric history column such as gap or approx_gap")
+    compare.add_argument("--out", required=True, metavar="DIR", help="where the figure and the tables go")
+    compare.add_argument("--statistic", default="mean", choices=["mean", "iqm"],
+                         help="mean or interquartile mean over runs (default: mean)")
+    compare.add_argument("--confidence", type=float, default=0.95, help="confidence level of the bands")
+    compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+
+
+def _compare(args) -> int:
+    from psro.analysis import compare_runs
+
+    result = compare_runs(args.runs, args.out, x=args.x, y=args.y, statistic=args.statistic,
+                          confidence=args.confidence, resamples=args.resamples)
+    print(result.table_md.read_text(), flush=True)
+    print(f"wrote {result.figure}, {result.table_csv}, {result.table_md}", flush=True)
+    return 0
 
 
 def _add_field_options(command: argparse.ArgumentParser) -> None:
@@ -340,7 +369,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
-        commands = {"report": _report, "sweep": _sweep}
+        commands = {"report": _report, "sweep": _sweep, "compare": _compare}
         return commands.get(args.command, _run)(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
