@@ -193,6 +193,9 @@ def final_values(table: pd.DataFrame, y: str = "gap", x: str = "iteration", stat
     rows = []
     for group, frame in table.groupby("group", sort=True):
         last = frame.dropna(subset=[y]).sort_values(x).groupby("run").tail(1)
+        if last.empty:
+            logger.warning("%s: no run of group %r measured %s; left out of the table", y, group, y)
+            continue
         estimate, low, high = _estimate(last[y].to_numpy(float)[:, None], statistic, confidence, resamples, seed)
         rows.append({"group": group, "statistic": statistic, "estimate": float(estimate[0]), "low": float(low[0]),
                      "high": float(high[0]), "confidence": confidence, f"final_{x}": float(last[x].mean()),

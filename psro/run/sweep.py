@@ -233,32 +233,35 @@ def run_cell(task) -> dict:
         return _read_cell(run_dir)
     start = time.time()
     try:
-        status = _train_cell(run_dir, config)
+        status, resumed_at = _train_cell(run_dir, config)
         error = ""
     except (ValueError, TypeError, RuntimeError, ArithmeticError, OSError) as exc:
         logger.warning("cell %s failed: %s", run_dir.name, exc)
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        status, error, resumed_at = "failed", f"{type(exc).__name__}: {exc}", None
     record = {"status": status, "settings": settings, "config": config_dict, "error": error,
+              "resumed_at": resumed_at,
               "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": round(time.time() - start, 3)}
     _write_json_atomically(run_dir / CELL_FILE, record)
     return record
 
 
-def _train_cell(run_dir: Path, config: PSROConfig) -> str:
-    """Start or resume the run of one cell and write its run directory; return ``"finished"``."""
+def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
+    """Start or resume the run of one cell and write its run directory; return ``("finished", resumed_at)``, the
+    iteration it resumed at (None when it started afresh)."""
     from psro.algorithms import algorithm_class
     from psro.run.checkpoint import has_checkpoint
     from psro.run.run_dir import write_config, write_run
 
     checkpoint_dir = run_dir / "checkpoint"
     cls = algorithm_class(config.algorithm)
-    solver = None
+    solver, resumed_at = None, None
     if config.checkpoint and (has_checkpoint(checkpoint_dir) or (checkpoint_dir / "checkpoint.json").exists()):
         for previous in (False, True):   # the latest checkpoint, else the one before (the latest damaged)
             try:
                 solver = cls.resume(checkpoint_dir, progress=False, executor=config.executor_spec(),
                                     previous=previous)
-                logger.info("cell %s: resuming at iteration %d", run_dir.name, solver.iteration)
+                resumed_at = int(solver.iteration)
+                logger.info("cell %s: resuming at iteration %d", run_dir.name, resumed_at)
                 break
             except (ValueError, OSError) as exc:
                 logger.warning("cell %s: cannot resume from the %s checkpoint (%s)", run_dir.name,
@@ -278,7 +281,7 @@ def _train_cell(run_dir: Path, config: PSROConfig) -> str:
         solver.run(iterations=remaining, target_gap=config.target_gap, time_limit=time_left, progress=False,
                    callback=log.log_row)
     write_run(run_dir, config, solver)
-    return "finished"
+    return "finished", resumed_at
 
 
 def _finished(run_dir: Path, config_dict: dict) -> bool:
@@ -321,7 +324,7 @@ def write_index(out, cells) -> pd.DataFrame:
         status = record.get("status") or ("interrupted" if run_dir.exists() else "pending")
         row = {"cell": cell.name, "run_dir": cell.name, "algorithm": cell.config.algorithm, **cell.settings,
                "status": status, "iterations": pd.NA, "gap": float("nan"), "approx_gap": float("nan"),
-               "wall_time": float("nan"), "error": record.get("error", "")}
+               "wall_time": float("nan"), "resumed_at": record.get("resumed_at"), "error": record.get("error", "")}
         if status == "finished":
             last = pd.read_csv(run_dir / "history.csv").iloc[-1]
             row.update(iterations=int(last["iteration"]), gap=float(last["gap"]),

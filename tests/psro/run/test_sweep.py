@@ -78,6 +78,7 @@ def test_rerun_skips_finished_cells_and_resumes_interrupted_ones(tmp_path):
     assert read_index(tmp_path)["status"].tolist() == ["finished", "finished"]   # (the index is stale until re-run)
     index = run_sweep(BASE, tmp_path, seeds=0, grid=grid).index
     assert index["status"].tolist() == ["finished", "finished"]
+    assert index["resumed_at"].fillna(-1).tolist() == [-1, 1]   # the finished cell untouched, the other at 1
     assert ((finished / "cell.json").stat().st_mtime_ns, (finished / "history.csv").read_text()) == stamp
     resumed = pd.read_csv(interrupted / "history.csv")
     assert resumed["iteration"].tolist() == [0, 1, 2, 3]
