@@ -205,6 +205,12 @@ class PSROConfig:
     as ``2``. Results do not depend on it (every job's seed is derived from ``seed``); exact oracles are called
     in-process whatever it is."""
 
+    ray_address: typing.Optional[str] = None
+    """With ``executor: ray``, the cluster to join instead of starting a local Ray instance: ``HOST:PORT`` (the
+    head's GCS port, e.g. ``10.0.0.1:6379``), ``ray://HOST:10001`` (Ray Client) or ``auto`` (null: a local
+    instance). In YAML also ``executor: {engine: ray, address: HOST:PORT}``. An address nothing answers on is an
+    error within seconds. Never taken from a checkpoint: a resumed run joins a cluster only when told again."""
+
     top_up_episodes: int = 0
     """Extra episodes per iteration for the ``monte_carlo`` evaluator, spent after the new profiles are evaluated
     and before the meta-solve on the profiles whose uncertainty matters (0: none; must be 0 with an exact
@@ -284,6 +290,7 @@ class PSROConfig:
             raise ValueError(f"{source} must be a mapping of field: value; got {type(data).__name__}.")
         known = cls.field_names()
         values = {}
+        data = _split_executor(data)
         for key, value in data.items():
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
@@ -396,6 +403,8 @@ class PSROConfig:
         (2, 'ray')
         """
         text = self.executor.strip()
+        if text == "ray" and self.ray_address:
+            return {"engine": "ray", "address": self.ray_address}
         return int(text) if text.isdigit() else text
 
     def to_dict(self) -> dict:
@@ -485,10 +494,13 @@ class PSROConfig:
                              f"{sorted(self.evaluator_options)}.")
         if "executor" in (self.evaluator_options or {}):
             raise ValueError("evaluator_options: the evaluator uses the run's executor; set executor instead.")
-        spec = self.executor_spec()
+        spec = int(self.executor.strip()) if self.executor.strip().isdigit() else self.executor.strip()
         if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
             raise ValueError(f"executor: must be 'serial', 'process', 'ray' or a number of worker processes "
                              f"such as 2; got {self.executor!r}.")
+        if self.ray_address is not None and spec_engine(spec) != "ray":
+            raise ValueError(f"ray_address: joins a Ray cluster, which needs executor: ray; got executor "
+                             f"{self.executor!r} (set executor to ray, or ray_address to null).")
         if self.top_up_episodes and self.evaluator != "monte_carlo":
             raise ValueError(f"top_up_episodes: {self.top_up_episodes} needs evaluator='monte_carlo'; the "
                              f"{self.evaluator!r} evaluator is exact and has nothing to top up (set "
@@ -594,6 +606,32 @@ class PSROConfig:
         if self.evaluator != "monte_carlo":
             return dict(self.evaluator_options or {})
         return {"episodes_per_profile": self.episodes_per_profile, **(self.evaluator_options or {})}
+
+
+def spec_engine(spec) -> str:
+    """The engine name of an executor spec (``"serial"``, ``"process"``, ``"ray"``; a worker count is a pool)."""
+    if isinstance(spec, dict):
+        return spec.get("engine")
+    return "process" if isinstance(spec, int) and spec > 1 else "serial" if isinstance(spec, int) else spec
+
+
+def _split_executor(data: dict) -> dict:
+    """``executor: {engine: ray, address: HOST:PORT}`` (the YAML mapping form) as ``executor: ray`` and
+    ``ray_address: HOST:PORT``; any other key of the mapping is an error naming it."""
+    executor = data.get("executor")
+    if not isinstance(executor, dict):
+        return data
+    extra = sorted(str(k) for k in executor if k not in ("engine", "address"))
+    if extra or executor.get("engine") not in ("serial", "process", "ray"):
+        raise ValueError(f"executor: a mapping takes engine (serial, process or ray) and, for ray, address "
+                         f"(e.g. {{engine: ray, address: 10.0.0.1:6379}}); got {executor!r}.")
+    if executor.get("address") is not None and data.get("ray_address") not in (None, executor["address"]):
+        raise ValueError(f"executor: address {executor['address']!r} and ray_address {data['ray_address']!r} "
+                         "differ; give the address once.")
+    split = {**data, "executor": executor["engine"]}
+    if executor.get("address") is not None:
+        split["ray_address"] = executor["address"]
+    return split
 
 
 def with_field(field: str, function, *args, **kwargs):

@@ -25,14 +25,14 @@ import sys
 from pathlib import Path
 
 from games.executors import EngineError
-from psro.config import PSROConfig, field_help
+from psro.config import PSROConfig, field_help, spec_engine
 
 __all__ = ["main", "build_parser"]
 
 # config fields a resumed run may change: the stopping rules, the engine (results do not depend on it), the output
 # options and when the approximate gap is measured (it never changes the run); every other field must match
 RESUMABLE_CHANGES = ("iterations", "target_gap", "time_limit", "executor", "checkpoint", "progress", "name",
-                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options", "loggers")
+                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options", "loggers", "ray_address")
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),
@@ -98,6 +98,8 @@ def _add_sweep_parser(sub) -> None:
     sweep.add_argument("--executor", default="serial", metavar="ENGINE",
                        help="where the cells run: serial, process, ray or a number of worker processes such as 2 "
                             "(each cell's own jobs use the config's executor field)")
+    sweep.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="with --executor ray: the Ray cluster the cells run on (HOST:PORT or ray://HOST:10001)")
 
 
 def _sweep(args) -> int:
@@ -109,9 +111,15 @@ def _sweep(args) -> int:
     cells = plan_sweep(config, args.seeds, args.grid)   # every cell checked before any runs
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path("runs") / f"{config.name or 'sweep'}-sweep-{stamp}"
-    spec = args.executor.strip()
+    spec = PSROConfig(executor=args.executor, ray_address=args.ray_address).executor_spec()
+    if args.ray_address is not None and spec_engine(spec) != "ray":
+        raise ValueError(f"--ray-address: joins a Ray cluster, which needs --executor ray; got {args.executor!r}.")
+    if args.ray_address is not None:
+        from games.executors import check_reachable
+
+        check_reachable(args.ray_address)
     print(f"sweep of {len(cells)} cells into {out} on executor {spec}", flush=True)
-    result = run_sweep(config, out, seeds=args.seeds, grid=args.grid, executor=int(spec) if spec.isdigit() else spec)
+    result = run_sweep(config, out, seeds=args.seeds, grid=args.grid, executor=spec)
     print(result.index.drop(columns=["run_dir", "error"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"),
           flush=True)
     failed = result.index[result.index["status"] != "finished"]
@@ -209,6 +217,10 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
     direct = [f"{name}={getattr(args, name)}" for name in PSROConfig.field_names() if getattr(args, name) is not None]
     config = config.replace_from_strings(direct)
     config.validate()
+    if config.ray_address is not None:   # an unreachable cluster fails now, in seconds, not at the first job
+        from games.executors import check_reachable
+
+        check_reachable(config.ray_address)
     return config
 
 
@@ -225,7 +237,7 @@ def _run(args) -> int:
         if not (run_dir / "checkpoint").is_dir():
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
                              "`psro run CONFIG --out RUN_DIR`.")
-        saved = PSROConfig.from_yaml(run_dir / "config.yaml")
+        saved = PSROConfig.from_yaml(run_dir / "config.yaml").replace(ray_address=None)   # (never from a file)
         config = _resolve_config(args, base=saved)
         _check_resumable(config, saved)
         solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
@@ -239,7 +251,7 @@ def _run(args) -> int:
         document = load_checkpoint(run_dir / "checkpoint", previous=args.previous)
         if document.get("config") is None:
             raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
-        saved = PSROConfig.from_dict(document["config"])
+        saved = PSROConfig.from_dict(document["config"]).replace(ray_address=None)   # (never from a checkpoint)
         config = _resolve_config(args, base=saved)
         _check_resumable(config, saved)
         solver = PSRO.restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,

@@ -208,3 +208,20 @@ def test_missing_ray_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)    # makes `import ray` raise ImportError
     with pytest.raises(ImportError, match=r"pip install 'psro-toolkit\[ray\]'"):
         RayExecutor(num_cpus=1).map(abs, [-1])
+
+
+def test_check_reachable_names_an_address_nothing_answers_on():
+    import socket
+    import time
+
+    from games.executors import EngineError, check_reachable
+
+    start = time.perf_counter()
+    with pytest.raises(EngineError, match=r"cannot reach the Ray cluster at 'ray://127\.0\.0\.1:1'"):
+        check_reachable("ray://127.0.0.1:1", timeout=2.0)
+    assert time.perf_counter() - start < 3
+    with socket.socket() as server:   # something listening: the check passes
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+    check_reachable("auto")   # left to Ray

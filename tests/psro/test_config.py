@@ -112,3 +112,21 @@ def test_field_help_choices_come_from_the_registries():
     assert set(helps["br_selection"].choices) == set(BR_SELECTIONS)
     assert set(helps["top_up_method"].choices) == set(TOP_UP_METHODS)
     assert {name for name, h in helps.items() if h.choices is not None} == set(CHOICES)
+
+
+# -- issue 26, item 4: a Ray cluster from the config --------------------------------------------------------------------
+
+
+def test_a_ray_cluster_from_the_yaml_mapping_or_the_field(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("game: kuhn_poker\nexecutor: {engine: ray, address: '10.0.0.1:6379'}\n")
+    config = PSROConfig.from_yaml(path)
+    assert (config.executor, config.ray_address) == ("ray", "10.0.0.1:6379")
+    assert config.executor_spec() == {"engine": "ray", "address": "10.0.0.1:6379"}
+    assert PSROConfig(executor="ray", ray_address="ray://h:10001").executor_spec() == \
+        {"engine": "ray", "address": "ray://h:10001"}
+    assert PSROConfig(executor="ray").executor_spec() == "ray"
+    with pytest.raises(ValueError, match="ray_address: joins a Ray cluster, which needs executor: ray"):
+        PSROConfig(executor="2", ray_address="h:1").validate()
+    with pytest.raises(ValueError, match="executor: a mapping takes engine"):
+        PSROConfig.from_dict({"executor": {"engine": "ray", "runtime_env": {}}})

@@ -136,3 +136,32 @@ def test_previous_without_a_run_to_resume_is_an_error(tmp_path, capsys):
     config.write_text("game: kuhn_poker\n")
     assert main(["run", str(config), "--previous"]) == 2
     assert "--previous picks the checkpoint" in capsys.readouterr().err
+
+
+def test_an_unreachable_ray_cluster_fails_within_seconds_naming_the_address(tmp_path, capsys):
+    import time
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\niterations: 1\n")
+    start = time.perf_counter()
+    code = main(["run", str(config), "--executor", "ray", "--ray-address", "127.0.0.1:1", "--out",
+                 str(tmp_path / "run")])
+    assert time.perf_counter() - start < 10
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "cannot reach the Ray cluster at '127.0.0.1:1'" in err and "ray start --head" in err
+    assert not (tmp_path / "run").exists()   # refused before anything was written
+
+
+def test_a_resumed_run_never_joins_the_cluster_its_files_name(tmp_path, capsys):
+    config = tmp_path / "tiny.yaml"
+    # NFSP resumes from its run directory's config.yaml (PSRO from its sealed checkpoint's copy)
+    config.write_text("game: kuhn_poker\nalgorithm: nfsp\nalgorithm_options: {steps_per_iteration: 64, num_envs: 4}\n"
+                      "iterations: 1\ntarget_gap: null\nrank_population: false\n")
+    out = tmp_path / "run"
+    assert main(["run", str(config), "--out", str(out)]) == 0
+    saved = (out / "config.yaml").read_text()
+    (out / "config.yaml").write_text(saved.replace("executor: serial", "executor: ray")
+                                     .replace("ray_address: null", "ray_address: 127.0.0.1:1"))
+    assert main(["resume", str(out), "--set", "iterations=2", "--executor", "serial"]) == 0
+    assert "done: 2 iterations" in capsys.readouterr().out
