@@ -32,7 +32,8 @@ __all__ = ["main", "build_parser"]
 # config fields a resumed run may change: the stopping rules, the engine (results do not depend on it), the output
 # options and when the approximate gap is measured (it never changes the run); every other field must match
 RESUMABLE_CHANGES = ("iterations", "target_gap", "time_limit", "executor", "checkpoint", "progress", "name",
-                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options", "loggers", "ray_address")
+                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options", "loggers",
+                     "ray_address")
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),

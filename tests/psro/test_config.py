@@ -114,7 +114,7 @@ def test_field_help_choices_come_from_the_registries():
     assert {name for name, h in helps.items() if h.choices is not None} == set(CHOICES)
 
 
-# -- issue 26, item 4: a Ray cluster from the config --------------------------------------------------------------------
+# -- issue 26, item 4: a Ray cluster from the config ---------------------------------------------------------------
 
 
 def test_a_ray_cluster_from_the_yaml_mapping_or_the_field(tmp_path):
