@@ -534,7 +534,10 @@ class PSROConfig:
                         raise ValueError(f"game {g} does not provide information-state tensors")
             try:
                 observation_size(game)
-            except ValueError:
+            except ValueError as exc:
+                if "does not provide" not in str(exc):   # the game has one, and reading it failed: say why
+                    raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
+                                     f"{self.oracle!r} observes, cannot be read: {exc}") from None
                 raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
                                  f"{self.oracle!r} observes; use oracle='exact' (and an exact evaluator) where its "
                                  "game tree fits.") from None
