@@ -99,8 +99,9 @@ class PSROConfig:
     ``[[0, 1, 2], [3, 4, 5]]`` (null: every player for itself)."""
 
     game: str = "kuhn_poker"
-    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, or ``catalog:<name>(<options>)`` for a game
-    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)`` (in Python also a pyspiel.Game, a
+    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, ``catalog:<name>(<options>)`` for a game
+    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)``, or ``package.module:Name``, a game of your own
+    module, imported when needed (games.imported_games) (in Python also a pyspiel.Game, a
     games.NormalFormGame, played as a one-shot game with pure-strategy best responses, or a
     games.SequentialGame)."""
 
@@ -693,14 +694,19 @@ def resolve_run_game(game) -> tuple:
         from games.pettingzoo_env import load_pettingzoo
 
         return load_pettingzoo(game.strip()), None
+    from games.imported_games import import_game, is_import_spec
+
+    if is_import_spec(game):   # "package.module:Name", the user's own game (imported here, on demand)
+        game = import_game(game)
     if is_environment_game(game):
         return game, None
     return resolve_game(game)
 
 
 def is_environment_game(game) -> bool:
-    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`): it has no
-    game tree, so only learned oracles and sampled evaluation apply.
+    """True for a game that is only an environment: any object with a ``batched_env(num_envs, rng=None)`` method
+    (and ``num_players``, ``num_actions``, ``obs_dim``), as :func:`games.from_pettingzoo` returns or a user's own
+    batched environment. It has no game tree, so only learned oracles and sampled evaluation apply.
 
     Examples
     --------
@@ -708,7 +714,7 @@ def is_environment_game(game) -> bool:
     >>> is_environment_game(pyspiel.load_game("kuhn_poker"))
     False
     """
-    return type(game).__module__.startswith("games.pettingzoo_env")
+    return not isinstance(game, type) and callable(getattr(game, "batched_env", None))
 
 
 def num_players(game) -> int:

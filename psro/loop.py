@@ -43,6 +43,7 @@ import pandas as pd
 from games.empirical import EmpiricalGame
 from games.environment import num_actions
 from games.executors import Executor, make_executor, portable_spec
+from games.imported_games import is_import_spec
 from games.validation import check_int, check_real
 from psro import selection
 from psro.algorithms import algorithm_class
@@ -137,7 +138,8 @@ class PSRO:
         self.top_up_episodes, self.top_up_method, self.top_up_rounds = \
             config.top_up_episodes, config.top_up_method, config.top_up_rounds
         self.num_players = num_players(self.game)
-        pettingzoo = isinstance(config.game, str) and config.game.strip().startswith("pettingzoo:")
+        pettingzoo = isinstance(config.game, str) and (config.game.strip().startswith("pettingzoo:")
+                                                       or is_import_spec(config.game))   # (or the user's module)
         self.game_spec = config.game.strip() if pettingzoo else str(self.game)   # what a worker or a resume loads
         game_spec = self.game_spec if self.normal_form is None else normal_form_to_json(self.normal_form)
         self.options = config.solver_options(game_spec, self.eval_meta_solver.name, portable_spec(spec))

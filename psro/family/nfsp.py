@@ -628,8 +628,11 @@ class NFSP:
         """The run a checkpoint document (:meth:`load_checkpoint`) describes."""
         if "_arrays" not in document and checkpoint_dir is not None:
             document = cls.load_checkpoint(checkpoint_dir)
+        from games.imported_games import from_untrusted_file
+
         config = PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress)
-        solver = cls(config, checkpoint_dir=checkpoint_dir)
+        with from_untrusted_file():   # a game named "module:Name" in the file is imported only if confirmed
+            solver = cls(config, checkpoint_dir=checkpoint_dir)
         solver.run_config = document.get("config")
         arrays = document["_arrays"]
         with isolated_torch():

@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import logging
 import math
+import re
 import signal
 import sys
 from pathlib import Path
@@ -226,12 +227,17 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
 
 
 def _run(args) -> int:
+    from games.imported_games import from_untrusted_file
     from psro.algorithms import algorithm_class
     from psro.loop import PSRO
     from psro.run.checkpoint import has_checkpoint, load_checkpoint
     from psro.run.run_dir import default_run_dir, write_config
 
     resume_dir = getattr(args, "resume", None) or getattr(args, "run_dir", None)
+    if resume_dir is not None and _game_given(args) is not None:   # named again: its module may be imported
+        from games.imported_games import confirm_import
+
+        confirm_import(_game_given(args))
     training_loop = None if resume_dir is None else _saved_algorithm(Path(resume_dir))
     if training_loop is not None and not issubclass(training_loop, PSRO):   # (NFSP, offline PSRO: own checkpoints)
         run_dir = Path(resume_dir)
@@ -239,7 +245,8 @@ def _run(args) -> int:
             raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint folder; start it with "
                              "`psro run CONFIG --out RUN_DIR`.")
         saved = PSROConfig.from_yaml(run_dir / "config.yaml").replace(ray_address=None)   # (never from a file)
-        config = _resolve_config(args, base=saved)
+        with from_untrusted_file():   # (the saved game is imported only when named again)
+            config = _resolve_config(args, base=saved)
         _check_resumable(config, saved)
         solver = training_loop.resume(run_dir / "checkpoint", progress=False, executor=config.executor_spec(),
                                       previous=args.previous)
@@ -253,18 +260,22 @@ def _run(args) -> int:
         if document.get("config") is None:
             raise ValueError(f"the checkpoint in {str(run_dir)!r} has no run config; resume it with PSRO.resume().")
         saved = PSROConfig.from_dict(document["config"]).replace(ray_address=None)   # (never from a checkpoint)
-        config = _resolve_config(args, base=saved)
+        with from_untrusted_file():   # (the saved game is imported only when named again)
+            config = _resolve_config(args, base=saved)
         _check_resumable(config, saved)
         solver = PSRO.restore(document, checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None,
                          progress=False, executor=config.executor_spec())
         print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
     else:
-        if args.config is None:
-            raise ValueError("config: give a YAML config (psro run CONFIG) or --resume RUN_DIR.")
+        game = _game_given(args)
+        if args.config is None and game is None:
+            raise ValueError("config: give a YAML config (psro run CONFIG), a game (psro run --game NAME, every "
+                             "other field at its default) or --resume RUN_DIR.")
         if args.previous:
             raise ValueError("--previous picks the checkpoint to continue from; use it with --resume RUN_DIR "
                              "(or psro resume RUN_DIR --previous).")
-        config = _resolve_config(args)
+        config = _resolve_config(args, base=None if args.config is not None else
+                                 PSROConfig(name=re.sub(r"[^A-Za-z0-9_.+-]", "_", game.split("(")[0].strip())))
         run_dir = Path(args.out) if args.out else default_run_dir(config)
         run_dir.mkdir(parents=True, exist_ok=True)
         solver = algorithm_class(config.algorithm)(config.replace(progress=False),
@@ -274,6 +285,12 @@ def _run(args) -> int:
     write_config(run_dir, config)
     solver.run_config = config.to_dict()
     return _train(solver, config, run_dir)
+
+
+def _game_given(args):
+    """The game named on the command line (``--game`` or ``--set game=...``), or None."""
+    given = [item.split("=", 1)[1].strip() for item in args.set if item.split("=", 1)[0].strip() == "game"]
+    return args.game if args.game is not None else (given[-1] if given else None)
 
 
 def _saved_algorithm(run_dir: Path):

@@ -248,10 +248,12 @@ def run_cell(task) -> dict:
 def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
     """Start or resume the run of one cell and write its run directory; return ``("finished", resumed_at)``, the
     iteration it resumed at (None when it started afresh)."""
+    from games.imported_games import confirm_import
     from psro.algorithms import algorithm_class
     from psro.run.checkpoint import has_checkpoint
     from psro.run.run_dir import write_config, write_run
 
+    confirm_import(config.game)   # (the sweep's own config names it: its checkpoints may import it)
     checkpoint_dir = run_dir / "checkpoint"
     cls = algorithm_class(config.algorithm)
     solver, resumed_at = None, None
