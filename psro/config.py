@@ -137,6 +137,12 @@ class PSROConfig:
     ``novel`` (only those not already in the population) or ``largest_gap`` (the novel one with the largest
     mass-weighted deviation incentive)."""
 
+    initial_policies: typing.Optional[list] = None
+    """Each player's first policies, instead of the uniform one: per player a list of pure strategies (action
+    indices, for a game where the player decides once, such as a normal-form game), e.g. ``[[0], [0]]`` to start
+    rock-paper-scissors at (rock, rock); in Python also tabular policy arrays ``(num_infostates, num_actions)``.
+    Needs tabular populations (an exact or OpenSpiel oracle). Null: the uniform policy."""
+
     oracle: str = "exact"
     """Best-response oracle: ``exact`` (sequence form, numpy), ``openspiel`` (pyspiel.TabularBestResponse and
     cce_dist), the learned ``dqn`` / ``ppo`` (psro.oracles.learned.oracle) and ``minimax_dqn`` (the Minimax

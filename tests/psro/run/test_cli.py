@@ -199,3 +199,13 @@ def test_psro_run_with_a_game_and_no_config(tmp_path, capsys):
     assert "done: 2 iterations" in capsys.readouterr().out
     assert main(["run", "--game", "nosuch.module:Game", "--out", str(tmp_path / "x")]) == 2
     assert "the module 'nosuch.module' does not import" in capsys.readouterr().err
+
+
+def test_rock_paper_scissors_from_the_catalog_with_a_starting_point(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "rps"
+    assert main(["run", "--game", "catalog:rock_paper_scissors", "--set", "initial_policies=[[0], [0]]",
+                 "--rank-population", "false", "--out", str(out)]) == 0
+    history = pd.read_csv(out / "history.csv")
+    assert history["population_0"].tolist() == [1, 2, 3] and history["gap"].iloc[-1] < 1e-9
