@@ -98,8 +98,9 @@ def _add_sweep_parser(sub) -> None:
                        help="override a config field of every cell (repeatable), e.g. --set iterations=5")
     sweep.add_argument("--out", metavar="SWEEP_DIR", help="sweep directory (default: runs/<name>-sweep-<timestamp>)")
     sweep.add_argument("--executor", default="serial", metavar="ENGINE",
-                       help="where the cells run: serial, process, ray or a number of worker processes such as 2 "
-                            "(each cell's own jobs use the config's executor field)")
+                       help="where the cells run: serial, process, ray, a number of worker processes such as 2, or "
+                            "submitit (submitit:local, submitit:slurm; the slurm extra) (each cell's own jobs use the "
+                            "config's executor field)")
     sweep.add_argument("--ray-address", metavar="HOST:PORT",
                        help="with --executor ray: the Ray cluster the cells run on (HOST:PORT or ray://HOST:10001)")
 
@@ -113,7 +114,8 @@ def _sweep(args) -> int:
     cells = plan_sweep(config, args.seeds, args.grid)   # every cell checked before any runs
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path("runs") / f"{config.name or 'sweep'}-sweep-{stamp}"
-    spec = PSROConfig(executor=args.executor, ray_address=args.ray_address).executor_spec()
+    spec = args.executor.strip() if args.executor.strip().startswith("submitit") else \
+        PSROConfig(executor=args.executor, ray_address=args.ray_address).executor_spec()
     if args.ray_address is not None and spec_engine(spec) != "ray":
         raise ValueError(f"--ray-address: joins a Ray cluster, which needs --executor ray; got {args.executor!r}.")
     if args.ray_address is not None:

@@ -7,7 +7,8 @@ Layout of a sweep directory::
     <cell>/              a run directory (psro.run.run_dir) per cell, named from its settings,
                          e.g. ``algorithm=psro,seed=0``; ``<cell>/cell.json`` marks a finished cell
 
-A cell runs through an executor (:func:`games.make_executor`: serial, a process pool, Ray). Running the same sweep
+A cell runs through an executor (:func:`games.make_executor`: serial, a process pool, Ray) or as a submitit job
+(``executor="submitit"``: a Slurm cluster, or local processes; the ``slurm`` extra). Running the same sweep
 into the same directory again skips the finished cells, resumes the interrupted ones from their checkpoints (the
 one before the latest when the latest is damaged) and starts the rest.
 """
@@ -213,13 +214,47 @@ def run_sweep(config: PSROConfig, out, seeds=(0,), grid=None, executor=None) -> 
     tasks = [(str(out / cell.name), cell.config.to_dict(), cell.settings) for cell in cells]
     todo = [task for task in tasks if not _finished(Path(task[0]), task[1])]
     logger.info("sweep %s: %d cells, %d to run", out, len(tasks), len(todo))
-    pool = make_executor(executor)
-    try:
-        pool.map(run_cell, todo, desc="sweep cells")
-    finally:
-        pool.close()
+    if _is_submitit(executor):
+        _run_on_submitit(todo, out, executor)
+    else:
+        pool = make_executor(executor)
+        try:
+            pool.map(run_cell, todo, desc="sweep cells")
+        finally:
+            pool.close()
     index = write_index(out, cells)
     return SweepResult(out, index)
+
+
+def _is_submitit(executor) -> bool:
+    text = executor.get("engine") if isinstance(executor, dict) else executor
+    return isinstance(text, str) and text.split(":")[0] == "submitit"
+
+
+def _run_on_submitit(tasks: list, out: Path, executor) -> None:
+    """Each cell as a submitit job (``"submitit"``: Slurm where it is, else local processes; ``"submitit:local"``,
+    ``"submitit:slurm"``; or ``{"engine": "submitit", "cluster": ..., **parameters}`` with submitit's executor
+    parameters such as ``timeout_min`` or ``slurm_partition``); logs in ``<sweep>/submitit``. A job that dies
+    leaves its cell unfinished (the next run of the sweep resumes it)."""
+    try:
+        import submitit
+    except ImportError:
+        raise ValueError("executor: 'submitit' needs the submitit package, which is not installed; install the "
+                         "extra: pip install 'psro-toolkit[slurm]'.") from None
+    options = dict(executor) if isinstance(executor, dict) else {"cluster": (executor.split(":", 1) + [None])[1]}
+    options.pop("engine", None)
+    cluster = options.pop("cluster", None)
+    if cluster not in (None, "local", "slurm", "debug"):
+        raise ValueError(f"executor: submitit's cluster must be local, slurm or debug; got {cluster!r}.")
+    pool = submitit.AutoExecutor(folder=out / "submitit", cluster=cluster)
+    pool.update_parameters(**{"timeout_min": 24 * 60, "name": f"psro-sweep-{out.name}", **options})
+    jobs = [pool.submit(run_cell, task) for task in tasks]
+    for task, job in zip(tasks, jobs):
+        try:
+            job.result()
+        except Exception as exc:  # noqa: BLE001 - a dead job: its cell stays unfinished, the others are kept
+            logger.warning("cell %s: its submitit job %s failed (%s); run the sweep again to resume it",
+                           Path(task[0]).name, job.job_id, exc)
 
 
 def run_cell(task) -> dict:

@@ -119,3 +119,21 @@ def test_psro_sweep_on_a_process_pool(tmp_path, capsys):
     assert "seeds: '0-x' is not a seed list" in capsys.readouterr().err
     assert main(["sweep", str(config), "--grid", "meta_solvr=nash", "--out", str(out)]) == 2
     assert "Did you mean 'meta_solver'?" in capsys.readouterr().err
+
+
+def test_a_sweep_through_submitits_local_executor_resumes_an_interrupted_cell(tmp_path):
+    cfg = BASE.replace(meta_solver="uniform", seed=0)
+    interrupted = tmp_path / "meta_solver=uniform,seed=0"
+    solver = PSRO(cfg, checkpoint_dir=interrupted / "checkpoint")
+    solver.run_config = cfg.to_dict()
+    partial = solver.run(iterations=1)
+    index = run_sweep(BASE, tmp_path, seeds=0, grid={"meta_solver": ["uniform"]}, executor="submitit:local").index
+    assert index["status"].tolist() == ["finished"] and index["iterations"].tolist() == [3]
+    assert index["resumed_at"].tolist() == [1]
+    assert (tmp_path / "submitit").is_dir()   # the job's logs
+    cell = pd.read_csv(interrupted / "history.csv")
+    assert cell["wall_time"].iloc[:2].tolist() == pytest.approx(partial["wall_time"].tolist(), rel=1e-12)
+    direct = PSRO(cfg).run(iterations=3)
+    assert cell["gap"].tolist() == pytest.approx(direct["gap"].tolist())
+    with pytest.raises(ValueError, match="submitit's cluster must be local, slurm or debug"):
+        run_sweep(BASE, tmp_path / "other", seeds=0, executor="submitit:lsf")
