@@ -119,7 +119,11 @@ for ax, x in zip(axes, ("iteration", "wall_time")):
         ax.semilogy(history[x], history["gap"].clip(lower=1e-12), marker="o", label="gap")
     if "train_gap" in history and history["train_gap"].notna().any():
         ax.semilogy(history[x], history["train_gap"].clip(lower=1e-12), ls="--", label="train_gap")
-    ax.set_xlabel(x); ax.set_ylabel("gap"); ax.legend()
+    if ax.lines:
+        ax.legend()
+    else:   # (a run without a tree: no exact gap; see the approximate gap below)
+        ax.text(0.5, 0.5, "no exact gap (no game tree)", ha="center", transform=ax.transAxes)
+    ax.set_xlabel(x); ax.set_ylabel("gap")
 plt.show()
 history.tail()"""),
     new_markdown_cell("## Approximate gap\n\nWhere the run measured `approx_gap` (fresh learned best responses "
@@ -156,9 +160,12 @@ for size in sizes:
     eq = solve(NormalFormGame(sub), method)
     rows.append(np.pad(eq.marginals[0], (0, int(sizes[-1][0]) - len(eq.marginals[0]))))
 over_time = np.array(rows)
-top = set(np.argsort(-marginals[0], kind="stable")[:TOP].tolist())
+ranked = np.argsort(-marginals[0], kind="stable")[:TOP].tolist()
+top = set(ranked)
+colours = [plt.cm.tab10(ranked.index(i) % 10) if i in top else ("0.75" if i % 2 else "0.85")
+           for i in range(over_time.shape[1])]   # the top policies in colour, the rest in greys
 fig, ax = plt.subplots(figsize=(7, 3))
-ax.stackplot(np.arange(len(over_time)), over_time.T,
+ax.stackplot(np.arange(len(over_time)), over_time.T, colors=colours,
              labels=[f"policy {i}" if i in top else "_" for i in range(over_time.shape[1])])
 ax.set_xlabel("iteration"); ax.set_ylabel("player 0 meta-strategy")
 ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1), title=f"top {min(TOP, len(top))}")
@@ -176,7 +183,8 @@ rows_order = np.argsort(-marginals[0], kind="stable")
 cols_order = np.argsort(-marginals[1], kind="stable")
 heat = u[np.ix_(rows_order, cols_order)]
 bound = float(np.abs(heat).max()) or 1.0
-fig, ax = plt.subplots(figsize=(6, 5))
+grow = min(4.0, max(heat.shape) / 15)   # larger cells for large populations, so the top labels fit
+fig, ax = plt.subplots(figsize=(6 + grow, 5 + grow))
 image = ax.imshow(heat, cmap="RdBu_r", vmin=-bound, vmax=bound, interpolation="nearest")
 fig.colorbar(image, ax=ax, label="player 0 payoff")
 for axis, order, marg in ((ax.yaxis, rows_order, marginals[0]), (ax.xaxis, cols_order, marginals[1])):
