@@ -146,16 +146,18 @@ def aggregate_curves(table: pd.DataFrame, x: str = "iteration", y: str = "gap", 
                      confidence: float = 0.95, points: int = 100, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Per group, ``y`` against ``x`` over the runs: estimate and bootstrap interval at ``points`` values of ``x``.
 
-    Each run's rows where ``y`` was measured are interpolated linearly in ``x``; the grid spans from the latest
-    start to the earliest end of the group's runs, so every point is inside every run (nothing extrapolated).
+    Each run's rows where ``y`` was measured are interpolated linearly in ``x``, only inside the run's own range
+    (never extrapolated). The grid spans every run of the group; at each point the estimate is over the runs that
+    cover it (the ``runs`` column; :func:`compare_runs` draws the points that not every run covers dotted), and
+    the interval is a percentile bootstrap over those runs (NaN where fewer than two cover the point).
 
     Examples
     --------
     >>> table = pd.DataFrame({"group": "a", "run": ["r0"] * 3 + ["r1"] * 2, "iteration": [0, 1, 2, 0, 1],
     ...                       "gap": [1.0, 0.5, 0.25, 3.0, 1.5]})
-    >>> curves = aggregate_curves(table, points=3)
-    >>> curves[["x", "estimate", "runs"]].values.tolist()   # up to iteration 1, where r1 ends
-    [[0.0, 2.0, 2.0], [0.5, 1.5, 2.0], [1.0, 1.0, 2.0]]
+    >>> curves = aggregate_curves(table, points=5)
+    >>> curves[["x", "estimate", "runs"]].values.tolist()   # past iteration 1 only r0 is left
+    [[0.0, 2.0, 2.0], [0.5, 1.5, 2.0], [1.0, 1.0, 2.0], [1.5, 0.375, 1.0], [2.0, 0.25, 1.0]]
     """
     _check_column(table, x, "x")
     _check_column(table, y, "y")
@@ -166,12 +168,22 @@ def aggregate_curves(table: pd.DataFrame, x: str = "iteration", y: str = "gap", 
         runs = [run for run in runs if len(run)]
         if not runs:
             continue
-        start, end = max(r[x].iloc[0] for r in runs), min(r[x].iloc[-1] for r in runs)
+        start, end = min(r[x].iloc[0] for r in runs), max(r[x].iloc[-1] for r in runs)
         grid = np.linspace(start, end, points) if end > start else np.array([end], dtype=float)
-        values = np.array([np.interp(grid, r[x].to_numpy(float), r[y].to_numpy(float)) for r in runs])
-        estimate, low, high = _estimate(values, statistic, confidence, resamples, seed)
+        values = np.full((len(runs), len(grid)), np.nan)
+        for i, run in enumerate(runs):
+            xs, ys = run[x].to_numpy(float), run[y].to_numpy(float)
+            inside = (grid >= xs[0]) & (grid <= xs[-1])
+            values[i, inside] = np.interp(grid[inside], xs, ys)
+        covered = np.isfinite(values)
+        estimate, low, high = (np.full(len(grid), np.nan) for _ in range(3))
+        for pattern in np.unique(covered.T, axis=0):   # the points covered by the same runs, bootstrapped together
+            columns = (covered.T == pattern).all(axis=1)
+            if pattern.any():
+                est, lo, hi = _estimate(values[pattern][:, columns], statistic, confidence, resamples, seed)
+                estimate[columns], low[columns], high[columns] = est, lo, hi
         rows.append(pd.DataFrame({"group": group, "x": grid, "estimate": estimate, "low": low, "high": high,
-                                  "runs": float(len(runs))}))
+                                  "runs": covered.sum(axis=0).astype(float), "of": float(len(runs))}))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -242,8 +254,10 @@ def compare_runs(paths, out, x: str = "iteration", y: str = "gap", statistic: st
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
     for group, curve in curves.groupby("group", sort=True):
-        runs = int(curve["runs"].iloc[0])
-        (line,) = ax.plot(curve["x"], curve["estimate"], label=f"{group} ({runs} run{'s' * (runs != 1)})")
+        runs = int(curve["of"].iloc[0])
+        every = curve["runs"] == runs   # solid where every run has data, dotted where only some do
+        (line,) = ax.plot(curve["x"], curve["estimate"].where(every), label=f"{group} ({runs} run{'s' * (runs != 1)})")
+        ax.plot(curve["x"], curve["estimate"], ":", color=line.get_color())
         ax.fill_between(curve["x"], curve["low"], curve["high"], color=line.get_color(), alpha=0.25, linewidth=0)
     if (curves["estimate"] > 0).all() and (curves[["low", "high"]].fillna(1.0) > 0).all().all():
         ax.set_yscale("log")

@@ -20,11 +20,23 @@ def runs_table(curves: dict, group="a", x="wall_time") -> pd.DataFrame:
 def test_runs_of_different_lengths_are_interpolated_never_extrapolated():
     # r0: gap = 10 - x on [0, 4]; r1: gap = 2x on [1, 3] (its own x values, not r0's)
     table = runs_table({"r0": ([0, 1, 2, 4], [10, 9, 8, 6]), "r1": ([1, 3], [2, 6])})
-    curves = aggregate_curves(table, x="wall_time", points=5, resamples=200)
-    assert curves["x"].tolist() == pytest.approx([1.0, 1.5, 2.0, 2.5, 3.0])   # inside both runs only
-    expected = [((10 - x) + 2 * x) / 2 for x in curves["x"]]
+    curves = aggregate_curves(table, x="wall_time", points=9, resamples=200)
+    assert curves["x"].tolist() == pytest.approx([0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])   # the span of all runs
+    inside = (curves["x"] >= 1) & (curves["x"] <= 3)
+    assert curves["runs"].tolist() == [1, 1, 2, 2, 2, 2, 2, 1, 1]   # r1 only inside its own range
+    expected = [(10 - x) if not 1 <= x <= 3 else ((10 - x) + 2 * x) / 2 for x in curves["x"]]
     assert curves["estimate"].tolist() == pytest.approx(expected)
-    assert (curves["runs"] == 2).all()
+    assert curves.loc[~inside, "low"].isna().all() and curves.loc[inside, "low"].notna().all()   # one run: no band
+    assert (curves["of"] == 2).all()
+
+
+def test_runs_whose_x_ranges_do_not_overlap_still_give_a_curve():
+    # wall times of a loaded machine: r0 on [0, 1], r1 on [2, 3]; each point is one run's own value
+    table = runs_table({"r0": ([0, 1], [1.0, 0.5]), "r1": ([2, 3], [0.4, 0.2])})
+    curves = aggregate_curves(table, x="wall_time", points=7, resamples=200)
+    assert curves["runs"].tolist() == [1, 1, 1, 0, 1, 1, 1]
+    assert curves["estimate"].iloc[3] != curves["estimate"].iloc[3]   # (NaN in the gap between them)
+    assert curves["estimate"].iloc[[0, 2, 4, 6]].tolist() == pytest.approx([1.0, 0.5, 0.4, 0.2])
 
 
 def test_interquartile_mean_drops_the_outer_quarters():
