@@ -366,6 +366,49 @@ assert all(abs(s.probability - e) < 4 * s.stderr + 1e-3 for s, e in zip(sims, ex
 ]
 
 
+COMPARE = [
+    new_markdown_cell("# Compare the runs of a sweep\n\nSet `PSRO_SWEEP_DIR` to a sweep directory (`psro sweep "
+                      "CONFIG --seeds 0-4 --grid ...` writes one) or to a folder of run directories; otherwise the "
+                      "notebook first runs a tiny sweep: PSRO on Kuhn poker with two meta-solvers over three "
+                      "seeds. Curves are means (or interquartile means) over seeds with percentile-bootstrap "
+                      "bands, runs aligned by interpolation on the chosen axis and never extrapolated "
+                      "(`psro.analysis`; `psro compare` is the same from the command line)."),
+    new_code_cell(SETUP),
+    new_code_cell("""\
+import os, tempfile
+from pathlib import Path
+
+sweep_dir = os.environ.get("PSRO_SWEEP_DIR")
+if sweep_dir is None:
+    from psro import PSROConfig
+    from psro.run.sweep import run_sweep
+
+    config = PSROConfig(game="kuhn_poker", iterations=6, target_gap=None, rank_population=False)
+    sweep_dir = run_sweep(config, tempfile.mkdtemp(prefix="psro_sweep_"), seeds="0-2",
+                          grid={"meta_solver": ["nash", "uniform"]}).directory
+sweep_dir = Path(sweep_dir)
+sorted(p.name for p in sweep_dir.iterdir())"""),
+    new_markdown_cell("## One tidy table\n\nOne row per history row of every run, with its group (what differs "
+                      "between runs other than the seed), algorithm and seed."),
+    new_code_cell("""\
+from psro.analysis import aggregate_curves, final_values, load_histories
+
+table = load_histories([sweep_dir])
+table[["group", "seed", "iteration", "gap", "wall_time"]].head()"""),
+    new_markdown_cell("## Curves with bands\n\nThe gap against iteration (any numeric column works as the x "
+                      "axis: `wall_time`, `cpu_time`, `env_steps` where the runs record it)."),
+    new_code_cell("""\
+curves = aggregate_curves(table, x="iteration", y="gap", statistic="mean", resamples=1000)
+fig, ax = plt.subplots(figsize=(6, 3.5))
+for group, curve in curves.groupby("group"):
+    (line,) = ax.plot(curve["x"], curve["estimate"], label=f"{group} ({int(curve['of'].iloc[0])} seeds)")
+    ax.fill_between(curve["x"], curve["low"], curve["high"], color=line.get_color(), alpha=0.25, linewidth=0)
+ax.set_yscale("log"); ax.set_xlabel("iteration"); ax.set_ylabel("gap (mean, 95% bootstrap CI)"); ax.legend()
+plt.show()
+final_values(table, y="gap", resamples=1000)"""),
+]
+
+
 def write(name: str, cells: list) -> Path:
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
@@ -376,7 +419,8 @@ def write(name: str, cells: list) -> Path:
 
 def main() -> None:
     for name, cells in (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE),
-                        ("noisy_ranking.ipynb", NOISY), ("dynamics.ipynb", DYNAMICS)):
+                        ("noisy_ranking.ipynb", NOISY), ("dynamics.ipynb", DYNAMICS),
+                        ("compare_runs.ipynb", COMPARE)):
         print(write(name, cells))
 
 
