@@ -312,9 +312,7 @@ def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
     from psro.loggers import make_loggers
 
-    with make_loggers(config.loggers, run_dir) as log:
-        for row in solver.state.rows if solver.iteration > 0 else []:
-            log.log_row(row)
+    with make_loggers(config.loggers, run_dir) as log:   # (a resumed cell's earlier rows were logged already)
         solver.run(iterations=remaining, target_gap=config.target_gap, time_limit=time_left, progress=False,
                    callback=log.log_row)
     write_run(run_dir, config, solver)

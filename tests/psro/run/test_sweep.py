@@ -137,3 +137,12 @@ def test_a_sweep_through_submitits_local_executor_resumes_an_interrupted_cell(tm
     assert cell["gap"].tolist() == pytest.approx(direct["gap"].tolist())
     with pytest.raises(ValueError, match="submitit's cluster must be local, slurm or debug"):
         run_sweep(BASE, tmp_path / "other", seeds=0, executor="submitit:lsf")
+
+
+def test_cells_log_every_row_once_across_a_resume(tmp_path):
+    config = BASE.replace(loggers=["csv"])
+    run_sweep(config.replace(iterations=1), tmp_path / "a", seeds=0)
+    cell = tmp_path / "a" / "seed=0"
+    (cell / "cell.json").unlink()   # as if interrupted after iteration 1: the longer sweep resumes it there
+    assert run_sweep(config, tmp_path / "a", seeds=0).index["resumed_at"].tolist() == [1]
+    assert pd.read_csv(cell / "log.csv")["iteration"].tolist() == [0, 1, 2, 3]
