@@ -37,6 +37,7 @@ from psro.policies.tabular import (
     own_reach,
     random_policies,
     realization_plans,
+    starting_policies,
     to_openspiel_dict,
     uniform_policy,
 )
@@ -44,5 +45,6 @@ from psro.policies.tabular import (
 __all__ = ["BatchPolicy", "Policy", "PolicyKind", "StatePolicy", "TabularStatePolicy", "UniformPolicy", "aggregate",
            "as_tabular", "batch_probabilities", "behaviour_from_plan", "check_policy", "decode_policy",
            "encode_policy", "from_openspiel_policy", "has_codec", "members_policy", "own_reach", "policy_input",
-           "policy_kind_names", "random_policies", "realization_plans", "register_policy_kind", "to_openspiel_dict",
+           "policy_kind_names", "random_policies", "realization_plans", "register_policy_kind", "starting_policies",
+           "to_openspiel_dict",
            "to_openspiel_policy", "uniform_policy", "unregister_policy_kind"]
