@@ -13,13 +13,16 @@ answers the entry registered as ``"package.module:name"`` or as ``"name"``
 that registered nothing is adopted as the entry). So ``psro run``, process-pool
 and Ray workers find user code by name alone.
 
-Importing runs code, and a name may come from a file someone else wrote (a
-config, a run directory, a checkpoint). So :func:`import_named` imports a
-module only when it is already imported or **allowed**: listed (itself or a
-package above it) in the environment variable ``PSRO_IMPORT``
-(comma-separated module names), which :func:`allow_imports` and the CLI's
-``--import MODULE`` extend and which worker processes inherit. In Python,
-importing your module yourself is enough.
+Importing runs code, and a name may come from a file someone else wrote. The rule (:func:`import_named`), the
+same for every registry and for ``module:Name`` games (:mod:`games.imported_games`):
+
+* a name the user gives (Python code, a config passed to ``psro run``, a command-line option) imports its
+  module on demand, in worker processes too (they inherit ``sys.path`` and ``PYTHONPATH``);
+* a name read from a checkpoint or a run directory (inside :func:`from_untrusted_file`, as ``psro resume`` and
+  every ``resume`` read them) imports a module only when it is already imported, part of this library, or
+  allowed by the user: listed (itself or a package above it) in the environment variable ``PSRO_IMPORT``
+  (comma-separated), which ``--import MODULE`` on the command line and :func:`allow_imports` extend. Otherwise
+  it is a ``ValueError`` saying how to allow it.
 
 Examples
 --------
@@ -42,13 +45,16 @@ ValueError: shape 'math:tau': importing math registered no shape named 'math:tau
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import os
 import re
 import sys
 from collections.abc import Callable
 
-__all__ = ["Registry", "import_named", "allow_imports", "allowed_modules", "split_name", "IMPORT_VARIABLE"]
+__all__ = ["Registry", "import_named", "allow_imports", "allowed_modules", "is_allowed", "split_name",
+           "from_untrusted_file", "reading_untrusted", "IMPORT_VARIABLE"]
 
 IMPORT_VARIABLE = "PSRO_IMPORT"
 """The environment variable listing the modules a ``module:name`` may import (comma-separated)."""
@@ -71,7 +77,7 @@ def split_name(name: str) -> tuple:
 
 
 def allowed_modules() -> list:
-    """The modules a ``module:name`` may import (the ``PSRO_IMPORT`` environment variable, split on commas).
+    """The modules a name read from a file may import (the ``PSRO_IMPORT`` environment variable, split on commas).
 
     Examples
     --------
@@ -86,8 +92,8 @@ def allowed_modules() -> list:
 
 
 def allow_imports(*modules: str) -> None:
-    """Allow ``module:name`` names to import ``modules`` (and the modules below them), here and in worker
-    processes started later (they inherit ``PSRO_IMPORT``).
+    """Allow names read from a checkpoint or run directory to import ``modules`` (and the modules below them),
+    here and in processes started later (they inherit ``PSRO_IMPORT``).
 
     Raises ``ValueError`` naming the bad entry when one is not a dotted module name.
     """
@@ -99,35 +105,62 @@ def allow_imports(*modules: str) -> None:
     os.environ[IMPORT_VARIABLE] = ",".join(known + [m for m in modules if m not in known])
 
 
-def _is_allowed(module: str) -> bool:
-    return any(module == m or module.startswith(m + ".") for m in allowed_modules())
+#: The library's own packages, whose modules a name may always import.
+LIBRARY = ("games", "solvers", "ranking", "psro", "experiments")
+
+_UNTRUSTED = contextvars.ContextVar("games.registry.untrusted", default=False)
+
+
+@contextlib.contextmanager
+def from_untrusted_file():
+    """Inside this block names come from a file (a checkpoint, a run directory): :func:`import_named` imports only
+    allowed modules (see the module docstring)."""
+    token = _UNTRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _UNTRUSTED.reset(token)
+
+
+def reading_untrusted() -> bool:
+    """Whether the caller is inside :func:`from_untrusted_file`."""
+    return _UNTRUSTED.get()
+
+
+def is_allowed(module: str) -> bool:
+    """Whether ``module`` is the library's or allowed by ``PSRO_IMPORT`` (itself or a package above it)."""
+    return any(module == m or module.startswith(m + ".") for m in list(LIBRARY) + allowed_modules())
 
 
 def import_named(module: str, *, field: str = "name"):
-    """Import ``module`` for a ``module:name`` given in ``field``, if it is already imported or allowed (see the
-    module docstring); ``ValueError`` naming ``field`` and the fix otherwise.
+    """Import ``module`` for a ``module:name`` given in ``field``, under the rule of the module docstring;
+    ``ValueError`` naming ``field`` and the fix when it may not be imported or does not import.
 
     Examples
     --------
     >>> import_named("math").__name__
     'math'
-    >>> import_named("antigravity", field="oracle")  # doctest: +ELLIPSIS
+    >>> with from_untrusted_file():
+    ...     import_named("antigravity", field="oracle")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: oracle: 'antigravity' is not imported and not allowed to be: ...
+    ValueError: oracle: 'antigravity' was named by a checkpoint or run directory, which never decides what code ...
     """
     if module in sys.modules:
         return sys.modules[module]
-    if not _is_allowed(module):
+    if reading_untrusted() and not is_allowed(module):
         top = module.split(".")[0]
         raise ValueError(
-            f"{field}: {module!r} is not imported and not allowed to be: a module:name from a config, run directory "
-            f"or checkpoint imports only modules you allow. Import it yourself first, pass --import {top} to "
-            f"psro run/resume, call games.registry.allow_imports({top!r}), or set {IMPORT_VARIABLE}={top}.")
+            f"{field}: {module!r} was named by a checkpoint or run directory, which never decides what code runs; "
+            f"if you trust it, allow it: --import {top} (psro resume / run), {IMPORT_VARIABLE}={top} in the "
+            f"environment, or games.registry.allow_imports({top!r}) in Python.")
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ValueError(f"{field}: cannot import {module!r} ({exc}); put its folder on PYTHONPATH.") from None
+        if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
+            raise   # (the module was found, and an import inside it failed: its own error)
+        raise ValueError(f"{field}: cannot import {module!r} ({type(exc).__name__}: {exc}); is it installed, or "
+                         "its folder on PYTHONPATH?") from None
 
 
 class Registry:

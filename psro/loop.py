@@ -54,6 +54,7 @@ from psro.meta.targets import meta_targets
 from psro.oracles import make_oracle, oracle_info
 from psro.oracles.exact import ExactOracle
 from psro.oracles.jobs import oracle_jobs, remember_tree, run_oracle_job
+from psro.policies import starting_policies
 from psro.population import PolicyPopulation, Provenance
 from psro.run import checkpoint
 from psro.state import LoopState
@@ -158,6 +159,11 @@ class PSRO(LoopMeasures, TrainingLoop):
         self.setup_time = time.perf_counter() - start
         self.state = (LoopState.of_policies(self.num_players, num_actions(self.game), self.seed) if self.learned
                       else LoopState.initial(self.tree, self.seed))
+        if config.initial_policies is not None:   # start from the user's policies instead of the uniform one
+            if self.learned:
+                raise ValueError(f"initial_policies: needs tabular populations; the learned oracle "
+                                 f"{config.oracle!r} starts from the uniform policy (use an exact oracle).")
+            self.state.pending = starting_policies(config.initial_policies, self.tree.infostates)
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else utility_range(self.game, self.num_players))
 

@@ -199,7 +199,7 @@ def tabular_policy(policy, tree, player: int) -> np.ndarray:
     --------
     >>> import pyspiel
     >>> from psro.game_tree import build_game_tree
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> tabular_policy(UniformPolicy(2), tree, 1)[0].tolist()
     [0.5, 0.5]
@@ -207,7 +207,7 @@ def tabular_policy(policy, tree, player: int) -> np.ndarray:
     if isinstance(policy, np.ndarray) or isinstance(policy, Policy):
         return as_tabular(policy, tree, player)
     from psro.game_tree import infostate_tensors
-    from psro.oracles.learned.env import batch_probabilities
+    from psro.policies import batch_probabilities
 
     info = tree.infostates[player]
     obs = infostate_tensors(tree, player)

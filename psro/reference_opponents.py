@@ -182,14 +182,14 @@ def _user_bot(name: str, game) -> Callable:
 
 def _agent_actor(policy, player: int, tree, observation: str, rng: np.random.Generator) -> Callable:
     """``act(state)`` of a population member in seat ``player``: sampled from its action probabilities."""
-    from psro.oracles.learned.env import UniformPolicy
+    from psro.policies import UniformPolicy
 
     def game_actions(state):
         return state.get_game().num_distinct_actions()
     if isinstance(policy, np.ndarray):
         if tree is None:
             raise ValueError("populations: a tabular member needs the run's game tree.")
-        from psro.oracles.learned.env import TabularStatePolicy
+        from psro.policies import TabularStatePolicy
 
         table = TabularStatePolicy(policy, tree.infostates[player])
         probabilities = table.action_probabilities
@@ -267,7 +267,7 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> game = pyspiel.load_game("tic_tac_toe")
     >>> table = evaluate_against(game, [[UniformPolicy(9)], [UniformPolicy(9)]], ["uniform", "mcts"], episodes=20,
     ...                          simulations=10)

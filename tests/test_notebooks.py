@@ -13,7 +13,8 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))
 # the figures each notebook draws (one per plt.show()); their executed outputs must hold every one as a PNG
-FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 4, "noisy_ranking.ipynb": 2, "dynamics.ipynb": 3}
+FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 6, "compare_runs.ipynb": 1, "noisy_ranking.ipynb": 2,
+           "dynamics.ipynb": 3}
 
 
 def test_all_three_notebooks_exist():
@@ -23,6 +24,7 @@ def test_all_three_notebooks_exist():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, monkeypatch):
     monkeypatch.delenv("PSRO_RUN_DIR", raising=False)
+    monkeypatch.delenv("PSRO_SWEEP_DIR", raising=False)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, os.environ.get(var, "1"))
     # no MPLBACKEND: the notebooks choose the inline backend themselves, and nothing they call may switch it

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from games.validation import check_int, is_integer
-from psro.oracles.learned.env import policy_input, sample_actions
+from psro.oracles.learned.env import sample_actions
+from psro.policies import policy_input
 
 __all__ = ["profile_seed", "sample_profiles", "sample_returns"]
 
@@ -65,7 +66,7 @@ def sample_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int
 
     Examples
     --------
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> r = sample_returns("kuhn_poker", [UniformPolicy(2), UniformPolicy(2)], 4000, seed=0)
     >>> r.shape, bool(abs(r[:, 0].mean() - 0.125) < 4 * r[:, 0].std() / np.sqrt(4000))   # uniform vs uniform: 1/8
     ((4000, 2), True)
@@ -136,7 +137,7 @@ def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: 
 
     Examples
     --------
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> u = UniformPolicy(2)
     >>> count, total, total_sq = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 100, seed=1)
     >>> count.tolist(), bool(np.allclose(total[:, 0], -total[:, 1]))

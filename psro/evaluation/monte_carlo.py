@@ -73,7 +73,7 @@ class EnvProfileSampler:
 
     Examples
     --------
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> sampler = EnvProfileSampler("kuhn_poker", [[UniformPolicy(2)], [UniformPolicy(2)]], seed=0)
     >>> stats = sampler(np.array([[0, 0, 0, 4000]]))
     >>> int(stats.count[0]), bool(abs(stats.total[0, 0] / 4000 - 0.125) < 0.05)   # uniform vs uniform: 1/8
@@ -189,7 +189,7 @@ class MonteCarloEvaluator:
 
     Without a tree, on populations of policy objects:
 
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> from psro.population import PolicyPopulation
     >>> neural = [PolicyPopulation(p, 2) for p in range(2)]
     >>> _ = [pop.add(UniformPolicy(2), Provenance(0, "initial")) for pop in neural]
@@ -261,7 +261,7 @@ class MonteCarloEvaluator:
         if self.tree is None:
             raise ValueError(f"populations[{player}] holds a tabular policy, which needs the game tree to be "
                              "played, and this evaluator has none.")
-        from psro.oracles.learned.env import TabularStatePolicy
+        from psro.policies import TabularStatePolicy
 
         return TabularStatePolicy(member, self.tree.infostates[player])
 

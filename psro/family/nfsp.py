@@ -633,8 +633,11 @@ class NFSP(TrainingLoop):
 
     @classmethod
     def _restore(cls, document: dict, checkpoint_dir, progress: bool) -> NFSP:
+        from games.imported_games import from_untrusted_file
+
         config = PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress)
-        solver = cls(config, checkpoint_dir=checkpoint_dir)
+        with from_untrusted_file():   # a game named "module:Name" in the file is imported only if confirmed
+            solver = cls(config, checkpoint_dir=checkpoint_dir)
         solver.run_config = document.get("config")
         arrays = document["_arrays"]
         if len(document["learners"]) != solver.num_players:

@@ -6,9 +6,11 @@ registered name (:func:`psro.oracles.base.make_oracle`) and options, the run's
 seed, the call's key ``(iteration, index)`` and the target as plain arrays
 (every population's policies and realization plans, plus the mixtures or the
 joint distribution). A population of policy objects (neural networks, the
-uniform policy) travels as :class:`PolicyArrays`, one per member: a kind, a
-JSON-able spec (a network's architecture) and its weights as numpy arrays;
-nothing is pickled but arrays, strings and numbers. :func:`run_oracle_job` is
+uniform policy, a user's policy class) travels as :class:`PolicyArrays`, one
+per member, written by the policy codec (:mod:`psro.policies.codec`): a kind,
+a JSON-able spec (a network's architecture) and its weights as numpy arrays;
+nothing is pickled but arrays, strings and numbers (a policy of no kind is
+carried as the object itself). :func:`run_oracle_job` is
 a module-level function of the job alone, so any
 :class:`games.executors.Executor` (serial, process pool, Ray) can map it, and
 the answer never depends on which process computes it.
@@ -47,6 +49,7 @@ import numpy as np
 from games.validation import is_integer
 from psro.game_tree import GameTree, PlayerInfostates
 from psro.oracles.base import BestResponse, Target, make_oracle
+from psro.policies import codec
 
 __all__ = ["ORACLE_DISPATCH", "OracleJob", "PolicyArrays", "PolicyList", "PopulationArrays", "decode_policy",
            "encode_policy", "game_for", "job_seed", "oracle_jobs", "remember_tree", "run_oracle_job", "tree_for"]
@@ -130,14 +133,16 @@ class PolicyArrays:
 
     Attributes
     ----------
-    kind : {"tabular", "neural", "uniform", "object"}
+    kind : str
+        A policy kind of :mod:`psro.policies.codec` (``"tabular"``, ``"uniform"``, ``"neural"``, a registered
+        name or ``"module:Class"``), or ``"object"``.
     spec : dict
-        JSON-able: a network's :meth:`~psro.oracles.learned.networks.NeuralPolicy.architecture`,
-        the uniform policy's ``num_actions``; empty otherwise.
+        JSON-able: the codec's description without its kind (a network's ``{"architecture": ...}``, the uniform
+        policy's ``num_actions``).
     arrays : dict of str to ndarray
-        A network's weights, a tabular policy's ``"policy"`` array.
+        A network's weights, a tabular policy's ``"table"``.
     obj : object, optional
-        ``kind="object"`` only: a policy of another type, carried as it is (the
+        ``kind="object"`` only: a policy of no codec kind, carried as it is (the
         executor pickles it; its class must be importable where the job runs).
     """
 
@@ -148,23 +153,22 @@ class PolicyArrays:
 
 
 def encode_policy(policy) -> PolicyArrays:
-    """A population member as :class:`PolicyArrays` (no pickled objects for the built-in kinds).
+    """A population member as :class:`PolicyArrays`, through :func:`psro.policies.codec.encode_policy` (no
+    pickled objects for a policy of a codec kind).
 
     Examples
     --------
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> encode_policy(UniformPolicy(3))
     PolicyArrays(kind='uniform', spec={'num_actions': 3}, arrays={}, obj=None)
     >>> decode_policy(encode_policy(np.full((2, 2), 0.5))).tolist()
     [[0.5, 0.5], [0.5, 0.5]]
     """
-    if isinstance(policy, np.ndarray):
-        return PolicyArrays("tabular", arrays={"policy": np.asarray(policy)})
-    if type(policy).__name__ == "NeuralPolicy" and hasattr(policy, "to_arrays"):
-        return PolicyArrays("neural", spec=policy.architecture(), arrays=policy.to_arrays())
-    if type(policy).__name__ == "UniformPolicy":
-        return PolicyArrays("uniform", spec={"num_actions": int(policy.num_actions)})
-    return PolicyArrays("object", obj=policy)
+    try:
+        description, arrays = codec.encode_policy(policy)
+    except TypeError:
+        return PolicyArrays("object", obj=policy)
+    return PolicyArrays(description.pop("kind"), spec=description, arrays=arrays)
 
 
 def decode_policy(encoded: PolicyArrays):
@@ -174,19 +178,12 @@ def decode_policy(encoded: PolicyArrays):
     --------
     See :func:`encode_policy`.
     """
-    if encoded.kind == "tabular":
-        return encoded.arrays["policy"]
-    if encoded.kind == "neural":
-        from psro.oracles.learned.networks import NeuralPolicy
-
-        return NeuralPolicy.from_arrays(encoded.spec, encoded.arrays)
-    if encoded.kind == "uniform":
-        from psro.oracles.learned.env import UniformPolicy
-
-        return UniformPolicy(encoded.spec["num_actions"])
     if encoded.kind == "object":
         return encoded.obj
-    raise ValueError(f"encoded.kind must be 'tabular', 'neural', 'uniform' or 'object'; got {encoded.kind!r}.")
+    try:
+        return codec.decode_policy({"kind": encoded.kind, **encoded.spec}, encoded.arrays)
+    except ValueError as exc:
+        raise ValueError(f"encoded.kind: {exc}") from None
 
 
 def _is_tabular(pop) -> bool:
@@ -304,8 +301,9 @@ def game_for(game: str):
     key = str(game)
     if key not in _GAMES:
         import games
+        from games.imported_games import import_game, is_import_spec
 
-        _GAMES[key] = games.load(key)
+        _GAMES[key] = import_game(key) if is_import_spec(key) else games.load(key)   # (the user's env too)
     return _GAMES[key]
 
 
@@ -345,7 +343,7 @@ def oracle_jobs(oracle: str, game: str, targets: Sequence, iteration: int, seed:
 
     Populations of policy objects travel as arrays, and no tree is needed:
 
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies import UniformPolicy
     >>> neural = [PolicyList([UniformPolicy(2)]) for _ in range(2)]
     >>> target = Target(player=0, populations=neural, mixtures=(np.ones(1), np.ones(1)))
     >>> (job,) = oracle_jobs("ppo", "kuhn_poker()", [[target]], iteration=1, seed=0, use_tree=False,

@@ -85,6 +85,7 @@ from games.executors import spec_from_portable
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
 from psro.evaluation.top_up import TopUpProgress
+from psro.policies.codec import decode_policy, encode_policy
 from psro.population import PolicyPopulation, Provenance
 from psro.run.run_files import UnsafePath, atomic_write, check_directory, check_target, file_in, read_regular
 from psro.state import LoopState
@@ -243,11 +244,13 @@ def _policy_files(directory: Path, solver) -> list:
 
 def member_arrays(policy) -> tuple:
     """``(architecture, arrays)`` of a population member, what a checkpoint stores of it without pickle: a JSON-able
-    dict saying what it is, and the plain arrays it needs (:func:`member_from_arrays` rebuilds it).
+    dict saying what it is, and the plain arrays it needs (:func:`member_from_arrays` rebuilds it). This is the
+    policy codec, :func:`psro.policies.codec.encode_policy`.
 
     A tabular array is ``{"kind": "tabular"}`` with its ``table``; the uniform policy
-    (:class:`psro.oracles.learned.env.UniformPolicy`) ``{"kind": "uniform", "num_actions": A}``; a neural policy
-    ``{"kind": "neural", "architecture": policy.architecture()}`` with ``policy.to_arrays()`` (its weights).
+    (:class:`psro.policies.UniformPolicy`) ``{"kind": "uniform", "num_actions": A}``; a neural policy
+    ``{"kind": "neural", "architecture": policy.architecture()}`` with ``policy.to_arrays()`` (its weights); a
+    user's policy class of the codec protocol ``{"kind": "module:Class", "architecture": ...}``.
 
     Examples
     --------
@@ -257,38 +260,18 @@ def member_arrays(policy) -> tuple:
     >>> arch, arrays
     ({'kind': 'uniform', 'num_actions': 3}, {})
     """
-    from psro.oracles.learned.env import UniformPolicy
-
-    if isinstance(policy, np.ndarray):
-        return {"kind": "tabular"}, {"table": np.asarray(policy, dtype=np.float64)}
-    if isinstance(policy, UniformPolicy):
-        return {"kind": "uniform", "num_actions": int(policy.num_actions)}, {}
-    if hasattr(policy, "to_arrays") and hasattr(policy, "architecture"):
-        return ({"kind": "neural", "architecture": policy.architecture()},
-                {name: np.asarray(value) for name, value in policy.to_arrays().items()})
-    raise TypeError(f"a population member must be a tabular array, a UniformPolicy or a policy with to_arrays() "
-                    f"and architecture() (a NeuralPolicy) to be saved; got {type(policy).__name__}.")
+    return encode_policy(policy)
 
 
 def member_from_arrays(architecture: dict, arrays: dict):
-    """The member :func:`member_arrays` described (a neural policy through ``NeuralPolicy.from_arrays``).
+    """The member :func:`member_arrays` described (:func:`psro.policies.codec.decode_policy`: a ``module:Class``
+    kind imports its module only under the rule of :mod:`games.registry`).
 
     Examples
     --------
     See :func:`member_arrays`.
     """
-    kind = architecture.get("kind") if isinstance(architecture, dict) else None
-    if kind == "tabular":
-        return np.asarray(arrays["table"], dtype=np.float64)
-    if kind == "uniform":
-        from psro.oracles.learned.env import UniformPolicy
-
-        return UniformPolicy(int(architecture["num_actions"]))
-    if kind == "neural":
-        from psro.oracles.learned.networks import NeuralPolicy
-
-        return NeuralPolicy.from_arrays(architecture["architecture"], arrays)
-    raise ValueError(f"a stored population member must be of kind 'tabular', 'uniform' or 'neural'; got {kind!r}.")
+    return decode_policy(architecture, arrays)
 
 
 def _population_arrays(prefix: str, policies, start: int, objects: bool, key: str) -> dict:
@@ -840,8 +823,11 @@ def _check_arrays(document: dict, path: Path) -> None:
 @contextlib.contextmanager
 def restoring(document: dict):
     """Turn any error while a checkpoint document is turned into a run into a ``ValueError`` naming the file."""
+    from games.imported_games import from_untrusted_file
+
     try:
-        yield
+        with from_untrusted_file():   # a game named "module:Name" in the file is imported only if confirmed
+            yield
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
         source = document.get("file", "the checkpoint") if isinstance(document, dict) else "the checkpoint"
         raise ValueError(f"checkpoint file {source!r} cannot be restored: {type(exc).__name__}: {exc}") from None

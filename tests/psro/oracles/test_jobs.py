@@ -303,7 +303,7 @@ def test_policies_travel_as_arrays_and_come_back_identical():
 
     net = NeuralPolicy(5, 3, hidden=(4,), mode="greedy")
     encoded = encode_policy(net)
-    assert encoded.kind == "neural" and encoded.spec == net.architecture()
+    assert encoded.kind == "neural" and encoded.spec == {"architecture": net.architecture()}
     back = decode_policy(encoded)
     assert back.mode == "greedy" and all(np.array_equal(a, b) for a, b in zip(back.to_arrays().values(),
                                                                               net.to_arrays().values()))
