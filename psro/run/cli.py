@@ -511,9 +511,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
-        if args.command == "evaluate":
-            return _evaluate(args)
-        return _report(args) if args.command == "report" else _run(args)
+        commands = {"report": _report, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate}
+        return commands.get(args.command, _run)(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 2
