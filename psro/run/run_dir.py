@@ -26,7 +26,7 @@ from psro.config import PSROConfig
 from psro.population import save_populations
 from psro.run.checkpoint import member_arrays
 
-__all__ = ["default_run_dir", "write_run", "write_report", "plot_history"]
+__all__ = ["default_run_dir", "write_run", "write_report", "plot_history", "history_figure"]
 
 GAP_NAMES = {"product": "NashConv", "cce": "CCE gap", "ce": "CE gap"}
 GAP_FLOOR = 1e-16  # gaps at or below round-off are drawn at this floor on the log axis
@@ -92,7 +92,22 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
 
 
 def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "NashConv") -> None:
-    """The gap (NashConv by default) against iteration and against wall time, as a PNG.
+    """The gap (NashConv by default) against iteration and against wall time, as a PNG (:func:`history_figure`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> h = pd.DataFrame({"iteration": [0, 1], "gap": [1.0, 0.1], "wall_time": [0.1, 0.2]})
+    >>> path = os.path.join(tempfile.mkdtemp(), "gap.png")
+    >>> plot_history(h, path)
+    >>> os.path.getsize(path) > 0
+    True
+    """
+    history_figure(history, title, gap_name).savefig(path, dpi=100)
+
+
+def history_figure(history: pd.DataFrame, title: str = "", gap_name: str = "NashConv"):
+    """The figure of :func:`plot_history`: the gap against iteration and against wall time.
 
     The exact gap is drawn where it is positive (a log axis; a gap of 0 at the floor ``GAP_FLOOR``). Where
     ``approx_gap`` was measured, it is drawn as what it is, a lower bound, with error bars of two standard errors,
@@ -103,14 +118,11 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> h = pd.DataFrame({"iteration": [0, 1], "gap": [1.0, 0.1], "wall_time": [0.1, 0.2]})
-    >>> path = os.path.join(tempfile.mkdtemp(), "gap.png")
-    >>> plot_history(h, path)
-    >>> os.path.getsize(path) > 0
-    True
-    >>> h["approx_gap"], h["approx_gap_stderr"] = [0.8, -0.05], [0.1, 0.1]   # (no tree: gap NaN)
-    >>> plot_history(h.assign(gap=np.nan), path)
+    >>> h = pd.DataFrame({"iteration": [0, 1], "gap": [np.nan, np.nan], "wall_time": [0.1, 0.2],
+    ...                   "approx_gap": [0.8, -0.05], "approx_gap_stderr": [0.1, 0.1]})   # (no tree: gap NaN)
+    >>> ax = history_figure(h).axes[0]
+    >>> ax.get_yscale(), ax.get_legend().get_texts()[0].get_text()
+    ('symlog', 'approx_gap (lower bound, +- 2 se)')
     """
     # A Figure without pyplot: drawing to a file needs no backend, so the caller's backend (a notebook's inline
     # one, an interactive window) is never switched, and no pyplot figure is left open.
@@ -145,7 +157,7 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
 
 
 def write_report(run_dir) -> Path:
