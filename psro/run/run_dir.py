@@ -151,6 +151,8 @@ def history_figure(history: pd.DataFrame, title: str = "", gap_name: str = "Nash
         positive = np.concatenate([gap[np.isfinite(exact)], np.abs(approx[measured]), spread])
         positive = positive[np.isfinite(positive) & (positive > 0)]
         axes[0].set_yscale("symlog", linthresh=float(positive.min()) if positive.size else 1.0)
+        if np.all(approx[measured] - spread >= 0):   # nothing below zero to show: start the axis at 0
+            axes[0].set_ylim(bottom=0.0)
     else:
         axes[0].set_yscale("log")
     axes[0].set_ylabel(f"{gap_name} of the meta-strategy")
@@ -205,6 +207,9 @@ def write_report(run_dir) -> Path:
                      "population's best member and fresh and warm-started learned responses, valued on fresh "
                      f"episodes) at iteration {int(row['iteration'])}: {row['approx_gap']:.3e} +- "
                      f"{row['approx_gap_stderr']:.1e}")
+        if "approx_gap_time" in history:
+            lines.append(f"- approx_gap measured on {int(history['approx_gap'].notna().sum())} rows, "
+                         f"{history['approx_gap_time'].sum():.2f} s in all (the history's approx_gap_time)")
     for threshold in (1e-2, 1e-4, 1e-6):
         hit = history[history["gap"] <= threshold]
         if len(hit):
