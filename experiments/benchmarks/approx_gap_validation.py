@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import time
 from pathlib import Path
 
@@ -100,7 +101,8 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
              "target the best of the best member, a fresh and a warm-started PPO response and their greedy versions, "
              "picked on selection episodes, valued on 2,000 fresh ones); `gap` is the exact NashConv of the same "
-             f"meta-strategy. {seconds / 60:.1f} minutes wall on a shared 2-core machine.", "",
+             "meta-strategy." + ("" if math.isnan(seconds) else f" {seconds / 60:.1f} minutes wall on a shared 2-core "
+                                                           "machine."), "",
              pipe_table(summary(table)), "",
              "Every measured row (`ratio` = approx_gap / gap):", "",
              pipe_table(table[["game", "oracle_steps", "seed", "iteration", "gap", "meta_gap", "approx_gap", "se",
@@ -119,6 +121,8 @@ def main(argv=None) -> None:
     parser.add_argument("--episodes", type=int, default=300, help="Monte Carlo episodes per meta-game profile")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--merge", nargs="+", type=Path, default=None,
+                        help="write the tables of these rows' CSV files (runs split across processes) and stop")
     args = parser.parse_args(argv)
     import sys
 
@@ -127,6 +131,13 @@ def main(argv=None) -> None:
         args.games, args.steps, args.seeds, args.iterations, args.every = ["kuhn"], [2000], 1, 2, 1
         if args.out == RESULTS:
             args.out = bench_common.SCRATCH / "approx_gap_validation"
+    if args.merge:
+        table = checks(pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
+                       .drop_duplicates(["game", "oracle_steps", "seed", "iteration"]))
+        table.to_csv(args.out.with_suffix(".csv"), index=False)
+        args.out.with_suffix(".md").write_text(markdown(table, args, math.nan))
+        print(summary(table).to_string(index=False))
+        return
     logging.basicConfig(level=logging.WARNING)
     start, rows = time.perf_counter(), []
     for game in args.games:
