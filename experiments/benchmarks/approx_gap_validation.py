@@ -94,8 +94,11 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def markdown(table: pd.DataFrame, args, seconds: float) -> str:
     lines = ["# approx_gap against the exact gap (validation where the truth is known)", "",
-             f"Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python "
-             f"experiments/benchmarks/approx_gap_validation.py {' '.join(args.argv)}`".rstrip() + "", "",
+             "Command: `" + " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
+                                      "experiments/benchmarks/approx_gap_validation.py",
+                                      *([] if args.merge else args.argv)]) + "`"
+             + (" (the defaults) in two processes at once, `--games kuhn leduc` and `--games liars_dice --out ...`; "
+                "their rows joined with `--merge`" if args.merge else ""), "",
              f"Deep PSRO (PPO oracle, Monte Carlo meta-game with {args.episodes} episodes per profile, Nash "
              f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
