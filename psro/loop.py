@@ -20,9 +20,10 @@ phases, each a public method that a loop built on PSRO may override:
 6. **measure** (:meth:`PSRO.measure`): the meta-strategy's gap in the full game (NashConv, CCE or CE gap,
    :mod:`psro.metrics`) when the game tree is built; the row (:meth:`PSRO.row`) adds, for JPSRO with
    ``extensive_form_gaps``, its EFCE and EFCCE gaps (:mod:`psro.efce_gaps`), its regret in the empirical meta-game
-   (``meta_gap``) and, every ``approx_gap_every`` iterations and on the last row of each :meth:`PSRO.run` call,
-   the approximate gap from fresh learned best responses (:mod:`psro.approximate_gap`); the measures are
-   :class:`psro.loop_measures.LoopMeasures`'.
+   (``meta_gap``) and, on ``approx_gap_every``'s schedule (by default, where there is no exact gap: iterations 0,
+   1, 2, 4, 8, ...) and on the last row of each :meth:`PSRO.run` call, the approximate gap, a lower bound of the
+   exact gap from learned best responses (:mod:`psro.approximate_gap`), timed in ``approx_gap_time``; the
+   measures are :class:`psro.loop_measures.LoopMeasures`'.
 
 The game tree is built only when something needs it: an exact oracle or evaluator, or the exact gap
 (``exact_gap``), and only within ``max_histories``. With a learned oracle the populations hold policy objects
@@ -143,6 +144,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
                                  game=self.game, **config.oracle_settings())
         self._built_oracle = self.oracle
+        self._approx_gap_oracle = self._approx_oracle() if self.learned and config.approx_gap_every is not None \
+            else None   # (built now, so a bad approx_gap_options fails before the run starts)
         # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
         # (an oracle that is neither learned nor exact, such as team_pg, says so with ``exact = False``)
         exact = is_exact(self.oracle)
@@ -320,11 +323,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         measured = self.is_jpsro and self.config.extensive_form_gaps and self.tree is not None
         row.update(history_gaps(self.tree, self._tabular_populations() if measured else None,
                                 state.eval_meta_strategy if measured else None))
-        every = self.config.approx_gap_every
-        due = every is not None and every > 0 and self._approximates() and state.iteration % every == 0
-        start = time.perf_counter()
-        row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
-        row["time_metric"] += time.perf_counter() - start
+        row.update(self._approx_gap() if self._approx_gap_due(state.iteration) else
+                   {"approx_gap": math.nan, "approx_gap_stderr": math.nan, "approx_gap_time": 0.0})
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
         start = time.perf_counter()
         row.update(self._reference_results())
@@ -337,9 +337,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         rows = self.state.rows
         if rows and self.config.approx_gap_every is not None and self._approximates() \
                 and math.isnan(rows[-1]["approx_gap"]):
-            start = time.perf_counter()
             rows[-1].update(self._approx_gap())
-            rows[-1]["time_metric"] += time.perf_counter() - start
             rows[-1]["eval_episodes"] = self.state.eval_episodes()
             if self.checkpoint_dir is not None:
                 self.save_checkpoint()

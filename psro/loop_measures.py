@@ -22,12 +22,13 @@ import contextlib
 import dataclasses
 import logging
 import math
+import time
 
 import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import TaskError
-from psro.approximate_gap import approximate_gap, responder_seed
+from psro.approximate_gap import approx_gap_due, approx_gap_settings, measure_with_oracle, responder_seed
 from psro.config import is_environment_game, with_field
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
@@ -109,20 +110,32 @@ class LoopMeasures:
             isinstance(member, np.ndarray) for member in pop.policies) for pop in self.state.populations)
 
     def _approx_gap(self) -> dict:
-        """The ``approx_gap`` and ``approx_gap_stderr`` of the current eval meta-strategy
-        (:func:`psro.approximate_gap.approximate_gap`): fresh best responses with ``approx_gap_options``' budget
-        (by default the run's oracle options, never warm-started), ``episodes`` per sampled value."""
-        options = {**self.config.oracle_settings(), **(self.config.approx_gap_options or {})}
-        options.pop("warm_start", None)
-        episodes, name = int(options.pop("episodes", 2000)), options.pop("oracle", self.oracle_name)
-        oracle = with_field("approx_gap_options", make_oracle, name, None, seed=responder_seed(self.seed),
-                            game=self.game, **options)
-        t, counter = self.state.iteration, EpisodeCounter()
-        result = approximate_gap(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
-                                 lambda p, target, i: counter.response(oracle.respond(p, target, key=(t, i))),
-                                 episodes=episodes, seed=self.seed, iteration=t, play=counter.play)
+        """The ``approx_gap`` (a lower bound of the exact gap up to its sampling error) and ``approx_gap_stderr`` of
+        the current eval meta-strategy (:func:`psro.approximate_gap.measure_with_oracle`): the best of the best
+        member, a fresh and a warm-started learned response per target, with ``approx_gap_options``' budget (by
+        default the run's oracle's), its cost in ``approx_gap_time``."""
+        start = time.perf_counter()
+        if self._approx_gap_oracle is None:
+            self._approx_gap_oracle = self._approx_oracle()
+        oracle, settings = self._approx_gap_oracle
+        counter = EpisodeCounter()
+        result = measure_with_oracle(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
+                                     oracle, settings, seed=self.seed, iteration=self.state.iteration,
+                                     payoffs=self.state.meta_game.mean_game().payoffs, counter=counter)
         self.state.measure_episodes += counter.episodes
-        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
+                "approx_gap_time": time.perf_counter() - start}
+
+    def _approx_oracle(self) -> tuple:
+        """``(oracle, settings)`` of the approximate gap (:func:`psro.approximate_gap.approx_gap_settings`)."""
+        settings, options = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options)
+        oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or self.oracle_name, None,
+                            seed=responder_seed(self.seed), game=self.game, **options)
+        return oracle, settings
+
+    def _approx_gap_due(self, iteration: int) -> bool:
+        """Whether the approximate gap is measured on row ``iteration`` (besides the last row of a run call)."""
+        return self._approximates() and approx_gap_due(self.config.approx_gap_every, iteration, self.state.gap)
 
     def _reference_columns(self) -> list:
         """The history columns of ``reference_opponents``: ``<reference>_win_<p>`` and ``<reference>_return_<p>``."""
