@@ -22,6 +22,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "state": ["LoopState"],
         "double_oracle_search": ["double_oracle", "DoubleOracleResult"],
         "loop": ["PSRO"],
+        "training_loop": ["TrainingLoop"],
         "algorithms": ["algorithm_class"],
         "family.self_play": ["SelfPlay", "FictitiousSelfPlay"],
         "family.fxp": ["FXP"],
