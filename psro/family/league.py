@@ -290,6 +290,18 @@ class LeagueOptions:
                 + ["league_exploiter"] * self.league_exploiters)
 
 
+def _check_reads_q_values(exploiter, main, name: str, main_name: str) -> None:
+    """A minimax exploiter (:class:`psro.oracles.learned.minimax_exploiter.MinimaxOracle`) reads the main agents'
+    Q-values: the main oracle must answer with greedy DQN networks."""
+    from psro.oracles.learned.dqn import DQNConfig
+    from psro.oracles.learned.minimax_exploiter import MinimaxOracle
+
+    if isinstance(exploiter, MinimaxOracle) and not (isinstance(getattr(main, "config", None), DQNConfig)
+                                                     and getattr(main, "response_mode", None) == "greedy"):
+        raise ValueError(f"algorithm_options: main_exploiter_oracle {name!r} reads the main agents' Q-values, so it "
+                         f"needs oracle='dqn' with greedy responses (got oracle={main_name!r}).")
+
+
 @dataclass(frozen=True)
 class _MainAgentsOutput:
     """The League's output as an eval meta-solver: per seat, uniform over its main agents' latest snapshots."""
@@ -352,9 +364,6 @@ class League(PSRO):
         options = self.league_options
         self._exploiter_oracle = None
         name = options.main_exploiter_oracle
-        if name == "minimax_dqn" and config.oracle != "dqn":
-            raise ValueError("algorithm_options: main_exploiter_oracle 'minimax_dqn' reads the main agents' "
-                             f"Q-values, so it needs oracle='dqn' (got oracle={config.oracle!r}).")
         if name is not None and name != config.oracle:
             from psro.config import with_field
             from psro.oracles import make_oracle
@@ -363,6 +372,7 @@ class League(PSRO):
                 else dict(options.main_exploiter_options)
             self._exploiter_oracle = with_field("algorithm_options", make_oracle, name, self.tree, seed=self.seed,
                                                 game=self.game, **settings)
+            _check_reads_q_values(self._exploiter_oracle, self.oracle, name, config.oracle)
         total = int(config.oracle_settings().get("total_steps", 0) or 0)
         self._snapshot_steps = options.snapshot_steps if options.snapshot_steps is not None else max(2 * total, 1)
         self.eval_meta_solver = _MainAgentsOutput(self)
