@@ -313,7 +313,8 @@ class _Learner:
 
 
 class NFSP(TrainingLoop):
-    """Neural Fictitious Self-Play, with the surface of :class:`psro.PSRO` (see the module docstring).
+    """Neural Fictitious Self-Play, a :class:`psro.training_loop.TrainingLoop` (its step: learn, then snapshot;
+    see the module docstring).
 
     Parameters
     ----------
