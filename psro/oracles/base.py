@@ -326,17 +326,16 @@ def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Orac
     oracle 'exact' needs the game tree, which was not built
     """
     info = oracle_info(name)
-    if info.learned:
-        takes_game = game is not None and _accepts(info.factory, "game")
-        if tree is None and not takes_game:
-            raise ValueError(f"oracle {name!r} has no game tree to work on and its factory takes no game=; "
-                             "give its factory a game= argument (it plays the game without a tree).")
-        oracle = info.factory(tree, seed=seed, **({"game": game} if takes_game else {}), **options)
-    else:
-        if tree is None:
-            raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use a learned oracle "
-                             f"({learned_oracle_names()}) for games whose tree is not built.")
-        oracle = info.factory(tree, seed=seed, **options)
+    if tree is None and info.capabilities.needs_tree:
+        raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use an oracle that needs "
+                         f"none ({[n for n in oracle_names() if not oracle_capabilities(n).needs_tree]}) for games "
+                         "whose tree is not built.")
+    takes_game = (info.learned or not info.capabilities.needs_tree) and game is not None \
+        and _accepts(info.factory, "game")
+    if tree is None and not takes_game:
+        raise ValueError(f"oracle {name!r} has no game tree to work on and its factory takes no game=; "
+                         "give its factory a game= argument (it plays the game without a tree).")
+    oracle = info.factory(tree, seed=seed, **({"game": game} if takes_game else {}), **options)
     if not isinstance(oracle, Oracle):
         raise TypeError(f"the factory of oracle {name!r} returned {type(oracle).__name__}, which has no "
                         "respond(player, target, *, key) method and learned flag (see psro.oracles.Oracle).")
