@@ -190,16 +190,19 @@ class PSROConfig:
     ``max_histories``), ``true`` (an error when it does not) or ``false`` (no tree unless the oracle or the
     evaluator needs one; gap NaN)."""
 
-    approx_gap_every: typing.Optional[int] = 0
-    """Measure ``approx_gap`` (fresh learned best responses against the eval meta-strategy, their values and the
-    meta-strategy's estimated by sampled play, with a standard error) every this many iterations; it is always
-    measured on the last row of each run call (0: only there; null: never, e.g. when timing a run that calls
-    run() once per iteration). Runs with a learned oracle only (else NaN)."""
+    approx_gap_every: typing.Union[int, str, None] = "auto"
+    """When to measure ``approx_gap``, a lower bound of the gap from learned best responses (per target the best of
+    the best population member, a fresh and a warm-started response, picked on one set of episodes and valued on
+    fresh ones) and sampled play, with a standard error: ``auto`` (where there is no exact gap, at iterations 0, 1,
+    2, 4, 8, 16, ...), every this many iterations, 0 (only on the last row) or null (never, e.g. when timing a run
+    that calls run() once per iteration). Unless null it is also measured on the last row of each run call. Its cost
+    is the history's ``approx_gap_time``. Runs with a learned oracle only (else NaN)."""
 
     approx_gap_options: typing.Optional[dict] = None
-    """The budget of approx_gap's fresh best responses: the learned oracle's options (default: the run's
-    ``oracle_options`` and ``oracle_steps``), plus ``episodes``, the episodes of each sampled value (default
-    2000), and ``oracle``, the learned oracle to use (default: the run's)."""
+    """approx_gap's settings: ``episodes`` of each value in the estimate (default 2000, at least 2),
+    ``selection_episodes`` each candidate plays to pick the winner (default: episodes), ``warm_start`` (default
+    true: a candidate warm-started from the best member), ``oracle`` (the learned oracle; default the run's), and
+    that oracle's options (default: the run's ``oracle_options`` and ``oracle_steps``, so the same budget)."""
 
     device: str = "cpu"
     """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that
@@ -279,9 +282,10 @@ class PSROConfig:
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         _check_name(self.name)
         for field, least in (("iterations", 0), ("oracle_steps", 1), ("episodes_per_profile", 1),
-                             ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1),
-                             ("approx_gap_every", 0)):
+                             ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1)):
             _field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
+        if self.approx_gap_every != "auto":
+            _field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
         _field_check(check_seed, "seed", self.seed)
         for field in ("target_gap", "time_limit"):
             _field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
@@ -568,9 +572,12 @@ class PSROConfig:
                 raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
                                  f"{self.oracle!r} observes; use oracle='exact' (and an exact evaluator) where its "
                                  "game tree fits.") from None
+        from psro.approximate_gap import approx_gap_settings
+
+        approx_gap_settings(self.oracle_settings(), self.approx_gap_options)   # (episodes >= 2, ...)
         for field in ("oracle_options", "approx_gap_options"):
             options = getattr(self, field) or {}
-            for key in ("total_steps", "episodes", "eval_episodes"):
+            for key in ("total_steps", "eval_episodes"):
                 if key in options and (not is_integer(options[key]) or options[key] < 1):
                     raise ValueError(f"{field}: {key} must be a positive int (a zero budget trains nothing); got "
                                      f"{options[key]!r}.")

@@ -17,6 +17,16 @@ FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 6, "compare_runs.ipynb": 
            "dynamics.ipynb": 3}
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_notebooks_carry_their_outputs(path):
+    # make_notebooks.py executes each notebook and writes it with its outputs: a reader sees every figure
+    nb = nbformat.read(path, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), f"{path.name} was not executed"
+    assert not any(o.get("output_type") == "error" for o in outputs)
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == FIGURES[path.name]
+
+
 def test_all_three_notebooks_exist():
     assert {p.name for p in NOTEBOOKS} >= {"quickstart.ipynb", "analyse_run.ipynb", "noisy_ranking.ipynb"}
 

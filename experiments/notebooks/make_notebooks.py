@@ -1,11 +1,16 @@
 """Write the example notebooks of this folder (``python experiments/notebooks/make_notebooks.py``).
 
-The notebooks are generated so that their source stays reviewable as Python;
-``tests/test_notebooks.py`` executes each one top to bottom.
+The notebooks are generated so that their source stays reviewable as Python, then executed top to bottom
+(nbclient, from the repository root, BLAS threads pinned) and written with their outputs, so that a reader sees the
+figures without running anything; ``--no-execute`` writes them without outputs. ``tests/test_notebooks.py``
+executes each one again and checks that the committed ones carry their figures.
 """
 
 from __future__ import annotations
 
+import argparse
+import logging
+import os
 from pathlib import Path
 
 import nbformat
@@ -410,19 +415,37 @@ final_values(table, y="gap", resamples=1000)"""),
 ]
 
 
-def write(name: str, cells: list) -> Path:
+NOTEBOOKS = (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE), ("noisy_ranking.ipynb", NOISY),
+             ("dynamics.ipynb", DYNAMICS), ("compare_runs.ipynb", COMPARE))
+
+
+def write(name: str, cells: list, execute: bool = True) -> Path:
+    """Write notebook ``name`` from ``cells``; executed first (outputs kept) unless ``execute`` is False."""
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
+    if execute:
+        from nbclient import NotebookClient
+
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        for var in ("PSRO_RUN_DIR", "PSRO_SWEEP_DIR"):   # (the notebooks make their own small runs)
+            os.environ.pop(var, None)
+        NotebookClient(nb, kernel_name="python3", timeout=600,
+                       resources={"metadata": {"path": str(HERE.parents[1])}}).execute()
     path = HERE / name
     nbformat.write(nb, path)
     return path
 
 
 def main() -> None:
-    for name, cells in (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE),
-                        ("noisy_ranking.ipynb", NOISY), ("dynamics.ipynb", DYNAMICS),
-                        ("compare_runs.ipynb", COMPARE)):
-        print(write(name, cells))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-execute", action="store_true", help="write the notebooks without their outputs")
+    parser.add_argument("names", nargs="*", help="only these notebooks (default: all)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for name, cells in NOTEBOOKS:
+        if not args.names or name in args.names:
+            logging.info("wrote %s", write(name, cells, execute=not args.no_execute))
 
 
 if __name__ == "__main__":

@@ -48,7 +48,12 @@ TABLE = [  # (header, row key, format)
     ("oracle_s", "time_oracle", "{:>8.3f}"),
     ("eval_s", "time_evaluation", "{:>8.3f}"),
     ("wall_s", "wall_time", "{:>8.2f}"),
+    ("approx_lb", "approx_gap", "{:>10.3e}"),   # blank where it was not measured
 ]
+
+#: What the ``approx_lb`` column is, printed under the header of a run with a learned oracle
+APPROX_LEGEND = ("# approx_lb: approx_gap, a lower bound of gap (up to its standard error) from learned best "
+                 "responses and sampled play; blank where not measured")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,6 +226,9 @@ def _format_row(row: dict) -> str:
             value = "x".join(str(v) for k, v in row.items() if k.startswith("population_"))
         else:
             value = row[key]
+        if isinstance(value, float) and math.isnan(value) and key == "approx_gap":
+            cells.append(" " * len(fmt.format(0.0)))
+            continue
         cells.append(fmt.format(value))
     return " ".join(cells)
 
@@ -403,6 +411,8 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
     show_bar = config.progress and sys.stderr.isatty()
     print(_header(), flush=True)
+    if getattr(solver, "learned", False):
+        print(APPROX_LEGEND, flush=True)
     for row in solver.state.rows:
         print(_format_row(row), flush=True)
     log = make_loggers(config.loggers, run_dir)   # (psro.loggers: the config's csv / tensorboard loggers)
@@ -434,7 +444,7 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
         _rank(solver, config, run_dir)
     last = solver.history.iloc[-1]
     approx = "" if math.isnan(last["approx_gap"]) else \
-        f", approx_gap {last['approx_gap']:.3e} +- {last['approx_gap_stderr']:.1e}"
+        f", approx_gap (lower bound) {last['approx_gap']:.3e} +- {last['approx_gap_stderr']:.1e}"
     print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}{approx}, {last['wall_time']:.2f} s "
           f"wall; wrote {run_dir}", flush=True)
     return 0
@@ -522,9 +532,8 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         allow_imports(*getattr(args, "imports", []))
-        if args.command == "evaluate":
-            return _evaluate(args)
-        return _report(args) if args.command == "report" else _run(args)
+        commands = {"report": _report, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate}
+        return commands.get(args.command, _run)(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 2

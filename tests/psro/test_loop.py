@@ -223,7 +223,8 @@ def test_new_profile_blocks_cover_each_new_profile_once(sizes):
 
 
 # -- One config (issue 11): PSRO(PSROConfig(...)) is the constructor, the keyword form builds the config ---------------
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
+TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
+          "approx_gap_time"]
 
 
 @pytest.mark.parametrize("fields", [dict(game="kuhn_poker", meta_solver="nash"),
