@@ -86,3 +86,14 @@ def test_split_name():
     assert split_name("a.b:c") == ("a.b", "c")
     assert split_name("catalog") == (None, "catalog") and split_name("x:") == (None, "x:")
     assert split_name("kuhn_poker(players=3)") == (None, "kuhn_poker(players=3)")
+
+
+def test_a_definition_run_again_replaces_itself():
+    table = Registry("thing", hint="Register one.")
+    namespace: dict = {}
+    for value in (1, 2):   # the same cell run twice: a new function of the same module and name
+        exec(f"def f():\n    return {value}\n", namespace)
+        table.register("f", namespace["f"])
+    assert table.get("f")() == 2
+    with pytest.raises(ValueError, match="already registered"):
+        table.register("f", lambda: 3)   # another definition

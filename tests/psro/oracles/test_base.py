@@ -114,7 +114,7 @@ def test_oracles_declare_capabilities_and_a_second_registration_raises(toy_oracl
         ("openspiel", OracleCapabilities(learned=False, needs_tree=True, normal_form=True, teams=False)),
         ("ppo", OracleCapabilities(learned=True, needs_tree=False, normal_form=False, teams=False)),
         ("team_pg", OracleCapabilities(learned=False, needs_tree=True, normal_form=True, teams=True))]
-    assert oracle_capabilities(toy_oracle) == OracleCapabilities(learned=True, needs_tree=False)
+    assert oracle_capabilities(toy_oracle) == OracleCapabilities(learned=True, needs_tree=True)   # (no game=)
     register_oracle(toy_oracle, learned=True)(UniformOracle)   # the same registration again: no change
     with pytest.raises(ValueError, match="oracle 'toy_uniform' is already registered; pass replace=True"):
         register_oracle(toy_oracle)(ExactOracle)
