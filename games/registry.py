@@ -4,7 +4,10 @@ loops, policy kinds and games.
 A :class:`Registry` maps names to entries with the same verbs everywhere
 (``register``, ``unregister``, ``names``, ``get``, ``in``) and the same rule
 for a second registration: registering a taken name raises ``ValueError``
-unless the entry is the same (equal) one or ``replace=True`` is passed.
+unless ``replace=True`` is passed or the entry is the same one again (equal,
+or the same definition re-run: its functions and classes of the same module
+and qualified name, as when a notebook cell runs twice; it then replaces the
+old one).
 
 A name ``"package.module:name"`` is found on demand: :meth:`Registry.get`
 imports ``package.module`` (which registers its entries when imported) and
@@ -47,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import importlib
 import os
 import re
@@ -182,8 +186,8 @@ class Registry:
         self._entries: dict = {}
 
     def register(self, name: str, entry, *, replace: bool = False):
-        """Register ``entry`` under ``name``; a taken name raises ``ValueError`` unless ``entry`` equals the
-        registered one or ``replace=True``. Returns ``entry``."""
+        """Register ``entry`` under ``name``; a taken name raises ``ValueError`` unless ``entry`` is the registered
+        one again (see the module docstring) or ``replace=True``. Returns ``entry``."""
         if not isinstance(name, str) or not name.strip():
             raise TypeError(f"name must be a non-empty string naming the {self.kind}; got {name!r}.")
         if name in self._entries and not replace and not _same(self._entries[name], entry):
@@ -234,7 +238,26 @@ class Registry:
 
 
 def _same(old, new) -> bool:
+    """Whether ``new`` is ``old`` again: equal, or the same definition run again (functions and classes compared
+    by module and qualified name, also inside a dataclass entry), as when a notebook cell or module is re-run."""
+    if old is new:
+        return True
     try:
-        return old is new or bool(old == new)
+        if bool(old == new):
+            return True
     except Exception:   # (arrays and other entries whose == is not a truth value)
         return False
+    if dataclasses.is_dataclass(old) and type(old) is type(new):
+        return all(_definition(getattr(old, f.name)) == _definition(getattr(new, f.name))
+                   for f in dataclasses.fields(old))
+    return _definition(old) == _definition(new) and _definition(old) is not old
+
+
+def _definition(value):
+    """``(module, qualname)`` of a named function or class (what a re-run definition keeps); else the value
+    itself (a lambda has no name to keep)."""
+    qualname = getattr(value, "__qualname__", None)
+    if callable(value) and isinstance(qualname, str) and not qualname.endswith("<lambda>") \
+            and hasattr(value, "__module__"):
+        return (value.__module__, value.__qualname__)
+    return value

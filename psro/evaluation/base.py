@@ -25,8 +25,8 @@ import numpy as np
 from games.empirical import EmpiricalGame
 from games.registry import Registry
 
-__all__ = ["Evaluator", "EvaluationBatch", "EvaluatorCapabilities", "EvaluatorInfo", "register_evaluator",
-           "evaluator_capabilities", "unregister_evaluator", "make_evaluator", "evaluator_names",
+__all__ = ["Evaluator", "EvaluationBatch", "EvaluatorCapabilities", "EvaluatorInfo", "TopUpEvaluator",
+           "register_evaluator", "evaluator_capabilities", "unregister_evaluator", "make_evaluator", "evaluator_names",
            "record_exact_block", "block_done", "new_profile_blocks"]
 
 
@@ -108,6 +108,19 @@ class EvaluatorInfo:
     capabilities: EvaluatorCapabilities
 
 
+@runtime_checkable
+class TopUpEvaluator(Evaluator, Protocol):
+    """An evaluator that declares ``top_up`` (:class:`EvaluatorCapabilities`) also has ``top_up_rounds``, which
+    :func:`psro.evaluation.top_up.run_top_up` calls (see
+    :meth:`psro.evaluation.monte_carlo.MonteCarloEvaluator.top_up_rounds`)."""
+
+    def top_up_rounds(self, meta_game: EmpiricalGame, populations, budget: int, *, method: str = "support",
+                      rounds: int = 4, key: tuple = (), strategy=None, progress=None, on_progress=None,
+                      on_batch=None, **options):
+        """Spend ``budget`` more episodes in ``rounds`` resumable rounds; return the progress (``TopUpProgress``)."""
+        ...
+
+
 _EVALUATORS = Registry("evaluator", hint="Register a new one with @psro.evaluation.register_evaluator(name).")
 
 
@@ -179,10 +192,14 @@ def make_evaluator(name: str, tree, **options) -> Evaluator:
     >>> make_evaluator("monte_carlo", tree, episodes_per_profile=500, executor="serial", seed=3)
     MonteCarloEvaluator(kuhn_poker(), episodes_per_profile=500, executor=SerialExecutor(), seed=3)
     """
-    evaluator = _EVALUATORS.get(name).factory(tree, **options)
+    info = _EVALUATORS.get(name)
+    evaluator = info.factory(tree, **options)
     if not isinstance(evaluator, Evaluator):
         raise TypeError(f"the factory of evaluator {name!r} returned {type(evaluator).__name__}, which lacks "
                         "name, exact, evaluate() or done() (see psro.evaluation.Evaluator).")
+    if info.capabilities.top_up and not isinstance(evaluator, TopUpEvaluator):
+        raise TypeError(f"evaluator {name!r} declares top_up but its {type(evaluator).__name__} has no "
+                        "top_up_rounds() (see psro.evaluation.base.TopUpEvaluator); register it without top_up=True.")
     return evaluator
 
 

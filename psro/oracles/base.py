@@ -221,7 +221,8 @@ def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None
     ``"package.module:name"``: the module is imported on first use (see
     :mod:`games.registry` for which modules may be) and registers ``name``.
 
-    ``needs_tree`` (default: ``not learned``), ``normal_form`` and ``teams``
+    ``needs_tree`` (default: unless it is learned and its factory takes
+    ``game=``), ``normal_form`` and ``teams``
     declare the oracle's :class:`OracleCapabilities`, which
     :func:`oracle_capabilities` answers.
 
@@ -236,8 +237,9 @@ def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None
         if not callable(factory):
             raise TypeError(f"register_oracle({name!r}) decorates a factory (a class or function); "
                             f"got {type(factory).__name__}.")
+        plays_without_tree = bool(learned) and _accepts(factory, "game")
         capabilities = OracleCapabilities(learned=bool(learned),
-                                          needs_tree=not learned if needs_tree is None else bool(needs_tree),
+                                          needs_tree=not plays_without_tree if needs_tree is None else bool(needs_tree),
                                           normal_form=bool(normal_form), teams=bool(teams))
         _ORACLES.register(name, OracleInfo(name, factory, capabilities), replace=replace)
         return factory
@@ -326,17 +328,16 @@ def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Orac
     oracle 'exact' needs the game tree, which was not built
     """
     info = oracle_info(name)
-    if info.learned:
-        takes_game = game is not None and _accepts(info.factory, "game")
-        if tree is None and not takes_game:
-            raise ValueError(f"oracle {name!r} has no game tree to work on and its factory takes no game=; "
-                             "give its factory a game= argument (it plays the game without a tree).")
-        oracle = info.factory(tree, seed=seed, **({"game": game} if takes_game else {}), **options)
-    else:
-        if tree is None:
-            raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use a learned oracle "
-                             f"({learned_oracle_names()}) for games whose tree is not built.")
-        oracle = info.factory(tree, seed=seed, **options)
+    takes_game = (info.learned or not info.capabilities.needs_tree) and game is not None \
+        and _accepts(info.factory, "game")
+    if tree is None and info.learned and not takes_game:
+        raise ValueError(f"oracle {name!r} has no game tree to work on and its factory takes no game=; "
+                         "give its factory a game= argument (it plays the game without a tree).")
+    if tree is None and (info.capabilities.needs_tree or not takes_game):
+        raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use an oracle that needs "
+                         f"none ({[n for n in oracle_names() if not oracle_capabilities(n).needs_tree]}) for games "
+                         "whose tree is not built.")
+    oracle = info.factory(tree, seed=seed, **({"game": game} if takes_game else {}), **options)
     if not isinstance(oracle, Oracle):
         raise TypeError(f"the factory of oracle {name!r} returned {type(oracle).__name__}, which has no "
                         "respond(player, target, *, key) method and learned flag (see psro.oracles.Oracle).")

@@ -115,3 +115,48 @@ def test_psro_plays_a_team_game_on_its_team_view():
     history = solver.run(iterations=10, target_gap=1e-12)
     assert history["gap"].iloc[-1] <= 1e-12
     assert solver.config.teams is None
+
+
+def test_training_loops_register_like_every_registry_and_by_module_name():
+    from psro.algorithms import algorithm_capabilities, register_algorithm, unregister_algorithm
+    from psro.family.self_play import SelfPlay
+
+    assert algorithm_capabilities("offline_psro").offline and not algorithm_capabilities("psro").offline
+    assert algorithm_class("psro.family.self_play:SelfPlay") is SelfPlay   # "module:Class", adopted
+    register_algorithm("self_play_again_test", SelfPlay)
+    try:
+        assert algorithm_class("self_play_again_test") is SelfPlay
+        with pytest.raises(ValueError, match="algorithm 'self_play_again_test' is already registered"):
+            register_algorithm("self_play_again_test", PSRO)
+    finally:
+        unregister_algorithm("self_play_again_test")
+    with pytest.raises(ValueError, match="'psro.loop:logger' is not a class"):
+        algorithm_class("psro.loop:logger")
+
+
+def test_meta_solvers_declare_joint_and_register_by_name():
+    from games import catalog
+    from psro.meta.solvers import (
+        get_meta_solver,
+        meta_solver_capabilities,
+        register_meta_solver,
+        unregister_meta_solver,
+    )
+    from solvers import make_equilibrium
+
+    assert not meta_solver_capabilities("nash").joint and meta_solver_capabilities("mgce").joint
+    assert not meta_solver_capabilities("alpharank").joint
+
+    @register_meta_solver("first_policy_test")
+    def first(meta_game):
+        return make_equilibrium(meta_game, marginals=[np.eye(k)[0] for k in meta_game.shape], concept="nash",
+                                method="first_policy_test")
+    try:
+        eq = get_meta_solver("first_policy_test")(catalog.rock_paper_scissors())
+        assert [m.tolist() for m in eq.marginals] == [[1.0, 0.0, 0.0]] * 2
+        with pytest.raises(ValueError, match="meta_solver 'first_policy_test' is already registered"):
+            register_meta_solver("first_policy_test")(lambda g: None)
+    finally:
+        unregister_meta_solver("first_policy_test")
+    with pytest.raises(ValueError, match="unknown meta_solver 'first_policy_test'"):
+        meta_solver_capabilities("first_policy_test")

@@ -58,3 +58,21 @@ def test_unknown_and_malformed_evaluators_are_refused(toy_evaluator):
             make_evaluator("toy_broken", None)
     finally:
         unregister_evaluator("toy_broken")
+
+
+def test_evaluators_declare_capabilities():
+    from psro.evaluation import EvaluatorCapabilities, evaluator_capabilities
+    from psro.oracles.jobs import tree_for
+
+    assert evaluator_capabilities("sequence_form") == EvaluatorCapabilities(sampled=False, needs_tree=True,
+                                                                            top_up=False)
+    assert evaluator_capabilities("monte_carlo") == EvaluatorCapabilities(sampled=True, needs_tree=False,
+                                                                          top_up=True)
+    register_evaluator("toy_top_up", top_up=True)(CountingEvaluator)
+    try:
+        with pytest.raises(TypeError, match="declares top_up but its CountingEvaluator has no top_up_rounds"):
+            make_evaluator("toy_top_up", tree_for("kuhn_poker()"))
+        with pytest.raises(ValueError, match="evaluator 'toy_top_up' is already registered"):
+            register_evaluator("toy_top_up")(CountingEvaluator)
+    finally:
+        unregister_evaluator("toy_top_up")

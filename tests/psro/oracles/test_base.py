@@ -104,3 +104,21 @@ def test_unknown_and_malformed_oracles_are_refused(toy_oracle):
         register_oracle("")
     with pytest.raises(TypeError, match="decorates a factory"):
         register_oracle("toy_x")(3)
+
+
+def test_oracles_declare_capabilities_and_a_second_registration_raises(toy_oracle):
+    from psro.oracles import OracleCapabilities, oracle_capabilities
+
+    assert [(n, oracle_capabilities(n)) for n in ("exact", "openspiel", "ppo", "team_pg")] == [
+        ("exact", OracleCapabilities(learned=False, needs_tree=True, normal_form=True, teams=False)),
+        ("openspiel", OracleCapabilities(learned=False, needs_tree=True, normal_form=True, teams=False)),
+        ("ppo", OracleCapabilities(learned=True, needs_tree=False, normal_form=False, teams=False)),
+        ("team_pg", OracleCapabilities(learned=False, needs_tree=True, normal_form=True, teams=True))]
+    assert oracle_capabilities(toy_oracle) == OracleCapabilities(learned=True, needs_tree=True)   # (no game=)
+    register_oracle(toy_oracle, learned=True)(UniformOracle)   # the same registration again: no change
+    with pytest.raises(ValueError, match="oracle 'toy_uniform' is already registered; pass replace=True"):
+        register_oracle(toy_oracle)(ExactOracle)
+    register_oracle(toy_oracle, replace=True, normal_form=True)(ExactOracle)
+    assert oracle_info(toy_oracle).factory is ExactOracle and oracle_capabilities(toy_oracle).normal_form
+    with pytest.raises(ValueError, match="oracle must be one of"):
+        oracle_capabilities("no_such_oracle")
