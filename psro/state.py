@@ -161,7 +161,8 @@ class EpisodeCounter:
         return response
 
 
-#: The state fields a :class:`psro.PSRO` shows as its own read-only attributes (``solver.gap``, ...).
+#: The state fields every training loop shows as its own properties (``solver.gap``, ...;
+#: :class:`psro.training_loop.TrainingLoop`).
 STATE_FIELDS = ("populations", "meta_game", "rng", "iteration", "in_iteration", "meta_strategy",
                 "eval_meta_strategy", "gap", "train_gap", "evaluations")
 

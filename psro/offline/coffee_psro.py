@@ -364,7 +364,7 @@ class OfflinePSRO(TrainingLoop):
         times["evaluation"] = time.perf_counter() - start
 
         start = time.perf_counter()
-        marginals, self._meta_gap = self._meta_solve()
+        marginals, self._meta_gap = self.meta_solve()
         self.meta_strategy = self._equilibrium(marginals)
         times["meta_solve"] = time.perf_counter() - start
 
@@ -404,7 +404,7 @@ class OfflinePSRO(TrainingLoop):
             return Provenance(0, "initial")
         return Provenance(iteration, "exact_model", self.meta_solver.name, value)
 
-    def _meta_solve(self) -> tuple:
+    def meta_solve(self) -> tuple:
         """(per player its mixture, the meta gap): a Nash equilibrium of the mean-model meta-game."""
         from games.normal_form import NormalFormGame
         from solvers import nash_conv as meta_nash_conv
@@ -570,7 +570,7 @@ class OfflinePSRO(TrainingLoop):
                                  zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
         if solver.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
             solver._evaluate()
-            marginals, solver._meta_gap = solver._meta_solve()
+            marginals, solver._meta_gap = solver.meta_solve()
             solver.meta_strategy = solver._equilibrium(marginals)
             solver.gap = float(solver.state.rows[-1]["gap"])
         return solver
@@ -598,7 +598,7 @@ class COffeEPSRO(OfflinePSRO):
     default_penalty, default_uniform_weight = 1.0, 0.1
     meta_solver = OfflineMetaSolver("robust_replicator", "robust_replicator")
 
-    def _meta_solve(self) -> tuple:
+    def meta_solve(self) -> tuple:
         """(per player its mixture, its pessimistic regret): the robust replicator dynamics on the interval."""
         from solvers.risk_averse.robust_replicator import robust_replicator
 
