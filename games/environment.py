@@ -41,74 +41,33 @@ The objects :func:`games.from_pettingzoo` returns (and anything else with a
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import math
-from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from games.contracts import BatchedEnv, EnvStep, check_step, is_environment_game
+from games.env_history_cache import (
+    _CHANCE,
+    _DECISION,
+    _SIMULTANEOUS,
+    _TERMINAL,
+    _cdf,
+    _NodeCache,
+    _Observers,
+    _sampled_chance,
+    _tensor_shape,
+)
 from games.validation import check_int
 
 __all__ = ["EnvStep", "BatchedEnv", "OpenSpielEnv", "ObservationGame", "check_step", "make_env", "num_actions",
            "observation_size"]
 
-_DECISION, _CHANCE, _TERMINAL = 0, 1, 2
-_SIMULTANEOUS = -2        # pyspiel's PlayerId.SIMULTANEOUS
 _CHANCE_PLAYER = -1       # pyspiel's PlayerId.CHANCE
 _STATE_BYTES = 1024       # what a stored pyspiel state is reckoned to take (about 0.8 KiB for poker, tic-tac-toe)
 _MAX_SHARED = 4           # games whose caches a process keeps (the least recently used one goes first)
 _SHARED_CACHES: dict = {}  # (game string, observation, capacity) -> _NodeCache, shared by the envs of a process
 _OBSERVATIONS = ("information_state", "observation")
-
-
-@dataclass(frozen=True, eq=False)
-class EnvStep:
-    """What :meth:`OpenSpielEnv.reset` and :meth:`OpenSpielEnv.step` return: one row per env stepped.
-
-    Attributes
-    ----------
-    envs : ndarray of int64, shape (b,)
-        Which envs the rows are.
-    player : ndarray of int64, shape (b,)
-        The seat that must act next in each of them.
-    obs : ndarray of float32, shape (b, obs_dim)
-        That seat's observation (the information-state tensor, flattened).
-    mask : ndarray of bool, shape (b, num_actions)
-        Its legal actions.
-    done : ndarray of bool, shape (b,)
-        The episode ended with the action just applied; the row then already
-        describes the first decision of the env's next episode.
-    returns : ndarray of float64, shape (b, num_players)
-        The finished episode's returns where ``done``, 0 elsewhere.
-    episode : ndarray of int64, shape (b,)
-        How many episodes the env has started (a driver draws a new opponent
-        profile whenever it changes).
-    """
-
-    envs: np.ndarray
-    player: np.ndarray
-    obs: np.ndarray
-    mask: np.ndarray
-    done: np.ndarray
-    returns: np.ndarray
-    episode: np.ndarray
-
-
-class BatchedEnv(Protocol):
-    """``num_envs`` copies of a game stepped together (see :class:`OpenSpielEnv`)."""
-
-    num_envs: int
-    num_players: int
-    num_actions: int
-    obs_dim: int
-
-    def reset(self, rng=None) -> EnvStep:
-        """Start a new episode in every env (``rng``: a generator or an int seed replacing the env's own)."""
-
-    def step(self, envs: np.ndarray, actions: np.ndarray) -> EnvStep:
-        """Apply one action per env listed, for the seat that was to act there."""
 
 
 # ---------------------------------------------------------------------------------------------- the game
@@ -127,26 +86,10 @@ def _as_game(game):
                     f"games.from_pettingzoo returns; got {type(game).__name__}.")
 
 
-def _is_adapter(game) -> bool:
-    return callable(getattr(game, "batched_env", None))
-
-
 def _check_observation(observation: str) -> str:
     if observation not in _OBSERVATIONS:
         raise ValueError(f"observation must be one of {_OBSERVATIONS}; got {observation!r}.")
     return observation
-
-
-def _tensor_shape(game, observation: str = "information_state") -> tuple:
-    gtype = game.get_type()
-    if observation == "information_state":
-        if not gtype.provides_information_state_tensor:
-            raise ValueError(f"game {game} does not provide information-state tensors; pass "
-                             "observation='observation' to use its observation tensor, if it has one.")
-        return tuple(game.information_state_tensor_shape())
-    if not gtype.provides_observation_tensor:
-        raise ValueError(f"game {game} provides no observation tensor (observation='observation').")
-    return tuple(game.observation_tensor_shape())
 
 
 def observation_size(game, observation: str = "information_state") -> int:
@@ -159,7 +102,7 @@ def observation_size(game, observation: str = "information_state") -> int:
     >>> observation_size("leduc_poker")
     30
     """
-    if _is_adapter(game):
+    if is_environment_game(game):
         return int(game.obs_dim)
     return int(math.prod(_tensor_shape(_as_game(game), _check_observation(observation))))
 
@@ -172,7 +115,7 @@ def num_actions(game) -> int:
     >>> num_actions("leduc_poker"), num_actions("goofspiel(num_cards=4)")
     (3, 4)
     """
-    if _is_adapter(game):
+    if is_environment_game(game):
         return int(game.num_actions)
     return int(_as_game(game).num_distinct_actions())
 
@@ -222,7 +165,7 @@ def make_env(game, num_envs: int = 64, *, rng=None, kernel: bool = True, **optio
     ([True, True, True], [2.0])
     """
     num_envs = check_int(num_envs, "num_envs", minimum=1)
-    if _is_adapter(game):
+    if is_environment_game(game):
         return game.batched_env(num_envs, rng=rng, **options)
     game = _as_game(game)
     if kernel:
@@ -232,45 +175,6 @@ def make_env(game, num_envs: int = 64, *, rng=None, kernel: bool = True, **optio
         if cls is not None:
             return cls(game, num_envs, rng=rng, **options)
     return OpenSpielEnv(game, num_envs, rng=rng, **options)
-
-
-def check_step(envs, actions, num_envs: int, num_actions: int, legal) -> tuple:
-    """``envs`` and ``actions`` of a ``step`` call as int64 arrays, or a ``ValueError`` that says what is wrong.
-
-    ``legal(envs, actions)`` says, for valid indices, which actions are legal
-    where they are played. Every batched env of this package checks its input
-    with this function, so that all give the same messages.
-
-    Examples
-    --------
-    >>> check_step([1], [0], 2, 3, lambda e, a: np.ones(e.size, bool))
-    (array([1]), array([0]))
-    >>> check_step([1, 1], [0, 2], 2, 3, lambda e, a: np.ones(e.size, bool))
-    Traceback (most recent call last):
-    ...
-    ValueError: envs must not repeat an env (one action per env and step).
-    """
-    envs, actions = np.asarray(envs), np.asarray(actions)
-    if envs.ndim != 1 or not (envs.size == 0 or np.issubdtype(envs.dtype, np.integer)):
-        raise ValueError(f"envs must be a 1-D array of env indices; got shape {envs.shape}, dtype {envs.dtype}.")
-    if actions.shape != envs.shape or not (actions.size == 0 or np.issubdtype(actions.dtype, np.integer)):
-        raise ValueError(f"actions must be integers, one per env in envs (shape {envs.shape}); "
-                         f"got shape {actions.shape}, dtype {actions.dtype}.")
-    envs, actions = envs.astype(np.int64, copy=False), actions.astype(np.int64, copy=False)
-    if envs.size == 0:
-        return envs, actions
-    if envs.min() < 0 or envs.max() >= num_envs:
-        raise ValueError(f"envs must lie in [0, {num_envs}); got {envs.min()}..{envs.max()}.")
-    if np.bincount(envs, minlength=num_envs).max() > 1:
-        raise ValueError("envs must not repeat an env (one action per env and step).")
-    bad = (actions < 0) | (actions >= num_actions)
-    if not bad.any():
-        bad = ~legal(envs, actions)
-    if bad.any():
-        j = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"actions[{j}] = {int(actions[j])} is not legal in env {int(envs[j])}; "
-                         "choose from the env's mask.")
-    return envs, actions
 
 
 class ObservationGame:
@@ -317,168 +221,6 @@ class ObservationGame:
     def batched_env(self, num_envs: int, rng=None, **options):
         """:func:`games.environment.make_env` of the game with ``observation="observation"``."""
         return make_env(self.game, num_envs, rng=rng, observation="observation", **options)
-
-
-def _sampled_chance(game) -> bool:
-    """Whether ``game`` draws chance inside ``apply_action`` or ``returns``, where no cache may remember it.
-
-    Wrappers such as ``add_noise`` report their inner game's chance mode when
-    loaded; the mode they are registered with says ``SAMPLED_STOCHASTIC``.
-    """
-    import pyspiel
-
-    if game.get_type().chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
-        return True
-    registered = _registered_sampled()
-    return str(game).split("(", 1)[0] in registered or game.get_type().short_name in registered
-
-
-@functools.lru_cache(maxsize=1)
-def _registered_sampled() -> frozenset:
-    """Short names of the games OpenSpiel registers with sampled chance."""
-    import pyspiel
-
-    return frozenset(t.short_name for t in pyspiel.registered_games()
-                     if t.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC)
-
-
-# ---------------------------------------------------------------------------------------------- observers
-class _Observers:
-    """One float32 observation buffer per env, written by OpenSpiel's observer API where the game has one.
-
-    ``setters[i](state, player)`` writes ``player``'s observation of ``state``
-    into ``buffers[i]``. The observer is checked once against the tensor the
-    game documents (``information_state_tensor`` / ``observation_tensor``); a
-    game without a matching observer falls back to those methods.
-    """
-
-    def __init__(self, game, observation: str, num_envs: int):
-        import pyspiel
-
-        self.size = math.prod(_tensor_shape(game, observation))
-        method = "information_state_tensor" if observation == "information_state" else "observation_tensor"
-        iig = pyspiel.IIGObservationType(perfect_recall=observation == "information_state")
-
-        def make():
-            try:
-                if hasattr(game, "make_py_observer"):   # games written in Python
-                    obs = game.make_py_observer(iig, {})
-                    tensor = getattr(obs, "tensor", None)
-                else:
-                    obs = pyspiel._Observation(game, game.make_observer(iig, {}))
-                    tensor = np.frombuffer(obs, np.float32) if obs.has_tensor() else None
-            except (pyspiel.SpielError, RuntimeError, ValueError, TypeError):
-                return None
-            if tensor is None or tensor.size != self.size:
-                return None
-            return obs.set_from, tensor
-
-        first = make()
-        if first is not None and not self._agrees(game, first, method):
-            first = None
-        if first is None:
-            self.buffers = [np.zeros(self.size, np.float32) for _ in range(num_envs)]
-            self.setters = [self._fallback(method, buf) for buf in self.buffers]
-        else:
-            pairs = [first] + [make() for _ in range(num_envs - 1)]
-            self.setters = [p[0] for p in pairs]
-            self.buffers = [p[1] for p in pairs]
-
-    @staticmethod
-    def _fallback(method: str, buf: np.ndarray):
-        def write(state, player):
-            buf[:] = getattr(state, method)(player)
-        return write
-
-    @staticmethod
-    def _agrees(game, pair, method: str) -> bool:
-        state = game.new_initial_state()
-        while state.is_chance_node():
-            state.apply_action(state.chance_outcomes()[0][0])
-        if state.is_terminal():
-            return True
-        p = 0 if state.current_player() == _SIMULTANEOUS else state.current_player()
-        pair[0](state, p)
-        return bool(np.array_equal(pair[1], np.asarray(getattr(state, method)(p), np.float32).ravel()))
-
-
-def _cdf(probs) -> list:
-    """Cumulative probabilities as a list, the last entry exactly 1 (a uniform ``u < 1`` never passes it)."""
-    acc = list(itertools.accumulate(float(p) for p in probs))
-    total = acc[-1]
-    cdf = [x / total for x in acc]
-    cdf[-1] = 1.0
-    return cdf
-
-
-class _NodeCache:
-    """The visited part of the history tree as growing arrays, up to a fixed number of nodes.
-
-    A node is a history (for simultaneous nodes: a history plus the choices of
-    the seats before ``seat``). ``child[n, e]`` is the node reached through
-    edge ``e`` (the action at decision nodes, the outcome's position in
-    ``chance_outcomes()`` at chance nodes), ``-1`` where not yet visited.
-    """
-
-    def __init__(self, capacity: int, num_players: int, num_actions: int, width: int, obs_dim: int,
-                 max_outcomes: int):
-        self.capacity, self.size, self.allocated = capacity, 0, 0
-        self.width, self.max_outcomes = width, max(1, max_outcomes)
-        self.num_players, self.num_actions, self.obs_dim = num_players, num_actions, obs_dim
-        self.reserve(min(capacity, 1024))
-        self.keys: dict = {}    # node -> the acting seat's information-state string, filled on demand
-        self.seen: set = set()  # children (parent * width + edge) visited once and not cached yet
-        # Python mirrors for walking up the tree: the parent, the action from it, whether it was a seat's
-        # choice at a simultaneous node
-        self.parent_list: list = [-1]
-        self.action_list: list = [-1]
-        self.via_simultaneous: list = [False]
-        self.states: dict = {}  # node -> (pyspiel state, pending choices): where replays start
-        self.state_capacity = 0
-
-    def reserve(self, count: int) -> None:
-        """Make room for ``count`` nodes in all (at most ``capacity``)."""
-        count = min(count, self.capacity)
-        if count <= self.allocated:
-            return
-        cap = min(self.capacity, max(count, 2 * self.allocated))
-        fields = {
-            "kind": ((cap,), np.int8, _TERMINAL), "actor": ((cap,), np.int64, -1), "visits": ((cap,), np.int32, 0),
-            "seat": ((cap,), np.int64, -1), "parent": ((cap,), np.int64, -1), "edge": ((cap,), np.int64, -1),
-            "child": ((cap, self.width), np.int32, -1),
-            "obs": ((cap, self.obs_dim), np.float32, 0), "mask": ((cap, self.num_actions), bool, False),
-            "returns": ((cap, self.num_players), np.float64, 0),
-            "cdf": ((cap, self.max_outcomes), np.float64, 1.0), "outcomes": ((cap, self.max_outcomes), np.int64, 0),
-        }
-        for name, (shape, dtype, fill) in fields.items():
-            new = np.full(shape, fill, dtype=dtype)
-            if self.allocated:
-                new[:self.allocated] = getattr(self, name)
-            setattr(self, name, new)
-        self.allocated = cap
-
-    def admit(self, parent: int, edge: int) -> bool:
-        """Whether the child of ``parent`` through ``edge`` enters the cache now, if there is room: at once
-        below a node that play leaves often (``2 * width`` times), else on its second visit. (A history seen
-        once is not worth its row: in a large game most are never seen again.)"""
-        if self.size >= self.capacity:
-            return False
-        if self.visits[parent] >= 2 * self.width:
-            return True
-        key = parent * self.width + edge
-        if key in self.seen:
-            self.seen.discard(key)
-            return True
-        if len(self.seen) >= self.capacity:   # forget the visits of histories never seen twice
-            self.seen.clear()
-        self.seen.add(key)
-        return False
-
-    @staticmethod
-    def bytes_per_node(num_players: int, num_actions: int, width: int, obs_dim: int, max_outcomes: int) -> int:
-        # the arrays of one node, an entry of the set of histories seen once (a Python int in a set), and
-        return (5 * 8 + 4 + 1 + 4 * width + 4 * obs_dim + num_actions + 8 * num_players
-                + 16 * max(1, max_outcomes) + 64 + 3 * 36)   # + the three Python mirror lists
 
 
 class OpenSpielEnv:
