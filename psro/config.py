@@ -659,19 +659,13 @@ def resolve_run_game(game) -> tuple:
     >>> resolve_run_game("kuhn_poker")[0]
     kuhn_poker()
     """
+    from games.game_resolution import resolve
     from psro.matrix_game import resolve_game
 
-    if isinstance(game, str) and game.strip().startswith("pettingzoo:"):
-        from games.pettingzoo_env import load_pettingzoo
-
-        return load_pettingzoo(game.strip()), None
-    if isinstance(game, str) and game.strip().startswith(OBSERVATION_PREFIX):
-        from games.environment import ObservationGame
-
-        return ObservationGame(game.strip()[len(OBSERVATION_PREFIX):].strip()), None
-    if is_environment_game(game):
-        return game, None
-    return resolve_game(game)
+    if isinstance(game, dict):   # a NormalFormGame's JSON (what a checkpoint stores)
+        return resolve_game(game)
+    resolved = with_field("game", resolve, game)
+    return resolved.game, resolved.normal_form
 
 
 #: A run's game string that plays an OpenSpiel game through its observation tensor (``observation:connect_four``)
@@ -729,9 +723,9 @@ def is_environment_game(game) -> bool:
     >>> is_environment_game(pyspiel.load_game("kuhn_poker"))
     False
     """
-    from games.environment import ObservationGame
+    from games.contracts import is_environment_game as environment
 
-    return type(game).__module__.startswith("games.pettingzoo_env") or isinstance(game, ObservationGame)
+    return environment(game)
 
 
 def num_players(game) -> int:
