@@ -264,22 +264,7 @@ class OpenSpielEnv:
         new_j, new_k, new_parent, new_edge = [], [], [], []
         created: dict = {}
         if moving and not extend and not self._simultaneous:   # the common case, kept tight
-            add_dec, add_p, add_mask = dec_j.append, dec_p.append, masks.append
-            for j, (i, a) in enumerate(zip(id_list, act_list)):
-                st = live[i]
-                st.apply_action(a)
-                p = st.current_player()
-                if p >= 0:
-                    setters[i](st, p)
-                    add_mask(st.legal_actions_mask(p))
-                    add_dec(j)
-                    add_p(p)
-                elif p == _CHANCE_PLAYER:
-                    kinds[j] = _CHANCE
-                else:
-                    kinds[j] = _TERMINAL
-                    term_j.append(j)
-                    term_r.append(st.returns())
+            self._apply_plain(id_list, act_list, kinds, dec_j, dec_p, masks, term_j, term_r)
             id_list = ()
         for j, i in enumerate(id_list):
             st = live[i]
@@ -328,6 +313,35 @@ class OpenSpielEnv:
         self._kind[ids] = kinds
         if extend:
             self._node[ids] = nodes
+        self._write_rows(ids, dec_j, dec_p, masks, term_j, term_r)
+        if new_j:
+            self._record_nodes(ids, np.array(new_j), np.array(new_k), np.array(new_parent), np.array(new_edge),
+                               seats)
+
+    def _apply_plain(self, id_list, act_list, kinds, dec_j, dec_p, masks, term_j, term_r) -> None:
+        """:meth:`_live_batch`'s common case (turn-based, outside the cache): apply one action per env and collect
+        what each reached into the lists given."""
+        live, setters = self._live, self._observers.setters
+        add_dec, add_p, add_mask = dec_j.append, dec_p.append, masks.append
+        for j, (i, a) in enumerate(zip(id_list, act_list)):
+            st = live[i]
+            st.apply_action(a)
+            p = st.current_player()
+            if p >= 0:
+                setters[i](st, p)
+                add_mask(st.legal_actions_mask(p))
+                add_dec(j)
+                add_p(p)
+            elif p == _CHANCE_PLAYER:
+                kinds[j] = _CHANCE
+            else:
+                kinds[j] = _TERMINAL
+                term_j.append(j)
+                term_r.append(st.returns())
+
+    def _write_rows(self, ids, dec_j, dec_p, masks, term_j, term_r) -> None:
+        """Store the seats and legal masks of the envs ``ids[dec_j]`` now at a decision and the returns of those
+        ``ids[term_j]`` that ended."""
         if dec_j:
             d = ids[dec_j]
             self._player[d] = dec_p
@@ -340,9 +354,6 @@ class OpenSpielEnv:
             self._mask[d] = mask
         if term_j:
             self._live_returns[ids[term_j]] = term_r
-        if new_j:
-            self._record_nodes(ids, np.array(new_j), np.array(new_k), np.array(new_parent), np.array(new_edge),
-                               seats)
 
     def _record_nodes(self, ids, new_j, new_k, parent, edge, seats: dict) -> None:
         """Write the nodes the live envs ``ids[new_j]`` have just reached into the cache as ``new_k``."""
