@@ -237,6 +237,81 @@ def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
     return name, digest
 
 
+def _state_arrays(state: LoopState) -> dict:
+    """The arrays of a checkpoint's array file: each population's provenance and waiting best responses, the
+    meta-strategies, the top-up's target and strategy."""
+    arrays = {}
+    for p, pop in enumerate(state.populations):
+        table = pop.provenance_table()
+        arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
+        arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
+        arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
+        arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
+        pending = state.pending[p]
+        if isinstance(pop, PolicyPopulation):
+            arrays.update(_population_arrays(f"pending_{p}", [pol for pol, _ in pending], start=0, objects=True,
+                                             key=f"pending_{p}"))
+        else:
+            info = pop.infostates
+            arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
+                                      else np.zeros((0, info.num_infostates, info.num_actions)))
+        arrays[f"pending_value_{p}"] = np.array([v for _, v in pending], dtype=np.float64)
+    for prefix, eq in (("meta", state.meta_strategy), ("eval_meta", state.eval_meta_strategy)):
+        if eq is not None:
+            arrays[f"{prefix}_joint"] = np.asarray(eq.joint)
+            for p, m in enumerate(eq.marginals):
+                arrays[f"{prefix}_marginal_{p}"] = np.asarray(m)
+    topped = state.top_up
+    if topped.target is not None:
+        arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
+    if topped.strategy is not None:
+        arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
+    return arrays
+
+
+def _write_meta_game(directory: Path, meta_game: EmpiricalGame, t: int) -> tuple:
+    """Write the meta-game as ``meta_game-<t>-<digest>.npz`` (on disk before a document names it); return
+    ``(name, SHA-256)``."""
+    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
+    try:
+        meta_game.save(meta_tmp)   # (a temporary file and a rename)
+        meta_digest = sha256(meta_tmp.read_bytes())
+        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
+        fd = os.open(meta_tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)   # on disk before the JSON names it
+        finally:
+            os.close(fd)
+        os.replace(meta_tmp, directory / meta_name)
+    finally:
+        meta_tmp.unlink(missing_ok=True)
+    return meta_name, meta_digest
+
+
+def _state_entry(state: LoopState) -> dict:
+    """The document's ``state``: the loop's scalars and what its meta-strategies and top-up are."""
+
+    def method_of(eq):
+        return None if eq is None else {"concept": eq.concept, "method": eq.method}
+
+    topped = state.top_up
+    return {
+        "iteration": state.iteration,
+        "gap": state.gap,
+        "train_gap": state.train_gap,
+        "evaluations": state.evaluations,
+        "in_iteration": state.in_iteration,
+        "sizes_before": [int(k) for k in state.sizes_before],
+        "wall_time": state.wall,
+        "cpu_time": state.cpu,
+        "env_steps": int(state.env_steps),
+        "measure_episodes": int(state.measure_episodes),
+        "meta_strategy": method_of(state.meta_strategy),
+        "eval_meta_strategy": method_of(state.eval_meta_strategy),
+        "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
+    }
+
+
 def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     """Write the checkpoint of ``solver`` (a :class:`psro.PSRO`: its ``options`` and its
     :class:`psro.state.LoopState`) into ``directory``; return the JSON's path.
@@ -272,52 +347,12 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             logger.warning("the checkpoint in %s is damaged; the new one is written without its run config",
                            directory)
 
-    arrays = {}
-    for p, pop in enumerate(state.populations):
-        table = pop.provenance_table()
-        arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
-        arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
-        arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
-        arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
-        pending = state.pending[p]
-        if isinstance(pop, PolicyPopulation):
-            arrays.update(_population_arrays(f"pending_{p}", [pol for pol, _ in pending], start=0, objects=True,
-                                             key=f"pending_{p}"))
-        else:
-            info = pop.infostates
-            arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
-                                      else np.zeros((0, info.num_infostates, info.num_actions)))
-        arrays[f"pending_value_{p}"] = np.array([v for _, v in pending], dtype=np.float64)
-    for prefix, eq in (("meta", state.meta_strategy), ("eval_meta", state.eval_meta_strategy)):
-        if eq is not None:
-            arrays[f"{prefix}_joint"] = np.asarray(eq.joint)
-            for p, m in enumerate(eq.marginals):
-                arrays[f"{prefix}_marginal_{p}"] = np.asarray(m)
-    topped = state.top_up
-    if topped.target is not None:
-        arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
-    if topped.strategy is not None:
-        arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
+    arrays = _state_arrays(state)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
     policy_files = _policy_files(directory, solver)
-    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
-    try:
-        state.meta_game.save(meta_tmp)   # (a temporary file and a rename)
-        meta_digest = sha256(meta_tmp.read_bytes())
-        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
-        fd = os.open(meta_tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)   # on disk before the JSON names it
-        finally:
-            os.close(fd)
-        os.replace(meta_tmp, directory / meta_name)
-    finally:
-        meta_tmp.unlink(missing_ok=True)
-
-    def method_of(eq):
-        return None if eq is None else {"concept": eq.concept, "method": eq.method}
+    meta_name, meta_digest = _write_meta_game(directory, state.meta_game, t)
 
     document = {
         "version": SCHEMA_VERSION,
@@ -326,21 +361,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "meta_game": meta_name,
         "options": solver.options,
         "config": config,
-        "state": {
-            "iteration": t,
-            "gap": state.gap,
-            "train_gap": state.train_gap,
-            "evaluations": state.evaluations,
-            "in_iteration": state.in_iteration,
-            "sizes_before": [int(k) for k in state.sizes_before],
-            "wall_time": state.wall,
-            "cpu_time": state.cpu,
-            "env_steps": int(state.env_steps),
-            "measure_episodes": int(state.measure_episodes),
-            "meta_strategy": method_of(state.meta_strategy),
-            "eval_meta_strategy": method_of(state.eval_meta_strategy),
-            "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
-        },
+        "state": _state_entry(state),
         "rng": state.rng.bit_generator.state,
         "extra": state.extra,
         "history": state.rows,
