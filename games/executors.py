@@ -26,14 +26,13 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
-import threading
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from games.parent_watch import watch_parent
 from games.validation import check_int, is_integer
 
 __all__ = [
@@ -271,7 +270,7 @@ class ProcessPoolExecutor(Executor):
 
     A worker never outlives the process that started it: each watches its
     parent (:func:`watch_parent`) and ends itself within
-    :data:`PARENT_WATCH_INTERVAL` seconds of the parent's death, even in the
+    :data:`games.parent_watch.PARENT_WATCH_INTERVAL` seconds of the parent's death, even in the
     middle of a task (a killed main process leaves no worker behind).
 
     A worker that dies in the middle of a batch (killed by a signal, out of
@@ -393,52 +392,6 @@ class ProcessPoolExecutor(Executor):
 
     def __repr__(self) -> str:
         return f"ProcessPoolExecutor(workers={self.workers})"
-
-
-#: Seconds between a pool worker's checks that the process that started it is alive
-PARENT_WATCH_INTERVAL = 0.5
-
-
-def watch_parent(creator: int | None = None, interval: float | None = None) -> threading.Thread:
-    """Start a daemon thread that ends this process (``os._exit``) once the process ``creator`` (by default the
-    parent) is gone; every pool worker runs it at start-up, with the pid of the process that made the pool.
-
-    A worker whose parent is ``creator`` (the ``spawn`` and ``fork`` start methods) ends when its parent pid
-    changes (the orphan was handed to another process), also when that happened before this call; otherwise (a
-    ``forkserver`` worker) when ``creator`` no longer exists.
-
-    Examples
-    --------
-    >>> watch_parent(interval=60).daemon   # (the parent of this process is alive: nothing happens)
-    True
-    """
-    interval = PARENT_WATCH_INTERVAL if interval is None else interval
-    creator = os.getppid() if creator is None else creator
-    child = os.getppid() == creator
-
-    def gone() -> bool:
-        return os.getppid() != creator if child else not _exists(creator)
-
-    def watch() -> None:
-        while not gone():
-            time.sleep(interval)
-        os._exit(1)
-
-    if not child and not _exists(creator):   # spawned, and the creator died before this worker started
-        os._exit(1)
-    thread = threading.Thread(target=watch, name="watch-parent", daemon=True)
-    thread.start()
-    return thread
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 RAY_EXTRA_HINT = "pip install 'psro-toolkit[ray]'"
