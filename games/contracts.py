@@ -81,7 +81,7 @@ class EnvironmentGame(Protocol):
 
 
 def is_environment_game(game) -> bool:
-    """Whether ``game`` is played only as an environment (it has a callable ``batched_env``).
+    """Whether ``game`` is played only as an environment: an object (not a class) with a callable ``batched_env``.
 
     Examples
     --------
@@ -89,7 +89,7 @@ def is_environment_game(game) -> bool:
     >>> is_environment_game(ObservationGame("tic_tac_toe")), is_environment_game("kuhn_poker")
     (True, False)
     """
-    return callable(getattr(game, "batched_env", None))
+    return not isinstance(game, type) and callable(getattr(game, "batched_env", None))
 
 
 def check_step(envs, actions, num_envs: int, num_actions: int, legal) -> tuple:

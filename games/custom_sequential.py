@@ -553,7 +553,18 @@ def _observer_class() -> type:
 
         def set_from(self, state, player):
             if self.tensor is not None:
-                self.dict["observation"][...] = np.asarray(self._fill(state.state, player), dtype=np.float32)
+                what = "information_state_tensor" if self._info_state else "observation_tensor"
+                shape = self.dict["observation"].shape
+                try:
+                    values = np.asarray(self._fill(state.state, player), dtype=np.float32)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"{type(self._impl).__name__}.{what}({player}) is not an array of numbers "
+                                     f"({exc}); {what}_shape declares {shape}.") from None
+                if values.size != self.tensor.size:   # (never broadcast: a wrong length is the user's bug)
+                    raise ValueError(f"{type(self._impl).__name__}.{what}({player}) has {values.size} entries "
+                                     f"(shape {values.shape}) but {what}_shape declares {shape} "
+                                     f"({self.tensor.size} entries).")
+                self.dict["observation"][...] = values.reshape(shape)
 
         def string_from(self, state, player):
             text = (self._impl.information_state if self._info_state else self._impl.observation)(

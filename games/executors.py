@@ -43,6 +43,7 @@ __all__ = [
     "RayExecutor",
     "SerialExecutor",
     "TaskError",
+    "check_reachable",
     "make_executor",
     "portable_spec",
     "spec_from_portable",
@@ -409,6 +410,44 @@ def _import_ray():
     return ray
 
 
+#: How to start a cluster, for the errors of an address that cannot be reached.
+CLUSTER_HINT = ("on the head node `ray start --head --port=6379` (and `--ray-client-server-port=10001` for ray:// "
+                "addresses), on each other node `ray start --address=HEAD:6379`")
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Raise :class:`EngineError` naming ``address`` when nothing accepts a TCP connection there within ``timeout``
+    seconds (``"HOST:PORT"`` or ``"ray://HOST:PORT"``; ``"auto"``, ``"local"`` and other forms are left to Ray).
+
+    Ray itself retries an unreachable address for a minute or more before its own ``ConnectionError``; this check
+    answers in at most ``timeout`` seconds.
+
+    Examples
+    --------
+    >>> check_reachable("127.0.0.1:1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    games.executors.EngineError: cannot reach the Ray cluster at '127.0.0.1:1' (...): ...
+    >>> check_reachable("auto")
+    """
+    import re
+    import socket
+
+    match = re.fullmatch(r"(?:ray://)?\[?([^\[\]]+?)\]?:(\d+)", address.strip())
+    if match is None:
+        return
+    host, port = match[1], int(match[2])
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise EngineError(f"cannot reach the Ray cluster at {address!r} ({reason}): nothing accepts connections on "
+                          f"{host} port {port}. Check the address and port (the head's GCS port, 6379 by default, "
+                          f"or its Ray Client port with ray://HOST:10001), that the cluster runs ({CLUSTER_HINT}), "
+                          "and that no firewall blocks the port.") from None
+
+
 class _TransientTaskError(TaskError):
     """A task failed with an exception listed as transient; Ray retries it (``retry_exceptions``)."""
 
@@ -525,7 +564,13 @@ class RayExecutor(Executor):
             if not ray.is_initialized():
                 options = {"include_dashboard": False, **self.init_options}
                 if self.address is not None:
-                    ray.init(address=self.address, **options)
+                    check_reachable(self.address)
+                    try:
+                        ray.init(address=self.address, **options)
+                    except (ConnectionError, TimeoutError, RuntimeError) as exc:
+                        raise EngineError(f"could not join the Ray cluster at {self.address!r}: {exc} Check that the "
+                                          f"cluster runs there ({CLUSTER_HINT}) and that this machine's Ray version "
+                                          "and credentials match the cluster's.") from exc
                 else:
                     if self.worker_niceness is not None:
                         system = dict(options.pop("_system_config", {}))

@@ -57,6 +57,8 @@ PROBLEM_KINDS: dict[str, str] = {
     "game_too_long": "a play has more decisions than max_game_length",
     "nondeterministic": "replaying the same actions, or the same seed, gives a different game",
     "clone_mismatch": "a cloned state differs from the original",
+    "bad_tensor": "an information-state or observation tensor fails, has a length other than its declared shape's, "
+                  "or is not finite",
     "bad_names": "duplicate or missing player or strategy names in a normal-form game",
     "bad_payoffs": "a normal-form game's payoffs are not finite or have the wrong shape",
 }
@@ -374,6 +376,7 @@ class _TreeChecker:
         self.infostates: dict[tuple, tuple] = {}  # (player, infostate) -> (legal actions, own sequence, history)
         self.infostate_owner: dict[str, int] = {}
         self.reported: set = set()  # information states already reported (one problem each)
+        self.bad_tensors: set = set()  # tensor kinds already reported
         self.num_nodes = 0
         self.terminal_returns: dict[tuple, tuple] = {}  # history -> returns (a sample kept for replays)
         self.num_terminals = 0
@@ -516,7 +519,36 @@ class _TreeChecker:
                         f"is {legal}", history)
         if record and f.has_infostate:
             self._check_infostate(state, player, legal, history, own.get(player, ()), simultaneous)
+        if record:
+            self._check_tensors(state, player, history)
         return [a for a in legal if a not in bad]
+
+    def _check_tensors(self, state, player: int, history) -> None:
+        """The information-state and observation tensors the game declares: each one's length equals its declared
+        shape's size, and every entry is a finite number (one problem per tensor kind)."""
+        gt = self.game.get_type()
+        for what, provided, size in (
+            ("information_state_tensor", gt.provides_information_state_tensor,
+             self.game.information_state_tensor_size),
+            ("observation_tensor", gt.provides_observation_tensor, self.game.observation_tensor_size),
+        ):
+            if not provided or what in self.bad_tensors:
+                continue
+            try:
+                declared = int(size())
+                values = np.asarray(getattr(state, what)(player), dtype=float)
+            except Exception as exc:  # noqa: BLE001 - any failure of user code is a finding
+                problem = f"{what}({player}) failed: {type(exc).__name__}: {exc}"
+            else:
+                problem = None
+                if values.size != declared:
+                    problem = (f"{what}({player}) has {values.size} entries but the game declares "
+                               f"{what}_size {declared}")
+                elif not np.isfinite(values).all():
+                    problem = f"{what}({player}) has entries that are NaN or infinite"
+            if problem is not None:
+                self.bad_tensors.add(what)
+                self.log.add("bad_tensor", problem, history)
 
     def _check_infostate(self, state, player: int, legal: list, history, own_sequence: tuple,
                          simultaneous: bool) -> None:

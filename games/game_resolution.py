@@ -7,8 +7,9 @@ Accepted forms:
 - ``"pettingzoo:<module>"``: a PettingZoo environment (:func:`games.pettingzoo_env.load_pettingzoo`);
 - ``"observation:<game>"``: an OpenSpiel game played through its observation tensor
   (:class:`games.environment.ObservationGame`);
-- ``"package.module:Name"``: a game defined in user code, imported on demand (``Name`` is a game, or a class
-  or function that builds one when called without arguments);
+- ``"package.module:Name"``: a game defined in user code, imported on demand by
+  :func:`games.imported_games.import_game` (``Name`` is a game, or a class or function that builds one when
+  called without arguments; a name read from a file is imported only once the user names it again);
 - a :class:`games.SequentialGame`, a :class:`games.NormalFormGame`, or any object with the documented
   environment methods (:class:`games.contracts.EnvironmentGame`: ``batched_env``, ``num_players``,
   ``num_actions``, ``obs_dim``).
@@ -16,8 +17,6 @@ Accepted forms:
 
 from __future__ import annotations
 
-import importlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +26,6 @@ __all__ = ["ResolvedGame", "resolve", "PREFIXES"]
 
 #: The prefixes of a game string that name something other than an OpenSpiel game
 PREFIXES = ("catalog:", "pettingzoo:", "observation:")
-_MODULE_NAME = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,10 +80,10 @@ def resolve(game) -> ResolvedGame:
     True
     >>> resolve("games.catalog:chicken").normal_form.shape
     (2, 2)
-    >>> resolve("games.catalog:no_such_game")
+    >>> resolve("games.catalog:no_such_game")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: game 'games.catalog:no_such_game': module 'games.catalog' has no name 'no_such_game'.
+    ValueError: game: 'games.catalog:no_such_game': the module 'games.catalog' has no 'no_such_game'...
     """
     if isinstance(game, ResolvedGame):
         return game
@@ -110,40 +108,13 @@ def _resolve_string(text: str) -> ResolvedGame:
         from games.observation_game import ObservationGame
 
         return ResolvedGame(ObservationGame(spec[len("observation:"):].strip()), None, "environment", spec)
-    if _MODULE_NAME.match(spec):
-        return _resolve_object(_import_game(spec), spec)
+    from games.imported_games import import_game, is_import_spec
+
+    if is_import_spec(spec):   # the user's own game, imported on demand (games.imported_games)
+        return _resolve_object(import_game(spec), spec)
     from games.openspiel_games import load
 
     return ResolvedGame(load(spec), None, "openspiel", spec)
-
-
-def _import_game(spec: str):
-    """The object ``"package.module:Name"`` names, built when it is a class or a function; errors say which
-    part failed."""
-    module_name, name = spec.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"game {spec!r}: module {module_name!r} does not import ({exc}); put it on PYTHONPATH."
-                         ) from None
-    if not hasattr(module, name):
-        raise ValueError(f"game {spec!r}: module {module_name!r} has no name {name!r}.")
-    obj = getattr(module, name)
-    if isinstance(obj, type) or (callable(obj) and not _is_game(obj)):
-        obj = obj()
-    if not _is_game(obj):
-        raise TypeError(f"game {spec!r}: {module_name}.{name} is a {type(obj).__name__}, not a game (an OpenSpiel "
-                        "game, games.SequentialGame, games.NormalFormGame or an object with batched_env).")
-    return obj
-
-
-def _is_game(obj) -> bool:
-    import pyspiel
-
-    from games.custom_sequential import SequentialGame
-    from games.normal_form import NormalFormGame
-
-    return isinstance(obj, (pyspiel.Game, SequentialGame, NormalFormGame)) or is_environment_game(obj)
 
 
 def _resolve_object(game, spec: str | None) -> ResolvedGame:

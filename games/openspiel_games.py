@@ -48,6 +48,14 @@ def load(spec):
     if not isinstance(spec, str) or not spec.strip():
         raise TypeError(f"spec must be an OpenSpiel game string such as 'kuhn_poker'; got {spec!r}.")
     spec = spec.strip()
+    from games.imported_games import import_game, is_import_spec
+
+    if is_import_spec(spec):   # a game of the user's own module (games.imported_games)
+        game = import_game(spec)
+        if not isinstance(game, pyspiel.Game):
+            raise TypeError(f"game: {spec!r} is {type(game).__name__}, not an OpenSpiel or sequential game; "
+                            "load it with games.imported_games.import_game.")
+        return game
     short = spec.split("(", 1)[0].strip()
     known = registered_names()
     if short not in known:

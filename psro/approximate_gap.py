@@ -1,25 +1,40 @@
-"""The approximate gap of a meta-strategy: fresh learned best responses and sampled play, with a standard error.
+"""The approximate gap of a meta-strategy: a lower bound of its exact gap, from learned best responses and sampled
+play, with a standard error.
 
 On a game whose tree does not fit, the exact gap (NashConv, CCE or CE gap) cannot be computed; deep-PSRO papers
-report this estimate instead. For every best-response target the meta-strategy defines
-(:func:`psro.meta.targets.meta_targets`) a fresh best response is trained with a fixed budget, and
+report a learned best response's gain instead (Timbers et al. 2020), which is only a lower bound, and only a
+meaningful one when the response is strong. For every best-response target the meta-strategy defines
+(:func:`psro.meta.targets.meta_targets`), the response value is the best of several **candidates**:
 
-* its value is the mean of its seat's returns over ``episodes`` fresh episodes against opponent profiles drawn
-  from the target (the others' meta-strategy marginals, or the conditional joint);
-* the meta-strategy's own value is the mean return over ``episodes`` fresh episodes of profiles drawn from the
-  meta-strategy (for CE targets: from the joint conditioned on the recommendation).
+* the responder's population members: its best member against the target by the empirical meta-game's payoffs
+  (``payoffs``), or every member when no payoffs are given;
+* a fresh learned response (``respond``);
+* a response warm-started from that best member (``warm_start``: the same call with the target's
+  ``initial_policy`` set to the member; ``respond`` may decline by returning None);
+* the ``variants`` of each learned response (for instance the greedy version of a softmax network).
 
-Then, with ``BR`` the response values and ``v`` the on-policy values,
+**Selection and estimation use different episodes.** Every candidate plays ``selection_episodes`` against the
+target and the best mean wins; the winner's value is then the mean of its seat's returns over ``episodes`` fresh
+episodes, independent of the selection, so its expectation is the winner's true value (no winner's curse), which
+is at most the best response's. The meta-strategy's own value is the mean return over ``episodes`` fresh episodes
+of profiles drawn from the meta-strategy (for CE targets: from the joint conditioned on the recommendation).
 
-* PSRO (product): ``sum_p (BR_p - v_p)``;
+With ``BR`` the winners' values and ``v`` the on-policy values:
+
+* PSRO (product): ``max(0, sum_p (BR_p - v_p))``;
 * CCE: ``sum_p max(0, BR_p - v_p)``;
 * CE: ``sum_p sum_i P(i) max(0, BR_{p,i} - v_{p,i})``.
 
-The learned response only bounds the true best response from below, so the estimate is a lower bound of the gap
-up to its sampling error. The standard error is the Monte Carlo one of the terms before clipping at zero
-(clipping can only narrow a term's spread, so it is conservative for CCE and CE): the responses' episodes are
-independent of the meta-strategy's, and the meta-strategy's values of all players come from the same episodes,
-so their sum's error is that of the per-episode sum of returns (zero in a constant-sum game).
+**A lower bound.** Each ``BR`` is the value of some policy, at most the best response's, so the expected sum
+before clipping is at most the exact gap (NashConv for PSRO: every player's regret is at least 0, so it also
+bounds the clipped sum; the CCE and CE gaps are sums of clipped regrets). Clipping at zero only moves the estimate
+towards a true value that is never negative (``|max(0, x) - g| <= |x - g|`` for ``g >= 0``); the unclipped sum is
+kept in :attr:`ApproximateGap.unclipped`. Because the best member is a candidate, the estimate is never below the
+regret the meta-game itself shows (``meta_gap``) beyond the sampling errors of the two. The standard error is the
+Monte Carlo one of the winners' and on-policy values before clipping (clipping can only narrow a term's spread, so
+it is conservative): the winners' episodes are independent of the meta-strategy's, and the meta-strategy's values
+of all players come from the same episodes, so their sum's error is that of the per-episode sum of returns (zero
+in a constant-sum game). The selection's episodes pick the winner and add nothing to the estimate.
 
 Every random choice is derived from ``(seed, iteration, "approx_gap")`` (:func:`approximate_seed`): the
 profiles drawn for each sampled value and the seeds of their episodes. It never touches the run's own random
@@ -28,6 +43,7 @@ generator, so measuring it (or not) leaves the run unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from collections.abc import Callable, Sequence
@@ -37,30 +53,68 @@ import numpy as np
 
 from psro.meta.targets import SUPPORT_TOL, meta_targets
 
-__all__ = ["APPROX_GAP_KEY", "ApproximateGap", "approximate_gap", "approximate_seed", "mixture_returns",
-           "responder_seed"]
+__all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS",
+           "APPROX_GAP_STEPS_FACTOR", "ApproximateGap", "Candidate", "approx_gap_due",
+           "approx_gap_settings", "approximate_gap", "approximate_seed", "measure_with_oracle", "member_values",
+           "mixture_returns", "oracle_responder", "response_variants", "responder_seed"]
+
+#: ``approx_gap_options``' own keys and their defaults (its other keys are the learned oracle's options):
+#: ``episodes`` of each value in the estimate, ``selection_episodes`` of each candidate (None: ``episodes``),
+#: ``warm_start`` (a candidate warm-started from the best member), ``oracle`` (None: the run's)
+APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start": True, "oracle": None}
+
+#: The default training budget (``total_steps``) of the approximate gap's learned responses: the run's oracle's
+#: own budget ``s`` when it is larger, else ``min(10 s, APPROX_GAP_STEPS)`` (a lower bound is only as strong as its
+#: responses: at 2,000 PPO steps they find a third to a half of Leduc's gap, at 20,000 most of it)
+APPROX_GAP_STEPS = 20_000
+#: How many times the run's oracle's budget the default may spend, at most (up to :data:`APPROX_GAP_STEPS`)
+APPROX_GAP_STEPS_FACTOR = 10
 
 #: The key that separates the approximate gap's random streams from the run's (the CRC-32 of "approx_gap")
 APPROX_GAP_KEY = zlib.crc32(b"approx_gap")
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One candidate response to one target.
+
+    Attributes
+    ----------
+    source : str
+        ``"member <i>"`` (population member ``i``), ``"fresh"`` or ``"warm"`` (the learned responses), with
+        ``" (<variant>)"`` for a variant of a learned one.
+    selection_value : float
+        Its mean return over the selection episodes.
+    """
+
+    source: str
+    selection_value: float
+
+
+@dataclass(frozen=True)
 class ApproximateGap:
-    """An approximate gap and its parts.
+    """An approximate gap (a lower bound of the exact gap up to its sampling error) and its parts.
 
     Attributes
     ----------
     gap : float
-        The estimate (see the module docstring).
+        The estimate (see the module docstring), clipped at zero.
     stderr : float
         Its Monte Carlo standard error (of the terms before clipping at zero).
     terms : tuple of tuple
-        One ``(player, mass, response_value, on_policy_value)`` per target, the sampled values.
+        One ``(player, mass, response_value, on_policy_value, winner)`` per target: the winner's value on fresh
+        episodes, the meta-strategy's, and the winning candidate's ``source``.
+    unclipped : float
+        The estimate before clipping at zero (PSRO: the sum of the players' gains).
+    candidates : tuple of tuple
+        Per target, its :class:`Candidate` s in the order they were tried.
     """
 
     gap: float
     stderr: float
     terms: tuple
+    unclipped: float = math.nan
+    candidates: tuple = ()
 
 
 def approximate_seed(seed: int, iteration: int) -> int:
@@ -131,9 +185,27 @@ def _support(joint: np.ndarray) -> tuple:
     return profiles, weights / weights.sum()
 
 
+def member_values(payoffs: np.ndarray, player: int, profiles: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each of ``player``'s members' value against a distribution over the others' profiles, read from the
+    meta-game ``payoffs`` ``(num_players, k_1, ..., k_n)`` (the responder's column of ``profiles`` is ignored).
+
+    Examples
+    --------
+    >>> from games import catalog
+    >>> member_values(catalog.matching_pennies().payoffs, 1, np.array([[0, 0], [1, 0]]), np.array([0.75, 0.25]))
+    array([-0.5,  0.5])
+    """
+    moved = np.moveaxis(np.asarray(payoffs[player], dtype=np.float64), player, -1)
+    others = np.delete(np.asarray(profiles, dtype=np.int64), player, axis=1)
+    return np.asarray(weights, dtype=np.float64) @ moved[tuple(others.T)]
+
+
 def approximate_gap(game, kind: str, solution, populations: Sequence, respond: Callable, *, episodes: int,
-                    seed: int, iteration: int, play: Callable | None = None) -> ApproximateGap:
-    """The approximate gap of ``solution`` (see the module docstring).
+                    seed: int, iteration: int, play: Callable | None = None, payoffs: np.ndarray | None = None,
+                    selection_episodes: int | None = None, warm_start: bool = False,
+                    variants: Callable | None = None) -> ApproximateGap:
+    """The approximate gap of ``solution``: a lower bound of its exact gap up to the sampling error (see the
+    module docstring).
 
     Parameters
     ----------
@@ -144,13 +216,25 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
         The meta-strategy (its ``marginals``, or its ``joint`` for JPSRO).
     populations : sequence of PolicyPopulation
     respond : callable
-        ``respond(player, target, index) -> BestResponse``: a fresh best response (its ``policy`` plays).
+        ``respond(player, target, index) -> BestResponse or None``: a learned response (its ``policy`` plays).
+        ``index`` numbers one player's calls: ``2 i`` the fresh response to target ``i``, ``2 i + 1`` the one
+        warm-started from the best member (the target's ``initial_policy``). None: no candidate.
     episodes : int
-        Episodes of each sampled value.
+        Episodes of each value that enters the estimate (the winners' and the meta-strategy's), at least 2.
     seed, iteration : int
         Derive every random choice (:func:`approximate_seed`).
     play : callable, optional
         As in :func:`mixture_returns`.
+    payoffs : ndarray, optional
+        The empirical meta-game's payoffs ``(num_players, k_1, ..., k_n)``: they pick each target's best member
+        (and give the CE targets' meta-game values). None: every member is a candidate.
+    selection_episodes : int, optional
+        Episodes each candidate plays to pick the winner (default ``episodes``), at least 1.
+    warm_start : bool
+        Also ask ``respond`` for a response warm-started from the best member.
+    variants : callable, optional
+        ``variants(policy) -> list of (name, policy)``: more candidates from a learned response (default none;
+        :func:`response_variants` adds a softmax network's greedy version).
 
     Examples
     --------
@@ -172,7 +256,7 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     ...                            method="example")
     >>> result = approximate_gap(None, "product", uniform, pops, respond, episodes=400, seed=0, iteration=0,
     ...                          play=play)
-    >>> bool(abs(result.gap) < 4 * result.stderr)    # the exact gap is 0
+    >>> bool(result.gap <= 4 * result.stderr)    # the exact gap is 0
     True
     >>> pure = make_equilibrium(catalog.matching_pennies(), joint=np.array([[1.0, 0], [0, 0]]), concept="nash",
     ...                         method="example")
@@ -181,39 +265,221 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     """
     if kind not in ("product", "cce", "ce"):
         raise ValueError(f"kind must be 'product', 'cce' or 'ce'; got {kind!r}.")
+    if not isinstance(episodes, (int, np.integer)) or episodes < 2:
+        raise ValueError(f"episodes must be an int >= 2 (a standard error needs two episodes); got {episodes!r}.")
+    selection_episodes = episodes if selection_episodes is None else selection_episodes
+    if not isinstance(selection_episodes, (int, np.integer)) or selection_episodes < 1:
+        raise ValueError(f"selection_episodes must be a positive int; got {selection_episodes!r}.")
+    variants = variants or (lambda policy: [])
     rng = np.random.default_rng(approximate_seed(seed, iteration))
     n = len(populations)
     joint = np.asarray(solution.joint, dtype=np.float64)
     if kind == "product":
         joint = _outer([np.asarray(m, dtype=np.float64) for m in solution.marginals])
-    payoffs = np.zeros((n, *joint.shape))   # (the on-policy values are sampled below, not read from here)
+    meta_payoffs = np.zeros((n, *joint.shape)) if payoffs is None else np.asarray(payoffs, dtype=np.float64)
     on_policy = None
     if kind != "ce":
         on_policy = mixture_returns(game, populations, *_support(joint), episodes, rng, play=play)
-    terms, gains, variance = [], [], []
+    terms, gains, variance, tried = [], [], [], []
     for p in range(n):
-        for i, target in enumerate(meta_targets(solution, kind, populations, payoffs, p)):
-            br = respond(p, target, i)
+        for i, target in enumerate(meta_targets(solution, kind, populations, meta_payoffs, p)):
             if target.is_joint:
                 profiles, weights = np.array(target.profiles), np.asarray(target.weights)
             else:
                 profiles, weights = _support(joint.sum(axis=p, keepdims=True))
+            candidates = _candidates(p, i, target, populations[p], respond, profiles, weights, payoffs,
+                                     warm_start, variants)
+            values = [mixture_returns(game, populations, profiles, weights, selection_episodes, rng, seat=p,
+                                      policy=policy, play=play)[:, p].mean() for _, policy in candidates]
+            winner = int(np.argmax(values))
+            tried.append(tuple(Candidate(name, float(v)) for (name, _), v in zip(candidates, values)))
             response = mixture_returns(game, populations, profiles, weights, episodes, rng, seat=p,
-                                       policy=br.policy, play=play)[:, p]
+                                       policy=candidates[winner][1], play=play)[:, p]
             if kind == "ce":
                 conditional = mixture_returns(game, populations, profiles, weights, episodes, rng, play=play)[:, p]
                 value = float(conditional.mean())
             else:
                 conditional, value = None, float(on_policy[:, p].mean())
             gain = float(response.mean()) - value
-            terms.append((p, float(target.mass), float(response.mean()), value))
+            terms.append((p, float(target.mass), float(response.mean()), value, candidates[winner][0]))
             gains.append(target.mass * (gain if kind == "product" else max(gain, 0.0)))
             variance.append(target.mass ** 2 * _mean_variance(response))
             if conditional is not None:
                 variance.append(target.mass ** 2 * _mean_variance(conditional))
     if on_policy is not None:
         variance.append(_mean_variance(on_policy.sum(axis=1)))
-    return ApproximateGap(gap=float(np.sum(gains)), stderr=float(math.sqrt(np.sum(variance))), terms=tuple(terms))
+    total = float(np.sum(gains))
+    return ApproximateGap(gap=max(total, 0.0), stderr=float(math.sqrt(np.sum(variance))), terms=tuple(terms),
+                          unclipped=total, candidates=tuple(tried))
+
+
+def _candidates(player: int, index: int, target, population, respond: Callable, profiles, weights, payoffs,
+                warm_start: bool, variants: Callable) -> list:
+    """``(source, policy)`` for every candidate response of ``player`` to ``target`` (see the module docstring)."""
+    size = len(population.policies if hasattr(population, "policies") else population)
+    if payoffs is None:
+        best, members = 0, range(size)
+    else:
+        best = int(np.argmax(member_values(payoffs, player, profiles, weights)))
+        members = [best]
+    out = [(f"member {m}", _member(population, m)) for m in members]
+    calls = [("fresh", target)]
+    if warm_start:
+        calls.append(("warm", dataclasses.replace(target, initial_policy=_member(population, best))))
+    for k, (name, call) in enumerate(calls):
+        br = respond(player, call, 2 * index + k)
+        if br is not None:
+            out.append((name, br.policy))
+            out.extend((f"{name} ({variant})", policy) for variant, policy in variants(br.policy))
+    return out
+
+
+def response_variants(policy) -> list:
+    """The greedy version of a softmax network (a best response can be deterministic, and a network that learned
+    the right action may still sample the wrong one), as ``[("greedy", policy)]``; nothing for other policies.
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.networks import NeuralPolicy
+    >>> [(name, p.mode) for name, p in response_variants(NeuralPolicy(3, 2, hidden=(4,)))]
+    [('greedy', 'greedy')]
+    >>> response_variants(NeuralPolicy(3, 2, hidden=(4,), mode="greedy"))
+    []
+    """
+    if getattr(policy, "mode", None) == "softmax" and hasattr(policy, "copy"):
+        return [("greedy", policy.copy(mode="greedy"))]
+    return []
+
+
+def oracle_responder(oracle, iteration: int, *, warm_start: bool = True) -> Callable:
+    """The ``respond`` of :func:`approximate_gap` from a learned oracle: ``oracle.respond(player, target,
+    key=(iteration, index))``; a warm start (a target with an ``initial_policy``) only from a network the same
+    oracle trained (``provenance.oracle``) and only when ``warm_start``, else None (no candidate).
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.oracles.base import Target
+    >>> class Echo:   # a stand-in oracle
+    ...     name = "ppo"
+    ...     def respond(self, player, target, *, key):
+    ...         return key
+    >>> respond = oracle_responder(Echo(), 3)
+    >>> target = Target(player=0, populations=[], mixtures=())
+    >>> respond(0, target, 4), respond(0, dataclasses.replace(target, initial_policy=UniformPolicy(2)), 5)
+    ((3, 4), None)
+    """
+    def respond(player, target, index):
+        initial = getattr(target, "initial_policy", None)
+        if initial is not None and not (warm_start and getattr(getattr(initial, "provenance", None), "oracle", None)
+                                        == oracle.name and hasattr(initial, "to_arrays")):
+            return None
+        return oracle.respond(player, target, key=(iteration, index))
+
+    return respond
+
+
+def approx_gap_due(every, iteration: int, gap: float) -> bool:
+    """Whether ``approx_gap_every`` schedules a measurement on row ``iteration`` (the last row of each run call is
+    measured whatever this says, unless ``every`` is None).
+
+    ``"auto"``: where the exact ``gap`` is NaN (no tree), at iterations 0, 1, 2, 4, 8, 16, ... (a learning curve
+    whose cost grows with the log of the run's length); where the exact gap is measured, never. An int ``k > 0``:
+    every ``k`` iterations. 0 or None: never.
+
+    Examples
+    --------
+    >>> [t for t in range(20) if approx_gap_due("auto", t, float("nan"))]
+    [0, 1, 2, 4, 8, 16]
+    >>> approx_gap_due("auto", 4, 0.5), [t for t in range(7) if approx_gap_due(3, t, 0.5)]
+    (False, [0, 3, 6])
+    """
+    if every == "auto":
+        return math.isnan(gap) and (iteration & (iteration - 1)) == 0
+    return every is not None and every > 0 and iteration % every == 0
+
+
+def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None) -> tuple:
+    """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
+    defaults filled in) and the options of its learned oracle: by default the run's oracle's own (never the run's
+    ``warm_start``, which would start the fresh response from the responder's latest member), with a budget
+    ``total_steps`` of at least the run's oracle's ``s`` (default :data:`APPROX_GAP_STEPS`): ``max(s, min(10 s,
+    APPROX_GAP_STEPS))``; ``approx_gap_options`` overrides any of them.
+
+    Examples
+    --------
+    >>> settings, options = approx_gap_settings({"total_steps": 512, "warm_start": True}, {"episodes": 300})
+    >>> settings["episodes"], settings["warm_start"], options
+    (300, True, {'total_steps': 5120})
+    >>> [approx_gap_settings({"total_steps": s}, {})[1]["total_steps"] for s in (256, 2000, 20000, 50000)]
+    [2560, 20000, 20000, 50000]
+    >>> approx_gap_settings({}, {"total_steps": 256})[1]
+    {'total_steps': 256}
+    >>> approx_gap_settings({}, {"episodes": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); got 1.
+    """
+    given = dict(approx_gap_options or {})
+    options = {k: v for k, v in run_oracle_options.items() if k != "warm_start"}
+    own = int(options.get("total_steps", APPROX_GAP_STEPS))
+    options["total_steps"] = max(own, min(APPROX_GAP_STEPS_FACTOR * own, APPROX_GAP_STEPS))
+    options.update({k: v for k, v in given.items() if k not in APPROX_GAP_SETTINGS})
+    settings = {k: given.get(k, default) for k, default in APPROX_GAP_SETTINGS.items()}
+    if not _is_int(settings["episodes"]) or settings["episodes"] < 2:
+        raise ValueError("approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); "
+                         f"got {settings['episodes']!r}.")
+    if settings["selection_episodes"] is not None and (not _is_int(settings["selection_episodes"])
+                                                       or settings["selection_episodes"] < 1):
+        raise ValueError("approx_gap_options: selection_episodes must be a positive int (or null: episodes); got "
+                         f"{settings['selection_episodes']!r}.")
+    if not isinstance(settings["warm_start"], bool):
+        raise ValueError(f"approx_gap_options: warm_start must be true or false; got {settings['warm_start']!r}.")
+    return settings, options
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle, settings: dict, *, seed: int,
+                        iteration: int, payoffs: np.ndarray | None = None, counter=None) -> ApproximateGap:
+    """:func:`approximate_gap` with a learned ``oracle`` (:func:`oracle_responder`), the candidates' greedy
+    variants (:func:`response_variants`) and ``settings`` (:func:`approx_gap_settings`): what the training loops
+    measure. ``counter`` (a :class:`psro.state.EpisodeCounter`) counts the episodes it plays, the responses'
+    training and evaluation included.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.oracles.learned.oracle import make_learned_oracle
+    >>> from psro.population import PolicyPopulation, Provenance
+    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from solvers import make_equilibrium
+    >>> from games import NormalFormGame
+    >>> game = pyspiel.load_game("kuhn_poker")
+    >>> pops = [PolicyPopulation(p, 2) for p in range(2)]
+    >>> _ = [pop.add(UniformPolicy(2), Provenance(0, "initial")) for pop in pops]
+    >>> uniform = make_equilibrium(NormalFormGame(np.array([[[0.125]], [[-0.125]]])), joint=np.ones((1, 1)),
+    ...                            concept="nash", method="example")
+    >>> oracle = make_learned_oracle("ppo", None, game=game, total_steps=2048, eval_episodes=10)
+    >>> settings, _ = approx_gap_settings({}, {"episodes": 1000})
+    >>> result = measure_with_oracle(game, "product", uniform, pops, oracle, settings, seed=0, iteration=0)
+    >>> bool(0.5 < result.gap <= 11 / 12 + 3 * result.stderr)   # Kuhn's uniform profile: NashConv 11/12
+    True
+    """
+    respond = oracle_responder(oracle, iteration, warm_start=settings["warm_start"])
+    if counter is not None:
+        inner = respond
+
+        def respond(player, target, index):
+            response = inner(player, target, index)
+            return response if response is None else counter.response(response)
+
+    return approximate_gap(game, kind, solution, populations, respond,
+                           episodes=int(settings["episodes"]), selection_episodes=settings["selection_episodes"],
+                           seed=seed, iteration=iteration, payoffs=payoffs, warm_start=settings["warm_start"],
+                           variants=response_variants, play=None if counter is None else counter.play)
 
 
 def _mean_variance(samples: np.ndarray) -> float:

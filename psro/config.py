@@ -112,10 +112,11 @@ class PSROConfig:
     ``[[0, 1, 2], [3, 4, 5]]`` (null: every player for itself)."""
 
     game: str = "kuhn_poker"
-    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, or ``catalog:<name>(<options>)`` for a game
-    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)``, or ``observation:<game>`` for an OpenSpiel game
+    """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, ``catalog:<name>(<options>)`` for a game
+    of games.catalog, e.g. ``catalog:fxp_example(team_size=3)``, ``observation:<game>`` for an OpenSpiel game
     without information-state tensors played through its observation tensor by learned oracles, e.g.
-    ``observation:connect_four`` (in Python also a pyspiel.Game, a
+    ``observation:connect_four``, or ``package.module:Name``, a game of your own module, imported when needed
+    (games.imported_games) (in Python also a pyspiel.Game, a
     games.NormalFormGame, played as a one-shot game with pure-strategy best responses, or a
     games.SequentialGame)."""
 
@@ -150,6 +151,12 @@ class PSROConfig:
     """Which best responses join when a player has several (CE-JPSRO: one per recommended policy): ``all``,
     ``novel`` (only those not already in the population) or ``largest_gap`` (the novel one with the largest
     mass-weighted deviation incentive)."""
+
+    initial_policies: typing.Optional[list] = None
+    """Each player's first policies, instead of the uniform one: per player a list of pure strategies (action
+    indices, for a game where the player decides once, such as a normal-form game), e.g. ``[[0], [0]]`` to start
+    rock-paper-scissors at (rock, rock); in Python also tabular policy arrays ``(num_infostates, num_actions)``.
+    Needs tabular populations (an exact or OpenSpiel oracle). Null: the uniform policy."""
 
     oracle: str = "exact"
     """Best-response oracle: ``exact`` (sequence form, numpy), ``openspiel`` (pyspiel.TabularBestResponse and
@@ -196,16 +203,19 @@ class PSROConfig:
     ``max_histories``), ``true`` (an error when it does not) or ``false`` (no tree unless the oracle or the
     evaluator needs one; gap NaN)."""
 
-    approx_gap_every: typing.Optional[int] = 0
-    """Measure ``approx_gap`` (fresh learned best responses against the eval meta-strategy, their values and the
-    meta-strategy's estimated by sampled play, with a standard error) every this many iterations; it is always
-    measured on the last row of each run call (0: only there; null: never, e.g. when timing a run that calls
-    run() once per iteration). Runs with a learned oracle only (else NaN)."""
+    approx_gap_every: typing.Union[int, str, None] = "auto"
+    """When to measure ``approx_gap``, a lower bound of the gap from learned best responses (per target the best of
+    the best population member, a fresh and a warm-started response, picked on one set of episodes and valued on
+    fresh ones) and sampled play, with a standard error: ``auto`` (where there is no exact gap, at iterations 0, 1,
+    2, 4, 8, 16, ...), every this many iterations, 0 (only on the last row) or null (never, e.g. when timing a run
+    that calls run() once per iteration). Unless null it is also measured on the last row of each run call. Its cost
+    is the history's ``approx_gap_time``. Runs with a learned oracle only (else NaN)."""
 
     approx_gap_options: typing.Optional[dict] = None
-    """The budget of approx_gap's fresh best responses: the learned oracle's options (default: the run's
-    ``oracle_options`` and ``oracle_steps``), plus ``episodes``, the episodes of each sampled value (default
-    2000), and ``oracle``, the learned oracle to use (default: the run's)."""
+    """approx_gap's settings: ``episodes`` of each value in the estimate (default 2000, at least 2),
+    ``selection_episodes`` each candidate plays to pick the winner (default: episodes), ``warm_start`` (default
+    true: a candidate warm-started from the best member), ``oracle`` (the learned oracle; default the run's), and
+    that oracle's options (default: the run's ``oracle_options`` and ``oracle_steps``, so the same budget)."""
 
     device: str = "cpu"
     """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that
@@ -221,6 +231,12 @@ class PSROConfig:
     process pool), ``ray`` (a local Ray instance; needs the ``ray`` extra) or a number of worker processes such
     as ``2``. Results do not depend on it (every job's seed is derived from ``seed``); exact oracles are called
     in-process whatever it is."""
+
+    ray_address: typing.Optional[str] = None
+    """With ``executor: ray``, the cluster to join instead of starting a local Ray instance: ``HOST:PORT`` (the
+    head's GCS port, e.g. ``10.0.0.1:6379``), ``ray://HOST:10001`` (Ray Client) or ``auto`` (null: a local
+    instance). In YAML also ``executor: {engine: ray, address: HOST:PORT}``. An address nothing answers on is an
+    error within seconds. Never taken from a checkpoint: a resumed run joins a cluster only when told again."""
 
     top_up_episodes: int = 0
     """Extra episodes per iteration for the ``monte_carlo`` evaluator, spent after the new profiles are evaluated
@@ -270,13 +286,19 @@ class PSROConfig:
     per move; their episodes count in ``eval_episodes``). A config cannot name a bot of its own (``module:name``
     is for ``psro evaluate``). Null: none."""
 
+    loggers: typing.Optional[list] = None
+    """Where ``psro run`` and ``psro sweep`` also send each history row as the run trains (:mod:`psro.loggers`):
+    ``csv`` (``log.csv``) and ``tensorboard`` (event files under ``tensorboard/``; the ``tensorboard`` extra),
+    e.g. ``[tensorboard]`` (null: none)."""
+
     def __post_init__(self):
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         check_run_name(self.name)
         for field, least in (("iterations", 0), ("oracle_steps", 1), ("episodes_per_profile", 1),
-                             ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1),
-                             ("approx_gap_every", 0)):
+                             ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1)):
             field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
+        if self.approx_gap_every != "auto":
+            field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
         field_check(check_seed, "seed", self.seed)
         for field in ("target_gap", "time_limit"):
             field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
@@ -303,6 +325,7 @@ class PSROConfig:
             raise ValueError(f"{source} must be a mapping of field: value; got {type(data).__name__}.")
         known = cls.field_names()
         values = {}
+        data = _split_executor(data)
         for key, value in data.items():
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
@@ -420,6 +443,8 @@ class PSROConfig:
         (2, 'ray')
         """
         text = self.executor.strip()
+        if text == "ray" and self.ray_address:
+            return {"engine": "ray", "address": self.ray_address}
         return int(text) if text.isdigit() else text
 
     def to_dict(self) -> dict:
@@ -441,6 +466,9 @@ class PSROConfig:
         ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
         """
         self.checked_game()
+        from psro.loggers import check_loggers
+
+        check_loggers(self.loggers)
         if self.iterations is None and self.target_gap is None and self.time_limit is None:
             raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
 
@@ -506,10 +534,13 @@ class PSROConfig:
                              f"{sorted(self.evaluator_options)}.")
         if "executor" in (self.evaluator_options or {}):
             raise ValueError("evaluator_options: the evaluator uses the run's executor; set executor instead.")
-        spec = self.executor_spec()
+        spec = int(self.executor.strip()) if self.executor.strip().isdigit() else self.executor.strip()
         if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
             raise ValueError(f"executor: must be 'serial', 'process', 'ray' or a number of worker processes "
                              f"such as 2; got {self.executor!r}.")
+        if self.ray_address is not None and spec_engine(spec) != "ray":
+            raise ValueError(f"ray_address: joins a Ray cluster, which needs executor: ray; got executor "
+                             f"{self.executor!r} (set executor to ray, or ray_address to null).")
         if self.top_up_episodes and self.evaluator != "monte_carlo":
             raise ValueError(f"top_up_episodes: {self.top_up_episodes} needs evaluator='monte_carlo'; the "
                              f"{self.evaluator!r} evaluator is exact and has nothing to top up (set "
@@ -545,13 +576,19 @@ class PSROConfig:
                         raise ValueError(f"game {g} does not provide information-state tensors")
             try:
                 observation_size(game)
-            except ValueError:
+            except ValueError as exc:
+                if "does not provide" not in str(exc):   # the game has one, and reading it failed: say why
+                    raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
+                                     f"{self.oracle!r} observes, cannot be read: {exc}") from None
                 raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
                                  f"{self.oracle!r} observes; use oracle='exact' (and an exact evaluator) where its "
                                  "game tree fits.") from None
+        from psro.approximate_gap import approx_gap_settings
+
+        approx_gap_settings(self.oracle_settings(), self.approx_gap_options)   # (episodes >= 2, ...)
         for field in ("oracle_options", "approx_gap_options"):
             options = getattr(self, field) or {}
-            for key in ("total_steps", "episodes", "eval_episodes"):
+            for key in ("total_steps", "eval_episodes"):
                 if key in options and (not is_integer(options[key]) or options[key] < 1):
                     raise ValueError(f"{field}: {key} must be a positive int (a zero budget trains nothing); got "
                                      f"{options[key]!r}.")
@@ -624,6 +661,32 @@ class PSROConfig:
         return {"episodes_per_profile": self.episodes_per_profile, **(self.evaluator_options or {})}
 
 
+def spec_engine(spec) -> str:
+    """The engine name of an executor spec (``"serial"``, ``"process"``, ``"ray"``; a worker count is a pool)."""
+    if isinstance(spec, dict):
+        return spec.get("engine")
+    return "process" if isinstance(spec, int) and spec > 1 else "serial" if isinstance(spec, int) else spec
+
+
+def _split_executor(data: dict) -> dict:
+    """``executor: {engine: ray, address: HOST:PORT}`` (the YAML mapping form) as ``executor: ray`` and
+    ``ray_address: HOST:PORT``; any other key of the mapping is an error naming it."""
+    executor = data.get("executor")
+    if not isinstance(executor, dict):
+        return data
+    extra = sorted(str(k) for k in executor if k not in ("engine", "address"))
+    if extra or executor.get("engine") not in ("serial", "process", "ray"):
+        raise ValueError(f"executor: a mapping takes engine (serial, process or ray) and, for ray, address "
+                         f"(e.g. {{engine: ray, address: 10.0.0.1:6379}}); got {executor!r}.")
+    if executor.get("address") is not None and data.get("ray_address") not in (None, executor["address"]):
+        raise ValueError(f"executor: address {executor['address']!r} and ray_address {data['ray_address']!r} "
+                         "differ; give the address once.")
+    split = {**data, "executor": executor["engine"]}
+    if executor.get("address") is not None:
+        split["ray_address"] = executor["address"]
+    return split
+
+
 def resolve_run_game(game) -> tuple:
     """``(game, normal_form)`` for a run's ``game``: :func:`psro.matrix_game.resolve_game`, and also a
     ``"pettingzoo:<module>"`` string (:func:`games.pettingzoo_env.load_pettingzoo`) or the environment
@@ -650,21 +713,26 @@ OBSERVATION_PREFIX = "observation:"
 
 
 def spec_kept(game) -> bool:
-    """Whether a run's game string is kept as written (what a worker or a resume loads): a PettingZoo module or an
-    observation-tensor game, whose loaded object does not print as the string.
+    """Whether a run's game string is kept as written (what a worker or a resume loads): a PettingZoo module, an
+    observation-tensor game or a user's ``package.module:Name``, whose loaded object does not print as the string.
 
     Examples
     --------
     >>> spec_kept("observation:connect_four"), spec_kept("kuhn_poker")
     (True, False)
     """
-    return isinstance(game, str) and game.strip().startswith(("pettingzoo:", OBSERVATION_PREFIX))
+    from games.imported_games import is_import_spec
+
+    return isinstance(game, str) and (game.strip().startswith(("pettingzoo:", OBSERVATION_PREFIX))
+                                      or is_import_spec(game))   # (or the user's own module)
 
 
 def is_environment_game(game) -> bool:
-    """True for a game that is only an environment (a PettingZoo one, :mod:`games.pettingzoo_env`, or an
-    OpenSpiel game played through its observation tensor, :class:`games.environment.ObservationGame`): it has no
-    game tree, so only learned oracles and sampled evaluation apply.
+    """True for a game that is only an environment: any object with a ``batched_env(num_envs, rng=None)`` method
+    (and ``num_players``, ``num_actions``, ``obs_dim``), as :func:`games.from_pettingzoo` returns or a user's own
+    batched environment, or an OpenSpiel game played through its observation tensor
+    (:class:`games.environment.ObservationGame`). It has no game tree, so only learned oracles and sampled
+    evaluation apply.
 
     Examples
     --------

@@ -17,8 +17,9 @@ Each :meth:`PSRO._step` (iteration ``t``):
 6. **measure**: the meta-strategy's gap in the full game (NashConv, CCE or CE gap, :mod:`psro.metrics`) when the
    game tree is built (neural members tabularised, the meta-strategy's own value exact too), for JPSRO with
    ``extensive_form_gaps`` its EFCE and EFCCE gaps (:mod:`psro.efce_gaps`), and its regret in the empirical
-   meta-game (``meta_gap``); every ``approx_gap_every`` iterations and on the last row of each :meth:`PSRO.run`
-   call, the approximate gap from fresh learned best responses (:mod:`psro.approximate_gap`).
+   meta-game (``meta_gap``); on ``approx_gap_every``'s schedule (by default, where there is no exact gap:
+   iterations 0, 1, 2, 4, 8, ...) and on the last row of each :meth:`PSRO.run` call, the approximate gap, a lower
+   bound of the exact gap from learned best responses (:mod:`psro.approximate_gap`), timed in ``approx_gap_time``.
 
 The game tree is built only when something needs it: an exact oracle or evaluator, or the exact gap
 (``exact_gap``), and only within ``max_histories``. With a learned oracle the populations hold policy objects
@@ -47,7 +48,7 @@ from games.executors import Executor, TaskError, make_executor, portable_spec
 from games.validation import check_int, check_real
 from psro import selection
 from psro.algorithms import algorithm_class
-from psro.approximate_gap import approximate_gap, responder_seed
+from psro.approximate_gap import approx_gap_due, approx_gap_settings, measure_with_oracle, responder_seed
 from psro.config import PSROConfig, is_environment_game, num_players, spec_kept, with_field
 from psro.efce_gaps import history_gaps
 from psro.evaluation import SequenceFormEvaluator, make_evaluator
@@ -62,6 +63,7 @@ from psro.openspiel_policy import members_policy
 from psro.oracles import make_oracle, oracle_info
 from psro.oracles.exact import ExactOracle
 from psro.oracles.jobs import oracle_jobs, remember_tree, run_oracle_job
+from psro.policies import starting_policies
 from psro.population import PolicyPopulation, Provenance
 from psro.run import checkpoint
 from psro.state import HISTORY_COLUMNS, STATE_FIELDS, EpisodeCounter, LoopState
@@ -154,6 +156,8 @@ class PSRO:
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
                                  game=self.game, **config.oracle_settings())
         self._built_oracle = self.oracle
+        self._approx_gap_oracle = self._approx_oracle() if self.learned and config.approx_gap_every is not None \
+            else None   # (built now, so a bad approx_gap_options fails before the run starts)
         # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
         # (an oracle that is neither learned nor exact, such as team_pg, says so with ``exact = False``)
         exact = _is_exact(self.oracle)
@@ -170,6 +174,11 @@ class PSRO:
         self.setup_time = time.perf_counter() - start
         self.state = (LoopState.of_policies(self.num_players, num_actions(self.game), self.seed) if self.learned
                       else LoopState.initial(self.tree, self.seed))
+        if config.initial_policies is not None:   # start from the user's policies instead of the uniform one
+            if self.learned:
+                raise ValueError(f"initial_policies: needs tabular populations; the learned oracle "
+                                 f"{config.oracle!r} starts from the uniform policy (use an exact oracle).")
+            self.state.pending = starting_policies(config.initial_policies, self.tree.infostates)
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else _utility_range(self.game, self.num_players))
         self._exact_meta = None   # (EmpiricalGame, sizes): exact payoffs of tabularised members, for the gap
@@ -265,9 +274,7 @@ class PSRO:
         rows = self.state.rows
         if rows and self.config.approx_gap_every is not None and self._approximates() \
                 and math.isnan(rows[-1]["approx_gap"]):
-            start = time.perf_counter()
             rows[-1].update(self._approx_gap())
-            rows[-1]["time_metric"] += time.perf_counter() - start
             rows[-1]["eval_episodes"] = self.state.eval_episodes()
             if self.checkpoint_dir is not None:
                 self.save_checkpoint()
@@ -395,20 +402,32 @@ class PSRO:
             isinstance(member, np.ndarray) for member in pop.policies) for pop in self.state.populations)
 
     def _approx_gap(self) -> dict:
-        """The ``approx_gap`` and ``approx_gap_stderr`` of the current eval meta-strategy
-        (:func:`psro.approximate_gap.approximate_gap`): fresh best responses with ``approx_gap_options``' budget
-        (by default the run's oracle options, never warm-started), ``episodes`` per sampled value."""
-        options = {**self.config.oracle_settings(), **(self.config.approx_gap_options or {})}
-        options.pop("warm_start", None)
-        episodes, name = int(options.pop("episodes", 2000)), options.pop("oracle", self.oracle_name)
-        oracle = with_field("approx_gap_options", make_oracle, name, None, seed=responder_seed(self.seed),
-                            game=self.game, **options)
-        t, counter = self.state.iteration, EpisodeCounter()
-        result = approximate_gap(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
-                                 lambda p, target, i: counter.response(oracle.respond(p, target, key=(t, i))),
-                                 episodes=episodes, seed=self.seed, iteration=t, play=counter.play)
+        """The ``approx_gap`` (a lower bound of the exact gap up to its sampling error) and ``approx_gap_stderr`` of
+        the current eval meta-strategy (:func:`psro.approximate_gap.measure_with_oracle`): the best of the best
+        member, a fresh and a warm-started learned response per target, with ``approx_gap_options``' budget (by
+        default the run's oracle's), its cost in ``approx_gap_time``."""
+        start = time.perf_counter()
+        if self._approx_gap_oracle is None:
+            self._approx_gap_oracle = self._approx_oracle()
+        oracle, settings = self._approx_gap_oracle
+        counter = EpisodeCounter()
+        result = measure_with_oracle(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
+                                     oracle, settings, seed=self.seed, iteration=self.state.iteration,
+                                     payoffs=self.state.meta_game.mean_game().payoffs, counter=counter)
         self.state.measure_episodes += counter.episodes
-        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
+                "approx_gap_time": time.perf_counter() - start}
+
+    def _approx_oracle(self) -> tuple:
+        """``(oracle, settings)`` of the approximate gap (:func:`psro.approximate_gap.approx_gap_settings`)."""
+        settings, options = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options)
+        oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or self.oracle_name, None,
+                            seed=responder_seed(self.seed), game=self.game, **options)
+        return oracle, settings
+
+    def _approx_gap_due(self, iteration: int) -> bool:
+        """Whether the approximate gap is measured on row ``iteration`` (besides the last row of a run call)."""
+        return self._approximates() and approx_gap_due(self.config.approx_gap_every, iteration, self.state.gap)
 
     def _reference_columns(self) -> list:
         """The history columns of ``reference_opponents``: ``<reference>_win_<p>`` and ``<reference>_return_<p>``."""
@@ -494,11 +513,8 @@ class PSRO:
         measured = self.is_jpsro and self.config.extensive_form_gaps and self.tree is not None
         row.update(history_gaps(self.tree, self._tabular_populations() if measured else None,
                                 state.eval_meta_strategy if measured else None))
-        every = self.config.approx_gap_every
-        due = every is not None and every > 0 and self._approximates() and state.iteration % every == 0
-        start = time.perf_counter()
-        row.update(self._approx_gap() if due else {"approx_gap": math.nan, "approx_gap_stderr": math.nan})
-        row["time_metric"] += time.perf_counter() - start
+        row.update(self._approx_gap() if self._approx_gap_due(state.iteration) else
+                   {"approx_gap": math.nan, "approx_gap_stderr": math.nan, "approx_gap_time": 0.0})
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
         start = time.perf_counter()
         row.update(self._reference_results())

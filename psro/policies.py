@@ -18,6 +18,9 @@ today the tabular array itself; any object with ``to_tabular(tree, player)``
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -35,6 +38,7 @@ __all__ = [
     "aggregate",
     "to_openspiel_dict",
     "check_policy",
+    "starting_policies",
 ]
 
 
@@ -107,6 +111,47 @@ def random_policies(infostates: PlayerInfostates, k: int, rng: np.random.Generat
         for i, s in zip(*np.nonzero(r.sum(-1) == 0)):
             r[i, s, first[s]] = 1.0
     return r / r.sum(-1, keepdims=True)
+
+
+def starting_policies(given, infostates: Sequence) -> list:
+    """Each player's first policies from ``given`` (per player a list of pure strategies, as action indices, for a
+    player with one information state, or of tabular policies ``(I, A)``), as the loop's pending list
+    ``[[(policy, nan), ...], ...]``. Errors name ``initial_policies``, the player and the fix.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> tree = build_game_tree(pyspiel.load_game("matrix_rps"))
+    >>> [[policy.tolist() for policy, _ in player] for player in starting_policies([[0], [1, 2]], tree.infostates)]
+    [[[[1.0, 0.0, 0.0]]], [[[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]]]
+    """
+    if not isinstance(given, (list, tuple)) or len(given) != len(infostates):
+        raise ValueError(f"initial_policies: give one list of policies per player ({len(infostates)} lists); got "
+                         f"{given!r}.")
+    pending = []
+    for p, (policies, info) in enumerate(zip(given, infostates)):
+        if not isinstance(policies, (list, tuple)) or len(policies) == 0:
+            raise ValueError(f"initial_policies: player {p}'s entry must be a non-empty list of policies; got "
+                             f"{policies!r}.")
+        mine = []
+        for policy in policies:
+            if isinstance(policy, numbers.Integral) and not isinstance(policy, bool):
+                if info.num_infostates != 1:
+                    raise ValueError(f"initial_policies: player {p} decides at {info.num_infostates} information "
+                                     "states, so an action index is not a pure strategy; give a tabular policy "
+                                     f"of shape ({info.num_infostates}, {info.num_actions}).")
+                if not (0 <= policy < info.num_actions and info.legal_mask[0, policy]):
+                    legal = np.flatnonzero(info.legal_mask[0]).tolist()
+                    raise ValueError(f"initial_policies: player {p}'s pure strategy {policy} is not one of its "
+                                     f"actions {legal}.")
+                table = np.zeros((1, info.num_actions))
+                table[0, policy] = 1.0
+            else:
+                table = check_policy(policy, info, argname=f"initial_policies[{p}]")[0]
+            mine.append((table, math.nan))
+        pending.append(mine)
+    return pending
 
 
 def check_policy(policies, infostates: PlayerInfostates, atol: float = 1e-9,

@@ -185,9 +185,10 @@ HISTORY_COLUMNS = (
                         #   a loop's own games, reference opponents)
     "efce_gap",         # JPSRO with extensive_form_gaps: the eval meta-strategy's EFCE gap in the full game (else NaN)
     "efcce_gap",        # ... and its EFCCE gap
-    "approx_gap",       # the same measure from fresh learned best responses and sampled play (psro.approximate_gap):
-                        #   every approx_gap_every iterations and on the last row of each run() call, else NaN
+    "approx_gap",       # a lower bound of the same measure from learned best responses and sampled play
+                        #   (psro.approximate_gap): on approx_gap_every's schedule and the last row of each run() call
     "approx_gap_stderr",  # its Monte Carlo standard error
+    "approx_gap_time",  # seconds spent measuring approx_gap on this row (0 when it was not measured)
     "meta_gap",         # the eval meta-strategy's regret in the empirical meta-game (NashConv, CCE or CE gap)
     "response_ok",      # False when a learned response of this iteration was worth less than the uniform policy
                         #   against its target (recorded with the oracle option on_bad_response: warn); else True

@@ -13,7 +13,18 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))
 # the figures each notebook draws (one per plt.show()); their executed outputs must hold every one as a PNG
-FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 4, "noisy_ranking.ipynb": 2, "dynamics.ipynb": 3}
+FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 6, "compare_runs.ipynb": 1, "noisy_ranking.ipynb": 2,
+           "dynamics.ipynb": 3}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_notebooks_carry_their_outputs(path):
+    # make_notebooks.py executes each notebook and writes it with its outputs: a reader sees every figure
+    nb = nbformat.read(path, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), f"{path.name} was not executed"
+    assert not any(o.get("output_type") == "error" for o in outputs)
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == FIGURES[path.name]
 
 
 def test_all_three_notebooks_exist():
@@ -23,6 +34,7 @@ def test_all_three_notebooks_exist():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, monkeypatch):
     monkeypatch.delenv("PSRO_RUN_DIR", raising=False)
+    monkeypatch.delenv("PSRO_SWEEP_DIR", raising=False)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, os.environ.get(var, "1"))
     # no MPLBACKEND: the notebooks choose the inline backend themselves, and nothing they call may switch it

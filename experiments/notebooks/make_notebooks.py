@@ -1,11 +1,16 @@
 """Write the example notebooks of this folder (``python experiments/notebooks/make_notebooks.py``).
 
-The notebooks are generated so that their source stays reviewable as Python;
-``tests/test_notebooks.py`` executes each one top to bottom.
+The notebooks are generated so that their source stays reviewable as Python, then executed top to bottom
+(nbclient, from the repository root, BLAS threads pinned) and written with their outputs, so that a reader sees the
+figures without running anything; ``--no-execute`` writes them without outputs. ``tests/test_notebooks.py``
+executes each one again and checks that the committed ones carry their figures.
 """
 
 from __future__ import annotations
 
+import argparse
+import logging
+import os
 from pathlib import Path
 
 import nbformat
@@ -84,13 +89,17 @@ ratings.head()"""),
 ]
 
 ANALYSE = [
-    new_markdown_cell("# Analyse a PSRO run directory\n\nSet `PSRO_RUN_DIR` to analyse an existing run "
-                      "(`psro run CONFIG` writes one under `runs/`); otherwise the notebook first writes a "
-                      "tiny Kuhn poker run into a temporary folder."),
+    new_markdown_cell("# Analyse a PSRO run directory\n\nSet `PSRO_RUN_DIR` to analyse an existing run of any "
+                      "game (`psro run CONFIG` writes one under `runs/`); otherwise the notebook first writes a "
+                      "tiny Kuhn poker run into a temporary folder. Nothing below depends on the game: payoff "
+                      "ranges come from the run, and every figure stays readable with 50 policies (top-k "
+                      "legends and labels)."),
     new_code_cell(SETUP),
     new_code_cell("""\
 import json, os, tempfile
 from pathlib import Path
+
+import yaml
 
 run_dir = os.environ.get("PSRO_RUN_DIR")
 if run_dir is None:
@@ -103,70 +112,133 @@ if run_dir is None:
     run_dir = tempfile.mkdtemp(prefix="psro_run_")
     write_run(run_dir, config, solver)
 run_dir = Path(run_dir)
-sorted(p.name for p in run_dir.iterdir())"""),
+run_config = yaml.safe_load((run_dir / "config.yaml").read_text())
+TOP = 8   # policies named in legends and labels (the rest are drawn, unnamed)
+print(run_config["game"], sorted(p.name for p in run_dir.iterdir()))"""),
     new_markdown_cell("## Gap curves"),
     new_code_cell("""\
 history = pd.read_csv(run_dir / "history.csv")
 fig, axes = plt.subplots(1, 2, figsize=(9, 3))
 for ax, x in zip(axes, ("iteration", "wall_time")):
-    ax.semilogy(history[x], history["gap"].clip(lower=1e-12), marker="o", label="gap")
-    if "train_gap" in history:
+    if history["gap"].notna().any():
+        ax.semilogy(history[x], history["gap"].clip(lower=1e-12), marker="o", label="gap")
+    if "train_gap" in history and history["train_gap"].notna().any():
         ax.semilogy(history[x], history["train_gap"].clip(lower=1e-12), ls="--", label="train_gap")
-    ax.set_xlabel(x); ax.set_ylabel("gap"); ax.legend()
+    if ax.lines:
+        ax.legend()
+    else:   # (a run without a tree: no exact gap; see the approximate gap below)
+        ax.text(0.5, 0.5, "no exact gap (no game tree)", ha="center", transform=ax.transAxes)
+    ax.set_xlabel(x); ax.set_ylabel("gap")
 plt.show()
 history.tail()"""),
-    new_markdown_cell("## Meta-strategy over time\n\nThe run directory keeps the final meta-strategy and the "
-                      "whole meta-game. Since the populations grow by one policy per iteration, the meta-game "
-                      "of iteration `t` is the leading `(t+1) x (t+1)` block: re-solving it gives the "
-                      "meta-strategy over time (with the run's meta-solver when it is a plain solver name)."),
+    new_markdown_cell("## Approximate gap\n\nWhere the run measured `approx_gap` (fresh learned best responses "
+                      "against the meta-strategy), its value with a 95% interval (1.96 standard errors); where "
+                      "there is an exact gap too, both."),
     new_code_cell("""\
-from games import EmpiricalGame
-from solvers import solve, methods
+fig, ax = plt.subplots(figsize=(6, 3))
+measured = history[history["approx_gap"].notna()] if "approx_gap" in history else history.iloc[:0]
+if len(measured):
+    ax.errorbar(measured["iteration"], measured["approx_gap"], yerr=1.96 * measured["approx_gap_stderr"],
+                fmt="o", capsize=3, label="approx_gap (95% interval)")
+if history["gap"].notna().any():
+    ax.plot(history["iteration"], history["gap"], label="exact gap")
+if not len(measured) and not history["gap"].notna().any():
+    ax.text(0.5, 0.5, "no gap measured in this run", ha="center", transform=ax.transAxes)
+ax.axhline(0, color="grey", lw=0.5); ax.set_xlabel("iteration"); ax.set_ylabel("gap"); ax.legend(fontsize=8)
+plt.show()"""),
+    new_markdown_cell("## Meta-strategy over time\n\nThe run directory keeps the final meta-strategy and the "
+                      "whole meta-game. Since the populations grow with every iteration, the meta-game "
+                      "of iteration `t` is its leading block: re-solving it gives the meta-strategy over time "
+                      "(a Nash equilibrium). The legend names the policies with the most final mass."),
+    new_code_cell("""\
+from games import EmpiricalGame, NormalFormGame
+from solvers import solve
 
 meta_game = EmpiricalGame.load(run_dir / "meta_game.npz").mean_game()
 final = json.loads((run_dir / "meta_strategy.json").read_text())
+marginals = [np.asarray(m) for m in final["marginals"]]
 method = "nash_zero_sum" if meta_game.is_zero_sum() else "nash"
 sizes = history[[c for c in history.columns if c.startswith("population_")]].to_numpy()
 rows = []
-for t, size in enumerate(sizes):
+for size in sizes:
     sub = meta_game.payoffs[(slice(None),) + tuple(slice(0, int(k)) for k in size)]
-    from games import NormalFormGame
     eq = solve(NormalFormGame(sub), method)
     rows.append(np.pad(eq.marginals[0], (0, int(sizes[-1][0]) - len(eq.marginals[0]))))
 over_time = np.array(rows)
-fig, ax = plt.subplots(figsize=(6, 3))
-ax.stackplot(np.arange(len(over_time)), over_time.T, labels=[f"policy {i}" for i in range(over_time.shape[1])])
-ax.set_xlabel("iteration"); ax.set_ylabel("player 0 meta-strategy"); ax.legend(fontsize=6, loc="upper left")
+ranked = np.argsort(-marginals[0], kind="stable")[:TOP].tolist()
+top = set(ranked)
+colours = [plt.cm.tab10(ranked.index(i) % 10) if i in top else ("0.75" if i % 2 else "0.85")
+           for i in range(over_time.shape[1])]   # the top policies in colour, the rest in greys
+fig, ax = plt.subplots(figsize=(7, 3))
+ax.stackplot(np.arange(len(over_time)), over_time.T, colors=colours,
+             labels=[f"policy {i}" if i in top else "_" for i in range(over_time.shape[1])])
+ax.set_xlabel("iteration"); ax.set_ylabel("player 0 meta-strategy")
+ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1), title=f"top {min(TOP, len(top))}")
+fig.tight_layout()
 plt.show()
-print("final (from meta_strategy.json):", np.round(final["marginals"][0], 3))"""),
+print("final (from meta_strategy.json):", np.round(marginals[0], 3)[:20])"""),
+    new_markdown_cell("## Meta-game heatmap\n\nPlayer 0's payoff against player 1's policies (for more players, "
+                      "averaged over the others' final meta-strategies), rows and columns ordered by final "
+                      "meta-strategy mass, so the support sits in the top-left corner."),
+    new_code_cell("""\
+u = meta_game.payoffs[0]
+for k in range(u.ndim - 1, 1, -1):   # average out players 2, 3, ... under their final meta-strategies
+    u = np.tensordot(u, marginals[k], axes=([k], [0]))
+rows_order = np.argsort(-marginals[0], kind="stable")
+cols_order = np.argsort(-marginals[1], kind="stable")
+heat = u[np.ix_(rows_order, cols_order)]
+bound = float(np.abs(heat).max()) or 1.0
+grow = min(4.0, max(heat.shape) / 15)   # larger cells for large populations, so the top labels fit
+fig, ax = plt.subplots(figsize=(6 + grow, 5 + grow))
+image = ax.imshow(heat, cmap="RdBu_r", vmin=-bound, vmax=bound, interpolation="nearest")
+fig.colorbar(image, ax=ax, label="player 0 payoff")
+for axis, order, marg in ((ax.yaxis, rows_order, marginals[0]), (ax.xaxis, cols_order, marginals[1])):
+    shown = np.arange(min(TOP, len(order)))
+    axis.set_ticks(shown, [f"{order[i]} ({marg[order[i]]:.2f})" for i in shown], fontsize=7)
+ax.tick_params(axis="x", labelrotation=90)
+ax.set_ylabel("player 0 policy (mass)"); ax.set_xlabel("player 1 policy (mass)")
+plt.show()"""),
     new_markdown_cell("## Response graph\n\nalpha-Rank of the final meta-game, drawn with the plot helper."),
     new_code_cell("""\
 from ranking import alpharank
 from ranking.alpha_rank.alpharank_plots import plot_response_graph
 
 ar = alpharank(meta_game, alpha=10.0)
-plot_response_graph(ar, top=8)
+plot_response_graph(ar, top=TOP)
 plt.show()"""),
     new_markdown_cell("## Rating confidence intervals (Elo bootstrap)\n\nMatches between player 0's and "
-                      "player 1's policies are simulated as wins with probability `(u + 2) / 4` (Kuhn returns "
-                      "lie in [-2, 2]); Elo with a bootstrap of the matches gives intervals."),
+                      "player 1's policies are simulated as wins with probability `(u - lo) / (hi - lo)`, where "
+                      "`[lo, hi]` is the game's declared payoff range when it is an OpenSpiel game, else the "
+                      "range the run's meta-game observed; Elo with a bootstrap of the matches gives intervals. "
+                      "The figure shows the best and the worst policies; the table has them all."),
     new_code_cell("""\
+import pyspiel
 from ranking import elo
 
+lo, hi = float(meta_game.payoffs[0].min()), float(meta_game.payoffs[0].max())
+game_name = str(run_config["game"]).split("(")[0]
+if game_name in pyspiel.registered_names():   # (never imports code named in a run directory)
+    game = pyspiel.load_game(run_config["game"])
+    lo, hi = float(game.min_utility()), float(game.max_utility())
+hi = hi if hi > lo else lo + 1.0
 rng = np.random.default_rng(0)
-u = meta_game.payoffs[0]
+u = meta_game.payoffs[0] if meta_game.num_players == 2 else u
 records = []
 for i in range(u.shape[0]):
     for j in range(u.shape[1]):
-        wins = rng.random(40) < (u[i, j] + 2) / 4
+        wins = rng.random(40) < np.clip((u[i, j] - lo) / (hi - lo), 0, 1)
         records += [{"agent_a": f"p0:{i}", "agent_b": f"p1:{j}", "score_a": float(w)} for w in wins]
 ratings = elo(pd.DataFrame(records), bootstrap=100, rng=0).sort_values("rating")
-fig, ax = plt.subplots(figsize=(6, 3))
-ax.errorbar(ratings["rating"], np.arange(len(ratings)), fmt="o",
-            xerr=[ratings["rating"] - ratings["lower"], ratings["upper"] - ratings["rating"]])
-ax.set_yticks(np.arange(len(ratings)), ratings.index); ax.set_xlabel("Elo (95% bootstrap interval)")
+shown = ratings if len(ratings) <= 2 * TOP else pd.concat([ratings.head(TOP), ratings.tail(TOP)])
+fig, ax = plt.subplots(figsize=(6, 0.25 * len(shown) + 1))
+ax.errorbar(shown["rating"], np.arange(len(shown)), fmt="o",
+            xerr=[shown["rating"] - shown["lower"], shown["upper"] - shown["rating"]])
+ax.set_yticks(np.arange(len(shown)), shown.index, fontsize=7)
+ax.set_xlabel(f"Elo (95% bootstrap interval); payoffs in [{lo:g}, {hi:g}]")
+fig.tight_layout()
 plt.show()
-assert (ratings["lower"] <= ratings["upper"]).all()"""),
+assert (ratings["lower"] <= ratings["upper"]).all()
+ratings.tail()"""),
 ]
 
 NOISY = [
@@ -300,18 +372,80 @@ assert all(abs(s.probability - e) < 4 * s.stderr + 1e-3 for s, e in zip(sims, ex
 ]
 
 
-def write(name: str, cells: list) -> Path:
+COMPARE = [
+    new_markdown_cell("# Compare the runs of a sweep\n\nSet `PSRO_SWEEP_DIR` to a sweep directory (`psro sweep "
+                      "CONFIG --seeds 0-4 --grid ...` writes one) or to a folder of run directories; otherwise the "
+                      "notebook first runs a tiny sweep: PSRO on Kuhn poker with two meta-solvers over three "
+                      "seeds. Curves are means (or interquartile means) over seeds with percentile-bootstrap "
+                      "bands, runs aligned by interpolation on the chosen axis and never extrapolated "
+                      "(`psro.analysis`; `psro compare` is the same from the command line)."),
+    new_code_cell(SETUP),
+    new_code_cell("""\
+import os, tempfile
+from pathlib import Path
+
+sweep_dir = os.environ.get("PSRO_SWEEP_DIR")
+if sweep_dir is None:
+    from psro import PSROConfig
+    from psro.run.sweep import run_sweep
+
+    config = PSROConfig(game="kuhn_poker", iterations=6, target_gap=None, rank_population=False)
+    sweep_dir = run_sweep(config, tempfile.mkdtemp(prefix="psro_sweep_"), seeds="0-2",
+                          grid={"meta_solver": ["nash", "uniform"]}).directory
+sweep_dir = Path(sweep_dir)
+sorted(p.name for p in sweep_dir.iterdir())"""),
+    new_markdown_cell("## One tidy table\n\nOne row per history row of every run, with its group (what differs "
+                      "between runs other than the seed), algorithm and seed."),
+    new_code_cell("""\
+from psro.analysis import aggregate_curves, final_values, load_histories
+
+table = load_histories([sweep_dir])
+table[["group", "seed", "iteration", "gap", "wall_time"]].head()"""),
+    new_markdown_cell("## Curves with bands\n\nThe gap against iteration (any numeric column works as the x "
+                      "axis: `wall_time`, `cpu_time`, `env_steps` where the runs record it)."),
+    new_code_cell("""\
+curves = aggregate_curves(table, x="iteration", y="gap", statistic="mean", resamples=1000)
+fig, ax = plt.subplots(figsize=(6, 3.5))
+for group, curve in curves.groupby("group"):
+    (line,) = ax.plot(curve["x"], curve["estimate"], label=f"{group} ({int(curve['of'].iloc[0])} seeds)")
+    ax.fill_between(curve["x"], curve["low"], curve["high"], color=line.get_color(), alpha=0.25, linewidth=0)
+ax.set_yscale("log"); ax.set_xlabel("iteration"); ax.set_ylabel("gap (mean, 95% bootstrap CI)"); ax.legend()
+plt.show()
+final_values(table, y="gap", resamples=1000)"""),
+]
+
+
+NOTEBOOKS = (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE), ("noisy_ranking.ipynb", NOISY),
+             ("dynamics.ipynb", DYNAMICS), ("compare_runs.ipynb", COMPARE))
+
+
+def write(name: str, cells: list, execute: bool = True) -> Path:
+    """Write notebook ``name`` from ``cells``; executed first (outputs kept) unless ``execute`` is False."""
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
+    if execute:
+        from nbclient import NotebookClient
+
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        for var in ("PSRO_RUN_DIR", "PSRO_SWEEP_DIR"):   # (the notebooks make their own small runs)
+            os.environ.pop(var, None)
+        NotebookClient(nb, kernel_name="python3", timeout=600,
+                       resources={"metadata": {"path": str(HERE.parents[1])}}).execute()
     path = HERE / name
     nbformat.write(nb, path)
     return path
 
 
 def main() -> None:
-    for name, cells in (("quickstart.ipynb", QUICKSTART), ("analyse_run.ipynb", ANALYSE),
-                        ("noisy_ranking.ipynb", NOISY), ("dynamics.ipynb", DYNAMICS)):
-        print(write(name, cells))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-execute", action="store_true", help="write the notebooks without their outputs")
+    parser.add_argument("names", nargs="*", help="only these notebooks (default: all)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for name, cells in NOTEBOOKS:
+        if not args.names or name in args.names:
+            logging.info("wrote %s", write(name, cells, execute=not args.no_execute))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from torch import nn
 from games.empirical import EmpiricalGame
 from games.environment import make_env, num_actions, observation_size
 from games.validation import is_integer
+from psro.approximate_gap import approx_gap_due, approx_gap_settings, measure_with_oracle, responder_seed
 from psro.config import PSROConfig, algorithm_options
 from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.metrics import nash_conv
@@ -524,11 +525,10 @@ class NFSP:
                "time_metric": t_metric, "wall_time": st.wall, "cpu_time": st.cpu, "evaluations": st.evaluations,
                "top_up_episodes": 0, "episodes": int(st.meta_game.count[0][~st.meta_game.exact].sum()),
                "efce_gap": math.nan, "efcce_gap": math.nan, "approx_gap": math.nan, "approx_gap_stderr": math.nan,
-               "meta_gap": float(st.meta_strategy.gap), "env_steps": int(st.extra["decisions"]),
-               "response_ok": True}
+               "approx_gap_time": 0.0, "meta_gap": float(st.meta_strategy.gap),
+               "env_steps": int(st.extra["decisions"]), "response_ok": True}
         st.env_steps = int(st.extra["decisions"])
-        every = self.config.approx_gap_every
-        if self.tree is None and every and t % every == 0:
+        if self.tree is None and approx_gap_due(self.config.approx_gap_every, t, st.gap):
             row.update(self._approx_gap())
         row["eval_episodes"] = st.eval_episodes()
         assert set(HISTORY_COLUMNS) <= set(row)
@@ -558,23 +558,22 @@ class NFSP:
             st.meta_game.add_statistics(tuple(profile), count[k], total[k], total_sq[k])
 
     def _approx_gap(self) -> dict:
-        """``approx_gap`` of the current average policies (fresh DQN best responses, sampled values)."""
-        from psro.approximate_gap import approximate_gap, responder_seed
+        """``approx_gap`` of the current average policies: a lower bound of their NashConv from learned best
+        responses (by default DQN) and the best members, sampled values (:mod:`psro.approximate_gap`)."""
         from psro.oracles.learned.oracle import make_learned_oracle
 
-        options = dict(self.config.approx_gap_options or {})
-        episodes = int(options.pop("episodes", 2000))
-        name = options.pop("oracle", "dqn")
+        start = time.perf_counter()
+        settings, options = approx_gap_settings({}, self.config.approx_gap_options)
         if self._approx_oracle is None:
-            self._approx_oracle = make_learned_oracle(name, None, seed=responder_seed(self.seed), game=self.game,
-                                                      **options)
-        t, counter = self.state.iteration, EpisodeCounter()
-        result = approximate_gap(self.game, "product", self.state.meta_strategy, self.state.populations,
-                                 lambda p, target, i: counter.response(self._approx_oracle.respond(p, target,
-                                                                                                   key=(t, i))),
-                                 episodes=episodes, seed=self.seed, iteration=t, play=counter.play)
+            self._approx_oracle = make_learned_oracle(settings["oracle"] or "dqn", None,
+                                                      seed=responder_seed(self.seed), game=self.game, **options)
+        counter = EpisodeCounter()
+        result = measure_with_oracle(self.game, "product", self.state.meta_strategy, self.state.populations,
+                                     self._approx_oracle, settings, seed=self.seed, iteration=self.state.iteration,
+                                     payoffs=self.state.meta_game.mean_game().payoffs, counter=counter)
         self.state.measure_episodes += counter.episodes
-        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr}
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
+                "approx_gap_time": time.perf_counter() - start}
 
     # ------------------------------------------------------------------ checkpoints
     def _save_if_asked(self) -> None:
@@ -682,8 +681,11 @@ class NFSP:
 
     @classmethod
     def _restore(cls, document: dict, checkpoint_dir, progress: bool) -> NFSP:
+        from games.imported_games import from_untrusted_file
+
         config = PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress)
-        solver = cls(config, checkpoint_dir=checkpoint_dir)
+        with from_untrusted_file():   # a game named "module:Name" in the file is imported only if confirmed
+            solver = cls(config, checkpoint_dir=checkpoint_dir)
         solver.run_config = document.get("config")
         arrays = document["_arrays"]
         if len(document["learners"]) != solver.num_players:

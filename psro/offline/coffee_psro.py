@@ -468,7 +468,7 @@ class OfflinePSRO:
         row.update({f"time_{k}": v for k, v in times.items()})
         row.update(wall_time=self.wall, cpu_time=self.cpu, evaluations=int(np.prod(self.payoffs.shape[1:])),
                    top_up_episodes=0, episodes=0, efce_gap=math.nan, efcce_gap=math.nan, approx_gap=math.nan,
-                   approx_gap_stderr=math.nan, meta_gap=self._meta_gap,
+                   approx_gap_stderr=math.nan, approx_gap_time=0.0, meta_gap=self._meta_gap,
                    env_steps=0, eval_episodes=0, response_ok=True)   # (exact in the model: no episode is played)
         return row
 

@@ -304,8 +304,9 @@ def game_for(game: str):
     key = str(game)
     if key not in _GAMES:
         import games
+        from games.imported_games import import_game, is_import_spec
 
-        _GAMES[key] = games.load(key)
+        _GAMES[key] = import_game(key) if is_import_spec(key) else games.load(key)   # (the user's env too)
     return _GAMES[key]
 
 

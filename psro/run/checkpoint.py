@@ -629,8 +629,11 @@ def _verify_files(directory: Path, path: Path, document: dict) -> dict:
 @contextlib.contextmanager
 def restoring(document: dict):
     """Turn any error while a checkpoint document is turned into a run into a ``ValueError`` naming the file."""
+    from games.imported_games import from_untrusted_file
+
     try:
-        yield
+        with from_untrusted_file():   # a game named "module:Name" in the file is imported only if confirmed
+            yield
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
         source = document.get("file", "the checkpoint") if isinstance(document, dict) else "the checkpoint"
         raise ValueError(f"checkpoint file {source!r} cannot be restored: {type(exc).__name__}: {exc}") from None

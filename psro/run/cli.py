@@ -23,19 +23,21 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import sys
 from pathlib import Path
 
 from games.executors import EngineError
-from psro.config import PSROConfig, field_help
+from psro.config import PSROConfig, field_help, spec_engine
 
 __all__ = ["main", "build_parser"]
 
 # config fields a resumed run may change: the stopping rules, the engine (results do not depend on it), the output
 # options and when the approximate gap is measured (it never changes the run); every other field must match
 RESUMABLE_CHANGES = ("iterations", "target_gap", "time_limit", "executor", "checkpoint", "progress", "name",
-                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options")
+                     "rank_population", "ranking_alpha", "approx_gap_every", "approx_gap_options", "loggers",
+                     "ray_address")
 
 TABLE = [  # (header, row key, format)
     ("iter", "iteration", "{:>5d}"),
@@ -45,7 +47,12 @@ TABLE = [  # (header, row key, format)
     ("oracle_s", "time_oracle", "{:>8.3f}"),
     ("eval_s", "time_evaluation", "{:>8.3f}"),
     ("wall_s", "wall_time", "{:>8.2f}"),
+    ("approx_lb", "approx_gap", "{:>10.3e}"),   # blank where it was not measured
 ]
+
+#: What the ``approx_lb`` column is, printed under the header of a run with a learned oracle
+APPROX_LEGEND = ("# approx_lb: approx_gap, a lower bound of gap (up to its standard error) from learned best "
+                 "responses and sampled play; blank where not measured")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,11 +84,93 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                              help="override a config field (repeatable), e.g. --set iterations=5")
         _add_field_options(command)
+    _add_sweep_parser(sub)
+    _add_compare_parser(sub)
     report = sub.add_parser("report", help="re-draw the plot and report.md of a run directory")
     report.add_argument("run_dir", metavar="RUN_DIR")
     _add_evaluate_parser(sub)
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     return parser
+
+
+def _add_sweep_parser(sub) -> None:
+    """``psro sweep CONFIG --seeds 0-4 --grid field=a,b ... [--set field=value] [--out DIR] [--executor N]``."""
+    sweep = sub.add_parser(
+        "sweep", help="run a config over seeds and a grid of field values, one run directory per cell",
+        description="Run a config over seeds and a grid of field values: one run directory per cell under one "
+                    "sweep directory, with an index table (index.csv). Running it again into the same --out skips "
+                    "the finished cells and resumes the interrupted ones from their checkpoints.")
+    sweep.add_argument("config", help="YAML config, e.g. experiments/configs/kuhn_poker.yaml")
+    sweep.add_argument("--seeds", default="0", metavar="SEEDS",
+                       help="seeds: a range such as 0-4, a list such as 0,2,5, or both (default: 0)")
+    sweep.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
+                       help="a grid axis (repeatable), e.g. --grid meta_solver=nash,prd --grid algorithm=psro,nfsp")
+    sweep.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                       help="override a config field of every cell (repeatable), e.g. --set iterations=5")
+    sweep.add_argument("--out", metavar="SWEEP_DIR", help="sweep directory (default: runs/<name>-sweep-<timestamp>)")
+    sweep.add_argument("--executor", default="serial", metavar="ENGINE",
+                       help="where the cells run: serial, process, ray, a number of worker processes such as 2, or "
+                            "submitit (submitit:local, submitit:slurm; the slurm extra) (each cell's own jobs use the "
+                            "config's executor field)")
+    sweep.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="with --executor ray: the Ray cluster the cells run on (HOST:PORT or ray://HOST:10001)")
+
+
+def _sweep(args) -> int:
+    import time
+
+    from psro.run.sweep import plan_sweep, run_sweep
+
+    config = PSROConfig.from_yaml(args.config).replace_from_strings(args.set)
+    cells = plan_sweep(config, args.seeds, args.grid)   # every cell checked before any runs
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else Path("runs") / f"{config.name or 'sweep'}-sweep-{stamp}"
+    spec = args.executor.strip() if args.executor.strip().startswith("submitit") else \
+        PSROConfig(executor=args.executor, ray_address=args.ray_address).executor_spec()
+    if args.ray_address is not None and spec_engine(spec) != "ray":
+        raise ValueError(f"--ray-address: joins a Ray cluster, which needs --executor ray; got {args.executor!r}.")
+    if args.ray_address is not None:
+        from games.executors import check_reachable
+
+        check_reachable(args.ray_address)
+    print(f"sweep of {len(cells)} cells into {out} on executor {spec}", flush=True)
+    result = run_sweep(config, out, seeds=args.seeds, grid=args.grid, executor=spec)
+    print(result.index.drop(columns=["run_dir", "error"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"),
+          flush=True)
+    failed = result.index[result.index["status"] != "finished"]
+    for _, row in failed.iterrows():
+        print(f"cell {row['cell']}: {row['status']} {row['error'] if isinstance(row['error'], str) else ''}",
+              file=sys.stderr)
+    print(f"wrote {out / 'index.csv'}", flush=True)
+    return 0 if failed.empty else 1
+
+
+def _add_compare_parser(sub) -> None:
+    """``psro compare RUN_OR_SWEEP_DIR ... --x iteration --y gap --out DIR [--statistic iqm]``."""
+    compare = sub.add_parser(
+        "compare", help="curves with bootstrap bands and a final-value table over run and sweep directories",
+        description="Compare runs: one curve per group (the algorithm, or the settings that differ other than the "
+                    "seed) with a bootstrap confidence band over seeds, on the x axis of your choice; writes "
+                    "comparison.png, final.csv and final.md into --out (psro.analysis).")
+    compare.add_argument("runs", nargs="+", metavar="RUN_OR_SWEEP_DIR")
+    compare.add_argument("--x", default="iteration",
+                         help="x axis: a numeric history column such as iteration, wall_time, env_steps")
+    compare.add_argument("--y", default="gap", help="y axis: a numeric history column such as gap or approx_gap")
+    compare.add_argument("--out", required=True, metavar="DIR", help="where the figure and the tables go")
+    compare.add_argument("--statistic", default="mean", choices=["mean", "iqm"],
+                         help="mean or interquartile mean over runs (default: mean)")
+    compare.add_argument("--confidence", type=float, default=0.95, help="confidence level of the bands")
+    compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+
+
+def _compare(args) -> int:
+    from psro.analysis import compare_runs
+
+    result = compare_runs(args.runs, args.out, x=args.x, y=args.y, statistic=args.statistic,
+                          confidence=args.confidence, resamples=args.resamples)
+    print(result.table_md.read_text(), flush=True)
+    print(f"wrote {result.figure}, {result.table_csv}, {result.table_md}", flush=True)
+    return 0
 
 
 def _add_field_options(command: argparse.ArgumentParser) -> None:
@@ -128,6 +217,9 @@ def _format_row(row: dict) -> str:
             value = "x".join(str(v) for k, v in row.items() if k.startswith("population_"))
         else:
             value = row[key]
+        if isinstance(value, float) and math.isnan(value) and key == "approx_gap":
+            cells.append(" " * len(fmt.format(0.0)))
+            continue
         cells.append(fmt.format(value))
     return " ".join(cells)
 
@@ -143,6 +235,10 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
     direct = [f"{name}={getattr(args, name)}" for name in PSROConfig.field_names() if getattr(args, name) is not None]
     config = config.replace_from_strings(direct)
     config.validate()
+    if config.ray_address is not None:   # an unreachable cluster fails now, in seconds, not at the first job
+        from games.executors import check_reachable
+
+        check_reachable(config.ray_address)
     return config
 
 
@@ -156,13 +252,20 @@ def _run(args) -> int:
         if not run_dir.is_dir():
             raise ValueError(f"run_dir {str(run_dir)!r} is not a directory, so it holds no checkpoint; give a run "
                              "directory written by `psro run CONFIG --out RUN_DIR`.")
+        if _game_given(args) is not None:   # named again: its module may be imported
+            from games.imported_games import confirm_import
+
+            confirm_import(_game_given(args))
     else:
-        if args.config is None:
-            raise ValueError("config: give a YAML config (psro run CONFIG) or --resume RUN_DIR.")
+        game = _game_given(args)
+        if args.config is None and game is None:
+            raise ValueError("config: give a YAML config (psro run CONFIG), a game (psro run --game NAME, every "
+                             "other field at its default) or --resume RUN_DIR.")
         if args.previous:
             raise ValueError("--previous picks the checkpoint to continue from; use it with --resume RUN_DIR "
                              "(or psro resume RUN_DIR --previous).")
-        config = _resolve_config(args)
+        config = _resolve_config(args, base=None if args.config is not None else
+                                 PSROConfig(name=re.sub(r"[^A-Za-z0-9_.+-]", "_", game.split("(")[0].strip())))
         run_dir = _new_run_dir(args, config)
     with run_lock(run_dir):
         if resume_dir is not None:
@@ -258,18 +361,27 @@ def _resumed(args, run_dir: Path) -> tuple:
     """``(solver, config)`` of the run in ``run_dir``, restored from its checkpoint (its folder never a link). The
     checkpoint is the one source of truth: where ``config.yaml`` disagrees with it (edited, or another run's
     checkpoint copied in) the disagreement is reported and ``config.yaml`` is rewritten from the checkpoint."""
+    from games.imported_games import from_untrusted_file
     from psro.run.run_files import check_directory
     from psro.run.saved_run import config_disagreement, read_saved_run
 
     if os.path.lexists(run_dir / "checkpoint"):
         check_directory(run_dir / "checkpoint")
-    saved = read_saved_run(run_dir, previous=args.previous)
-    config = _resolve_config(args, base=saved.config)
-    _check_resumable(config, saved.config)
-    config_disagreement(run_dir, saved.config)
-    solver = saved.restore(config, previous=args.previous)
+    with from_untrusted_file():   # (a game the files name is imported only when named again on the command line)
+        saved = read_saved_run(run_dir, previous=args.previous)
+        saved_config = saved.config.replace(ray_address=None)   # (a cluster address is never taken from a file)
+        config = _resolve_config(args, base=saved_config)
+        _check_resumable(config, saved_config)
+        config_disagreement(run_dir, saved.config)
+        solver = saved.restore(config, previous=args.previous)
     print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
     return solver, config
+
+
+def _game_given(args):
+    """The game named on the command line (``--game`` or ``--set game=...``), or None."""
+    given = [item.split("=", 1)[1].strip() for item in args.set if item.split("=", 1)[0].strip() == "game"]
+    return getattr(args, "game", None) if getattr(args, "game", None) is not None else (given[-1] if given else None)
 
 
 def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:
@@ -283,17 +395,26 @@ def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:
 
 def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     """Run to the config's stopping rules (counted over the whole run), then write the run directory."""
+    from psro.loggers import make_loggers
     from psro.run.run_dir import write_run
 
     remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
     show_bar = config.progress and sys.stderr.isatty()
     print(_header(), flush=True)
+    if getattr(solver, "learned", False):
+        print(APPROX_LEGEND, flush=True)
     for row in solver.state.rows:
         print(_format_row(row), flush=True)
+    log = make_loggers(config.loggers, run_dir)   # (psro.loggers: the config's csv / tensorboard loggers)
+
+    def on_row(row):
+        print(_format_row(row), flush=True)
+        log.log_row(row)
+
     try:
         solver.run(iterations=remaining, target_gap=config.target_gap, time_limit=time_left, progress=show_bar,
-                   callback=lambda row: print(_format_row(row), flush=True))
+                   callback=on_row)
     except KeyboardInterrupt:
         print("interrupted; writing what was done so far", flush=True)
     except EngineError as exc:
@@ -307,12 +428,14 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
             where = (f"its checkpoint in {run_dir / 'checkpoint'} holds every finished iteration: continue with "
                      f"`psro resume {run_dir}` (--executor process or serial to change the engine)")
         raise EngineError(f"{exc} The run stopped in iteration {max(solver.iteration, 0)}; {where}.") from exc
+    finally:
+        log.close()
     write_run(run_dir, config, solver)
     if config.rank_population:
         _rank(solver, config, run_dir)
     last = solver.history.iloc[-1]
     approx = "" if math.isnan(last["approx_gap"]) else \
-        f", approx_gap {last['approx_gap']:.3e} +- {last['approx_gap_stderr']:.1e}"
+        f", approx_gap (lower bound) {last['approx_gap']:.3e} +- {last['approx_gap_stderr']:.1e}"
     print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}{approx}, {last['wall_time']:.2f} s "
           f"wall; wrote {run_dir}", flush=True)
     return 0
@@ -398,9 +521,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
-        if args.command == "evaluate":
-            return _evaluate(args)
-        return _report(args) if args.command == "report" else _run(args)
+        commands = {"report": _report, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate}
+        return commands.get(args.command, _run)(args)
     except (ValueError, TypeError) as exc:
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -33,7 +33,7 @@ from psro.population import save_populations
 from psro.run.checkpoint import member_arrays
 from psro.run.run_files import atomic_write, check_target, read_regular, write_text
 
-__all__ = ["default_run_dir", "write_run", "write_report", "plot_history"]
+__all__ = ["default_run_dir", "write_run", "write_report", "plot_history", "history_figure"]
 
 GAP_NAMES = {"product": "NashConv", "cce": "CCE gap", "ce": "CE gap"}
 GAP_FLOOR = 1e-16  # gaps at or below round-off are drawn at this floor on the log axis
@@ -96,9 +96,7 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
 
 
 def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "NashConv") -> None:
-    """The gap (NashConv by default) against iteration and against wall time, log y-axis, as a PNG.
-
-    Drawn on a ``matplotlib.figure.Figure`` without pyplot, so the caller's backend is never changed.
+    """The gap (NashConv by default) against iteration and against wall time, as a PNG (:func:`history_figure`).
 
     Examples
     --------
@@ -109,27 +107,64 @@ def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "
     >>> os.path.getsize(path) > 0
     True
     """
+    fig = history_figure(history, title, gap_name)
+    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=100))
+
+
+def history_figure(history: pd.DataFrame, title: str = "", gap_name: str = "NashConv"):
+    """The figure of :func:`plot_history`: the gap against iteration and against wall time.
+
+    The exact gap is drawn where it is positive (a log axis; a gap of 0 at the floor ``GAP_FLOOR``). Where
+    ``approx_gap`` was measured, it is drawn as what it is, a lower bound, with error bars of two standard errors,
+    at its value, zero and negative values included: the y axis is then symmetric-log (linear within the
+    smallest error bar around 0, logarithmic beyond), never clipped.
+
+    Drawn on a ``matplotlib.figure.Figure`` without pyplot, so the caller's backend is never changed.
+
+    Examples
+    --------
+    >>> h = pd.DataFrame({"iteration": [0, 1], "gap": [np.nan, np.nan], "wall_time": [0.1, 0.2],
+    ...                   "approx_gap": [0.8, -0.05], "approx_gap_stderr": [0.1, 0.1]})   # (no tree: gap NaN)
+    >>> ax = history_figure(h).axes[0]
+    >>> ax.get_yscale(), ax.get_legend().get_texts()[0].get_text()
+    ('symlog', 'approx_gap (lower bound, +- 2 se)')
+    """
     # A Figure without pyplot: drawing to a file needs no backend, so the caller's backend (a notebook's inline
     # one, an interactive window) is never switched, and no pyplot figure is left open.
     from matplotlib.figure import Figure
 
-    gap = np.maximum(history["gap"].to_numpy(dtype=float), GAP_FLOOR)
-    approx = history["approx_gap"].to_numpy(dtype=float) if "approx_gap" in history else np.full(len(gap), np.nan)
+    exact = history["gap"].to_numpy(dtype=float)
+    gap = np.maximum(exact, GAP_FLOOR)
+    approx, stderr = (history[c].to_numpy(dtype=float) if c in history else np.full(len(gap), np.nan)
+                      for c in ("approx_gap", "approx_gap_stderr"))
+    measured = np.isfinite(approx)
     fig = Figure(figsize=(10, 4))
     axes = fig.subplots(1, 2, sharey=True)
     for ax, column, label in ((axes[0], "iteration", "iteration"), (axes[1], "wall_time", "wall time (s)")):
-        ax.plot(history[column], gap, marker="." if len(gap) < 60 else None, label="exact")
-        if np.isfinite(approx).any():   # the approximate gap where it was measured (clipped at the floor)
-            ax.plot(history[column], np.maximum(approx, GAP_FLOOR), "o", label="approximate")
+        x = history[column].to_numpy(dtype=float)
+        if np.isfinite(exact).any():
+            ax.plot(x, gap, marker="." if len(gap) < 60 else None, label=f"{gap_name} (exact)")
+        if measured.any():
+            ax.errorbar(x[measured], approx[measured], yerr=2 * np.nan_to_num(stderr[measured]), fmt="o", capsize=3,
+                        color="C1", label="approx_gap (lower bound, +- 2 se)")
+            ax.axhline(0.0, color="0.5", linewidth=0.8)
             ax.legend()
-        ax.set_yscale("log")
         ax.set_xlabel(label)
         ax.grid(True, which="both", alpha=0.3)
+    if measured.any():
+        spread = 2 * stderr[measured]
+        positive = np.concatenate([gap[np.isfinite(exact)], np.abs(approx[measured]), spread])
+        positive = positive[np.isfinite(positive) & (positive > 0)]
+        axes[0].set_yscale("symlog", linthresh=float(positive.min()) if positive.size else 1.0)
+        if np.all(approx[measured] - spread >= 0):   # nothing below zero to show: start the axis at 0
+            axes[0].set_ylim(bottom=0.0)
+    else:
+        axes[0].set_yscale("log")
     axes[0].set_ylabel(f"{gap_name} of the meta-strategy")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=100))
+    return fig
 
 
 def write_report(run_dir) -> Path:
@@ -162,8 +197,13 @@ def write_report(run_dir) -> Path:
     ]
     if "approx_gap" in history and history["approx_gap"].notna().any():
         row = history[history["approx_gap"].notna()].iloc[-1]
-        lines.append(f"- approximate {gap_name} (fresh learned best responses, sampled play) at iteration "
-                     f"{int(row['iteration'])}: {row['approx_gap']:.3e} +- {row['approx_gap_stderr']:.1e}")
+        lines.append(f"- approx_gap, a lower bound of the {gap_name} (up to its standard error: the best of the "
+                     "population's best member and fresh and warm-started learned responses, valued on fresh "
+                     f"episodes) at iteration {int(row['iteration'])}: {row['approx_gap']:.3e} +- "
+                     f"{row['approx_gap_stderr']:.1e}")
+        if "approx_gap_time" in history:
+            lines.append(f"- approx_gap measured on {int(history['approx_gap'].notna().sum())} rows, "
+                         f"{history['approx_gap_time'].sum():.2f} s in all (the history's approx_gap_time)")
     for threshold in (1e-2, 1e-4, 1e-6):
         hit = history[history["gap"] <= threshold]
         if len(hit):

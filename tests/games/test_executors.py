@@ -248,3 +248,20 @@ def test_no_pool_worker_outlives_a_sigkilled_parent():
         assert alive == [], f"workers still alive 10 s after their parent was killed: {alive}"
     finally:
         main.kill()
+
+
+def test_check_reachable_names_an_address_nothing_answers_on():
+    import socket
+    import time
+
+    from games.executors import EngineError, check_reachable
+
+    start = time.perf_counter()
+    with pytest.raises(EngineError, match=r"cannot reach the Ray cluster at 'ray://127\.0\.0\.1:1'"):
+        check_reachable("ray://127.0.0.1:1", timeout=2.0)
+    assert time.perf_counter() - start < 3
+    with socket.socket() as server:   # something listening: the check passes
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+    check_reachable("auto")   # left to Ray

@@ -294,3 +294,28 @@ def test_bad_arguments():
         check_game("kuhn_poker", num_playouts=2.0)
     with pytest.raises(ValueError, match="unknown OpenSpiel game"):
         check_game("kuhn_pokr")
+
+
+# ------------------------------------------------------------------- tensors (issue 26, item 5)
+def with_tensor(shape, tensor):
+    return broken(information_state_tensor_shape=shape, information_state_tensor=lambda self, s, p: tensor(s, p))
+
+
+def test_a_tensor_shorter_than_its_declared_shape_is_named():
+    problem = only_kind(problems(with_tensor((8,), lambda s, p: np.zeros(7))), "bad_tensor")
+    assert "information_state_tensor(" in problem.message and "has 7 entries" in problem.message
+    assert "declares (8,)" in problem.message
+
+
+@pytest.mark.parametrize("tensor, words", [
+    (lambda s, p: np.array([0.0, np.nan, 0.0, 0.0]), "NaN or infinite"),
+    (lambda s, p: np.zeros(1), "has 1 entries"),                         # would broadcast; never allowed
+    (lambda s, p: ["a", "b", "c", "d"], "is not an array of numbers"),
+])
+def test_a_non_finite_broadcastable_or_non_numeric_tensor_is_named(tensor, words):
+    assert words in only_kind(problems(with_tensor((4,), tensor)), "bad_tensor").message
+
+
+def test_a_right_tensor_passes_and_openspiel_tensors_are_checked():
+    assert problems(with_tensor((2, 2), lambda s, p: np.ones((2, 2)))).ok
+    assert problems("leduc_poker", max_nodes=300, num_playouts=5).ok   # C++ tensors of the declared sizes

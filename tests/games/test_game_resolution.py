@@ -36,11 +36,11 @@ def test_a_game_in_user_code_is_imported_by_module_and_name(tmp_path, monkeypatc
     direct, built = resolve("my_games_pkg:PENNIES"), resolve("my_games_pkg:pennies")
     assert direct.kind == built.kind == "normal_form" and direct.spec == "my_games_pkg:PENNIES"
     np.testing.assert_array_equal(built.normal_form.payoffs, direct.normal_form.payoffs)
-    with pytest.raises(ValueError, match="module 'no_such_module_xyz' does not import"):
+    with pytest.raises(ValueError, match="the module 'no_such_module_xyz' does not import"):
         resolve("no_such_module_xyz:Game")
-    with pytest.raises(ValueError, match="module 'my_games_pkg' has no name 'Missing'"):
+    with pytest.raises(ValueError, match="the module 'my_games_pkg' has no 'Missing'"):
         resolve("my_games_pkg:Missing")
-    with pytest.raises(TypeError, match="my_games_pkg.NOT_A_GAME is a int, not a game"):
+    with pytest.raises(TypeError, match="'my_games_pkg:NOT_A_GAME' is an int, not a game"):
         resolve("my_games_pkg:NOT_A_GAME")
 
 

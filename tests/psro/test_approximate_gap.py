@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from games import catalog
+from games import NormalFormGame, catalog
 from psro.approximate_gap import approximate_gap, approximate_seed, mixture_returns
 from psro.oracles import BestResponse
 from solvers import make_equilibrium
@@ -84,7 +84,7 @@ def test_standard_error_matches_the_spread_over_seeds():
     for seed in noisy.integers(0, 2 ** 31, size=40):
         result = approximate_gap(None, "product", eq, POPS, respond, episodes=400, seed=int(seed), iteration=0,
                                  play=noisy_play)
-        gaps.append(result.gap)
+        gaps.append(result.unclipped)   # (the spread before clipping at zero)
         errors.append(result.stderr)
     # two response estimates (variance 1/400 each) and the on-policy sum of two seats (2/400): sqrt(4/400) = 0.1
     assert np.mean(errors) == pytest.approx(np.sqrt(4 / 400), rel=0.1)
@@ -103,3 +103,104 @@ def test_bad_kind():
     eq = make_equilibrium(CHICKEN, joint=np.full((2, 2), 0.25), concept="nash", method="x")
     with pytest.raises(ValueError, match="kind must be"):
         approximate_gap(None, "nash", eq, POPS, respond, episodes=10, seed=0, iteration=0, play=play)
+
+
+# ---------------------------------------------------------------- the candidates and the lower bound
+
+
+def test_the_best_member_wins_over_a_worse_fresh_response():
+    # player 1 against player 0's pure action 0 in chicken: member 1 (swerve... the meta-game's best) beats a
+    # fresh response that plays the worse action; the estimate is then the meta-game's own regret
+    eq = make_equilibrium(CHICKEN, joint=np.array([[0.0, 1.0], [0.0, 0.0]]), concept="nash", method="x")
+    worst = lambda player, target, index: BestResponse(player, 0 if player else 1, 0.0)   # noqa: E731
+    result = approximate_gap(None, "product", eq, POPS, worst, episodes=50, seed=0, iteration=0, play=play,
+                             payoffs=PAYOFFS)
+    assert [t[4] for t in result.terms] == ["member 0", "member 1"]
+    assert result.gap == by_hand(eq.joint, "nash")
+
+
+def test_a_better_fresh_response_wins_and_every_candidate_is_reported():
+    only_member = [[1], [1]]   # populations that hold only action 1: the meta-game shows no regret
+    eq = make_equilibrium(NormalFormGame(PAYOFFS[:, 1:, 1:]), joint=np.ones((1, 1)), concept="nash", method="x")
+
+    def respond_to_action_1(player, target, index):   # the best response to the other's action 1
+        return BestResponse(player, int(np.argmax(PAYOFFS[player][:, 1] if player == 0 else PAYOFFS[player][1])),
+                            0.0)
+
+    result = approximate_gap(None, "product", eq, only_member, respond_to_action_1, episodes=50, seed=0,
+                             iteration=0, play=play, payoffs=PAYOFFS[:, 1:, 1:])
+    assert [t[4] for t in result.terms] == ["fresh", "fresh"]
+    assert [[c.source for c in cands] for cands in result.candidates] == [["member 0", "fresh"]] * 2
+    assert result.gap == by_hand(np.array([[0.0, 0.0], [0.0, 1.0]]), "nash") > 0
+
+
+def test_the_winner_is_valued_on_fresh_episodes_so_no_winners_curse():
+    # 30 identical members (true value 0 against the target) and noisy play: the best selection value is biased
+    # upwards (the max of 30 noisy means), the winner's reported value is not
+    def noisy(game, profile, count, seed):
+        return np.random.default_rng(seed).normal(size=(count, 2)) * [1.0, 0.0]
+
+    pops = [list(range(30)), [0]]
+    eq = make_equilibrium(NormalFormGame(np.zeros((2, 30, 1))), joint=np.eye(30, 1), concept="nash", method="x")
+    selection, estimate, errors = [], [], []
+    for seed in range(30):
+        result = approximate_gap(None, "product", eq, pops, lambda *a: None, episodes=100, seed=seed, iteration=0,
+                                 play=noisy)
+        selection.append(max(c.selection_value for c in result.candidates[0]))
+        estimate.append(result.terms[0][2])
+        errors.append(result.stderr)
+    assert np.mean(selection) > 0.15                                  # E[max of 30 N(0, 0.1)] ~ 0.2
+    assert abs(np.mean(estimate)) < 3 * 0.1 / np.sqrt(30)             # unbiased: fresh episodes
+    assert all(e > 0 for e in errors)
+
+
+def test_warm_start_asks_for_a_response_from_the_best_member():
+    asked = []
+
+    def record(player, target, index):
+        asked.append((player, index, target.initial_policy))
+        return None
+
+    eq = make_equilibrium(CHICKEN, joint=np.array([[0.0, 1.0], [0.0, 0.0]]), concept="nash", method="x")
+    approximate_gap(None, "product", eq, POPS, record, episodes=10, seed=0, iteration=0, play=play, payoffs=PAYOFFS,
+                    warm_start=True)
+    assert asked == [(0, 0, None), (0, 1, 0), (1, 0, None), (1, 1, 1)]   # the best members: 0 and 1
+
+
+def test_bad_episodes():
+    eq = make_equilibrium(CHICKEN, joint=np.full((2, 2), 0.25), concept="nash", method="x")
+    with pytest.raises(ValueError, match="episodes must be an int >= 2"):
+        approximate_gap(None, "product", eq, POPS, respond, episodes=1, seed=0, iteration=0, play=play)
+    with pytest.raises(ValueError, match="selection_episodes must be a positive int"):
+        approximate_gap(None, "product", eq, POPS, respond, episodes=10, selection_episodes=0, seed=0, iteration=0,
+                        play=play)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"episodes": 1}, "^approx_gap_options: episodes must be an int >= 2"),
+    ({"total_steps": 0}, "^approx_gap_options: total_steps must be a positive int"),
+    ({"warm_start": "yes"}, "^approx_gap_options: warm_start must be true or false"),
+    ({"learning_rat": 0.1}, "^approx_gap_options: .*learning_rat"),
+])
+def test_bad_approx_gap_options_name_the_key(options, message):
+    from psro import PSRO
+
+    with pytest.raises((ValueError, TypeError), match=message):
+        PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", approx_gap_options=options, progress=False)
+
+
+def test_kuhn_run_the_lower_bound_holds_at_every_row():
+    # a tiny deep-PSRO run on Kuhn with the uniform meta-solver (its meta-game regret is positive): at every row
+    # approx_gap + 2 se >= meta_gap and approx_gap - 3 se <= the exact gap of the same meta-strategy
+    from psro import PSRO
+
+    solver = PSRO("kuhn_poker", oracle="ppo", meta_solver="uniform", evaluator="monte_carlo",
+                  episodes_per_profile=200, approx_gap_every=1, seed=1, progress=False,
+                  oracle_options={"total_steps": 512, "num_envs": 16, "num_steps": 16, "eval_episodes": 32},
+                  approx_gap_options={"total_steps": 512, "episodes": 300})
+    history = solver.run(iterations=2)
+    approx, se = history["approx_gap"].to_numpy(), history["approx_gap_stderr"].to_numpy()
+    assert np.isfinite(approx).all() and (se > 0).all() and (history["approx_gap_time"] > 0).all()
+    assert (history["meta_gap"].iloc[1:] > 0).all()
+    assert (approx + 2 * se >= np.maximum(0.0, history["meta_gap"])).all()
+    assert (approx - 3 * se <= history["gap"]).all()

@@ -112,3 +112,58 @@ def test_field_help_choices_come_from_the_registries():
     assert set(helps["br_selection"].choices) == set(BR_SELECTIONS)
     assert set(helps["top_up_method"].choices) == set(TOP_UP_METHODS)
     assert {name for name, h in helps.items() if h.choices is not None} == set(CHOICES)
+
+
+# -- issue 26, item 4: a Ray cluster from the config ---------------------------------------------------------------
+
+
+def test_a_ray_cluster_from_the_yaml_mapping_or_the_field(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("game: kuhn_poker\nexecutor: {engine: ray, address: '10.0.0.1:6379'}\n")
+    config = PSROConfig.from_yaml(path)
+    assert (config.executor, config.ray_address) == ("ray", "10.0.0.1:6379")
+    assert config.executor_spec() == {"engine": "ray", "address": "10.0.0.1:6379"}
+    assert PSROConfig(executor="ray", ray_address="ray://h:10001").executor_spec() == \
+        {"engine": "ray", "address": "ray://h:10001"}
+    assert PSROConfig(executor="ray").executor_spec() == "ray"
+    with pytest.raises(ValueError, match="ray_address: joins a Ray cluster, which needs executor: ray"):
+        PSROConfig(executor="2", ray_address="h:1").validate()
+    with pytest.raises(ValueError, match="executor: a mapping takes engine"):
+        PSROConfig.from_dict({"executor": {"engine": "ray", "runtime_env": {}}})
+
+
+def test_a_wrong_length_tensor_is_reported_not_hidden():
+    import numpy as np
+
+    from games import TERMINAL, SequentialGame
+
+    class SevenOfEight(SequentialGame):
+        name = "seven_of_eight"
+        num_distinct_actions = 2
+        max_game_length = 1
+        min_utility, max_utility = -1.0, 1.0
+        information_state_tensor_shape = (8,)
+
+        def initial_state(self):
+            return ()
+
+        def current_player(self, state):
+            return TERMINAL if state else 0
+
+        def legal_actions(self, state):
+            return [0, 1]
+
+        def apply_action(self, state, action):
+            return state + (action,)
+
+        def returns(self, state):
+            return [1.0, -1.0] if state[0] else [-1.0, 1.0]
+
+        def information_state(self, state, player):
+            return f"{player}{state}"
+
+        def information_state_tensor(self, state, player):
+            return np.zeros(7)
+
+    with pytest.raises(ValueError, match=r"game: the information-state tensor .* has 7 entries .* declares \(8,\)"):
+        PSROConfig(game=SevenOfEight(), oracle="ppo").checked_game()

@@ -223,7 +223,8 @@ def test_new_profile_blocks_cover_each_new_profile_once(sizes):
 
 
 # -- One config (issue 11): PSRO(PSROConfig(...)) is the constructor, the keyword form builds the config ---------------
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
+TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
+          "approx_gap_time"]
 
 
 @pytest.mark.parametrize("fields", [dict(game="kuhn_poker", meta_solver="nash"),
@@ -287,3 +288,35 @@ def test_jpsro_history_has_the_extensive_form_gaps_of_the_eval_meta_strategy():
     for off in (PSRO("kuhn_poker", extensive_form_gaps=True, progress=False),      # PSRO: not a correlated device
                 PSRO("kuhn_poker(players=3)", meta_solver="mgcce", progress=False)):  # off by default
         assert off.run(iterations=1)[["efce_gap", "efcce_gap"]].isna().all().all()
+
+
+# -- issue 26, item 7: starting points -------------------------------------------------------------------------------
+def test_rock_paper_scissors_from_rock_rock_shows_its_dynamics():
+    from games import catalog
+
+    history = PSRO(catalog.rock_paper_scissors(), initial_policies=[[0], [0]], progress=False).run(iterations=3)
+    # (R, R): each player gains 1 by paper, NashConv 2; {R, P} each: the meta-Nash (P, P) loses 1 to scissors
+    # on both sides, NashConv 2; then every pure strategy is in and the uniform meta-Nash has no gap
+    assert history["gap"].tolist()[:3] == pytest.approx([2.0, 2.0, 0.0], abs=1e-9)
+    assert history["population_0"].tolist() == [1, 2, 3, 3]
+    uniform_start = PSRO(catalog.rock_paper_scissors(), progress=False).run(iterations=1)
+    assert uniform_start["gap"].tolist() == pytest.approx([0.0, 0.0], abs=1e-9)   # (why a starting point matters)
+
+
+def test_initial_policies_take_tabular_policies_and_refuse_what_is_not_one(kuhn):
+    from psro.policies import uniform_policy
+
+    always_first = np.zeros(kuhn.infostates[0].legal_mask.shape)
+    always_first[:, 0] = 1.0
+    solver = PSRO("kuhn_poker", initial_policies=[[always_first, uniform_policy(kuhn.infostates[0])],
+                                                  [uniform_policy(kuhn.infostates[1])]], progress=False)
+    solver.run(iterations=1)
+    assert [len(p) for p in solver.populations] == [3, 2]
+    with pytest.raises(ValueError, match="initial_policies: player 0 decides at 6 information states"):
+        PSRO("kuhn_poker", initial_policies=[[0], [0]], progress=False)
+    with pytest.raises(ValueError, match=r"initial_policies: give one list of policies per player \(2 lists\)"):
+        PSRO("kuhn_poker", initial_policies=[[always_first]], progress=False)
+    with pytest.raises(ValueError, match="initial_policies: player 1's pure strategy 3 is not one of its actions"):
+        PSRO("matrix_rps", initial_policies=[[0], [3]], progress=False)
+    with pytest.raises(ValueError, match="initial_policies: needs tabular populations"):
+        PSRO("kuhn_poker", initial_policies=[[0], [0]], oracle="ppo", progress=False)

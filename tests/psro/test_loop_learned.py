@@ -18,7 +18,7 @@ from psro.population import PolicyPopulation
 
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
                                           "hidden": [16]},
-            approx_gap_options={"episodes": 200}, progress=False)
+            approx_gap_options={"episodes": 200, "total_steps": 256}, progress=False)
 SAMPLED = dict(evaluator="monte_carlo", episodes_per_profile=100)
 
 
@@ -32,9 +32,9 @@ def test_leduc_without_a_tree_grows_neural_populations(monkeypatch):
         assert isinstance(pop.policies[0], UniformPolicy)
         assert all(isinstance(m, NeuralPolicy) for m in pop.policies[1:])
     assert history["gap"].isna().all() and history["train_gap"].isna().all()
-    assert np.isnan(history["approx_gap"].iloc[:-1]).all()          # approx_gap_every=0: only the last row
-    assert np.isfinite(history[["approx_gap", "approx_gap_stderr"]].iloc[-1]).all()
-    assert history["approx_gap_stderr"].iloc[-1] > 0
+    # approx_gap_every=auto without the exact gap: rows 0, 1, 2, 4, ... (and the last), each timed
+    assert np.isfinite(history[["approx_gap", "approx_gap_stderr"]]).all().all()
+    assert (history["approx_gap_stderr"] > 0).all() and (history["approx_gap_time"] > 0).all()
     assert (history["meta_gap"].abs() < 1e-6).all()   # a Nash meta-strategy has no regret in its own meta-game
     assert int(history["episodes"].iloc[-1]) == 9 * 100
     with pytest.raises(ValueError, match="no game tree"):
@@ -123,7 +123,7 @@ def test_warm_start_and_device_reach_the_oracle():
 @pytest.mark.parametrize("fields, message", [
     (dict(game="coordinated_mp", oracle="ppo", evaluator="monte_carlo"), "^game: .*no information-state tensor"),
     (dict(oracle="ppo", oracle_options={"total_steps": 0}), "^oracle_options: total_steps must be a positive int"),
-    (dict(oracle="ppo", approx_gap_options={"episodes": 0}), "^approx_gap_options: episodes must be a positive"),
+    (dict(oracle="ppo", approx_gap_options={"episodes": 1}), "^approx_gap_options: episodes must be an int >= 2"),
     (dict(oracle="ppo", approx_gap_options={"oracle": "exact"}), "^approx_gap_options: oracle must be a learned"),
     (dict(warm_start=True), "^warm_start: only the learned oracles"),
     (dict(device="cuda"), "^device: only the learned oracles"),
@@ -174,7 +174,7 @@ def test_a_pettingzoo_environment_trains_from_a_config_file(tmp_path):
     assert config.game == "pettingzoo:tictactoe_v3" and config.oracle == "ppo"
     tiny = ["--set", "iterations=1", "--set", "episodes_per_profile=16", "--set", "rank_population=false",
             "--set", "oracle_options={total_steps: 256, num_envs: 16, num_steps: 16, eval_episodes: 16, hidden: [8]}",
-            "--set", "approx_gap_options={episodes: 32}"]
+            "--set", "approx_gap_options={episodes: 32, total_steps: 256}"]
     assert main(["run", str(path), "--out", str(tmp_path / "run"), *tiny]) == 0
     resumed = PSRO.resume(tmp_path / "run" / "checkpoint", progress=False)
     assert resumed.tree is None and all(isinstance(pop.policies[1], NeuralPolicy) for pop in resumed.populations)

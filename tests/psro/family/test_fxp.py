@@ -126,7 +126,8 @@ def test_fxp_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill
 
 TINY_PPO = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
                                               "hidden": [8]},
-                evaluator="monte_carlo", episodes_per_profile=64, approx_gap_options={"episodes": 100})
+                evaluator="monte_carlo", episodes_per_profile=64,
+                approx_gap_options={"episodes": 100, "total_steps": 256})
 
 
 def test_fxp_with_a_learned_oracle_warm_starts_the_main_and_not_the_counter():

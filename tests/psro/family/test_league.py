@@ -13,10 +13,12 @@ from psro.family.league import League, LeagueOptions, decayed_update, pfsp_weigh
 from psro.oracles.learned.env import UniformPolicy
 from psro.population import Provenance
 
-TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evaluation", "time_metric"]
+TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evaluation", "time_metric",
+         "approx_gap_time"]
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 8, "num_steps": 16, "eval_episodes": 16,
                                           "hidden": [16]},
-            algorithm_options={"win_rate_episodes": 24, "snapshot_win_rate": 0.6}, seed=3, progress=False)
+            algorithm_options={"win_rate_episodes": 24, "snapshot_win_rate": 0.6}, seed=3, progress=False,
+            approx_gap_options={"total_steps": 256})
 
 
 class Killed(Exception):

@@ -15,7 +15,8 @@ from psro.metrics import nash_conv
 from psro.state import HISTORY_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
+TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
+          "approx_gap_time"]
 # small buffers so that the replay buffer wraps around and the reservoir replaces entries within a few iterations
 SMALL = {"steps_per_iteration": 400, "hidden": [16], "learning_starts": 100, "rl_buffer_size": 300,
          "sl_buffer_size": 60, "batch_size": 32, "target_update_interval": 20, "anticipatory": 0.3}

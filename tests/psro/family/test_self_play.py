@@ -120,7 +120,7 @@ def test_self_play_with_a_learned_oracle_trains_networks_against_the_latest():
     from psro.oracles.learned.networks import NeuralPolicy
 
     sp = SelfPlay("kuhn_poker", progress=False, seed=1, oracle="ppo", warm_start=True, evaluator="monte_carlo",
-                  episodes_per_profile=64, approx_gap_options={"episodes": 100},
+                  episodes_per_profile=64, approx_gap_options={"episodes": 100, "total_steps": 256},
                   oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
                                   "hidden": [8]})
     history = sp.run(iterations=2)

@@ -16,7 +16,8 @@ from psro.metrics import nash_conv
 from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO, map_policy, resume_offline
 from psro.state import HISTORY_COLUMNS
 
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
+TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
+          "approx_gap_time"]
 
 
 class ExactModel:

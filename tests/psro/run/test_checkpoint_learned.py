@@ -22,10 +22,11 @@ from psro.run.checkpoint import CHECKPOINT_FILE, load_checkpoint
 ROOT = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
        "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evaluation", "time_metric"]
+TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evaluation", "time_metric",
+         "approx_gap_time"]
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 512, "num_envs": 32, "num_steps": 16, "eval_episodes": 64,
                                           "hidden": [16]},
-            approx_gap_options={"episodes": 200}, approx_gap_every=2, seed=4, progress=False)
+            approx_gap_options={"episodes": 200, "total_steps": 512}, approx_gap_every=2, seed=4, progress=False)
 
 
 class Killed(Exception):

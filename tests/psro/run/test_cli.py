@@ -157,3 +157,76 @@ def test_evaluate_a_deep_tic_tac_toe_run_against_uniform_and_mcts(tmp_path, caps
     assert "psro evaluate: error: against: 'nonesuch' is not a reference" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path)]) == 2
     assert "is not a run directory" in capsys.readouterr().err
+
+
+def test_an_unreachable_ray_cluster_fails_within_seconds_naming_the_address(tmp_path, capsys):
+    import time
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\niterations: 1\n")
+    start = time.perf_counter()
+    code = main(["run", str(config), "--executor", "ray", "--ray-address", "127.0.0.1:1", "--out",
+                 str(tmp_path / "run")])
+    assert time.perf_counter() - start < 10
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "cannot reach the Ray cluster at '127.0.0.1:1'" in err and "ray start --head" in err
+    assert not (tmp_path / "run").exists()   # refused before anything was written
+
+
+def test_a_resumed_run_never_joins_the_cluster_its_files_name(tmp_path, capsys):
+    config = tmp_path / "tiny.yaml"
+    # NFSP resumes from its run directory's config.yaml (PSRO from its sealed checkpoint's copy)
+    config.write_text("game: kuhn_poker\nalgorithm: nfsp\nalgorithm_options: {steps_per_iteration: 64, num_envs: 4}\n"
+                      "iterations: 1\ntarget_gap: null\nrank_population: false\n")
+    out = tmp_path / "run"
+    assert main(["run", str(config), "--out", str(out)]) == 0
+    saved = (out / "config.yaml").read_text()
+    (out / "config.yaml").write_text(saved.replace("executor: serial", "executor: ray")
+                                     .replace("ray_address: null", "ray_address: 127.0.0.1:1"))
+    assert main(["resume", str(out), "--set", "iterations=2", "--executor", "serial"]) == 0
+    assert "done: 2 iterations" in capsys.readouterr().out
+
+
+# -- issue 26, item 5: your own games from the command line, without a config file ------------------------------------
+USER_GAMES = __import__("pathlib").Path(__file__).parents[2] / "games" / "data" / "user_games"
+
+
+def test_psro_run_trains_a_users_sequential_game_and_batched_env_with_ppo(tmp_path, monkeypatch, capsys):
+    import pandas as pd
+
+    monkeypatch.syspath_prepend(str(USER_GAMES))
+    common = ["--oracle", "ppo", "--oracle-steps", "512", "--iterations", "1", "--target-gap", "null",
+              "--rank-population", "false"]
+    assert main(["run", "--game", "usergames26.bluff:BluffDice", *common, "--out", str(tmp_path / "bluff")]) == 0
+    history = pd.read_csv(tmp_path / "bluff" / "history.csv")
+    assert history["population_0"].tolist() == [1, 2] and history["gap"].notna().all()   # exact gap: tree fits
+    assert main(["run", "--game", "usergames26.envs:HighCard", *common, "--evaluator", "monte_carlo",
+                 "--episodes-per-profile", "100", "--out", str(tmp_path / "env")]) == 0
+    history = pd.read_csv(tmp_path / "env" / "history.csv")
+    assert history["population_1"].tolist() == [1, 2] and history["approx_gap"].notna().iloc[-1]
+    capsys.readouterr()
+    # resuming imports the module only when the user names the game again
+    assert main(["resume", str(tmp_path / "bluff"), "--set", "iterations=2"]) == 2
+    assert "imports Python code and was read from a file" in capsys.readouterr().err
+    assert main(["resume", str(tmp_path / "bluff"), "--set", "iterations=2", "--game",
+                 "usergames26.bluff:BluffDice"]) == 0
+    assert pd.read_csv(tmp_path / "bluff" / "history.csv")["iteration"].tolist() == [0, 1, 2]
+
+
+def test_psro_run_with_a_game_and_no_config(tmp_path, capsys):
+    assert main(["run", "--game", "kuhn_poker", "--iterations", "2", "--rank-population", "false", "--out",
+                 str(tmp_path / "kuhn")]) == 0
+    assert "done: 2 iterations" in capsys.readouterr().out
+    assert main(["run", "--game", "nosuch.module:Game", "--out", str(tmp_path / "x")]) == 2
+    assert "the module 'nosuch.module' does not import" in capsys.readouterr().err
+
+
+def test_rock_paper_scissors_from_the_catalog_with_a_starting_point(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "rps"
+    assert main(["run", "--game", "catalog:rock_paper_scissors", "--set", "initial_policies=[[0], [0]]",
+                 "--rank-population", "false", "--out", str(out)]) == 0
+    history = pd.read_csv(out / "history.csv")
+    assert history["population_0"].tolist() == [1, 2, 3] and history["gap"].iloc[-1] < 1e-9

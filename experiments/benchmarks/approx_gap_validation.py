@@ -1,0 +1,160 @@
+"""Validation of ``approx_gap`` where the truth is known: the lower bound against the exact gap of the same
+meta-strategy, at every measured row.
+
+Deep PSRO (``oracle="ppo"``, Monte Carlo meta-game, Nash meta-solver) runs on games whose tree fits, so every
+row has both the exact NashConv of the eval meta-strategy (``gap``, the tree) and ``approx_gap`` with its
+standard error ``se`` (learned responses and sampled play, :mod:`psro.approximate_gap`, measured every
+``--every`` iterations and on the last row, with its default budget). For each game, oracle budget (PPO steps per
+response: the default 20,000 and a small one) and seed, every measured row is checked:
+
+* **validity** (a lower bound): ``approx_gap - 2 se <= gap`` and ``approx_gap - 3 se <= gap``;
+* **never below the meta-game's own regret**: ``approx_gap + 2 se >= max(0, meta_gap)``;
+* **strength**: ``approx_gap / gap``, and on Leduc whether ``approx_gap >= 0.5 gap`` at every row with
+  ``gap >= 0.3``.
+
+The rows go to ``results/approx_gap_validation.csv``, the summary to ``results/approx_gap_validation.md``.
+
+Run with BLAS pinned::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
+        python experiments/benchmarks/approx_gap_validation.py
+
+``--quick`` is a smoke run (Kuhn, one seed, the small budget, 2 iterations); ``--games`` picks games from
+:data:`GAMES` (``goofspiel5``: 5 cards, descending point order, imperfect information, whose tree fits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import time
+from pathlib import Path
+
+import bench_common
+
+bench_common.pin_threads()
+bench_common.use_repo_packages()
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from rl_oracle_kuhn import markdown as pipe_table  # noqa: E402  (a pipe table without tabulate)
+
+RESULTS = bench_common.HERE / "results" / "approx_gap_validation"
+
+#: The games (their tree fits, so the exact gap is known) by short name
+GAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice(numdice=1)",
+         "goofspiel5": "goofspiel(num_cards=5,points_order=descending,imp_info=True)"}
+
+
+def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episodes_per_profile: int) -> list:
+    """The measured rows of one deep-PSRO run."""
+    from psro import PSRO
+
+    solver = PSRO(GAMES[game], oracle="ppo", oracle_steps=steps, evaluator="monte_carlo",
+                  episodes_per_profile=episodes_per_profile, oracle_options={"eval_episodes": 200},
+                  exact_gap=True, approx_gap_every=every, seed=seed, progress=False, rank_population=False)
+    history = solver.run(iterations=iterations)
+    rows = []
+    for _, row in history[history["approx_gap"].notna()].iterrows():
+        rows.append(dict(game=game, oracle_steps=steps, seed=seed, iteration=int(row["iteration"]),
+                         gap=float(row["gap"]), meta_gap=float(row["meta_gap"]),
+                         approx_gap=float(row["approx_gap"]), se=float(row["approx_gap_stderr"]),
+                         approx_gap_time=float(row["approx_gap_time"])))
+    return rows
+
+
+def checks(table: pd.DataFrame) -> pd.DataFrame:
+    """The per-row checks of the module docstring."""
+    out = table.copy()
+    out["valid_2se"] = out["approx_gap"] - 2 * out["se"] <= out["gap"]
+    out["valid_3se"] = out["approx_gap"] - 3 * out["se"] <= out["gap"]
+    out["above_meta"] = out["approx_gap"] + 2 * out["se"] >= np.maximum(0.0, out["meta_gap"])
+    out["ratio"] = out["approx_gap"] / out["gap"]
+    out["strong"] = ~(out["gap"] >= 0.3) | (out["approx_gap"] >= 0.5 * out["gap"])
+    return out
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (game, steps), part in table.groupby(["game", "oracle_steps"], sort=False):
+        big = part[part["gap"] >= 0.3]
+        rows.append({"game": game, "oracle steps": steps, "rows": len(part),
+                     "approx - 2se <= gap": f"{int(part['valid_2se'].sum())}/{len(part)}",
+                     "approx - 3se <= gap": f"{int(part['valid_3se'].sum())}/{len(part)}",
+                     "approx + 2se >= max(0, meta_gap)": f"{int(part['above_meta'].sum())}/{len(part)}",
+                     "approx/gap median": round(float(part["ratio"].median()), 3),
+                     "approx/gap min": round(float(part["ratio"].min()), 3),
+                     "rows gap >= 0.3 with approx >= 0.5 gap": f"{int((big['approx_gap'] >= 0.5 * big['gap']).sum())}"
+                                                               f"/{len(big)}",
+                     "median se": round(float(part["se"].median()), 4),
+                     "median approx_gap s": round(float(part["approx_gap_time"].median()), 1)})
+    return pd.DataFrame(rows)
+
+
+def markdown(table: pd.DataFrame, args, seconds: float) -> str:
+    lines = ["# approx_gap against the exact gap (validation where the truth is known)", "",
+             "Command: `" + " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
+                                      "experiments/benchmarks/approx_gap_validation.py",
+                                      *([] if args.merge else args.argv)]) + "`"
+             + (" (the defaults) in two processes at once, `--games kuhn leduc` and `--games liars_dice --out ...`; "
+                "their rows joined with `--merge`" if args.merge else ""), "",
+             f"Deep PSRO (PPO oracle, Monte Carlo meta-game with {args.episodes} episodes per profile, Nash "
+             f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
+             f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
+             "target the best of the best member, a fresh and a warm-started PPO response and their greedy versions, "
+             "picked on selection episodes, valued on 2,000 fresh ones); `gap` is the exact NashConv of the same "
+             "meta-strategy." + ("" if math.isnan(seconds) else f" {seconds / 60:.1f} minutes wall on a shared 2-core "
+                                                           "machine."), "",
+             pipe_table(summary(table)), "",
+             "Every measured row (`ratio` = approx_gap / gap):", "",
+             pipe_table(table[["game", "oracle_steps", "seed", "iteration", "gap", "meta_gap", "approx_gap", "se",
+                               "ratio", "valid_3se", "above_meta", "strong"]]), ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", nargs="+", default=["kuhn", "leduc", "liars_dice"], choices=list(GAMES))
+    parser.add_argument("--steps", nargs="+", type=int, default=[20000, 2000],
+                        help="PPO steps per response of the run's oracle (one run per value)")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--every", type=int, default=3)
+    parser.add_argument("--episodes", type=int, default=300, help="Monte Carlo episodes per meta-game profile")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--merge", nargs="+", type=Path, default=None,
+                        help="write the tables of these rows' CSV files (runs split across processes) and stop")
+    args = parser.parse_args(argv)
+    import sys
+
+    args.argv = sys.argv[1:] if argv is None else list(argv)
+    if args.quick:
+        args.games, args.steps, args.seeds, args.iterations, args.every = ["kuhn"], [2000], 1, 2, 1
+        if args.out == RESULTS:
+            args.out = bench_common.SCRATCH / "approx_gap_validation"
+    if args.merge:
+        table = checks(pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
+                       .drop_duplicates(["game", "oracle_steps", "seed", "iteration"]))
+        table.to_csv(args.out.with_suffix(".csv"), index=False)
+        args.out.with_suffix(".md").write_text(markdown(table, args, math.nan))
+        print(summary(table).to_string(index=False))
+        return
+    logging.basicConfig(level=logging.WARNING)
+    start, rows = time.perf_counter(), []
+    for game in args.games:
+        for steps in args.steps:
+            for seed in range(args.seeds):
+                t = time.perf_counter()
+                rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes))
+                logging.warning("%s steps=%d seed=%d: %.0fs", game, steps, seed, time.perf_counter() - t)
+                table = checks(pd.DataFrame(rows))
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                table.to_csv(args.out.with_suffix(".csv"), index=False)
+                args.out.with_suffix(".md").write_text(markdown(table, args, time.perf_counter() - start))
+    print(summary(table).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""A user's own games, outside the toolkit (tests/games/test_imported_games.py imports them by name)."""
