@@ -28,10 +28,10 @@ import multiprocessing
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
+from games.executor_tasks import EngineError, TaskError, run_chunk, spawn_generators
 from games.parent_watch import watch_parent
 from games.validation import check_int, is_integer
 
@@ -54,75 +54,6 @@ __all__ = [
 ENGINES = ("serial", "process", "ray")
 
 logger = logging.getLogger(__name__)
-
-
-class TaskError(RuntimeError):
-    """A task raised an exception; ``index`` and ``task`` say which, ``__cause__`` holds the original.
-
-    Examples
-    --------
-    >>> err = TaskError(3, "task", ValueError("bad"))
-    >>> err.index, "ValueError: bad" in str(err)
-    (3, True)
-    """
-
-    def __init__(self, index: int, task: Any, error: BaseException):
-        text = repr(task)
-        if len(text) > 200:
-            text = text[:197] + "..."
-        super().__init__(f"task {index} ({text}) failed with {type(error).__name__}: {error}")
-        self.index = index
-        self.task = task
-        self.error = error
-
-    def __reduce__(self):
-        return (TaskError, (self.index, self.task, self.error))
-
-
-class EngineError(RuntimeError):
-    """The engine itself failed, not a task: a worker process died and retries did not help, or Ray's system
-    processes went away. The message says what happened and what to do.
-
-    Examples
-    --------
-    >>> str(EngineError("a worker died"))
-    'a worker died'
-    """
-
-
-def spawn_generators(seed, n: int) -> list:
-    """``n`` independent generators from ``SeedSequence(seed).spawn(n)``.
-
-    Parameters
-    ----------
-    seed : int, SeedSequence or None
-        Root seed; ``None`` draws fresh entropy.
-    n : int
-        Number of streams.
-
-    Examples
-    --------
-    >>> a = spawn_generators(0, 3)
-    >>> b = spawn_generators(0, 3)
-    >>> [int(g.integers(100)) for g in a] == [int(g.integers(100)) for g in b]
-    True
-    """
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return [np.random.default_rng(child) for child in root.spawn(int(n))]
-
-
-def _run_chunk(fn: Callable, start: int, tasks: list, seeds: list | None) -> list:
-    """Run one chunk of tasks in a worker; wrap a failure in :class:`TaskError`."""
-    out = []
-    for offset, task in enumerate(tasks):
-        try:
-            if seeds is None:
-                out.append(fn(task))
-            else:
-                out.append(fn(task, np.random.default_rng(seeds[offset])))
-        except Exception as exc:
-            raise TaskError(start + offset, task, exc) from exc
-    return out
 
 
 def _progress_bar(total: int, desc: str | None, enabled: bool):
@@ -227,7 +158,7 @@ class Executor(ABC):
 
     @abstractmethod
     def _run_chunks(self, fn: Callable, chunks: list, bar) -> list:
-        """Run ``_run_chunk(fn, *chunk)`` for every chunk; return the chunk results in order."""
+        """Run ``run_chunk(fn, *chunk)`` for every chunk; return the chunk results in order."""
 
     def close(self) -> None:
         """Release the engine's resources (worker processes); the executor can be reused after."""
@@ -254,7 +185,7 @@ class SerialExecutor(Executor):
     def _run_chunks(self, fn, chunks, bar):
         out = []
         for start, tasks, seeds in chunks:
-            out.append(_run_chunk(fn, start, tasks, seeds))
+            out.append(run_chunk(fn, start, tasks, seeds))
             if bar is not None:
                 bar.update(len(tasks))
         return out
@@ -353,7 +284,7 @@ class ProcessPoolExecutor(Executor):
         try:
             pool = self._ensure_pool()
             for i in todo:
-                futures[pool.submit(_run_chunk, fn, *chunks[i])] = i
+                futures[pool.submit(run_chunk, fn, *chunks[i])] = i
             for fut in cf.as_completed(futures):
                 i = futures[fut]
                 try:
@@ -427,7 +358,7 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     >>> check_reachable("127.0.0.1:1")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    games.executors.EngineError: cannot reach the Ray cluster at '127.0.0.1:1' (...): ...
+    games.executor_tasks.EngineError: cannot reach the Ray cluster at '127.0.0.1:1' (...): ...
     >>> check_reachable("auto")
     """
     import re
@@ -456,9 +387,9 @@ class _TransientTaskError(TaskError):
 
 
 def _run_chunk_transient(fn: Callable, start: int, tasks: list, seeds: list | None, transient: tuple) -> list:
-    """:func:`_run_chunk` for Ray: failures of the ``transient`` kinds are raised so Ray retries them."""
+    """:func:`run_chunk` for Ray: failures of the ``transient`` kinds are raised so Ray retries them."""
     try:
-        return _run_chunk(fn, start, tasks, seeds)
+        return run_chunk(fn, start, tasks, seeds)
     except TaskError as err:
         if transient and isinstance(err.error, transient):
             raise _TransientTaskError(err.index, err.task, err.error) from err.error
