@@ -73,7 +73,8 @@ SIZE_CHECKED = ("psro", "games")
 # lead empties this list at the final merge; the bar holds when it is empty.
 SIZE_EXCEPTIONS_UNTIL_ISSUE_24_MERGE = (
     # "skeleton": the training-loop base and the loops on it
-    "psro/loop.py", "psro/state.py", "psro/family/", "psro/offline/coffee_psro.py", "psro/selection.py",
+    "psro/loop.py", "psro/training_loop.py", "psro/loop_measures.py", "psro/state.py", "psro/family/",
+    "psro/offline/coffee_psro.py", "psro/selection.py",
     # "registry": registries, capabilities, policies
     "games/registry.py", "psro/oracles/base.py", "psro/evaluation/base.py", "psro/evaluation/top_up.py",
     "psro/meta/solvers.py", "psro/algorithms.py", "psro/matrix_game.py", "psro/policies",
