@@ -499,9 +499,11 @@ class RayExecutor(Executor):
                     try:
                         ray.init(address=self.address, **options)
                     except (ConnectionError, TimeoutError, RuntimeError) as exc:
-                        raise EngineError(f"could not join the Ray cluster at {self.address!r}: {exc} Check that the "
-                                          f"cluster runs there ({CLUSTER_HINT}) and that this machine's Ray version "
-                                          "and credentials match the cluster's.") from exc
+                        raise EngineError(f"could not join the Ray cluster at {self.address!r}: "
+                                          f"{' '.join(str(exc).split())[:300]} Check that the cluster runs there "
+                                          f"({CLUSTER_HINT}) and that this machine's Ray version and credentials "
+                                          "match the cluster's, or run on another engine (executor='process' or "
+                                          "'serial').") from exc
                 else:
                     if self.worker_niceness is not None:
                         system = dict(options.pop("_system_config", {}))
@@ -515,6 +517,8 @@ class RayExecutor(Executor):
                     retry_exceptions=[_TransientTaskError],
                 )(_run_chunk_transient)
                 self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        except EngineError:
+            raise   # (already says which address and what to check)
         except (ConnectionError, TimeoutError, RuntimeError, ray.exceptions.RayError) as exc:
             raise EngineError(
                 f"Ray could not be started or reached ({self.address or 'a local instance'}): "

@@ -235,7 +235,7 @@ class PSROConfig:
 
     ray_address: typing.Optional[str] = None
     """With ``executor: ray``, the cluster to join instead of starting a local Ray instance: ``HOST:PORT`` (the
-    head's GCS port, e.g. ``10.0.0.1:6379``), ``ray://HOST:10001`` (Ray Client) or ``auto`` (null: a local
+    head's GCS port, e.g. ``head-node:6379``), ``ray://HOST:10001`` (Ray Client) or ``auto`` (null: a local
     instance). In YAML also ``executor: {engine: ray, address: HOST:PORT}``. An address nothing answers on is an
     error within seconds. Never taken from a checkpoint: a resumed run joins a cluster only when told again."""
 
@@ -678,7 +678,7 @@ def _split_executor(data: dict) -> dict:
     extra = sorted(str(k) for k in executor if k not in ("engine", "address"))
     if extra or executor.get("engine") not in ("serial", "process", "ray"):
         raise ValueError(f"executor: a mapping takes engine (serial, process or ray) and, for ray, address "
-                         f"(e.g. {{engine: ray, address: 10.0.0.1:6379}}); got {executor!r}.")
+                         f"(e.g. {{engine: ray, address: head-node:6379}}); got {executor!r}.")
     if executor.get("address") is not None and data.get("ray_address") not in (None, executor["address"]):
         raise ValueError(f"executor: address {executor['address']!r} and ray_address {data['ray_address']!r} "
                          "differ; give the address once.")

@@ -123,17 +123,18 @@ def main(argv=None) -> None:
     parser.add_argument("--every", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=300, help="Monte Carlo episodes per meta-game profile")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where the .csv and .md go (default: results/ for a default run, else under runs/)")
     parser.add_argument("--merge", nargs="+", type=Path, default=None,
                         help="write the tables of these rows' CSV files (runs split across processes) and stop")
     args = parser.parse_args(argv)
     import sys
 
     args.argv = sys.argv[1:] if argv is None else list(argv)
+    # a default run (or --merge of a default run's pieces) writes results/; any other option a scratch folder
+    args.out = RESULTS if args.merge and args.out is None else bench_common.output_path(parser, args, RESULTS)
     if args.quick:
         args.games, args.steps, args.seeds, args.iterations, args.every = ["kuhn"], [2000], 1, 2, 1
-        if args.out == RESULTS:
-            args.out = bench_common.SCRATCH / "approx_gap_validation"
     if args.merge:
         table = checks(pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
                        .drop_duplicates(["game", "oracle_steps", "seed", "iteration"]))

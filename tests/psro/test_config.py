@@ -119,10 +119,10 @@ def test_field_help_choices_come_from_the_registries():
 
 def test_a_ray_cluster_from_the_yaml_mapping_or_the_field(tmp_path):
     path = tmp_path / "cluster.yaml"
-    path.write_text("game: kuhn_poker\nexecutor: {engine: ray, address: '10.0.0.1:6379'}\n")
+    path.write_text("game: kuhn_poker\nexecutor: {engine: ray, address: '127.0.0.1:6379'}\n")
     config = PSROConfig.from_yaml(path)
-    assert (config.executor, config.ray_address) == ("ray", "10.0.0.1:6379")
-    assert config.executor_spec() == {"engine": "ray", "address": "10.0.0.1:6379"}
+    assert (config.executor, config.ray_address) == ("ray", "127.0.0.1:6379")
+    assert config.executor_spec() == {"engine": "ray", "address": "127.0.0.1:6379"}
     assert PSROConfig(executor="ray", ray_address="ray://h:10001").executor_spec() == \
         {"engine": "ray", "address": "ray://h:10001"}
     assert PSROConfig(executor="ray").executor_spec() == "ray"
