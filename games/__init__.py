@@ -12,6 +12,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "custom_normal_form": ["from_payoff_function"],
         "custom_sequential": ["CHANCE", "TERMINAL", "SequentialGame", "register_game"],
         "empirical": ["EmpiricalGame"],
+        "contracts": ["EnvironmentGame", "is_environment_game"],
+        "game_resolution": ["ResolvedGame", "resolve"],
         "environment": ["BatchedEnv", "EnvStep", "ObservationGame", "make_env", "num_actions", "observation_size"],
         "gambit": ["read_gambit", "write_gambit"],
         "executors": ["Executor", "ProcessPoolExecutor", "RayExecutor", "SerialExecutor", "TaskError", "make_executor"],

@@ -451,8 +451,9 @@ def _make_wrapper_classes() -> tuple:
     global _WRAPPERS
     if _WRAPPERS is not None:
         return _WRAPPERS
-    import numpy as np
     import pyspiel
+
+    CustomObserver = _observer_class()
 
     class CustomGame(pyspiel.Game):
         """A :class:`SequentialGame` seen through OpenSpiel's ``pyspiel.Game`` interface."""
@@ -523,6 +524,15 @@ def _make_wrapper_classes() -> tuple:
         def __str__(self):
             return str(self._impl.impl.state_to_string(self.state))
 
+    _WRAPPERS = (CustomGame, CustomState, CustomObserver)
+    return _WRAPPERS
+
+
+def _observer_class() -> type:
+    """The observer of a :class:`SequentialGame` (OpenSpiel's ``make_py_observer``); pyspiel is imported lazily."""
+    import numpy as np
+    import pyspiel
+
     class CustomObserver:
         """Information-state (perfect recall) or observation strings and tensors from the user's methods."""
 
@@ -570,8 +580,7 @@ def _make_wrapper_classes() -> tuple:
                 )
             return text
 
-    _WRAPPERS = (CustomGame, CustomState, CustomObserver)
-    return _WRAPPERS
+    return CustomObserver
 
 
 def _load_by_name(module: str, game_string: str):

@@ -26,14 +26,13 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
-import threading
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
+from games.executor_tasks import EngineError, TaskError, run_chunk, spawn_generators
+from games.parent_watch import watch_parent
 from games.validation import check_int, is_integer
 
 __all__ = [
@@ -55,75 +54,6 @@ __all__ = [
 ENGINES = ("serial", "process", "ray")
 
 logger = logging.getLogger(__name__)
-
-
-class TaskError(RuntimeError):
-    """A task raised an exception; ``index`` and ``task`` say which, ``__cause__`` holds the original.
-
-    Examples
-    --------
-    >>> err = TaskError(3, "task", ValueError("bad"))
-    >>> err.index, "ValueError: bad" in str(err)
-    (3, True)
-    """
-
-    def __init__(self, index: int, task: Any, error: BaseException):
-        text = repr(task)
-        if len(text) > 200:
-            text = text[:197] + "..."
-        super().__init__(f"task {index} ({text}) failed with {type(error).__name__}: {error}")
-        self.index = index
-        self.task = task
-        self.error = error
-
-    def __reduce__(self):
-        return (TaskError, (self.index, self.task, self.error))
-
-
-class EngineError(RuntimeError):
-    """The engine itself failed, not a task: a worker process died and retries did not help, or Ray's system
-    processes went away. The message says what happened and what to do.
-
-    Examples
-    --------
-    >>> str(EngineError("a worker died"))
-    'a worker died'
-    """
-
-
-def spawn_generators(seed, n: int) -> list:
-    """``n`` independent generators from ``SeedSequence(seed).spawn(n)``.
-
-    Parameters
-    ----------
-    seed : int, SeedSequence or None
-        Root seed; ``None`` draws fresh entropy.
-    n : int
-        Number of streams.
-
-    Examples
-    --------
-    >>> a = spawn_generators(0, 3)
-    >>> b = spawn_generators(0, 3)
-    >>> [int(g.integers(100)) for g in a] == [int(g.integers(100)) for g in b]
-    True
-    """
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return [np.random.default_rng(child) for child in root.spawn(int(n))]
-
-
-def _run_chunk(fn: Callable, start: int, tasks: list, seeds: list | None) -> list:
-    """Run one chunk of tasks in a worker; wrap a failure in :class:`TaskError`."""
-    out = []
-    for offset, task in enumerate(tasks):
-        try:
-            if seeds is None:
-                out.append(fn(task))
-            else:
-                out.append(fn(task, np.random.default_rng(seeds[offset])))
-        except Exception as exc:
-            raise TaskError(start + offset, task, exc) from exc
-    return out
 
 
 def _progress_bar(total: int, desc: str | None, enabled: bool):
@@ -228,7 +158,7 @@ class Executor(ABC):
 
     @abstractmethod
     def _run_chunks(self, fn: Callable, chunks: list, bar) -> list:
-        """Run ``_run_chunk(fn, *chunk)`` for every chunk; return the chunk results in order."""
+        """Run ``run_chunk(fn, *chunk)`` for every chunk; return the chunk results in order."""
 
     def close(self) -> None:
         """Release the engine's resources (worker processes); the executor can be reused after."""
@@ -255,7 +185,7 @@ class SerialExecutor(Executor):
     def _run_chunks(self, fn, chunks, bar):
         out = []
         for start, tasks, seeds in chunks:
-            out.append(_run_chunk(fn, start, tasks, seeds))
+            out.append(run_chunk(fn, start, tasks, seeds))
             if bar is not None:
                 bar.update(len(tasks))
         return out
@@ -272,7 +202,7 @@ class ProcessPoolExecutor(Executor):
 
     A worker never outlives the process that started it: each watches its
     parent (:func:`watch_parent`) and ends itself within
-    :data:`PARENT_WATCH_INTERVAL` seconds of the parent's death, even in the
+    :data:`games.parent_watch.PARENT_WATCH_INTERVAL` seconds of the parent's death, even in the
     middle of a task (a killed main process leaves no worker behind).
 
     A worker that dies in the middle of a batch (killed by a signal, out of
@@ -354,7 +284,7 @@ class ProcessPoolExecutor(Executor):
         try:
             pool = self._ensure_pool()
             for i in todo:
-                futures[pool.submit(_run_chunk, fn, *chunks[i])] = i
+                futures[pool.submit(run_chunk, fn, *chunks[i])] = i
             for fut in cf.as_completed(futures):
                 i = futures[fut]
                 try:
@@ -396,52 +326,6 @@ class ProcessPoolExecutor(Executor):
         return f"ProcessPoolExecutor(workers={self.workers})"
 
 
-#: Seconds between a pool worker's checks that the process that started it is alive
-PARENT_WATCH_INTERVAL = 0.5
-
-
-def watch_parent(creator: int | None = None, interval: float | None = None) -> threading.Thread:
-    """Start a daemon thread that ends this process (``os._exit``) once the process ``creator`` (by default the
-    parent) is gone; every pool worker runs it at start-up, with the pid of the process that made the pool.
-
-    A worker whose parent is ``creator`` (the ``spawn`` and ``fork`` start methods) ends when its parent pid
-    changes (the orphan was handed to another process), also when that happened before this call; otherwise (a
-    ``forkserver`` worker) when ``creator`` no longer exists.
-
-    Examples
-    --------
-    >>> watch_parent(interval=60).daemon   # (the parent of this process is alive: nothing happens)
-    True
-    """
-    interval = PARENT_WATCH_INTERVAL if interval is None else interval
-    creator = os.getppid() if creator is None else creator
-    child = os.getppid() == creator
-
-    def gone() -> bool:
-        return os.getppid() != creator if child else not _exists(creator)
-
-    def watch() -> None:
-        while not gone():
-            time.sleep(interval)
-        os._exit(1)
-
-    if not child and not _exists(creator):   # spawned, and the creator died before this worker started
-        os._exit(1)
-    thread = threading.Thread(target=watch, name="watch-parent", daemon=True)
-    thread.start()
-    return thread
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 RAY_EXTRA_HINT = "pip install 'psro-toolkit[ray]'"
 
 
@@ -474,7 +358,7 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     >>> check_reachable("127.0.0.1:1")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    games.executors.EngineError: cannot reach the Ray cluster at '127.0.0.1:1' (...): ...
+    games.executor_tasks.EngineError: cannot reach the Ray cluster at '127.0.0.1:1' (...): ...
     >>> check_reachable("auto")
     """
     import re
@@ -503,9 +387,9 @@ class _TransientTaskError(TaskError):
 
 
 def _run_chunk_transient(fn: Callable, start: int, tasks: list, seeds: list | None, transient: tuple) -> list:
-    """:func:`_run_chunk` for Ray: failures of the ``transient`` kinds are raised so Ray retries them."""
+    """:func:`run_chunk` for Ray: failures of the ``transient`` kinds are raised so Ray retries them."""
     try:
-        return _run_chunk(fn, start, tasks, seeds)
+        return run_chunk(fn, start, tasks, seeds)
     except TaskError as err:
         if transient and isinstance(err.error, transient):
             raise _TransientTaskError(err.index, err.task, err.error) from err.error

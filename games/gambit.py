@@ -349,26 +349,6 @@ def _parse_efg(tokens: _Tokens, name: str) -> SequentialGame:
     infosets: dict = {}   # (player, number) -> (action names, chance probabilities)
     infoset_names: dict = {}
     outcomes: dict = {0: np.zeros(n)}
-
-    def outcome() -> int:
-        number = tokens.integer("an outcome number")
-        if tokens.at("str"):
-            line = tokens.peek()[2]
-            tokens.pos += 1
-            values = tokens.numbers_in_braces("the outcome's payoffs")
-            if len(values) != n:
-                raise ValueError(f"{tokens.path}, line {line}: outcome {number} needs {n} payoffs, one per "
-                                 f"player; it has {len(values)}.")
-            payoff = np.array([float(v) for v in values])
-            if number in outcomes and number != 0 and not np.array_equal(outcomes[number], payoff):
-                raise ValueError(f"{tokens.path}, line {line}: outcome {number} is defined twice, differently.")
-            if number == 0 and np.any(payoff):
-                raise ValueError(f"{tokens.path}, line {line}: outcome 0 is the null outcome and has no payoffs.")
-            outcomes[number] = payoff
-        elif number not in outcomes:
-            raise tokens.error(f"outcome {number} is used before its payoffs are given.")
-        return number
-
     # Prefix order: a stack of the parents still waiting for children.
     pending = []   # [node, children still to read]
     while tokens.peek()[0] != "end":
@@ -383,43 +363,7 @@ def _parse_efg(tokens: _Tokens, name: str) -> SequentialGame:
         tokens.string("a node name")
         acting, number, names, chance = -1, 0, (), ()
         if word in ("c", "p"):
-            if word == "p":
-                acting = tokens.integer("the player number", minimum=1) - 1
-                if acting >= n:
-                    tokens.pos -= 1
-                    raise tokens.error(f"player {acting + 1} does not exist; the game has {n} players.")
-            number = tokens.integer("an information set number", minimum=1)
-            key = (acting, number)
-            if tokens.at("str"):
-                infoset_names[key] = tokens.next("")[1]
-            if tokens.at("sym", "{"):
-                if word == "c":
-                    tokens.pos += 1
-                    pairs = []
-                    while not tokens.at("sym", "}"):
-                        label = tokens.string("a chance action name")
-                        pairs.append((label, tokens.number("a chance probability")))
-                    tokens.pos += 1
-                    names = tuple(p[0] for p in pairs)
-                    exact = [p[1] for p in pairs]
-                    if any(p < 0 for p in exact) or abs(float(sum(exact)) - 1.0) > 1e-9:
-                        raise ValueError(f"{tokens.path}, line {line}: chance probabilities must be >= 0 and "
-                                         f"sum to 1; got {[str(p) for p in exact]}.")
-                    chance = tuple(float(p) for p in exact)
-                else:
-                    names = tuple(tokens.strings_in_braces("the action names"))
-                if not names:
-                    raise ValueError(f"{tokens.path}, line {line}: information set {number} has no actions.")
-                if key in infosets and infosets[key] != (names, chance):
-                    raise ValueError(f"{tokens.path}, line {line}: information set {number} of "
-                                     f"{'chance' if acting < 0 else f'player {acting + 1}'} is given different "
-                                     "actions at two of its nodes.")
-                infosets[key] = (names, chance)
-            elif key in infosets:
-                names, chance = infosets[key]
-            else:
-                raise ValueError(f"{tokens.path}, line {line}: information set {number} appears for the first "
-                                 "time without its actions.")
+            acting, number, names, chance = _read_infoset(tokens, word, n, line, infosets, infoset_names)
         kind.append(word)
         player.append(acting)
         infoset.append(number)
@@ -427,7 +371,7 @@ def _parse_efg(tokens: _Tokens, name: str) -> SequentialGame:
         probs.append(chance)
         children.append([])
         lines.append(line)
-        node_outcome.append(outcome())
+        node_outcome.append(_read_outcome(tokens, n, outcomes))
         if pending:
             parent = pending[-1]
             children[parent[0]].append(node)
@@ -441,19 +385,90 @@ def _parse_efg(tokens: _Tokens, name: str) -> SequentialGame:
     if pending:
         raise tokens.error(f"the file ends with {pending[-1][1]} child node(s) missing below the node of line "
                            f"{lines[pending[-1][0]]}.")
-    # Returns at terminals: the outcomes on the path add up (prefix order: parents come first).
-    num_nodes = len(kind)
-    total = np.zeros((num_nodes, n))
-    for node in range(num_nodes):
-        total[node] += outcomes[node_outcome[node]]
-        for child in children[node]:
-            total[child] = total[node]
-    returns = np.where(np.array([k == "t" for k in kind])[:, None], total, 0.0)
+    returns = _terminal_returns(kind, children, [outcomes[o] for o in node_outcome], n)
     tree = GambitTree(title=title, players=tuple(players), kind=tuple(kind), player=tuple(player),
                       infoset=tuple(infoset), children=tuple(tuple(c) for c in children),
                       actions=tuple(actions), chance_probs=tuple(probs), infoset_names=infoset_names,
                       returns=returns)
     return _sequential_game(tree, name)
+
+
+def _read_outcome(tokens: _Tokens, n: int, outcomes: dict) -> int:
+    """A node's outcome number; its payoffs, where given here, are checked and recorded in ``outcomes``."""
+    number = tokens.integer("an outcome number")
+    if tokens.at("str"):
+        line = tokens.peek()[2]
+        tokens.pos += 1
+        values = tokens.numbers_in_braces("the outcome's payoffs")
+        if len(values) != n:
+            raise ValueError(f"{tokens.path}, line {line}: outcome {number} needs {n} payoffs, one per "
+                             f"player; it has {len(values)}.")
+        payoff = np.array([float(v) for v in values])
+        if number in outcomes and number != 0 and not np.array_equal(outcomes[number], payoff):
+            raise ValueError(f"{tokens.path}, line {line}: outcome {number} is defined twice, differently.")
+        if number == 0 and np.any(payoff):
+            raise ValueError(f"{tokens.path}, line {line}: outcome 0 is the null outcome and has no payoffs.")
+        outcomes[number] = payoff
+    elif number not in outcomes:
+        raise tokens.error(f"outcome {number} is used before its payoffs are given.")
+    return number
+
+
+def _read_infoset(tokens: _Tokens, word: str, n: int, line: int, infosets: dict, infoset_names: dict) -> tuple:
+    """``(acting player, information set number, action names, chance probabilities)`` of a chance (``c``) or
+    player (``p``) node; an information set's actions are given at its first node and must agree at the others."""
+    acting = -1
+    if word == "p":
+        acting = tokens.integer("the player number", minimum=1) - 1
+        if acting >= n:
+            tokens.pos -= 1
+            raise tokens.error(f"player {acting + 1} does not exist; the game has {n} players.")
+    number = tokens.integer("an information set number", minimum=1)
+    key = (acting, number)
+    if tokens.at("str"):
+        infoset_names[key] = tokens.next("")[1]
+    if not tokens.at("sym", "{"):
+        if key not in infosets:
+            raise ValueError(f"{tokens.path}, line {line}: information set {number} appears for the first "
+                             "time without its actions.")
+        return (acting, number, *infosets[key])
+    if word == "c":
+        names, chance = _read_chance_actions(tokens, line)
+    else:
+        names, chance = tuple(tokens.strings_in_braces("the action names")), ()
+    if not names:
+        raise ValueError(f"{tokens.path}, line {line}: information set {number} has no actions.")
+    if key in infosets and infosets[key] != (names, chance):
+        raise ValueError(f"{tokens.path}, line {line}: information set {number} of "
+                         f"{'chance' if acting < 0 else f'player {acting + 1}'} is given different "
+                         "actions at two of its nodes.")
+    infosets[key] = (names, chance)
+    return acting, number, names, chance
+
+
+def _read_chance_actions(tokens: _Tokens, line: int) -> tuple:
+    """``(names, probabilities)`` of a chance node's ``{ "name" p ... }``; the probabilities must sum to 1."""
+    tokens.pos += 1
+    pairs = []
+    while not tokens.at("sym", "}"):
+        label = tokens.string("a chance action name")
+        pairs.append((label, tokens.number("a chance probability")))
+    tokens.pos += 1
+    exact = [p[1] for p in pairs]
+    if any(p < 0 for p in exact) or abs(float(sum(exact)) - 1.0) > 1e-9:
+        raise ValueError(f"{tokens.path}, line {line}: chance probabilities must be >= 0 and "
+                         f"sum to 1; got {[str(p) for p in exact]}.")
+    return tuple(p[0] for p in pairs), tuple(float(p) for p in exact)
+
+
+def _terminal_returns(kind: list, children: list, payoffs: list, n: int) -> np.ndarray:
+    """Returns at terminals: the outcomes on the path add up (prefix order: parents come first); 0 elsewhere."""
+    total = np.zeros((len(kind), n))
+    for node in range(len(kind)):
+        total[node] += payoffs[node]
+        for child in children[node]:
+            total[child] = total[node]
+    return np.where(np.array([k == "t" for k in kind])[:, None], total, 0.0)
 
 
 def _sequential_game(tree: GambitTree, name: str) -> SequentialGame:

@@ -61,202 +61,28 @@ game is not registered with OpenSpiel, so it is played through its
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from games.custom_sequential import CHANCE, TERMINAL, SequentialGame
+from games.custom_sequential import SequentialGame
 from games.memory_limit import check_memory
+from games.offline_bounds import CountBounds, Deviation, PayoffInterval
+from games.offline_tree import CHANCE_NODE as _CHANCE
+from games.offline_tree import DECISION_NODE as _DECISION
+from games.offline_tree import TERMINAL_NODE as _TERMINAL
+from games.offline_tree import UNKNOWN_NODE as _UNKNOWN
+from games.offline_tree import EmpiricalTree, NodeCounts, model_game_class, node_counts
 from games.trajectories import episodes as parse_episodes
 from games.trajectories import load_trajectories
 from games.validation import check_int, check_real, check_seed
 
 __all__ = ["Deviation", "GameModel", "PayoffInterval", "fit_model"]
 
-_CHANCE, _DECISION, _TERMINAL, _UNKNOWN = 0, 1, 2, 3
 
 
-@dataclass(frozen=True)
-class PayoffInterval:
-    """An interval of expected payoffs, one entry per player; unpacks as ``low, high``.
-
-    Attributes
-    ----------
-    low, high : numpy.ndarray
-        Lower and upper ends, shape ``(num_players,)``.
-    values : numpy.ndarray
-        What the interval is made from: ``(members + 1, num_players)`` expected
-        payoffs (the members, then the count-based model) for
-        :meth:`GameModel.payoff_interval`; ``(1, num_players)`` the count-based
-        model's for :meth:`GameModel.count_interval`.
-    """
-
-    low: np.ndarray
-    high: np.ndarray
-    values: np.ndarray
-
-    def __iter__(self):
-        return iter((self.low, self.high))
-
-    @property
-    def width(self) -> np.ndarray:
-        """``high - low`` per player."""
-        return self.high - self.low
-
-
-@dataclass(frozen=True)
-class Deviation:
-    """A best response computed exactly on the model's tree.
-
-    Attributes
-    ----------
-    player : int
-        The deviating player.
-    value : float
-        Its expected payoff (under the ``bound`` it maximised), averaged over
-        the opponents' mixture.
-    policy : dict
-        ``{infostate: one-hot probabilities over num_actions}`` for every
-        infostate of ``player`` in the model.
-    bound : str
-        ``"mean"``, ``"lower"`` or ``"upper"``.
-    """
-
-    player: int
-    value: float
-    policy: dict = field(repr=False)
-    bound: str = "mean"
-
-
-class _Tree:
-    """The empirical tree: node arrays, children in a flat edge list, and the episodes' paths."""
-
-    def __init__(self, eps: list, num_players: int) -> None:
-        index: dict[tuple, int] = {}
-        kind, player, infostate, legal, parent, action = [], [], [], [], [], []
-        path_ep, path_node = [], []
-
-        def node(history: tuple, k: int, p: int, info: str, acts: tuple, ep: int) -> int:
-            n = index.get(history)
-            if n is None:
-                n = index[history] = len(kind)
-                kind.append(k)
-                player.append(p)
-                infostate.append(info)
-                legal.append(acts)
-                parent.append(index[history[:-1]] if history else -1)
-                action.append(history[-1] if history else -1)
-            elif (kind[n], player[n], infostate[n], legal[n]) != (k, p, info, acts):
-                raise ValueError(
-                    f"trajectory table: episode {ep}: history {' '.join(map(str, history))!r} was recorded "
-                    f"differently in an earlier episode (player {player[n]}, infostate {infostate[n]!r}, "
-                    f"legal actions {legal[n]}); the column 'infostate' / 'legal_actions' / 'player' must be "
-                    "a function of the history."
-                )
-            return n
-
-        for e, ep in enumerate(eps):
-            for hist, p, info, acts in zip(ep.histories, ep.players, ep.infostates, ep.legal_actions):
-                path_node.append(node(hist, _CHANCE if p == CHANCE else _DECISION, p, info, acts, ep.episode))
-                path_ep.append(e)
-            path_node.append(node(ep.terminal, _TERMINAL, TERMINAL, "", (), ep.episode))
-            path_ep.append(e)
-        num_observed = len(kind)
-        for n in range(num_observed):  # unknown leaves: legal actions never taken at an observed decision
-            if kind[n] == _DECISION:
-                for a in legal[n]:
-                    history = self._history_of(n, parent, action) + (a,)
-                    if history not in index:
-                        index[history] = len(kind)
-                        kind.append(_UNKNOWN)
-                        player.append(TERMINAL)
-                        infostate.append("")
-                        legal.append(())
-                        parent.append(n)
-                        action.append(a)
-        self.index = index
-        self.kind = np.array(kind, dtype=np.int8)
-        self.player = np.array(player, dtype=np.int64)
-        self.infostate = infostate
-        self.legal = legal
-        self.parent = np.array(parent, dtype=np.int64)
-        self.action = np.array(action, dtype=np.int64)
-        self.num_players = num_players
-        self.path_ep = np.array(path_ep, dtype=np.int64)
-        self.path_node = np.array(path_node, dtype=np.int64)
-        self.returns = np.array([ep.returns for ep in eps], dtype=np.float64).reshape(len(eps), num_players)
-        n = len(kind)
-        depth = np.zeros(n, dtype=np.int64)
-        for i in range(1, n):  # parents come before children
-            depth[i] = depth[self.parent[i]] + 1
-        self.depth = depth
-        order = np.argsort(depth, kind="stable")
-        self.levels = [order[depth[order] == d] for d in range(int(depth.max()) + 1)]
-        self.children: dict[tuple[int, int], int] = {}
-        for i in range(1, n):
-            self.children[(int(self.parent[i]), int(self.action[i]))] = i
-        # own depth: how many decisions of each player lie above a node
-        own = np.zeros((num_players, n), dtype=np.int64)
-        for i in range(1, n):
-            own[:, i] = own[:, self.parent[i]]
-            if self.kind[self.parent[i]] == _DECISION:
-                own[self.player[self.parent[i]], i] += 1
-        self.own_depth = own
-        # infostates per player, in order of first visit
-        self.infosets: list[list[str]] = [[] for _ in range(num_players)]
-        self.infoset_index: list[dict[str, int]] = [{} for _ in range(num_players)]
-        self.node_infoset = np.full(n, -1, dtype=np.int64)
-        for i in np.flatnonzero(self.kind == _DECISION):
-            p, s = int(self.player[i]), self.infostate[i]
-            j = self.infoset_index[p].get(s)
-            if j is None:
-                j = self.infoset_index[p][s] = len(self.infosets[p])
-                self.infosets[p].append(s)
-            self.node_infoset[i] = j
-
-    @staticmethod
-    def _history_of(n: int, parent: list, action: list) -> tuple:
-        out = []
-        while parent[n] != -1:
-            out.append(action[n])
-            n = parent[n]
-        return tuple(reversed(out))
-
-    def history(self, n: int) -> tuple:
-        return self._history_of(n, self.parent, self.action)
-
-
-@dataclass(frozen=True)
-class _Counts:
-    """One model of the ensemble: node visit counts and mean returns under episode weights."""
-
-    count: np.ndarray  # (nodes,)
-    mean_return: np.ndarray  # (nodes, players); NaN where unvisited
-    return_spread: np.ndarray  # (nodes,) True where a terminal's observed returns disagree
-
-
-def _counts(tree: _Tree, weights: np.ndarray) -> _Counts:
-    n = len(tree.kind)
-    w = weights[tree.path_ep]
-    count = np.bincount(tree.path_node, weights=w, minlength=n)
-    sums = np.stack([np.bincount(tree.path_node, weights=w * tree.returns[tree.path_ep, p], minlength=n)
-                     for p in range(tree.num_players)], axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = sums / count[:, None]
-    spread = np.zeros(n, dtype=bool)
-    terminal = tree.kind[tree.path_node] == _TERMINAL
-    keep = terminal & (w > 0)
-    if keep.any():
-        nodes, eps = tree.path_node[keep], tree.path_ep[keep]
-        dev = np.abs(tree.returns[eps] - mean[nodes]).max(axis=1)
-        spread[nodes[dev > 1e-12 * (1 + np.abs(mean[nodes]).max(axis=1))]] = True
-    return _Counts(count=count, mean_return=mean, return_spread=spread)
-
-
-class GameModel:
+class GameModel(CountBounds):
     """The empirical game model of a dataset and its bootstrap ensemble (build it with :func:`fit_model`).
 
     Attributes
@@ -276,7 +102,7 @@ class GameModel:
         (or the game declares it), else None.
     """
 
-    def __init__(self, tree: _Tree, counts: _Counts, member_counts: list, *, num_actions: int,
+    def __init__(self, tree: EmpiricalTree, counts: NodeCounts, member_counts: list, *, num_actions: int,
                  min_utility: float, max_utility: float, constant_sum: float | None) -> None:
         self._tree = tree
         self._counts = counts
@@ -363,7 +189,7 @@ class GameModel:
         return 0 if n is None or self._tree.kind[n] == _UNKNOWN else int(round(self._counts.count[n]))
 
     # ------------------------------------------------------------------ policies
-    def _edge_probs(self, profile, counts: _Counts, skip: int | None = None) -> np.ndarray:
+    def _edge_probs(self, profile, counts: NodeCounts, skip: int | None = None) -> np.ndarray:
         """Probability of each node's incoming edge (1 on ``skip``'s edges; 0 below unvisited nodes)."""
         t = self._tree
         pe = np.zeros(len(t.kind))
@@ -458,7 +284,7 @@ class GameModel:
             reach[level] = reach[t.parent[level]] * pe[level]
         return reach
 
-    def _leaves(self, counts: _Counts) -> np.ndarray:
+    def _leaves(self, counts: NodeCounts) -> np.ndarray:
         """Leaf nodes of a model: visited terminals, and unknown leaves below visited decisions."""
         t = self._tree
         leaf = np.zeros(len(t.kind), dtype=bool)
@@ -469,7 +295,7 @@ class GameModel:
         leaf[child[unknown]] = True
         return leaf
 
-    def _leaf_values(self, counts: _Counts, kind: str, player: int | None = None, penalty=None,
+    def _leaf_values(self, counts: NodeCounts, kind: str, player: int | None = None, penalty=None,
                      delta: float = 0.05, widths: np.ndarray | None = None) -> np.ndarray:
         """Per-node leaf payoffs ``(nodes, players)`` of a model kind (NaN off the leaves)."""
         t = self._tree
@@ -493,108 +319,12 @@ class GameModel:
             values[leaf, player] += sign * w[leaf]
         return values
 
-    def _confidence(self, counts: _Counts, delta: float) -> tuple[np.ndarray, np.ndarray]:
-        """Per node: the L1 radius ``eps`` at visited chance histories, the Hoeffding width at noisy terminals."""
-        t = self._tree
-        chance = np.flatnonzero((t.kind == _CHANCE) & (counts.count > 0))
-        noisy = np.flatnonzero(counts.return_spread & (counts.count > 0))
-        m = max(1, len(chance) + len(noisy))  # the union bound
-        k = np.array([len(t.legal[n]) for n in chance], dtype=np.float64)
-        safe = np.maximum(k, 2.0)
-        log_outcomes = safe * math.log(2.0) + np.log1p(-(2.0 ** (1.0 - safe)))  # ln(2**k - 2), no overflow
-        eps = np.zeros(len(t.kind))
-        radius = np.sqrt(2.0 * (log_outcomes + math.log(m / delta)) / counts.count[chance])
-        eps[chance] = np.where(k >= 2, np.minimum(radius, 2.0), 0.0)
-        own = np.zeros(len(t.kind))
-        span = self.max_utility - self.min_utility
-        own[noisy] = span * np.sqrt(math.log(2 * m / delta) / (2 * counts.count[noisy]))
-        return eps, own
-
-    def _widths(self, counts: _Counts, delta: float) -> np.ndarray:
-        """Accumulated confidence widths along the way to each node (chance L1 and noisy terminals)."""
-        t = self._tree
-        eps, own = self._confidence(counts, delta)
-        width = eps * (self.max_utility - self.min_utility) / 2.0  # paid by every node below a chance history
-        acc = np.zeros(len(t.kind))
-        for level in t.levels[1:]:
-            acc[level] = acc[t.parent[level]] + width[t.parent[level]]
-        return acc + own
-
-    def _robust(self, mixture: list, player: int, bound: str, delta: float, deviator: int | None = None) -> float:
-        """The robust bound of ``player``'s value: every chance history's distribution at its worst (or best)
-        within its L1 ball, untried actions and unseen outcomes at the utility bound.
-
-        ``deviator``: that player instead picks, at each of its histories, the action best for the bound
-        (``bound="upper"``: an upper bound of any policy's value, as if it saw the whole history)."""
-        t = self._tree
-        counts = self._counts
-        sign = 1.0 if bound == "upper" else -1.0
-        edge = self._bound_value(bound)
-        eps, own = self._confidence(counts, delta)
-        leaf = self._leaves(counts)
-        rho = np.zeros(len(t.kind))  # non-chance reach of the mixture (the deviator's edges at 1)
-        for weight, profile in mixture:
-            pe = self._edge_probs(profile, counts, skip=deviator)
-            chance_child = np.r_[False, t.kind[t.parent[1:]] == _CHANCE]
-            pe[chance_child] = (counts.count[chance_child] > 0).astype(float)
-            rho += weight * self._reach(pe)
-        w = np.zeros(len(t.kind))
-        values = self._leaf_values(counts, "mean")
-        terminal = leaf & (t.kind == _TERMINAL) & (counts.count > 0)
-        w[terminal] = rho[terminal] * (values[terminal, player] + sign * own[terminal])
-        unknown = leaf & ~terminal
-        w[unknown] = rho[unknown] * edge
-        for level in reversed(t.levels[1:]):
-            parents = t.parent[level]
-            active = counts.count[parents] > 0
-            decision = active & (t.kind[parents] == _DECISION)
-            mine = decision & (t.player[parents] == deviator) if deviator is not None else np.zeros_like(decision)
-            plain = decision & ~mine
-            np.add.at(w, parents[plain], w[level[plain]])
-            if mine.any():
-                best = np.full(len(t.kind), -np.inf if sign > 0 else np.inf)
-                (np.maximum if sign > 0 else np.minimum).at(best, parents[mine], w[level[mine]])
-                touched = np.unique(parents[mine])
-                w[touched] = best[touched]
-            chance = active & (t.kind[parents] == _CHANCE)
-            if chance.any():
-                groups: dict[int, list[int]] = {}
-                for c, h in zip(level[chance].tolist(), parents[chance].tolist()):
-                    groups.setdefault(h, []).append(c)
-                for h, children in groups.items():
-                    w[h] = self._robust_chance(h, children, w, rho[h] * edge, eps[h], sign)
-        return float(w[0])
-
-    def _robust_chance(self, h: int, children: list, w: np.ndarray, unseen: float, eps: float, sign: float) -> float:
-        """The extreme of ``sum_o p_o w_o`` over distributions within L1 distance ``eps`` of the empirical one."""
-        t, counts = self._tree, self._counts
-        seen = [c for c in children if counts.count[c] > 0]
-        p = counts.count[seen] / counts.count[h]
-        v = w[seen]
-        if len(seen) < len(t.legal[h]):  # outcomes never observed: worth the bound
-            p, v = np.r_[p, 0.0], np.r_[v, unseen]
-        order = np.argsort(-sign * v, kind="stable")  # best first for the bound
-        target = order[0]
-        move = min(eps / 2.0, 1.0 - p[target])
-        q = p.copy()
-        q[target] += move
-        for j in order[::-1]:  # take the mass from the worst outcomes
-            if move <= 0 or j == target:
-                continue
-            d = min(move, q[j])
-            q[j] -= d
-            move -= d
-        return float(q @ v)
-
-    def _bound_value(self, bound: str) -> float:
-        return self.max_utility if bound == "upper" else self.min_utility
-
-    def _value(self, profile, counts: _Counts, values: np.ndarray) -> np.ndarray:
+    def _value(self, profile, counts: NodeCounts, values: np.ndarray) -> np.ndarray:
         reach = self._reach(self._edge_probs(profile, counts))
         leaf = ~np.isnan(values[:, 0])
         return reach[leaf] @ values[leaf]
 
-    def _counts_of(self, which) -> _Counts:
+    def _counts_of(self, which) -> NodeCounts:
         if isinstance(which, str) and which in ("mean", "pessimistic", "lower", "upper"):
             return self._counts
         index = check_int(which, "kind (a member index)", minimum=0, maximum=self.members - 1)
@@ -944,7 +674,7 @@ class GameModel:
         leaf = ~np.isnan(values[:, 0])
         if uncertainty:
             values[leaf] -= uncertainty * self._widths(counts, delta)[leaf, None]
-        return _model_game_class(self, counts, values, kind)()
+        return model_game_class(self, counts, values, kind)()
 
 
 def _replace(profile, player: int, policy, num_players: int) -> list:
@@ -965,68 +695,6 @@ def _as_mixture(opponents) -> list[tuple[float, object]]:
         weights = weights / weights.sum()
         return [(float(w), p) for w, (_, p) in zip(weights, opponents) if w > 0]
     return [(1.0, opponents)]
-
-
-def _model_game_class(model: GameModel, counts: _Counts, values: np.ndarray, kind) -> type:
-    """A SequentialGame subclass playing the model's tree with these leaf values."""
-    t = model._tree
-    active = counts.count > 0
-    leaf = ~np.isnan(values[:, 0])
-    leaves = values[leaf]
-    sums = leaves.sum(axis=1)
-    zero_sum = bool(len(sums) and np.allclose(sums, 0.0, atol=1e-9))
-    constant = bool(len(sums) and np.allclose(sums, sums[0], atol=1e-9))
-    outcomes = {}
-    for n in np.flatnonzero((t.kind == _CHANCE) & active):
-        kids = [(a, c) for a in t.legal[n] if (c := t.children.get((int(n), a))) is not None and active[c]]
-        total = sum(counts.count[c] for _, c in kids)
-        outcomes[int(n)] = [(int(a), float(counts.count[c] / total)) for a, c in kids]
-    decisions = (t.kind == _DECISION) & active
-    own_total = t.own_depth.sum(axis=0)
-    length = int(own_total[leaf].max()) if leaf.any() else 1
-    chance_actions = [a for n in outcomes for a, _ in outcomes[n]]
-
-    class OfflineModelGame(SequentialGame):
-        name = "offline_model"
-        long_name = f"offline model ({kind})"
-        num_players = model.num_players
-        num_distinct_actions = model.num_actions
-        max_chance_outcomes = (max(chance_actions) + 1) if chance_actions else 0
-        max_game_length = max(1, length)
-        min_utility = float(min(model.min_utility, leaves.min())) if len(leaves) else model.min_utility
-        max_utility = float(max(model.max_utility, leaves.max())) if len(leaves) else model.max_utility
-        utility = "zero_sum" if zero_sum else ("constant_sum" if constant else "general_sum")
-        utility_sum = float(sums[0]) if constant and not zero_sum else None
-
-        def initial_state(self):
-            return 0
-
-        def current_player(self, state):
-            if leaf[state]:
-                return TERMINAL
-            return CHANCE if t.kind[state] == _CHANCE else int(t.player[state])
-
-        def legal_actions(self, state):
-            return list(t.legal[state]) if decisions[state] else []
-
-        def chance_outcomes(self, state):
-            return outcomes[state]
-
-        def apply_action(self, state, action):
-            return t.children[(state, int(action))]
-
-        def returns(self, state):
-            return [float(v) for v in values[state]]
-
-        def information_state(self, state, player):
-            if decisions[state] and t.player[state] == player:
-                return t.infostate[state]
-            return f"p{player} (offline model: known only to the acting player) @{state}"
-
-        def state_to_string(self, state):
-            return " ".join(map(str, t.history(state)))
-
-    return OfflineModelGame
 
 
 def fit_model(dataset: pd.DataFrame, members: int = 5, seed: int = 0, game=None) -> GameModel:
@@ -1066,7 +734,7 @@ def fit_model(dataset: pd.DataFrame, members: int = 5, seed: int = 0, game=None)
         dataset = load_trajectories(dataset)
     eps = parse_episodes(dataset)
     num_players = len(eps[0].returns)
-    tree = _Tree(eps, num_players)
+    tree = EmpiricalTree(eps, num_players)
     returns = tree.returns
     if game is not None:
         from games.openspiel_games import load
@@ -1097,9 +765,9 @@ def fit_model(dataset: pd.DataFrame, members: int = 5, seed: int = 0, game=None)
     check_memory(members * (len(tree.kind) * (9 + 8 * num_players) + 16 * len(eps)),
                  f"members={members} bootstrap members of a model of {len(tree.kind)} nodes",
                  "Use fewer members (5 to 20 is the usual range).")
-    counts = _counts(tree, np.ones(len(eps)))
+    counts = node_counts(tree, np.ones(len(eps)))
     rng = np.random.default_rng(seed)
-    member_counts = [_counts(tree, rng.multinomial(len(eps), np.full(len(eps), 1.0 / len(eps))).astype(np.float64))
+    member_counts = [node_counts(tree, rng.multinomial(len(eps), np.full(len(eps), 1.0 / len(eps))).astype(np.float64))
                      for _ in range(members)]
     return GameModel(tree, counts, member_counts, num_actions=num_actions, min_utility=lo, max_utility=hi,
                      constant_sum=constant)

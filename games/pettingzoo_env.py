@@ -30,7 +30,7 @@ import re
 
 import numpy as np
 
-from games.environment import EnvStep
+from games.contracts import EnvStep
 from games.validation import check_int
 
 __all__ = ["FAMILIES", "PettingZooEnv", "PettingZooGame", "from_pettingzoo", "load_pettingzoo"]

@@ -134,6 +134,15 @@ def validate_trajectories(df: pd.DataFrame) -> pd.DataFrame:
             raise _bad(None, column, f"missing (needed on every row, from row 0; the table has {list(df.columns)}).")
     if len(df) == 0:
         raise _bad(None, "episode", "the table has no rows; a dataset needs at least one episode.")
+    ints, done, strs = _typed_columns(df)
+    episode, step, player, action = (ints[c] for c in _INT_COLUMNS)
+    starts = _check_episodes(episode, step, done)
+    _check_rows(player, action, starts, strs)
+    return df
+
+
+def _typed_columns(df: pd.DataFrame) -> tuple:
+    """``(ints, done, strs)``: the integer columns as int64 arrays, ``done`` and the string columns, each checked."""
     ints = {}
     for column in _INT_COLUMNS:
         values = df[column].to_numpy()
@@ -157,8 +166,13 @@ def validate_trajectories(df: pd.DataFrame) -> pd.DataFrame:
         if bad is not None:
             raise _bad(bad, column, f"expected a string, got {values[bad]!r}.")
         strs[column] = values
-    episode, step, player, action = (ints[c] for c in _INT_COLUMNS)
-    n = len(df)
+    return ints, done, strs
+
+
+def _check_episodes(episode: np.ndarray, step: np.ndarray, done: np.ndarray) -> np.ndarray:
+    """Check that episodes are contiguous, their steps count from 0 and ``done`` marks their last rows; return
+    where each episode starts."""
+    n = len(episode)
     starts = np.r_[True, episode[1:] != episode[:-1]]
     first_rows = np.flatnonzero(starts)
     if len(np.unique(episode[first_rows])) != len(first_rows):
@@ -182,12 +196,17 @@ def validate_trajectories(df: pd.DataFrame) -> pd.DataFrame:
         if missing_end[r]:
             raise _bad(r, "done", f"episode {episode[r]} has no done row (its last row needs done=True).")
         raise _bad(r, "done", f"done=True before the end of episode {episode[r]} (more rows follow).")
+    return starts
+
+
+def _check_rows(player: np.ndarray, action: np.ndarray, starts: np.ndarray, strs: dict) -> None:
+    """Check each row: its player, chance rows' empty infostate, its history, legal action and reward."""
     num_players = None
     legal_cache: dict[str, tuple] = {}
     reward_cache: dict[str, int] = {}
     previous: tuple = ()
     infostate, histories, legals, rewards = strs["infostate"], strs["history"], strs["legal_actions"], strs["reward"]
-    for r in range(n):
+    for r in range(len(player)):
         if player[r] < -1:
             raise _bad(r, "player", f"expected a player id >= 0 or -1 for chance, got {player[r]}.")
         if player[r] == -1 and infostate[r] != "":
@@ -226,7 +245,8 @@ def validate_trajectories(df: pd.DataFrame) -> pd.DataFrame:
                                     f"finite floats (one per player), got {reward!r}.")
         if player[r] >= num_players:
             raise _bad(r, "player", f"player {player[r]} does not exist in a {num_players}-player reward vector.")
-    return df
+
+
 
 
 def _is_int(value) -> bool:

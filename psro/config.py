@@ -11,15 +11,11 @@ with the field's name.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
 import functools
 import importlib
-import inspect
-import numbers
 import re
-import textwrap
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +23,19 @@ from pathlib import Path
 import yaml
 
 from games.validation import check_int, check_real, check_seed, is_integer
+from psro.config_checks import (
+    algorithm_options,
+    check_reference_opponents,
+    check_run_name,
+    check_teams,
+    field_check,
+    with_field,
+)
+from psro.config_fields import DuplicateKey, FieldHelp, UniqueKeyLoader, coerce, describe_fields
+from psro.config_game import is_environment_game, num_players, resolve_run_game, spec_kept
 
 __all__ = ["PSROConfig", "CHOICES", "check_teams", "FieldHelp", "choices", "field_help", "with_field",
-           "algorithm_options", "resolve_run_game", "is_environment_game", "num_players"]
+           "algorithm_options", "resolve_run_game", "is_environment_game", "num_players", "spec_kept"]
 
 
 #: The fields that name something in a registry, and where their allowed names live: ``(module, attribute)``,
@@ -49,6 +55,14 @@ CHOICES = {
     "exact_gap": ("psro.config", "EXACT_GAP"),
     "algorithm": ("psro.algorithms", "ALGORITHMS"),
 }
+
+#: The fields of a run rather than of its solver (where it stops, what it writes and shows): a checkpoint's solver
+#: options (:meth:`PSROConfig.solver_options`) leave them out; every other field is a solver option.
+RUN_FIELDS = ("name", "iterations", "target_gap", "time_limit", "checkpoint", "progress", "rank_population",
+              "ranking_alpha")
+#: Fields a solver option holds: ``oracle_steps`` (``oracle_options``' ``total_steps``), ``episodes_per_profile``
+#: (``evaluator_options``).
+FOLDED_FIELDS = ("oracle_steps", "episodes_per_profile")
 
 #: The values of ``exact_gap`` (YAML's true and false are booleans).
 EXACT_GAP = ("auto", "true", "false")
@@ -280,16 +294,16 @@ class PSROConfig:
 
     def __post_init__(self):
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
-        _check_name(self.name)
+        check_run_name(self.name)
         for field, least in (("iterations", 0), ("oracle_steps", 1), ("episodes_per_profile", 1),
                              ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1)):
-            _field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
+            field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
         if self.approx_gap_every != "auto":
-            _field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
-        _field_check(check_seed, "seed", self.seed)
+            field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
+        field_check(check_seed, "seed", self.seed)
         for field in ("target_gap", "time_limit"):
-            _field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
-        _field_check(check_real, "ranking_alpha", self.ranking_alpha, minimum=0.0, strict=True)
+            field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
+        field_check(check_real, "ranking_alpha", self.ranking_alpha, minimum=0.0, strict=True)
         if self.exact_gap not in (True, False, "auto"):
             raise ValueError(f"exact_gap: must be auto, true or false; got {self.exact_gap!r}.")
         if not isinstance(self.device, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
@@ -318,7 +332,7 @@ class PSROConfig:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise ValueError(f"unknown config field {key!r}.{hint} Known fields: {', '.join(known)}.")
-            values[key] = _coerce(key, value, _field_types()[key], strict)
+            values[key] = coerce(key, value, _field_types()[key], strict)
         return cls(**values)
 
     @classmethod
@@ -393,8 +407,8 @@ class PSROConfig:
             raise ValueError(f"config file {str(path)!r} does not exist.")
         with open(path) as fh:
             try:
-                data = yaml.load(fh, Loader=_UniqueKeyLoader)   # a SafeLoader that refuses duplicate keys
-            except _DuplicateKey as exc:
+                data = yaml.load(fh, Loader=UniqueKeyLoader)   # a SafeLoader that refuses duplicate keys
+            except DuplicateKey as exc:
                 raise ValueError(f"config file {str(path)!r}: {exc}") from None
             except yaml.YAMLError as exc:
                 raise ValueError(f"config file {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") \
@@ -599,22 +613,26 @@ class PSROConfig:
                                  "is False); use device='cpu'.")
 
     def solver_options(self, game_spec, eval_meta_solver: str, executor) -> dict:
-        """What a checkpoint stores to rebuild the solver (:attr:`psro.PSRO.options`): the loop's fields, the game
-        as ``game_spec`` (its string, or a NormalFormGame's JSON), the resolved eval meta-solver and the portable
-        executor spec; ``PSRO(options.pop("game"), **options)`` builds the same solver."""
-        return dict(game=game_spec, meta_solver=self.meta_solver, oracle=self.oracle, evaluator=self.evaluator,
-                    seed=int(self.seed), eval_meta_solver=eval_meta_solver, update_players=self.update_players,
-                    br_selection=self.br_selection, meta_solver_options=dict(self.meta_solver_options or {}),
-                    evaluator_options=self.evaluator_settings(), oracle_options=self.oracle_settings(),
-                    oracle_dispatch=self.oracle_dispatch, executor=executor, top_up_episodes=self.top_up_episodes,
-                    top_up_method=self.top_up_method, top_up_rounds=self.top_up_rounds,
-                    prune_dominated=self.prune_dominated, extensive_form_gaps=self.extensive_form_gaps,
-                    max_histories=self.max_histories, exact_gap=self.exact_gap,
-                    approx_gap_every=self.approx_gap_every, approx_gap_options=dict(self.approx_gap_options or {}),
-                    device=self.device, warm_start=self.warm_start, algorithm=self.algorithm,
-                    algorithm_options=dict(self.algorithm_options or {}),
-                    reference_opponents=None if self.reference_opponents is None else list(self.reference_opponents),
-                    teams=None if self.teams is None else [list(team) for team in self.teams])
+        """What a checkpoint stores to rebuild the solver (:attr:`psro.PSRO.options`): every field but
+        :data:`RUN_FIELDS` and :data:`FOLDED_FIELDS`, with the game as ``game_spec`` (its string, or a
+        NormalFormGame's JSON), the resolved eval meta-solver, the portable executor spec, the oracle's and the
+        evaluator's settings, and every mapping or list copied; ``PSRO(options.pop("game"), **options)`` builds the
+        same solver.
+
+        Examples
+        --------
+        >>> options = PSROConfig(oracle="ppo", oracle_steps=64).solver_options("kuhn_poker", "nash", "serial")
+        >>> options["oracle_options"], options["meta_solver_options"], "iterations" in options
+        ({'total_steps': 64}, {}, False)
+        """
+        given = dict(game=game_spec, eval_meta_solver=eval_meta_solver, executor=executor, seed=int(self.seed),
+                     oracle_options=self.oracle_settings(), evaluator_options=self.evaluator_settings())
+        types = _field_types()
+        options = {}
+        for f in dataclasses.fields(self):
+            if f.name not in RUN_FIELDS + FOLDED_FIELDS:
+                options[f.name] = given[f.name] if f.name in given else _copied(getattr(self, f.name), types[f.name])
+        return options
 
     def oracle_settings(self) -> dict:
         """The oracle's options: ``oracle_options`` with ``oracle_steps`` as ``total_steps``.
@@ -693,274 +711,17 @@ def _split_executor(data: dict) -> dict:
     return split
 
 
-def with_field(field: str, function, *args, **kwargs):
-    """``function(*args, **kwargs)``; a ``ValueError`` or ``TypeError`` it raises is raised again (same type) with
-    a message that starts with ``"<field>: "``."""
-    try:
-        return function(*args, **kwargs)
-    except (ValueError, TypeError) as exc:
-        message = str(exc)
-        for prefix in (f"{field}: ", f"{field} "):
-            if message.startswith(prefix):
-                message = message[len(prefix):]
-        raise type(exc)(f"{field}: {message}") from None
-
-
-def algorithm_options(cls, options, algorithm: str):
-    """``cls(**options)`` for the dataclass ``cls`` of an algorithm's options (None: the defaults); a key that is
-    not one of its fields is a ``ValueError`` naming the key, the closest field and all of them.
-
-    Examples
-    --------
-    >>> @dataclass(frozen=True)
-    ... class Options:
-    ...     eta: float = 0.3
-    ...     steps: int = 10
-    >>> algorithm_options(Options, {"eta": 0.5}, "FXP").eta
-    0.5
-    >>> algorithm_options(Options, {"etta": 0.5}, "FXP")
-    Traceback (most recent call last):
-    ...
-    ValueError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are ['eta', 'steps'].
-    """
-    options = dict(options or {})
-    known = sorted(f.name for f in dataclasses.fields(cls))
-    for key in options:
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"algorithm_options: {algorithm} has no option {key!r}.{hint} Its options are {known}.")
-    return cls(**options)
-
-
-def resolve_run_game(game) -> tuple:
-    """``(game, normal_form)`` for a run's ``game``: :func:`psro.matrix_game.resolve_game`, and also a
-    ``"pettingzoo:<module>"`` string (:func:`games.pettingzoo_env.load_pettingzoo`) or the environment
-    :func:`games.from_pettingzoo` returns, kept as it is (``normal_form`` None), and an ``"observation:<game>"``
-    string: the OpenSpiel game played through its observation tensor (:class:`games.environment.ObservationGame`:
-    for games such as ``connect_four`` or ``tic_tac_toe`` that have no information-state tensor).
-
-    Examples
-    --------
-    >>> resolve_run_game("kuhn_poker")[0]
-    kuhn_poker()
-    """
-    from psro.matrix_game import resolve_game
-
-    if isinstance(game, str) and game.strip().startswith("pettingzoo:"):
-        from games.pettingzoo_env import load_pettingzoo
-
-        return load_pettingzoo(game.strip()), None
-    from games.imported_games import import_game, is_import_spec
-
-    if is_import_spec(game):   # "package.module:Name", the user's own game (imported here, on demand)
-        game = import_game(game)
-    if isinstance(game, str) and game.strip().startswith(OBSERVATION_PREFIX):
-        from games.environment import ObservationGame
-
-        return ObservationGame(game.strip()[len(OBSERVATION_PREFIX):].strip()), None
-    if is_environment_game(game):
-        return game, None
-    return resolve_game(game)
-
-
-#: A run's game string that plays an OpenSpiel game through its observation tensor (``observation:connect_four``)
-OBSERVATION_PREFIX = "observation:"
-
-
-def spec_kept(game) -> bool:
-    """Whether a run's game string is kept as written (what a worker or a resume loads): a PettingZoo module, an
-    observation-tensor game or a user's ``package.module:Name``, whose loaded object does not print as the string.
-
-    Examples
-    --------
-    >>> spec_kept("observation:connect_four"), spec_kept("kuhn_poker")
-    (True, False)
-    """
-    from games.imported_games import is_import_spec
-
-    return isinstance(game, str) and (game.strip().startswith(("pettingzoo:", OBSERVATION_PREFIX))
-                                      or is_import_spec(game))   # (or the user's own module)
-
-
-def check_reference_opponents(names, game) -> list:
-    """The ``reference_opponents`` of a config: built-in names (:data:`psro.reference_opponents.BUILT_IN`) that
-    fit ``game``.
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> check_reference_opponents(["uniform", "mcts"], pyspiel.load_game("tic_tac_toe"))
-    ['uniform', 'mcts']
-    >>> check_reference_opponents(["os:system"], pyspiel.load_game("tic_tac_toe"))
-    Traceback (most recent call last):
-    ...
-    ValueError: 'os:system' is not one of ['uniform', 'mcts', 'ismcts'] (a config cannot name code; a bot of one's \
-own goes to psro evaluate --against module:name).
-    """
-    from games.environment import ObservationGame
-    from psro.reference_opponents import BUILT_IN, make_reference
-
-    if not isinstance(names, (list, tuple)) or not names:
-        raise ValueError(f"must be a non-empty list such as [uniform, mcts] (or null); got {names!r}.")
-    for name in names:
-        if name not in BUILT_IN:
-            raise ValueError(f"{name!r} is not one of {list(BUILT_IN)} (a config cannot name code; a bot of one's own "
-                             "goes to psro evaluate --against module:name).")
-        make_reference(name, game.game if isinstance(game, ObservationGame) else game)
-    return list(names)
-
-
-def is_environment_game(game) -> bool:
-    """True for a game that is only an environment: any object with a ``batched_env(num_envs, rng=None)`` method
-    (and ``num_players``, ``num_actions``, ``obs_dim``), as :func:`games.from_pettingzoo` returns or a user's own
-    batched environment, or an OpenSpiel game played through its observation tensor
-    (:class:`games.environment.ObservationGame`). It has no game tree, so only learned oracles and sampled
-    evaluation apply.
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> is_environment_game(pyspiel.load_game("kuhn_poker"))
-    False
-    """
-    from games.environment import ObservationGame
-
-    return isinstance(game, ObservationGame) or (not isinstance(game, type)
-                                                  and callable(getattr(game, "batched_env", None)))
-
-
-def num_players(game) -> int:
-    """The number of players of a pyspiel game or an environment (``num_players`` a method or an attribute).
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> num_players(pyspiel.load_game("kuhn_poker(players=3)"))
-    3
-    """
-    count = game.num_players
-    return int(count() if callable(count) else count)
-
-
 def _field_types() -> dict:
     return typing.get_type_hints(PSROConfig)
 
 
-def _field_check(check, field: str, value, **bounds) -> None:
-    """Run a :mod:`games.validation` check; its error becomes a ``ValueError`` (what :meth:`PSROConfig.from_dict`
-    documents) that starts with ``"<field>: "``, as every config error does."""
-    try:
-        check(value, field, **bounds)
-    except (TypeError, ValueError) as exc:
-        message = str(exc)
-        raise ValueError(f"{field}: {message[len(field) + 1:] if message.startswith(field + ' ') else message}") \
-            from None
-
-
-def check_teams(teams, num_players: int) -> list:
-    """``teams`` as lists of ints that cover the players ``0 .. num_players - 1`` once each; raise ``ValueError``.
-
-    Examples
-    --------
-    >>> check_teams([[0, 1], [2, 3]], 4)
-    [[0, 1], [2, 3]]
-    >>> check_teams([[0, 1], [1, 2]], 3)
-    Traceback (most recent call last):
-    ...
-    ValueError: teams must cover each of the players 0..2 exactly once; got [[0, 1], [1, 2]].
-    """
-    if not isinstance(teams, (list, tuple)) or not all(isinstance(t, (list, tuple)) and t for t in teams):
-        raise ValueError(f"teams must be a list of non-empty lists of player indices; got {teams!r}.")
-    if not all(is_integer(p) for team in teams for p in team):
-        raise ValueError(f"teams must hold player indices (ints); got {teams!r}.")
-    members = sorted(int(p) for team in teams for p in team)
-    if members != list(range(num_players)):
-        raise ValueError(f"teams must cover each of the players 0..{num_players - 1} exactly once; got "
-                         f"{[list(t) for t in teams]!r}.")
-    return [[int(p) for p in team] for team in teams]
-
-
-def _check_name(name) -> None:
-    """A run name is one file name (it names ``runs/<name>-<timestamp>``), never a path."""
-    if not isinstance(name, str):
-        raise ValueError(f"name: must be a string; got {name!r}.")
-    if name and (Path(name).name != name or name.startswith(".") or "\\" in name
-                 or any(ord(c) < 32 for c in name) or len(name) > 200):
-        raise ValueError(f"name: {name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
-                         "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
-                         "directory with --out RUN_DIR.")
-
-
-class _DuplicateKey(yaml.YAMLError):
-    """A key given twice in one YAML mapping."""
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that raises on a key given twice in one mapping (plain YAML keeps the last)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            line = key_node.start_mark.line + 1
-            try:
-                if key in seen:
-                    raise _DuplicateKey(f"config field {key!r} is given twice (lines {seen[key]} and {line}); "
-                                        "keep one (YAML would silently keep the last).")
-                seen[key] = line
-            except TypeError:   # an unhashable key: the base class reports it
-                continue
-        return super().construct_mapping(node, deep=deep)
-
-
-@dataclass(frozen=True)
-class FieldHelp:
-    """What ``psro run --help`` says about one config field.
-
-    Attributes
-    ----------
-    name : str
-    type_text : str
-        ``int``, ``float or null``, ...
-    default
-        The dataclass default.
-    choices : list of str or None
-        The allowed names, from the field's registry (:data:`CHOICES`).
-    description : str
-        The first sentence of the field's docstring, reST markup removed.
-    """
-
-    name: str
-    type_text: str
-    default: typing.Any
-    choices: typing.Optional[list]
-    description: str
-
-
-@functools.lru_cache(maxsize=1)
-def _field_docstrings() -> dict:
-    """``{field: docstring}`` read from the class source (the string literal after each annotated field)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(PSROConfig)))
-    body = tree.body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) \
-                and isinstance(after.value.value, str):
-            docs[node.target.id] = inspect.cleandoc(after.value.value)
-    return docs
-
-
-def _plain(text: str) -> str:
-    """reST inline markup to plain text: ````x```` and :role:`x` become x."""
-    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
-    return re.sub(r"``([^`]+)``", r"\1", " ".join(text.split()))
-
-
-def _first_sentence(text: str) -> str:
-    match = re.search(r"(?<![ (.]e\.g)(?<!i\.e)\.(\s|$)", text)
-    return text if match is None else text[:match.start() + 1]
+def _copied(value, annotation):
+    """A field's value as a solver option: a mapping copied (an unset one as ``{}``), a list and its lists copied."""
+    if dict in typing.get_args(annotation) or annotation is dict:
+        return dict(value or {})
+    if isinstance(value, (list, tuple)):
+        return [list(v) if isinstance(v, (list, tuple)) else v for v in value]
+    return value
 
 
 def field_help() -> list:
@@ -972,77 +733,4 @@ def field_help() -> list:
     >>> oracle.default, oracle.choices[:2], oracle.description
     ('exact', ['exact', 'openspiel'], 'Best-response oracle: exact (sequence form, numpy), ...')
     """
-    docs = _field_docstrings()
-    types = _field_types()
-    out = []
-    for f in dataclasses.fields(PSROConfig):
-        annotation = types[f.name]
-        bases = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
-        optional = len(bases) < len(typing.get_args(annotation))
-        allowed = choices(f.name) if f.name in CHOICES else None
-        out.append(FieldHelp(name=f.name, type_text=" or ".join(b.__name__ for b in bases) + (" or null" if optional
-                                                                                              else ""),
-                             default=f.default, choices=allowed,
-                             description=_first_sentence(_plain(docs.get(f.name, "")))))
-    return out
-
-
-def _coerce(key: str, value, annotation, strict: bool = False):
-    """Check ``value`` against the field's type; numbers written as strings (``"1e-6"``) are converted unless
-    ``strict`` (then a wrong type is a ``TypeError``, else a ``ValueError``)."""
-    optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
-    alternatives = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) is typing.Union and len(alternatives) > 1 and value is not None:
-        for alternative in alternatives:   # (exact_gap: "auto" or a bool)
-            try:
-                return _coerce(key, value, alternative, strict)
-            except (TypeError, ValueError):
-                continue
-        raise (TypeError if strict else ValueError)(
-            f"config field {key!r} must be {' or '.join(a.__name__ for a in alternatives)}; got {value!r}.")
-    base = next((a for a in typing.get_args(annotation) if a is not type(None)), annotation) if optional else annotation
-    if value is None:
-        if optional:
-            return None
-        raise ValueError(f"config field {key!r} cannot be null; give a {base.__name__}.")
-    if base is bool:
-        if isinstance(value, bool):
-            return value
-    elif base is int:
-        if isinstance(value, str) and not strict:
-            try:
-                value = int(value)
-            except ValueError:
-                pass
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            return int(value)
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif base is float:
-        if isinstance(value, str) and not strict:
-            try:
-                value = float(value)
-            except ValueError:
-                pass
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            return float(value)
-    elif base is dict:
-        if isinstance(value, dict):
-            return dict(value)
-    elif base is list:
-        if isinstance(value, (list, tuple)):
-            return [list(v) if isinstance(v, (list, tuple)) else v for v in value]
-    elif base is str:
-        if isinstance(value, str) or key == "game":   # in Python, game may be a game object (checked_game checks it)
-            return value
-        if isinstance(value, int) and not isinstance(value, bool):   # YAML reads `executor: 2` as an int
-            return str(value)
-    raise (TypeError if strict else ValueError)(
-        f"config field {key!r} must be {'null or ' if optional else ''}{_article(base.__name__)} {base.__name__}; "
-        f"got {value!r} "
-        f"({type(value).__name__})."
-    )
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
+    return describe_fields(PSROConfig, {name: functools.partial(choices, name) for name in CHOICES})

@@ -178,33 +178,17 @@ def resolve_game(game) -> tuple:
     >>> resolve_game("kuhn_poker")[1] is None
     True
     """
-    import games
+    from games.game_resolution import resolve
 
-    normal_form = None
-    if isinstance(game, str) and game.strip().startswith("catalog:"):   # a catalog game by name, from a config
-        from games.catalog import from_spec
-
-        normal_form = from_spec(game.strip()[len("catalog:"):])
-    elif isinstance(game, dict):
-        normal_form = normal_form_from_json(game)
-    elif isinstance(game, NormalFormGame):
-        normal_form = game
-    if normal_form is not None:
-        try:
-            return to_openspiel_game(normal_form), normal_form
-        except ValueError as exc:
-            raise ValueError(f"game: {exc}") from None
-    import pyspiel
-
-    if isinstance(game, games.SequentialGame):
-        return game.to_pyspiel(), None
-    if not isinstance(game, (str, pyspiel.Game)):
-        raise TypeError(f"game must be an OpenSpiel game string (e.g. 'kuhn_poker'), a pyspiel.Game, a "
-                        f"games.SequentialGame or a games.NormalFormGame; got {type(game).__name__}.")
     try:
-        return games.load(game), None
+        resolved = resolve(normal_form_from_json(game) if isinstance(game, dict) else game)
     except (ValueError, TypeError) as exc:
-        raise type(exc)(f"game: {exc}") from None
+        message = str(exc)
+        raise type(exc)(message if message.startswith(("game:", "game ")) else f"game: {message}") from None
+    if resolved.environment:
+        raise TypeError(f"game: {game} is only an environment; give an OpenSpiel game, a games.SequentialGame or a "
+                        "games.NormalFormGame.")
+    return resolved.game, resolved.normal_form
 
 
 def game_is_constant_sum(game, normal_form=None) -> bool:

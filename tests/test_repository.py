@@ -55,3 +55,119 @@ def test_design_public_api_block_runs():
 def test_readme_points_to_the_design_document():
     readme = (ROOT / "README.md").read_text()
     assert "DESIGN.md" in readme and (ROOT / "DESIGN.md").is_file()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Size bar (issue #24): no module over MAX_MODULE_LINES lines and no function over MAX_FUNCTION_CODE_LINES
+# code lines in psro/ and games/.
+#
+# A module's lines are its physical lines (what `wc -l` counts).
+# A function's code lines are the lines from its `def` line (decorators excluded) to its last line that
+# hold code: blank lines, comment-only lines and docstrings (its own and those of the functions and classes
+# defined inside it) do not count; a line of a multi-line string that is not a docstring does. A nested
+# function counts towards its own size and towards the function around it.
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_CODE_LINES = 80
+SIZE_CHECKED = ("psro", "games")
+# Files other #24 work owns and is shrinking in parallel: exempt only until that work is merged. The
+# lead empties this list at the final merge; the bar holds when it is empty.
+SIZE_EXCEPTIONS_UNTIL_ISSUE_24_MERGE = (
+    # "skeleton": the training-loop base and the loops on it
+    "psro/loop.py", "psro/training_loop.py", "psro/loop_measures.py", "psro/state.py", "psro/family/",
+    "psro/offline/coffee_psro.py", "psro/selection.py",
+    # "registry": registries, capabilities, policies
+    "games/registry.py", "psro/oracles/base.py", "psro/evaluation/base.py", "psro/evaluation/top_up.py",
+    "psro/meta/solvers.py", "psro/algorithms.py", "psro/matrix_game.py", "psro/policies",
+    "psro/openspiel_policy.py",
+)
+
+
+def code_lines(source: str) -> set[int]:
+    """The line numbers of ``source`` that hold a token other than a comment (strings count in full)."""
+    import io
+    import tokenize
+
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENCODING, tokenize.ENDMARKER}
+    lines: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in skip:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return lines
+
+
+def docstring_lines(node) -> set[int]:
+    import ast
+
+    body = getattr(node, "body", None)
+    if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body
+            and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
+        return set(range(body[0].lineno, body[0].end_lineno + 1))
+    return set()
+
+
+def function_sizes(source: str) -> list[tuple[str, int, int]]:
+    """``(qualified name, first line, code lines)`` for every function and method in ``source``."""
+    import ast
+
+    tree = ast.parse(source)
+    code = code_lines(source)
+    sizes = []
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    docs = set().union(*(docstring_lines(n) for n in ast.walk(child)))
+                    span = set(range(child.lineno, child.end_lineno + 1))
+                    sizes.append((name, child.lineno, len((span & code) - docs)))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return sizes
+
+
+def size_offenders(exempt=SIZE_EXCEPTIONS_UNTIL_ISSUE_24_MERGE) -> list[str]:
+    offenders = []
+    for folder in SIZE_CHECKED:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if any(name == e or (name.startswith(e) and e.endswith(("/", "policies"))) for e in exempt):
+                continue
+            source = path.read_text()
+            if (n := len(source.splitlines())) > MAX_MODULE_LINES:
+                offenders.append(f"{name}: {n} lines")
+            offenders += [f"{name}:{line} {func}: {n} code lines" for func, line, n in function_sizes(source)
+                          if n > MAX_FUNCTION_CODE_LINES]
+    return offenders
+
+
+def test_no_module_or_function_in_psro_and_games_is_too_long():
+    offenders = size_offenders()
+    assert not offenders, "split these (see the size bar above):\n" + "\n".join(offenders)
+
+
+def test_the_size_checker_counts_code_lines_only():
+    source = (
+        "def f(x):\n"            # 1 counts
+        '    """Doc\n'
+        '\n'
+        '    string."""\n'
+        "\n"
+        "    # a comment\n"
+        "    y = '''a\n"         # 7 counts: a string that is not a docstring
+        "\n"                     # 8 counts
+        "b'''\n"                 # 9 counts
+        "    def g():\n"         # 10 counts (in f and in g)
+        '        """g doc"""\n'
+        "        return 1  # trailing\n"  # 12 counts
+        "    return y\n"         # 13 counts
+        "class C:\n"
+        "    def m(self):\n"     # 15
+        "        pass\n"         # 16
+    )
+    assert function_sizes(source) == [("f", 1, 7), ("f.g", 10, 2), ("C.m", 15, 2)]

@@ -42,7 +42,8 @@ import math
 
 import numpy as np
 
-from games.environment import EnvStep, _check_observation, check_step
+from games.contracts import EnvStep, check_step
+from games.openspiel_env import _check_observation
 from games.validation import check_int
 
 __all__ = ["PhantomTTTEnv"]

@@ -65,14 +65,10 @@ resumed run keeps the blocks already evaluated and evaluates only the rest.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import io
 import json
 import logging
-import math
 import os
-import re
 import weakref
 import zipfile
 import zlib
@@ -87,6 +83,8 @@ from games.validation import is_integer
 from psro.evaluation.top_up import TopUpProgress
 from psro.policies.codec import decode_policy, encode_policy
 from psro.population import PolicyPopulation, Provenance
+from psro.run.checkpoint_checks import Damage, check_arrays, check_document
+from psro.run.document_seal import KEY_VARIABLE, is_sealed, seal_document, seal_problem, sha256
 from psro.run.run_files import UnsafePath, atomic_write, check_directory, check_target, file_in, read_regular
 from psro.state import LoopState
 from solvers import make_equilibrium
@@ -106,21 +104,6 @@ FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
 #: The schema versions this version reads: 2 had no policy objects (``members``) nor the approximate-gap columns
 #: (old history rows read them as NaN)
 READABLE_VERSIONS = (2, 3)
-_ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.npz$")
-_STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
-               "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
-_DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "policy_files", "options", "config", "state", "rng",
-                  "history", "manifest")
-
-
-class _Damage(Exception):
-    """What is wrong with one file of a checkpoint (turned into a ``ValueError`` naming it)."""
-
-    def __init__(self, file: Path, what: str, verdict: str = "damaged"):
-        super().__init__(what)
-        self.file, self.what, self.verdict = file, what, verdict
-
-
 def has_checkpoint(directory) -> bool:
     """Whether ``directory`` holds a checkpoint (the latest, or only the previous one).
 
@@ -131,80 +114,6 @@ def has_checkpoint(directory) -> bool:
     """
     directory = Path(directory)
     return (directory / CHECKPOINT_FILE).is_file() or (directory / PREVIOUS_FILE).is_file()
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-_SEAL = re.compile(rb'(\{.*),"(sha256|hmac_sha256)":"([0-9a-f]{64})"\}', re.DOTALL)
-
-#: The environment variable whose value, when set, seals checkpoints with HMAC-SHA256 instead of a plain SHA-256
-KEY_VARIABLE = "PSRO_CHECKPOINT_KEY"
-
-
-def _seal_key() -> bytes | None:
-    key = os.environ.get(KEY_VARIABLE)
-    return key.encode() if key else None
-
-
-def seal_document(document: dict) -> bytes:
-    """The document's JSON (sorted keys, no spaces) with a last entry ``"sha256"``: the digest of the bytes
-    before it, closed with ``}`` (so a reader checks the file's own bytes, every one of them).
-
-    With a key in the environment variable ``PSRO_CHECKPOINT_KEY``, the last entry is ``"hmac_sha256"`` instead,
-    the HMAC-SHA256 of the same bytes under that key: then only a holder of the key can write a document that
-    reads back (:func:`seal_problem`). A plain SHA-256 detects damage, not forgery.
-
-    Examples
-    --------
-    >>> seal_document({"a": 1})[-20:]
-    b'cebeae62276a97f862"}'
-    """
-    body = json.dumps(document, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
-    key = _seal_key()
-    if key is None:
-        return body[:-1] + b',"sha256":"' + _sha256(body).encode() + b'"}'
-    return body[:-1] + b',"hmac_sha256":"' + hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b'"}'
-
-
-def seal_problem(text: bytes) -> str | None:
-    """What is wrong with the seal of a document :func:`seal_document` wrote (None: nothing): no seal, a digest
-    that does not match, or a key that does not match (``PSRO_CHECKPOINT_KEY`` set and the document unkeyed or
-    sealed with another key, or not set and the document keyed).
-
-    Examples
-    --------
-    >>> seal_problem(seal_document({"a": 1})) is None
-    True
-    >>> seal_problem(seal_document({"a": 1}).replace(b'"a":1', b'"a":2'))
-    'its SHA-256 does not match its content (a changed byte, a hand edit)'
-    """
-    match = _SEAL.fullmatch(text)
-    if match is None:
-        return ('its SHA-256 seal (the final "sha256" entry) is missing or does not match its content: a '
-                'truncated or hand-edited file')
-    body, kind, digest = match.group(1) + b"}", match.group(2), match.group(3).decode()
-    key = _seal_key()
-    if kind == b"sha256":
-        if _sha256(body) != digest:
-            return "its SHA-256 does not match its content (a changed byte, a hand edit)"
-        if key is not None:
-            return (f"it is sealed without a key, but {KEY_VARIABLE} is set, so only checkpoints sealed with that "
-                    f"key are accepted (unset {KEY_VARIABLE} to resume a run written without one)")
-        return None
-    if key is None:
-        return f"it is sealed with a key (HMAC-SHA256): set {KEY_VARIABLE} to the key it was written with"
-    if not hmac.compare_digest(hmac.new(key, body, hashlib.sha256).hexdigest(), digest):
-        return (f"its HMAC-SHA256 does not match the key in {KEY_VARIABLE}: it was sealed with another key, or "
-                "changed since (a forged checkpoint)")
-    return None
-
-
-def is_sealed(text: bytes) -> bool:
-    """Whether ``text`` ends with the seal :func:`seal_document` writes, matching the bytes before it (and the key
-    of ``PSRO_CHECKPOINT_KEY``, when set): :func:`seal_problem` is None."""
-    return seal_problem(text) is None
 
 
 #: Per solver and checkpoint directory, the policy files already written for it (populations only grow and a
@@ -305,10 +214,85 @@ def _members(arch: list, arrays: dict, prefix: str) -> list:
 
 def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
     """Write ``data`` as ``<prefix>-<t>-<digest>.npz`` (atomically); return ``(name, digest)``."""
-    digest = _sha256(data)
+    digest = sha256(data)
     name = f"{prefix}-{t:06d}-{digest[:12]}.npz"
     atomic_write(directory / name, lambda fh: fh.write(data))
     return name, digest
+
+
+def _state_arrays(state: LoopState) -> dict:
+    """The arrays of a checkpoint's array file: each population's provenance and waiting best responses, the
+    meta-strategies, the top-up's target and strategy."""
+    arrays = {}
+    for p, pop in enumerate(state.populations):
+        table = pop.provenance_table()
+        arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
+        arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
+        arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
+        arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
+        pending = state.pending[p]
+        if isinstance(pop, PolicyPopulation):
+            arrays.update(_population_arrays(f"pending_{p}", [pol for pol, _ in pending], start=0, objects=True,
+                                             key=f"pending_{p}"))
+        else:
+            info = pop.infostates
+            arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
+                                      else np.zeros((0, info.num_infostates, info.num_actions)))
+        arrays[f"pending_value_{p}"] = np.array([v for _, v in pending], dtype=np.float64)
+    for prefix, eq in (("meta", state.meta_strategy), ("eval_meta", state.eval_meta_strategy)):
+        if eq is not None:
+            arrays[f"{prefix}_joint"] = np.asarray(eq.joint)
+            for p, m in enumerate(eq.marginals):
+                arrays[f"{prefix}_marginal_{p}"] = np.asarray(m)
+    topped = state.top_up
+    if topped.target is not None:
+        arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
+    if topped.strategy is not None:
+        arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
+    return arrays
+
+
+def _write_meta_game(directory: Path, meta_game: EmpiricalGame, t: int) -> tuple:
+    """Write the meta-game as ``meta_game-<t>-<digest>.npz`` (on disk before a document names it); return
+    ``(name, SHA-256)``."""
+    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
+    try:
+        meta_game.save(meta_tmp)   # (a temporary file and a rename)
+        meta_digest = sha256(meta_tmp.read_bytes())
+        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
+        fd = os.open(meta_tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)   # on disk before the JSON names it
+        finally:
+            os.close(fd)
+        os.replace(meta_tmp, directory / meta_name)
+    finally:
+        meta_tmp.unlink(missing_ok=True)
+    return meta_name, meta_digest
+
+
+def _state_entry(state: LoopState) -> dict:
+    """The document's ``state``: the loop's scalars and what its meta-strategies and top-up are."""
+
+    def method_of(eq):
+        return None if eq is None else {"concept": eq.concept, "method": eq.method}
+
+    topped = state.top_up
+    return {
+        "iteration": state.iteration,
+        "gap": state.gap,
+        "train_gap": state.train_gap,
+        "evaluations": state.evaluations,
+        "in_iteration": state.in_iteration,
+        "sizes_before": [int(k) for k in state.sizes_before],
+        "wall_time": state.wall,
+        "cpu_time": state.cpu,
+        "env_steps": int(state.env_steps),
+        "measure_episodes": int(state.measure_episodes),
+        "meta_strategy": method_of(state.meta_strategy),
+        "eval_meta_strategy": method_of(state.eval_meta_strategy),
+        "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
+    }
 
 
 def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
@@ -346,52 +330,12 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             logger.warning("the checkpoint in %s is damaged; the new one is written without its run config",
                            directory)
 
-    arrays = {}
-    for p, pop in enumerate(state.populations):
-        table = pop.provenance_table()
-        arrays[f"iteration_{p}"] = table["iteration"].to_numpy(dtype=np.int64)
-        arrays[f"oracle_{p}"] = table["oracle"].to_numpy(dtype=str)
-        arrays[f"meta_solver_{p}"] = table["meta_solver"].to_numpy(dtype=str)
-        arrays[f"value_{p}"] = table["value"].to_numpy(dtype=np.float64)
-        pending = state.pending[p]
-        if isinstance(pop, PolicyPopulation):
-            arrays.update(_population_arrays(f"pending_{p}", [pol for pol, _ in pending], start=0, objects=True,
-                                             key=f"pending_{p}"))
-        else:
-            info = pop.infostates
-            arrays[f"pending_{p}"] = (np.stack([pol for pol, _ in pending]) if pending
-                                      else np.zeros((0, info.num_infostates, info.num_actions)))
-        arrays[f"pending_value_{p}"] = np.array([v for _, v in pending], dtype=np.float64)
-    for prefix, eq in (("meta", state.meta_strategy), ("eval_meta", state.eval_meta_strategy)):
-        if eq is not None:
-            arrays[f"{prefix}_joint"] = np.asarray(eq.joint)
-            for p, m in enumerate(eq.marginals):
-                arrays[f"{prefix}_marginal_{p}"] = np.asarray(m)
-    topped = state.top_up
-    if topped.target is not None:
-        arrays["top_up_target"] = np.asarray(topped.target, dtype=np.int64)
-    if topped.strategy is not None:
-        arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
+    arrays = _state_arrays(state)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
     policy_files = _policy_files(directory, solver)
-    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
-    try:
-        state.meta_game.save(meta_tmp)   # (a temporary file and a rename)
-        meta_digest = _sha256(meta_tmp.read_bytes())
-        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
-        fd = os.open(meta_tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)   # on disk before the JSON names it
-        finally:
-            os.close(fd)
-        os.replace(meta_tmp, directory / meta_name)
-    finally:
-        meta_tmp.unlink(missing_ok=True)
-
-    def method_of(eq):
-        return None if eq is None else {"concept": eq.concept, "method": eq.method}
+    meta_name, meta_digest = _write_meta_game(directory, state.meta_game, t)
 
     document = {
         "version": SCHEMA_VERSION,
@@ -400,21 +344,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "meta_game": meta_name,
         "options": solver.options,
         "config": config,
-        "state": {
-            "iteration": t,
-            "gap": state.gap,
-            "train_gap": state.train_gap,
-            "evaluations": state.evaluations,
-            "in_iteration": state.in_iteration,
-            "sizes_before": [int(k) for k in state.sizes_before],
-            "wall_time": state.wall,
-            "cpu_time": state.cpu,
-            "env_steps": int(state.env_steps),
-            "measure_episodes": int(state.measure_episodes),
-            "meta_strategy": method_of(state.meta_strategy),
-            "eval_meta_strategy": method_of(state.eval_meta_strategy),
-            "top_up": {"key": [int(k) for k in topped.key], "round": topped.round, "spent": topped.spent},
-        },
+        "state": _state_entry(state),
         "rng": state.rng.bit_generator.state,
         "extra": state.extra,
         "history": state.rows,
@@ -539,12 +469,6 @@ def _listed(path: Path, files_of) -> set:
         return set()
 
 
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
-
-
 def _document_intact(path: Path) -> bool:
     """Whether a checkpoint document matches its own SHA-256 (its array files are not read)."""
     return is_sealed(read_regular(path))
@@ -553,7 +477,7 @@ def _document_intact(path: Path) -> bool:
 def _intact(directory: Path, name: str) -> bool:
     try:
         _load(directory, name, arrays=True)
-    except (_Damage, ValueError, OSError):
+    except (Damage, ValueError, OSError):
         return False
     return True
 
@@ -599,7 +523,7 @@ def load_checkpoint(directory, arrays: bool = True, previous: bool = False) -> d
                          + _advice(directory, previous))
     try:
         return _load(directory, name, arrays)
-    except _Damage as damage:
+    except Damage as damage:
         raise ValueError(f"checkpoint file {str(damage.file)!r} is {damage.verdict}: {damage.what}. It cannot be "
                          "resumed. " + _advice(directory, previous)) from None
 
@@ -620,19 +544,19 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
         text = read_regular(path).decode()
         document = json.loads(text)
     except UnsafePath as exc:
-        raise _Damage(path, str(exc), verdict="refused") from None
+        raise Damage(path, str(exc), verdict="refused") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _Damage(path, f"not valid JSON ({exc})") from None
+        raise Damage(path, f"not valid JSON ({exc})") from None
     if not isinstance(document, dict):
-        raise _Damage(path, "not a JSON object")
+        raise Damage(path, "not a JSON object")
     version = document.get("version")
     if version not in READABLE_VERSIONS:
-        raise _Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
+        raise Damage(path, f"schema version {version!r}; this version of the toolkit reads {SCHEMA_VERSION} "
                             "(checkpoints without a manifest cannot be verified)")
     problem = seal_problem(text.encode())
     if problem is not None:
-        raise _Damage(path, problem)
-    _check_document(document, path)
+        raise Damage(path, problem)
+    check_document(document, path)
     document["file"], document["arrays_file"] = str(path), document["arrays"]
     if arrays:
         data = _verify_files(directory, path, document)
@@ -643,19 +567,19 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
             for entry, chunk in zip(document["policy_files"], chunks):
                 part = chunk.get(f"policies_{p}")
                 if part is None or part.ndim != 3 or part.shape[0] != entry["end"][p] - entry["start"][p]:
-                    raise _Damage(path, f"{entry['file']} does not hold rows {entry['start'][p]} to "
+                    raise Damage(path, f"{entry['file']} does not hold rows {entry['start'][p]} to "
                                         f"{entry['end'][p]} of player {p}'s policies")
                 parts.append(part)
             if parts and any(part.shape[1:] != parts[0].shape[1:] for part in parts):
-                raise _Damage(path, f"the policy files of player {p} disagree in shape")
+                raise Damage(path, f"the policy files of player {p} disagree in shape")
             document["arrays"][f"policies_{p}"] = np.concatenate(parts) if parts else np.zeros((0, 0, 0))
         for chunk in chunks:   # (the arrays of policy objects)
             document["arrays"].update({k: v for k, v in chunk.items() if k.startswith("member_")})
         try:
             document["meta_game_object"] = EmpiricalGame.load(io.BytesIO(data[document["meta_game"]]))
         except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-            raise _Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
-        _check_arrays(document, path)
+            raise Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
+        check_arrays(document, path)
     return document
 
 
@@ -664,7 +588,7 @@ def _read_npz(directory: Path, name: str, data: dict) -> dict:
         with np.load(io.BytesIO(data[name]), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        raise _Damage(directory / name, f"unreadable ({type(exc).__name__}: {exc})") from None
+        raise Damage(directory / name, f"unreadable ({type(exc).__name__}: {exc})") from None
 
 
 def _verify_files(directory: Path, path: Path, document: dict) -> dict:
@@ -673,151 +597,16 @@ def _verify_files(directory: Path, path: Path, document: dict) -> dict:
     for name, digest in document["manifest"].items():
         file = directory / name
         if not file.is_file():
-            raise _Damage(file, f"missing (the checkpoint {path.name} names it)")
+            raise Damage(file, f"missing (the checkpoint {path.name} names it)")
         try:
             content = read_regular(file)
         except UnsafePath as exc:
-            raise _Damage(file, str(exc), verdict="refused") from None
-        if _sha256(content) != digest:
-            raise _Damage(file, f"its SHA-256 does not match the manifest in {path.name} (a changed byte, a "
+            raise Damage(file, str(exc), verdict="refused") from None
+        if sha256(content) != digest:
+            raise Damage(file, f"its SHA-256 does not match the manifest in {path.name} (a changed byte, a "
                                 "truncated or replaced file)")
         data[name] = content
     return data
-
-
-def _fail(path: Path, what: str):
-    raise _Damage(path, what)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _same(a, b) -> bool:
-    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
-
-
-def _check_document(document: dict, path: Path) -> None:
-    """Structure and consistency of the JSON document alone (raises :class:`_Damage`)."""
-    missing = [k for k in _DOCUMENT_KEYS if k not in document]
-    if missing:
-        _fail(path, f"entries {missing} are missing")
-    manifest, state, history = document["manifest"], document["state"], document["history"]
-    if not isinstance(manifest, dict) or not all(isinstance(k, str) and _ARRAY_FILE.match(k)
-                                                 and isinstance(v, str) for k, v in manifest.items()):
-        _fail(path, "its manifest must map array file names to SHA-256 digests")
-    for key in ("arrays", "meta_game"):
-        name = document[key]
-        if not isinstance(name, str) or name not in manifest or not name.startswith(key + "-"):
-            _fail(path, f"{key!r} must name a file of its manifest; got {name!r}")
-    if not isinstance(state, dict) or [k for k in _STATE_KEYS if k not in state]:
-        _fail(path, f"'state' must hold {list(_STATE_KEYS)}")
-    t = state["iteration"]
-    if not is_integer(t) or t < -1 or document["iteration"] != t:
-        _fail(path, f"'iteration' ({document['iteration']!r}) and state.iteration ({t!r}) must be the same int >= -1")
-    if not isinstance(state["in_iteration"], bool):
-        _fail(path, "state.in_iteration must be true or false")
-    sizes = state["sizes_before"]
-    if not isinstance(sizes, list) or not sizes or not all(is_integer(k) and k >= 0 for k in sizes):
-        _fail(path, "state.sizes_before must be a list of population sizes, one per player")
-    files, n_players = document["policy_files"], len(sizes)
-    ends = [0] * n_players
-    if not isinstance(files, list) or not files:
-        _fail(path, "'policy_files' must list the files of the populations' policies")
-    for entry in files:
-        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and entry["file"] in manifest
-                and entry["file"].startswith("policies-")
-                and entry.get("start") == ends and isinstance(entry.get("end"), list) and len(entry["end"]) == n_players
-                and all(is_integer(e) and e >= s for s, e in zip(ends, entry["end"]))):
-            _fail(path, f"'policy_files' must be files of its manifest covering the rows of each of the {n_players} "
-                        "players' populations in order")
-        ends = entry["end"]
-    for key in ("gap", "train_gap", "wall_time", "cpu_time"):
-        if not _is_number(state[key]):
-            _fail(path, f"state.{key} must be a number; got {state[key]!r}")
-    if not is_integer(state["evaluations"]) or state["evaluations"] < 0:
-        _fail(path, "state.evaluations must be an int >= 0")
-    if not isinstance(history, list) or not all(isinstance(row, dict) for row in history):
-        _fail(path, "'history' must be a list of rows")
-    if not isinstance(document.get("extra", {}), dict):
-        _fail(path, "'extra' (the training loop's own state) must be a mapping")
-    expected_rows = max(t, -1) + 1 - int(state["in_iteration"])
-    if len(history) != expected_rows:
-        _fail(path, f"it holds {len(history)} history rows, but iteration {t} "
-                    f"{'(in progress) ' if state['in_iteration'] else ''}needs {expected_rows}")
-    n = len(sizes)
-    for i, row in enumerate(history):
-        if row.get("iteration") != i or not all(is_integer(row.get(f"population_{p}")) for p in range(n)):
-            _fail(path, f"history row {i} must have iteration {i} and population_0..population_{n - 1}")
-    if history and not state["in_iteration"]:
-        last = history[-1]
-        for key in ("gap", "train_gap", "evaluations"):
-            if not _same(last.get(key), state[key]):
-                _fail(path, f"state.{key} ({state[key]!r}) differs from the last history row's ({last.get(key)!r})")
-    rng = document["rng"]
-    if not isinstance(rng, dict) or not isinstance(rng.get("bit_generator"), str) or "state" not in rng:
-        _fail(path, "'rng' must be a bit generator state ({'bit_generator': ..., 'state': ...})")
-    options = document["options"]
-    if not isinstance(options, dict) or not isinstance(options.get("game"), (str, dict)):   # dict: a NormalFormGame
-        _fail(path, "'options' must hold the solver's options, the game among them")
-    try:
-        spec_from_portable(options.get("executor"), name="options.executor")
-    except ValueError as exc:
-        raise _Damage(path, str(exc), verdict="refused") from None
-    evaluator_options = options.get("evaluator_options", {})
-    if not isinstance(evaluator_options, dict) or "executor" in evaluator_options:
-        raise _Damage(path, "options.evaluator_options must be a mapping without an 'executor' (a stored run may "
-                            "only choose its engine and a worker count, in options.executor)", verdict="refused")
-    if document["config"] is not None and not isinstance(document["config"], dict):
-        _fail(path, "'config' must be null or a mapping of config fields")
-    for key in ("meta_strategy", "eval_meta_strategy"):
-        info = state[key]
-        if info is not None and not (isinstance(info, dict) and isinstance(info.get("concept"), str)
-                                     and isinstance(info.get("method"), str)):
-            _fail(path, f"state.{key} must be null or {{'concept': ..., 'method': ...}}")
-
-
-def _check_arrays(document: dict, path: Path) -> None:
-    """The arrays and the meta-game against the document (raises :class:`_Damage`)."""
-    arrays, meta, state = document["arrays"], document["meta_game_object"], document["state"]
-    # the array files matched the manifest, so a disagreement is the document's: it is named, and the array file
-    arrays_name = document["arrays_file"]
-    n = len(state["sizes_before"])
-    sizes = []
-    for p in range(n):
-        keys = [f"{k}_{p}" for k in ("policies", "iteration", "oracle", "meta_solver", "value", "pending",
-                                     "pending_value")]
-        absent = [k for k in keys if k not in arrays]
-        if absent:
-            _fail(path, f"{arrays_name}: arrays {absent} are missing")
-        policies, pending = arrays[f"policies_{p}"], arrays[f"pending_{p}"]
-        k = policies.shape[0] if policies.ndim == 3 else -1
-        provenance = ("iteration", "oracle", "meta_solver", "value")
-        if k < 0 or any(arrays[f"{name}_{p}"].shape != (k,) for name in provenance):
-            _fail(path, f"{arrays_name}: player {p}'s policies and provenance disagree in length")
-        if pending.ndim != 3 or pending.shape[1:] != policies.shape[1:] \
-                or arrays[f"pending_value_{p}"].shape != (pending.shape[0],):
-            _fail(path, f"{arrays_name}: player {p}'s waiting best responses do not fit its policies")
-        sizes.append(k)
-    if f"policies_{n}" in arrays:
-        _fail(path, f"{arrays_name}: it holds policies of {n + 1} or more players; the document has {n}")
-    if meta.num_players != n or meta.shape != tuple(sizes) or meta.total.shape != meta.count.shape \
-            or meta.total_sq.shape != meta.count.shape or meta.exact.shape != meta.shape:
-        _fail(path, f"{document['meta_game']}: the meta-game has shape {meta.shape} for {meta.num_players} "
-                                                   f"players; the populations have sizes {sizes}")
-    history = document["history"]
-    if history:
-        recorded = [history[-1][f"population_{p}"] for p in range(n)]
-        expected = state["sizes_before"] if state["in_iteration"] else sizes
-        if recorded != list(expected):
-            _fail(path, f"the last history row records populations {recorded}, the arrays hold {sizes}")
-    if state["in_iteration"] and any(b > k for b, k in zip(state["sizes_before"], sizes)):
-        _fail(path, f"state.sizes_before {state['sizes_before']} exceeds the population sizes {sizes}")
-    solved = tuple(state["sizes_before"] if state["in_iteration"] else sizes)   # the last meta-solve's game
-    for prefix in ("meta", "eval_meta"):
-        if f"{prefix}_joint" in arrays and arrays[f"{prefix}_joint"].shape != solved:
-            _fail(path, f"{arrays_name}: {prefix}_joint has shape {arrays[f'{prefix}_joint'].shape}; the "
-                        f"meta-game it solves {solved}")
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pyspiel
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from psro import PSRO, selection
@@ -49,9 +49,10 @@ def test_sheriff_gap_stays_zero_once_reached(meta_solver, selection):
 @settings(max_examples=6)
 @given(rounds=st.integers(1, 2), max_bribe=st.integers(1, 3), max_items=st.integers(1, 3),
        selection=st.sampled_from(["all", "novel", "largest_gap"]), concept=st.sampled_from(["mgcce", "mgce"]))
+@example(rounds=2, max_bribe=1, max_items=2, selection="all", concept="mgcce")   # the slowest seen: 0 at iteration 15
 def test_small_sheriffs_stay_converged(rounds, max_bribe, max_items, selection, concept):
     game = f"sheriff(num_rounds={rounds},max_bribe={max_bribe},max_items={max_items})"
-    history = PSRO(game, meta_solver=concept, br_selection=selection, progress=False).run(iterations=12)
+    history = PSRO(game, meta_solver=concept, br_selection=selection, progress=False).run(iterations=24)
     stays_converged(history["gap"])
 
 

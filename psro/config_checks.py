@@ -1,0 +1,126 @@
+"""The checks of single config values (:mod:`psro.config`): each error starts with the field's name."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from pathlib import Path
+
+from games.validation import is_integer
+
+__all__ = ["with_field", "algorithm_options", "check_reference_opponents", "check_teams", "field_check",
+           "check_run_name"]
+
+
+def with_field(field: str, function, *args, **kwargs):
+    """``function(*args, **kwargs)``; a ``ValueError`` or ``TypeError`` it raises is raised again (same type) with
+    a message that starts with ``"<field>: "``."""
+    try:
+        return function(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        for prefix in (f"{field}: ", f"{field} "):
+            if message.startswith(prefix):
+                message = message[len(prefix):]
+        raise type(exc)(f"{field}: {message}") from None
+
+
+def algorithm_options(cls, options, algorithm: str):
+    """``cls(**options)`` for the dataclass ``cls`` of an algorithm's options (None: the defaults); a key that is
+    not one of its fields is a ``ValueError`` naming the key, the closest field and all of them.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Options:
+    ...     eta: float = 0.3
+    ...     steps: int = 10
+    >>> algorithm_options(Options, {"eta": 0.5}, "FXP").eta
+    0.5
+    >>> algorithm_options(Options, {"etta": 0.5}, "FXP")
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are ['eta', 'steps'].
+    """
+    options = dict(options or {})
+    known = sorted(f.name for f in dataclasses.fields(cls))
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"algorithm_options: {algorithm} has no option {key!r}.{hint} Its options are {known}.")
+    return cls(**options)
+
+
+def check_reference_opponents(names, game) -> list:
+    """The ``reference_opponents`` of a config: built-in names (:data:`psro.reference_opponents.BUILT_IN`) that
+    fit ``game``.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> check_reference_opponents(["uniform", "mcts"], pyspiel.load_game("tic_tac_toe"))
+    ['uniform', 'mcts']
+    >>> check_reference_opponents(["os:system"], pyspiel.load_game("tic_tac_toe"))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'os:system' is not one of ['uniform', 'mcts', 'ismcts'] (a config cannot name code; a bot of one's \
+own goes to psro evaluate --against module:name).
+    """
+    from games.environment import ObservationGame
+    from psro.reference_opponents import BUILT_IN, make_reference
+
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"must be a non-empty list such as [uniform, mcts] (or null); got {names!r}.")
+    for name in names:
+        if name not in BUILT_IN:
+            raise ValueError(f"{name!r} is not one of {list(BUILT_IN)} (a config cannot name code; a bot of one's own "
+                             "goes to psro evaluate --against module:name).")
+        make_reference(name, game.game if isinstance(game, ObservationGame) else game)
+    return list(names)
+
+
+def field_check(check, field: str, value, **bounds) -> None:
+    """Run a :mod:`games.validation` check; its error becomes a ``ValueError`` (what :meth:`psro.PSROConfig.from_dict`
+    documents) that starts with ``"<field>: "``, as every config error does."""
+    try:
+        check(value, field, **bounds)
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        raise ValueError(f"{field}: {message[len(field) + 1:] if message.startswith(field + ' ') else message}") \
+            from None
+
+
+def check_teams(teams, num_players: int) -> list:
+    """``teams`` as lists of ints that cover the players ``0 .. num_players - 1`` once each; raise ``ValueError``.
+
+    Examples
+    --------
+    >>> check_teams([[0, 1], [2, 3]], 4)
+    [[0, 1], [2, 3]]
+    >>> check_teams([[0, 1], [1, 2]], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: teams must cover each of the players 0..2 exactly once; got [[0, 1], [1, 2]].
+    """
+    if not isinstance(teams, (list, tuple)) or not all(isinstance(t, (list, tuple)) and t for t in teams):
+        raise ValueError(f"teams must be a list of non-empty lists of player indices; got {teams!r}.")
+    if not all(is_integer(p) for team in teams for p in team):
+        raise ValueError(f"teams must hold player indices (ints); got {teams!r}.")
+    members = sorted(int(p) for team in teams for p in team)
+    if members != list(range(num_players)):
+        raise ValueError(f"teams must cover each of the players 0..{num_players - 1} exactly once; got "
+                         f"{[list(t) for t in teams]!r}.")
+    return [[int(p) for p in team] for team in teams]
+
+
+def check_run_name(name) -> None:
+    """A run name is one file name (it names ``runs/<name>-<timestamp>``), never a path."""
+    if not isinstance(name, str):
+        raise ValueError(f"name: must be a string; got {name!r}.")
+    if name and (Path(name).name != name or name.startswith(".") or "\\" in name
+                 or any(ord(c) < 32 for c in name) or len(name) > 200):
+        raise ValueError(f"name: {name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
+                         "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
+                         "directory with --out RUN_DIR.")
