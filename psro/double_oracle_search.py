@@ -31,6 +31,7 @@ import pandas as pd
 
 from games.normal_form import NormalFormGame, as_game
 from games.validation import check_int, check_real
+from psro.meta.solvers import WARM_STARTED
 from psro.meta.warm_start_lp import WarmStartZeroSumLP
 from solvers import make_equilibrium, solve
 from solvers.equilibrium import Equilibrium
@@ -154,7 +155,8 @@ def double_oracle(game, meta_solver="nash", initial: Sequence | None = None, max
     threshold = tol * max(1.0, float(np.abs(game.payoffs).max()))
     limit = max_iterations if max_iterations is not None else sum(game.shape) + 1
     sets = _initial_sets(game, initial)
-    warm_lp = WarmStartZeroSumLP() if meta_solver == "nash" and n == 2 and game.is_constant_sum() else None
+    warm = isinstance(meta_solver, str) and meta_solver in WARM_STARTED   # (the meta-solver registry says which)
+    warm_lp = WarmStartZeroSumLP() if warm and n == 2 and game.is_constant_sum() else None
 
     def lift(marginals):
         """The restricted solution in the full game, every pure strategy's payoff against it, and the gains."""
