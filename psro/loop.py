@@ -144,7 +144,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
                                  game=self.game, **config.oracle_settings())
         self._built_oracle = self.oracle
-        self._approx_gap_oracle = self._approx_oracle() if self.learned and config.approx_gap_every is not None \
+        self._approx_gap_oracle = self._approx_oracle() if self._measures_approx_gap() \
             else None   # (built now, so a bad approx_gap_options fails before the run starts)
         # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
         # (an oracle that is neither learned nor exact, such as team_pg, says so with ``exact = False``)

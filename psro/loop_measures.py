@@ -36,7 +36,7 @@ from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.meta.targets import meta_targets
 from psro.metrics import gap_from_responses
 from psro.openspiel_policy import members_policy
-from psro.oracles import make_oracle
+from psro.oracles import make_oracle, oracle_capabilities
 from psro.population import PolicyPopulation
 from psro.state import EpisodeCounter
 from solvers import cce_gap, ce_gap, nash_conv
@@ -106,7 +106,7 @@ class LoopMeasures:
     def _approximates(self) -> bool:
         """Whether this run measures the approximate gap: its populations hold policies that play on observations
         (a learned oracle; a tabular array among them cannot)."""
-        return self.learned and all(isinstance(pop, PolicyPopulation) and not any(
+        return self._measures_approx_gap() and all(isinstance(pop, PolicyPopulation) and not any(
             isinstance(member, np.ndarray) for member in pop.policies) for pop in self.state.populations)
 
     def _approx_gap(self) -> dict:
@@ -125,6 +125,15 @@ class LoopMeasures:
         self.state.measure_episodes += counter.episodes
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
                 "approx_gap_time": time.perf_counter() - start}
+
+    def _measures_approx_gap(self) -> bool:
+        """Whether this run can measure the approximate gap at all: a learned run whose approximate-gap oracle
+        plays without the game tree (a learned oracle whose factory needs the tree cannot answer there), unless
+        ``approx_gap_every`` is None."""
+        if not self.learned or self.config.approx_gap_every is None:
+            return False
+        settings, _ = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options)
+        return not oracle_capabilities(settings["oracle"] or self.oracle_name).needs_tree
 
     def _approx_oracle(self) -> tuple:
         """``(oracle, settings)`` of the approximate gap (:func:`psro.approximate_gap.approx_gap_settings`)."""

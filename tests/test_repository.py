@@ -69,19 +69,6 @@ def test_readme_points_to_the_design_document():
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_CODE_LINES = 80
 SIZE_CHECKED = ("psro", "games")
-# Files other #24 work owns and is shrinking in parallel: exempt only until that work is merged. The
-# lead empties this list at the final merge; the bar holds when it is empty.
-SIZE_EXCEPTIONS_UNTIL_ISSUE_24_MERGE = (
-    # "skeleton": the training-loop base and the loops on it
-    "psro/loop.py", "psro/training_loop.py", "psro/loop_measures.py", "psro/state.py", "psro/family/",
-    "psro/offline/coffee_psro.py", "psro/selection.py",
-    # "registry": registries, capabilities, policies
-    "games/registry.py", "psro/oracles/base.py", "psro/evaluation/base.py", "psro/evaluation/top_up.py",
-    "psro/meta/solvers.py", "psro/algorithms.py", "psro/matrix_game.py", "psro/policies",
-    "psro/openspiel_policy.py",
-)
-
-
 def code_lines(source: str) -> set[int]:
     """The line numbers of ``source`` that hold a token other than a comment (strings count in full)."""
     import io
@@ -131,13 +118,11 @@ def function_sizes(source: str) -> list[tuple[str, int, int]]:
     return sizes
 
 
-def size_offenders(exempt=SIZE_EXCEPTIONS_UNTIL_ISSUE_24_MERGE) -> list[str]:
+def size_offenders() -> list[str]:
     offenders = []
     for folder in SIZE_CHECKED:
         for path in sorted((ROOT / folder).rglob("*.py")):
             name = path.relative_to(ROOT).as_posix()
-            if any(name == e or (name.startswith(e) and e.endswith(("/", "policies"))) for e in exempt):
-                continue
             source = path.read_text()
             if (n := len(source.splitlines())) > MAX_MODULE_LINES:
                 offenders.append(f"{name}: {n} lines")
