@@ -86,7 +86,7 @@ def allowed_modules() -> list:
     Examples
     --------
     >>> import os
-    >>> os.environ.pop(IMPORT_VARIABLE, None) and None
+    >>> _ = os.environ.pop(IMPORT_VARIABLE, None)
     >>> allow_imports("user_pkg", "other.tools")
     >>> allowed_modules()
     ['user_pkg', 'other.tools']

@@ -51,13 +51,13 @@ def two_writers(work: Path, tries: int) -> int:
                      "--set", "rank_population=false")
         procs = [subprocess.Popen(args, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for _ in range(2)]
-        results = [(p.wait(timeout=300), p.communicate()[1]) for p in procs]
-        codes = sorted(code for code, _ in results)
-        refused = [err for code, err in results if code == 2]
+        outcomes = [(p.wait(timeout=300), p.communicate()[1]) for p in procs]
+        codes = sorted(code for code, _ in outcomes)
+        refused = [err for code, err in outcomes if code == 2]
         ok = codes == [0, 2] and ".psro.lock" in refused[0] and "being written by process" in refused[0]
         good += ok
-        logger.info("writers try %d: exit codes %s%s", t, [c for c, _ in results],
-                    "" if ok else f" FAILED: {[e.strip()[-300:] for _, e in results]}")
+        logger.info("writers try %d: exit codes %s%s", t, [c for c, _ in outcomes],
+                    "" if ok else f" FAILED: {[e.strip()[-300:] for _, e in outcomes]}")
     return good
 
 
