@@ -65,8 +65,9 @@ APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start
 
 #: The default training budget (``total_steps``) of the approximate gap's learned responses: the run's oracle's
 #: own budget ``s`` when it is larger, else ``min(10 s, APPROX_GAP_STEPS)`` (a lower bound is only as strong as its
-#: responses: at 2,000 PPO steps they find a third to a half of Leduc's gap, at 20,000 most of it)
-APPROX_GAP_STEPS = 20_000
+#: responses: at 2,000 PPO steps they find a third to a half of Leduc's gap; at 20,000 one Leduc row of the
+#: validation table still found 0.45 of it, at 40,000 0.53)
+APPROX_GAP_STEPS = 40_000
 #: How many times the run's oracle's budget the default may spend, at most (up to :data:`APPROX_GAP_STEPS`)
 APPROX_GAP_STEPS_FACTOR = 10
 
@@ -412,7 +413,7 @@ def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | Non
     >>> settings["episodes"], settings["warm_start"], options
     (300, True, {'total_steps': 5120})
     >>> [approx_gap_settings({"total_steps": s}, {})[1]["total_steps"] for s in (256, 2000, 20000, 50000)]
-    [2560, 20000, 20000, 50000]
+    [2560, 20000, 40000, 50000]
     >>> approx_gap_settings({}, {"total_steps": 256})[1]
     {'total_steps': 256}
     >>> approx_gap_settings({}, {"episodes": 1})

@@ -216,7 +216,8 @@ class PSROConfig:
     """approx_gap's settings: ``episodes`` of each value in the estimate (default 2000, at least 2),
     ``selection_episodes`` each candidate plays to pick the winner (default: episodes), ``warm_start`` (default
     true: a candidate warm-started from the best member), ``oracle`` (the learned oracle; default the run's), and
-    that oracle's options (default: the run's ``oracle_options`` and ``oracle_steps``, so the same budget)."""
+    that oracle's options (default: the run's ``oracle_options``, with ``total_steps`` ``max(s, min(10 s, 40000))``
+    for the run's ``oracle_steps`` s: psro.approximate_gap.approx_gap_settings)."""
 
     device: str = "cpu"
     """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that
