@@ -25,9 +25,11 @@ ties*, weighted by their meta-strategy probabilities: the opponent mixture
   response starts fresh), which is the paper's "update v_t" rather than a fresh best response; ``warm_start``
   must then stay off (the warm start is the loop's).
 - *Which responses join* is PSRO's selection (``br_selection``; ``"novel"`` keeps only new responses that gain
-  over the member's value against its mixture, the natural choice here). When no response gains anything the
-  population stops growing, whether or not the meta-strategy is a Nash equilibrium of the full game: rectified
-  PSRO can stall away from Nash (McAleer et al. 2020; ``experiments/reproduce/rectified_psro.py``).
+  over the member's value against its mixture), except that a tabular response equal to a member already in the
+  population never joins (several rectified targets often share a best response that is already there; PSRO's
+  ``"all"`` would add it again every iteration). When no response gains anything the population stops growing,
+  whether or not the meta-strategy is a Nash equilibrium of the full game: rectified PSRO can stall away from Nash
+  (McAleer et al. 2020; ``experiments/reproduce/rectified_psro.py``).
 - *Output and gap.* The output is the meta-strategy (as PSRO's); the gap is measured with fresh exact best
   responses to it (the training responses answer other targets).
 
@@ -196,6 +198,16 @@ class RectifiedPSRO(PSRO):
             rectified.append(list(mixtures))
         state.extra.setdefault("rectified", []).append(rectified)
         return targets
+
+    def select(self, t: int, targets: list, responses: list) -> None:
+        """PSRO's selection, less the tabular responses equal to a member already in the population."""
+        super().select(t, targets, responses)
+        state = self.state
+        for p, pending in enumerate(state.pending):
+            known = state.populations[p].policies
+            if isinstance(known, np.ndarray):
+                state.pending[p] = [(policy, value) for policy, value in pending
+                                    if not np.any(np.all(known == policy, axis=(1, 2)))]
 
     def _start(self, player: int, member: int):
         """The policy a rectified response starts from: the member itself (an exact oracle ignores it), except the

@@ -75,6 +75,10 @@ def test_kuhn_stalls_away_from_nash_while_psro_goes_on():
     assert history["population_0"].tolist()[4:] == [4, 4, 4, 4] and history["population_1"].tolist()[4:] == [7] * 4
     assert (history["gap"].iloc[4:] > 0.14).all() and history["gap"].iloc[4:].nunique() == 1
     assert plain["gap"].iloc[-1] < 0.05
+    # with br_selection "all" new responses that gain nothing join too, but never one already in the population
+    grown = RectifiedPSRO("kuhn_poker", progress=False).run(iterations=7)
+    assert grown["population_0"].tolist()[5:] == [5, 5, 5] and grown["population_1"].tolist()[5:] == [8, 8, 8]
+    assert np.allclose(grown["gap"].iloc[4:], history["gap"].iloc[4:], rtol=0, atol=1e-12)
 
 
 def test_refusals_name_the_field():
