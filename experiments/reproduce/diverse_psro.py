@@ -143,7 +143,9 @@ def write_summary(summary: Summary, curves, table, num_seeds, size, iterations, 
                 "histories (Liu et al. use an f-divergence of occupancy measures); response diversity is the "
                 "squared distance to the convex hull of payoff vectors, as in Liu et al.",
                 "- Perez-Nieves et al.'s DPP kernel is over payoff vectors against the opponent population; we use "
-                "the raw vectors (no normalisation), so a vector's norm counts as well as its direction.",
+                "the raw vectors (no normalisation), so a vector's norm counts as well as its direction; with payoffs "
+                "as large as these, each eigenvalue lam of L adds lam / (1 + lam) ~ 1, so the expected cardinality "
+                "is close to the rank of M and separates the variants little (strongly cyclic games, Leduc).",
                 "- Random games of skill are `games.catalog.skill_game` (skills plus a skew-symmetric Gaussian "
                 f"part), {size} strategies rather than the papers' 1000"
                 + ("; `--quick` runs tiny sizes and few iterations." if quick else "."), "")
