@@ -232,8 +232,9 @@ class DiversePSRO(PSRO):
         best = int(np.argmax(scores)) if np.isfinite(scores).any() else 0
         if responses is None:
             response = BestResponse(player=player, policy=policies[best], value=float(values[best]))
-        else:
-            response = responses[best]
+        else:   # (an exact response to one opponent member is valued against the meta-strategy instead)
+            response = responses[best] if self.learned else dataclasses.replace(responses[best],
+                                                                               value=float(values[best]))
             self._count_unchosen([br for i, br in enumerate(responses) if i != best])
         terms = {"chosen": best, "value": float(values[best]), "gain": float(gains[best]),
                  "expected_cardinality": expected_cardinality(rows)}

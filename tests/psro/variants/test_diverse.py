@@ -95,6 +95,9 @@ def test_exact_candidates_on_kuhn():
     assert len(records) == 5 and all(g >= 0 for r in records for g in r["gain"])
     # candidates: the best response to the meta-strategy and one per opponent member (the 0th is the former)
     assert all(0 <= c <= i + 1 for i, r in enumerate(records) for c in r["chosen"])
+    # a joining response's value is its exact value against the meta-strategy, whichever target it answered
+    assert [value for _, value in diverse.state.pending[0]] == [records[-1]["value"][0]]
+    assert max(r["chosen"][0] for r in records) > 0   # (some iteration chose a response to a single member)
 
 
 def test_refusals_name_the_field():
