@@ -248,3 +248,37 @@ def test_league_vs_psro_runs_every_algorithm_on_equal_steps(outputs):
     assert (leduc.learner_steps >= 9216).all()   # every algorithm spent at least the quick budget of learner steps
     assert (leduc.nash_conv < 4.7472).all()   # every output below the uniform policy's NashConv (4.7472)
     assert (out / "cross_play.csv").is_file()
+
+
+def test_rectified_psro_gamescape_and_its_stall(outputs):
+    out = outputs("rectified_psro")
+    curves = pd.read_csv(out / "curves.csv")
+    last = curves.sort_values("iteration").groupby(["game", "seed", "algorithm"]).tail(1).set_index(
+        ["game", "seed", "algorithm"])
+    # the counterexample (hand-derived): PSRO-rN stops at {R, P, S} with exploitability 2a = 0.5, PSRO-N reaches X
+    cex = "rps_plus_x(a=0.25)"
+    assert last.loc[(cex, 0, "PSRO-rN"), "exploitability"] == pytest.approx(0.5, abs=1e-12)
+    assert last.loc[(cex, 0, "PSRO-rN"), "population"] == 3
+    assert last.loc[(cex, 0, "PSRO-N"), "exploitability"] == pytest.approx(0.0, abs=1e-12)
+    # Kuhn poker: PSRO-rN stalls above 0.14 where PSRO-N converges
+    assert last.loc[("kuhn_poker", 0, "PSRO-rN"), "exploitability"] > 0.14
+    assert last.loc[("kuhn_poker", 0, "PSRO-N"), "exploitability"] < 1e-9
+    # the disc game: PSRO-rN's gamescape is at least PSRO-N's on every seed
+    disc = last.loc["disc_game(30)"]
+    for seed in disc.index.get_level_values(0).unique():
+        assert disc.loc[(seed, "PSRO-rN"), "gamescape_area"] >= disc.loc[(seed, "PSRO-N"), "gamescape_area"]
+    relative = pd.read_csv(out / "relative_performance.csv")
+    assert set(relative["game"]) == {"disc_game(30)", "skill_game(30, noise=1)"}
+
+
+def test_diverse_psro_runs_every_variant_at_equal_iterations(outputs):
+    out = outputs("diverse_psro")
+    curves = pd.read_csv(out / "curves.csv")
+    assert set(curves["variant"]) == {"PSRO", "DPP w=0.5", "DPP w=2", "unified w=0.5", "DPP w=1", "unified w=1"}
+    for _, frame in curves.groupby(["game", "seed"]):
+        assert frame.groupby("variant")["iteration"].max().nunique() == 1   # equal iterations
+        first = frame[frame.iteration == 0]
+        assert np.allclose(first["exploitability"], first["exploitability"].iloc[0], rtol=0, atol=1e-12)
+    assert np.isfinite(curves["exploitability"]).all() and (curves["expected_cardinality"] >= 0).all()
+    final = pd.read_csv(out / "final.csv")
+    assert {"exploitability", "expected_cardinality"} <= set(final.columns)

@@ -1,4 +1,5 @@
-"""Shared checks of the self-play family's tests: two runs are the same run, and a run killed with SIGKILL."""
+"""Shared checks of the training loops' tests (the self-play family, the variants): two runs are the same run, and
+a run killed with SIGKILL."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
           "approx_gap_time"]
 
@@ -24,10 +25,17 @@ def _same_run(a, b) -> None:
     pd.testing.assert_frame_equal(a.history.drop(columns=TIMING).reset_index(drop=True),
                                   b.history.drop(columns=TIMING).reset_index(drop=True), check_exact=True)
     for pa, pb in zip(a.populations, b.populations):
-        assert np.array_equal(pa.policies, pb.policies)
+        assert _members(pa.policies) == _members(pb.policies) if isinstance(pa.policies, list) \
+            else np.array_equal(pa.policies, pb.policies)
     for name in ("count", "total", "total_sq", "exact"):
         assert np.array_equal(getattr(a.meta_game, name), getattr(b.meta_game, name))
     assert a.state.extra == b.state.extra
+
+
+def _members(policies: list) -> list:
+    """A learned population's members as bytes (a network's weight arrays; None for the uniform policy)."""
+    return [{k: v.tobytes() for k, v in m.to_arrays().items()} if hasattr(m, "to_arrays") else None
+            for m in policies]
 
 
 def _kill_after(script: str, checkpoint: Path, iteration: int) -> None:
