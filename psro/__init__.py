@@ -29,6 +29,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "family.league": ["League"],
         "family.nfsp": ["NFSP"],
         "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
+        "variants.anytime": ["AnytimePSRO"],
+        "variants.self_play_psro": ["SelfPlayPSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },
 )
