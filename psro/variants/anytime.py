@@ -95,10 +95,13 @@ class AnytimeOptions:
         object.__setattr__(self, "rm_br_steps", check_int(self.rm_br_steps, "algorithm_options: rm_br_steps",
                                                           minimum=1))
 
+    #: The loop these options belong to (named in the messages).
+    loop_name = "AnytimePSRO"
+
     @classmethod
     def from_dict(cls, options: dict | None) -> "AnytimeOptions":
         """The options of a config's ``algorithm_options`` mapping (None: the defaults)."""
-        return algorithm_options(cls, options, "AnytimePSRO")
+        return algorithm_options(cls, options, cls.loop_name)
 
 
 def check_anytime_config(config: PSROConfig, name: str) -> None:
@@ -141,10 +144,11 @@ class AnytimePSRO(PSRO):
     """
 
     algorithm = "anytime_psro"
+    options_class = AnytimeOptions
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
-        self.anytime_options = AnytimeOptions.from_dict(config.algorithm_options)
+        self.anytime_options = self.options_class.from_dict(config.algorithm_options)
         check_anytime_config(config, type(self).__name__)
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         check_two_player_zero_sum(self, type(self).__name__)
