@@ -109,7 +109,7 @@ def check_anytime_config(config: PSROConfig, name: str) -> None:
     if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
         raise ValueError(f"meta_solver: {name} gives each player its own least exploitable mixture (a product); "
                          f"{config.meta_solver!r} is a correlated (JPSRO) meta-solver. Use nash (the default).")
-    if config.eval_meta_solver is not None:
+    if config.eval_meta_solver not in (None, config.meta_solver):   # (a checkpoint names the meta-solver itself)
         raise ValueError(f"eval_meta_solver: {name} reports the gap of its restricted distribution; leave "
                          f"eval_meta_solver unset (got {config.eval_meta_solver!r}).")
     if config.teams is not None:
