@@ -248,3 +248,26 @@ def test_league_vs_psro_runs_every_algorithm_on_equal_steps(outputs):
     assert (leduc.learner_steps >= 9216).all()   # every algorithm spent at least the quick budget of learner steps
     assert (leduc.nash_conv < 4.7472).all()   # every output below the uniform policy's NashConv (4.7472)
     assert (out / "cross_play.csv").is_file()
+
+
+def test_anytime_psro_never_increases_where_psro_does(outputs):
+    out = outputs("anytime_psro")
+    table = pd.read_csv(out / "per_game.csv")
+    anytime, psro = table[table.algorithm != "PSRO"], table[table.algorithm == "PSRO"]
+    assert len(anytime) == 2 * len(psro) == 8 and (anytime["increases"] == 0).all()
+    assert (psro[psro.game.str.startswith("random")]["increases"] > 0).sum() >= 2
+    finals = table.pivot(index="game", columns="algorithm", values="final_gap")
+    assert (finals["anytime PSRO"] < finals["PSRO"]).all()
+    assert (finals["anytime PSRO"] <= finals["anytime PSRO (repeated: keep)"] + 1e-12).all()
+
+
+def test_self_play_psro_quick(outputs):
+    out = outputs("self_play_psro")
+    curves = pd.read_csv(out / "curves.csv")
+    exact = curves[curves["mode"] == "exact"]
+    finals = exact.groupby("algorithm")["gap"].last()
+    assert finals["self-play PSRO"] < finals["anytime PSRO"] < finals["PSRO"]
+    for (_, name), curve in curves.groupby(["mode", "algorithm"]):
+        if name != "PSRO":   # (the restricted distributions are exact over the tabularised members in both modes)
+            assert (np.diff(curve["gap"].to_numpy()) <= 1e-9).all()
+    assert set(curves["mode"]) == {"exact", "learned (ppo)"} and np.isfinite(curves["gap"]).all()

@@ -71,6 +71,17 @@ def test_the_exact_gap_never_increases_where_psro_s_does():
     assert increases(leduc) == 0 and leduc[-1] < leduc[0] - 1.0
 
 
+def test_a_repeated_best_response_gives_way_to_the_double_oracle_step():
+    game = random_zero_sum(0)
+    literal = AnytimePSRO(game, algorithm_options={"repeated": "keep"}, progress=False)
+    stalled = literal.run(iterations=15)["gap"].to_numpy()
+    assert increases(stalled) == 0 and stalled[-1] == stalled[-4]   # the literal ADO stops falling ...
+    members = literal.populations[0].policies
+    assert len({m.tobytes() for m in members}) < len(members)        # ... adding members it already has
+    gaps = AnytimePSRO(game, progress=False).run(iterations=15)["gap"].to_numpy()
+    assert increases(gaps) == 0 and gaps[-1] < 0.5 * stalled[-1]
+
+
 def test_rm_br_keeps_the_previous_mixture_when_it_is_not_better():
     solver = AnytimePSRO(random_zero_sum(5), algorithm_options={"method": "rm_br", "rm_br_steps": 30},
                          progress=False)
@@ -87,6 +98,7 @@ def test_rm_br_keeps_the_previous_mixture_when_it_is_not_better():
     (dict(game="kuhn_poker", eval_meta_solver="uniform"), "eval_meta_solver:"),
     (dict(game="kuhn_poker", algorithm_options={"method": "cfr"}), "algorithm_options:"),
     (dict(game="kuhn_poker", algorithm_options={"rm_br_steps": 0}), "algorithm_options:"),
+    (dict(game="kuhn_poker", algorithm_options={"repeated": "drop"}), "algorithm_options:"),
 ])
 def test_refusals_name_the_field(fields, field):
     game = fields.pop("game")
@@ -98,7 +110,7 @@ def test_options_and_registration():
     from psro.algorithms import algorithm_class
 
     assert algorithm_class("anytime_psro") is AnytimePSRO
-    assert AnytimeOptions.from_dict(None) == AnytimeOptions("lp", 200)
+    assert AnytimeOptions.from_dict(None) == AnytimeOptions("lp", 200, "minimax")
 
 
 TINY = dict(oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32, "hidden": [8]},
