@@ -64,6 +64,11 @@ def main() -> None:
     for name, c in exact.groupby("algorithm", sort=False):
         below = c[c["gap"] <= 1.0]
         first_below[name] = int(below["iteration"].iloc[0]) if len(below) else None
+    gap = finals.set_index(["mode", "algorithm"])["gap"]
+    summary.add(f"**Result:** exact gap on Leduc after {exact_iterations} iterations with exact responses: "
+                + ", ".join(f"{name} {gap['exact', name]:.3f}" for name in ALGORITHMS)
+                + f"; with PPO responses after {learned_iterations}: "
+                + ", ".join(f"{name} {gap['learned (ppo)', name]:.3f}" for name in ALGORITHMS) + ".", "")
     summary.add("## Paper", "",
                 "McAleer et al. (2022), Self-Play PSRO: Toward Optimal Populations in Two-Player Zero-Sum Games: "
                 "besides the best response to the opponent's least exploitable mixture (anytime PSRO), SP-PSRO adds "

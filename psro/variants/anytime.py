@@ -23,6 +23,17 @@ tree) is lower than that of the previous iteration's mixture padded with zeros f
 previous one stays (``state.extra["restricted"]``, in the checkpoint). So the reported exact gap never increases:
 by construction, not up to a solver's tolerance (only the float round-off of mixing the same plans, ~1e-15).
 
+What joins: each player's best response to the opponent's restricted distribution, as in the paper. Taken
+literally (``repeated: keep``) this stalls: a player's best response to the opponent's least exploitable mixture can
+be a member it already has, and then nothing lowers its exploitability again (``biased_rock_paper_scissors``
+stays at 0.3125 from iteration 1; random 100x100 zero-sum games stay where they are after about 10 iterations,
+experiments/reproduce/anytime_psro.py). By default (``repeated: minimax``), with exact responses, such a repeated
+member is replaced by the player's best response to the opponent's minimax strategy against the player's
+population (the LP's dual solution; RM-BR's average best response): no member does better against that strategy
+than the population's least exploitability, so its best response either is new and can lower it, or proves it
+already least (the double-oracle argument, for each player's half of the game). Learned responses are never
+replaced (the minimax strategy is a full-game plan, not a mixture of members).
+
 With a learned oracle on a game whose tree fits, the members are tabularised and the restricted distributions are
 the same exact ones, so the guarantee holds whatever the quality of the learned best responses (they only decide
 how fast it falls). Without a tree (a game too large for ``max_histories``) the full game's best responses are not
@@ -43,6 +54,10 @@ Examples
 >>> gaps = history["gap"].to_numpy()
 >>> bool((gaps[1:] <= gaps[:-1] + 1e-12).all())
 True
+>>> rps = catalog.biased_rock_paper_scissors()
+>>> [AnytimePSRO(rps, algorithm_options={"repeated": r}, progress=False).run(iterations=3)["gap"].round(4).tolist()
+...  for r in ("minimax", "keep")]
+[[0.3333, 0.3125, 0.05, 0.0], [0.3333, 0.3125, 0.3125, 0.3125]]
 """
 
 from __future__ import annotations
@@ -56,13 +71,16 @@ from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.matrix_game import game_is_constant_sum
 from psro.meta.solvers import get_meta_solver
+from psro.oracles.exact import best_response
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
 from solvers import make_equilibrium
 
-__all__ = ["AnytimePSRO", "AnytimeOptions", "METHODS", "check_two_player_zero_sum"]
+__all__ = ["AnytimePSRO", "AnytimeOptions", "METHODS", "REPEATED", "check_two_player_zero_sum"]
 
 #: ``AnytimeOptions.method``: how the least exploitable mixture is found.
 METHODS = ("lp", "rm_br")
+#: ``AnytimeOptions.repeated``: what joins when a best response is already a member.
+REPEATED = ("minimax", "keep")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +93,11 @@ class AnytimeOptions:
         The restricted distribution: the exact sequence-form LP, or the paper's RM-BR (see the module docstring).
     rm_br_steps : int
         ``method="rm_br"``: rounds of regret matching per player and iteration.
+    repeated : {"minimax", "keep"}
+        With exact responses, when a player's best response to the opponent's restricted distribution is already a
+        member: ``"minimax"`` adds instead its best response to the opponent's minimax strategy against its
+        population (the double-oracle step, which lowers its exploitability unless it is already least), ``"keep"``
+        adds the repeated member as the paper's ADO does (which can stall; see the module docstring).
 
     Examples
     --------
@@ -88,10 +111,13 @@ class AnytimeOptions:
 
     method: str = "lp"
     rm_br_steps: int = 200
+    repeated: str = "minimax"
 
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"algorithm_options: method must be one of {list(METHODS)}; got {self.method!r}.")
+        if self.repeated not in REPEATED:
+            raise ValueError(f"algorithm_options: repeated must be one of {list(REPEATED)}; got {self.repeated!r}.")
         object.__setattr__(self, "rm_br_steps", check_int(self.rm_br_steps, "algorithm_options: rm_br_steps",
                                                           minimum=1))
 
@@ -175,9 +201,26 @@ class AnytimePSRO(PSRO):
             found = least_exploitable_mixture(self.tree, player, plans)
         else:
             found = rm_br_mixture(self.tree, player, plans, steps=self.anytime_options.rm_br_steps)
+        self._minimax = {**getattr(self, "_minimax", {}), player: found.opponent_plan}
         previous = self.state.extra.get("restricted")
         if previous is None:
             return found.weights
         padded = np.zeros(len(plans))
         padded[:len(previous[player])] = previous[player]
         return found.weights if found.opponent_value < opponent_value(self.tree, player, padded @ plans) else padded
+
+    def select(self, t: int, targets: list, responses: list) -> None:
+        """The responses join by the usual rules (:meth:`psro.PSRO.select`); with exact responses and ``repeated:
+        minimax``, one that is already a member of its population is replaced by the player's best response to
+        the opponent's minimax strategy against that population (the restricted-distribution LP's dual)."""
+        super().select(t, targets, responses)
+        if self.learned or self.tree is None or self.anytime_options.repeated != "minimax":
+            return
+        for p, pending in enumerate(self.state.pending):
+            members = self.state.populations[p].policies
+            for i, (policy, _) in enumerate(pending):
+                if any(np.array_equal(policy, member) for member in members):
+                    plans = [None, None]
+                    plans[1 - p] = self._minimax[p]
+                    response = best_response(self.tree, p, plans)
+                    pending[i] = (response.policy, response.value)

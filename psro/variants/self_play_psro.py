@@ -36,7 +36,7 @@ Examples
 >>> history = sp.run(iterations=2)
 >>> history["population_0"].tolist(), sp.roles(0)
 ([1, 3, 5], ['initial', 'best_response', 'self_play', 'best_response', 'self_play'])
->>> [round(g, 4) for g in history["gap"]]    # anytime PSRO stays at 0.3125 here (psro.variants.anytime)
+>>> [round(g, 4) for g in history["gap"]]    # anytime PSRO: 0.3333, 0.3125, 0.05 (psro.variants.anytime)
 [0.3333, 0.02, 0.0]
 """
 
