@@ -65,6 +65,8 @@ def main() -> None:
         below = c[c["gap"] <= 1.0]
         first_below[name] = int(below["iteration"].iloc[0]) if len(below) else None
     gap = finals.set_index(["mode", "algorithm"])["gap"]
+    steps = {name: int(finals.set_index(["mode", "algorithm"]).loc[("learned (ppo)", name), "env_steps"])
+             for name in ALGORITHMS}
     summary.add(f"**Result:** exact gap on Leduc after {exact_iterations} iterations with exact responses: "
                 + ", ".join(f"{name} {gap['exact', name]:.3f}" for name in ALGORITHMS)
                 + f"; with PPO responses after {learned_iterations}: "
@@ -82,7 +84,10 @@ def main() -> None:
                 "- First iteration with exact gap <= 1.0 (exact run): "
                 + ", ".join(f"{name} {it if it is not None else 'never'}" for name, it in first_below.items()) + ".",
                 "- Exact gap never increasing (exact run): "
-                + ", ".join(f"{name} {'yes' if ok else 'no'}" for name, ok in monotone.items()) + ".", "")
+                + ", ".join(f"{name} {'yes' if ok else 'no'}" for name, ok in monotone.items()) + ".",
+                "- Learned run (one seed, small budgets, so one draw of noisy responses): SP-PSRO trains two "
+                "policies per player and iteration, so it used "
+                + ", ".join(f"{name} {steps[name]}" for name in ALGORITHMS) + " learner steps.", "")
     summary.table(finals, floatfmt=".4g")
     summary.figure(plot(curves), "exploitability.png")
     summary.add("## Deviations", "",
