@@ -45,7 +45,9 @@ def per_game(curves: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (game, name), curve in curves.groupby(["game", "algorithm"], sort=False):
         gaps = curve["gap"].to_numpy()
+        falls = np.flatnonzero(np.diff(gaps) < -TOL)
         rows.append({"game": game, "algorithm": name, "increases": increases(gaps),
+                     "last_decrease": int(falls[-1]) + 1 if len(falls) else 0,
                      "largest_increase": float(max(np.diff(gaps).max(), 0.0)), "final_gap": float(gaps[-1])})
     return pd.DataFrame(rows)
 
@@ -71,6 +73,7 @@ def main() -> None:
     stall = {name: cls(catalog.biased_rock_paper_scissors(), progress=False, **fields).run(iterations=6)["gap"]
              .round(4).tolist() for name, (cls, fields) in {**ALGORITHMS, "self-play PSRO": (SelfPlayPSRO, {})}.items()}
     literal_lower = int((finals[LITERAL] < finals["PSRO"]).sum())
+    literal_last = random_rows[random_rows.algorithm == LITERAL]["last_decrease"]
     summary.add(f"**Result:** anytime PSRO's exact gap increased {anytime_up} times (both versions, {len(seeds)} "
                 f"random 100x100 zero-sum games and Leduc); PSRO's increased on {psro_up} of the {len(seeds)} random "
                 f"games and on Leduc ({leduc.loc['PSRO', 'increases']} times). The default ends lower than PSRO on "
@@ -119,7 +122,9 @@ def main() -> None:
                 "by construction, not up to an LP tolerance.",
                 "- Anytime PSRO's best responses answer the opponent's least exploitable mixture, as in the paper; "
                 "taken literally this stalls: a player's best response can be a member it already has, and the gap "
-                "stops falling (it never increases, but it stays; see the literal version's rows). The default "
+                "stops falling (it never increases, but it stays): the literal version's last decrease on the random "
+                f"games came at iteration {literal_last.min()} to {literal_last.max()} of {matrix_iterations}, on "
+                f"Leduc at {leduc.loc[LITERAL, 'last_decrease']} of {leduc_iterations} (`last_decrease`). The default "
                 "replaces such a repeated member by the best response to the opponent's minimax strategy against "
                 "the player's population (the LP's dual), the double-oracle step. Exact gaps over 6 iterations on "
                 "`biased_rock_paper_scissors`: " + "; ".join(f"{name} {gaps}" for name, gaps in stall.items()) + ".",
