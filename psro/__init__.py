@@ -31,6 +31,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "variants.rectified": ["RectifiedPSRO"],
         "variants.diverse": ["DiversePSRO"],
         "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
+        "variants.anytime": ["AnytimePSRO"],
+        "variants.self_play_psro": ["SelfPlayPSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },
 )

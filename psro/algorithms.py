@@ -133,5 +133,7 @@ for _name, _target in (("psro", "psro.loop:PSRO"), ("self_play", "psro.family.se
     register_algorithm(_name, _target)
 register_algorithm("rectified_psro", "psro.variants.rectified:RectifiedPSRO")
 register_algorithm("diverse_psro", "psro.variants.diverse:DiversePSRO")
+register_algorithm("anytime_psro", "psro.variants.anytime:AnytimePSRO")
+register_algorithm("self_play_psro", "psro.variants.self_play_psro:SelfPlayPSRO")
 register_algorithm("coffee_psro", "psro.offline.coffee_psro:COffeEPSRO", offline=True)
 register_algorithm("offline_psro", "psro.offline.coffee_psro:OfflinePSRO", offline=True)

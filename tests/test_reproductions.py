@@ -282,3 +282,26 @@ def test_diverse_psro_runs_every_variant_at_equal_iterations(outputs):
     assert np.isfinite(curves["exploitability"]).all() and (curves["expected_cardinality"] >= 0).all()
     final = pd.read_csv(out / "final.csv")
     assert {"exploitability", "expected_cardinality"} <= set(final.columns)
+
+
+def test_anytime_psro_never_increases_where_psro_does(outputs):
+    out = outputs("anytime_psro")
+    table = pd.read_csv(out / "per_game.csv")
+    anytime, psro = table[table.algorithm != "PSRO"], table[table.algorithm == "PSRO"]
+    assert len(anytime) == 2 * len(psro) == 8 and (anytime["increases"] == 0).all()
+    assert (psro[psro.game.str.startswith("random")]["increases"] > 0).sum() >= 2
+    finals = table.pivot(index="game", columns="algorithm", values="final_gap")
+    assert (finals["anytime PSRO"] < finals["PSRO"]).all()
+    assert (finals["anytime PSRO"] <= finals["anytime PSRO (repeated: keep)"] + 1e-12).all()
+
+
+def test_self_play_psro_quick(outputs):
+    out = outputs("self_play_psro")
+    curves = pd.read_csv(out / "curves.csv")
+    exact = curves[curves["mode"] == "exact"]
+    finals = exact.groupby("algorithm")["gap"].last()
+    assert finals["self-play PSRO"] < finals["anytime PSRO"] < finals["PSRO"]
+    for (_, name), curve in curves.groupby(["mode", "algorithm"]):
+        if name != "PSRO":   # (the restricted distributions are exact over the tabularised members in both modes)
+            assert (np.diff(curve["gap"].to_numpy()) <= 1e-9).all()
+    assert set(curves["mode"]) == {"exact", "learned (ppo)"} and np.isfinite(curves["gap"]).all()

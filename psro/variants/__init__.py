@@ -1,8 +1,14 @@
 """The PSRO variants that papers compare against, each a small module on :class:`psro.PSRO`'s public phases.
 
 Every variant is a registered training loop (``algorithm:`` in a config, a class exported from :mod:`psro`) that
-overrides one or two of PSRO's phases (``targets``, ``respond``, ``select``, ...), reads its own options from
-``algorithm_options`` and keeps its own state in ``state.extra`` so that a checkpoint resumes it bit for bit:
-rectified PSRO (:mod:`psro.variants.rectified`) and diversity-aware PSRO (:mod:`psro.variants.diverse`), with
-the checks they share in :mod:`psro.variants.requirements`.
+overrides one or two of PSRO's phases (``meta_solve``, ``targets``, ``respond``, ``select``, ...), reads its own
+options from ``algorithm_options`` and keeps its own state in ``state.extra`` so that a checkpoint resumes it bit
+for bit:
+
+- rectified PSRO (:mod:`psro.variants.rectified`) and diversity-aware PSRO (:mod:`psro.variants.diverse`), with
+  the checks they share in :mod:`psro.variants.requirements`;
+- anytime PSRO (:mod:`psro.variants.anytime`: each player's least exploitable mixture of its population, the
+  exploitability never increasing) and self-play PSRO (:mod:`psro.variants.self_play_psro`: a near-optimal
+  stochastic policy joins with every best response), with the least-exploitable-mixture machinery they share in
+  :mod:`psro.variants.least_exploitable`.
 """
