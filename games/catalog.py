@@ -24,6 +24,8 @@ __all__ = [
     "shapley_game",
     "three_player_matching_pennies",
     "random_game",
+    "disc_game",
+    "skill_game",
     "fxp_example",
     "fxp_teams",
     "names",
@@ -207,9 +209,11 @@ def random_game(shape, kind: str = "general", rng=None, low: float = -1.0, high:
     ----------
     shape : sequence of int
         Number of strategies per player, e.g. ``(3, 3)`` or ``(2, 2, 2)``.
-    kind : {"general", "zero_sum", "symmetric"}
+    kind : {"general", "zero_sum", "symmetric", "skew_symmetric"}
         ``"zero_sum"`` makes payoffs sum to zero at every profile; ``"symmetric"``
-        makes the game invariant to permuting players (all ``k_i`` must be equal).
+        makes the game invariant to permuting players (all ``k_i`` must be equal);
+        ``"skew_symmetric"``: a two-player symmetric zero-sum game, row payoff
+        ``A = (U - U.T) / 2`` for ``U`` uniform on ``[low, high)`` (column payoff ``-A = A.T``).
     rng : numpy.random.Generator or int, optional
         Source of randomness (a seed is accepted).
 
@@ -220,6 +224,9 @@ def random_game(shape, kind: str = "general", rng=None, low: float = -1.0, high:
     True
     >>> random_game((2, 2, 2), kind="symmetric", rng=1).is_symmetric()
     True
+    >>> g = random_game((4, 4), kind="skew_symmetric", rng=2)
+    >>> g.is_symmetric(), g.is_zero_sum()
+    (True, True)
     """
     rng = np.random.default_rng(rng)
     shape = tuple(int(k) for k in shape)
@@ -253,9 +260,62 @@ def random_game(shape, kind: str = "general", rng=None, low: float = -1.0, high:
             # u_p(a) = u_0(a_p, a_{-p}) : move axis p to the front
             order = [p] + [q for q in range(n) if q != p]
             payoffs[p] = np.transpose(u0, np.argsort(order))
+    elif kind == "skew_symmetric":
+        if n != 2 or shape[0] != shape[1]:
+            raise ValueError(f"a skew-symmetric game has two players with equal strategy counts; got shape {shape}.")
+        base = rng.uniform(low, high, size=shape)
+        row = (base - base.T) / 2.0
+        payoffs = np.stack([row, -row])
     else:
-        raise ValueError(f"kind must be 'general', 'zero_sum' or 'symmetric'; got {kind!r}.")
+        raise ValueError(f"kind must be 'general', 'zero_sum', 'symmetric' or 'skew_symmetric'; got {kind!r}.")
     return NormalFormGame(payoffs, name=f"random_{kind}")
+
+
+def _skew_game(row: np.ndarray, name: str) -> NormalFormGame:
+    """The two-player symmetric zero-sum game of a skew-symmetric row payoff (column payoff ``-row = row.T``)."""
+    return NormalFormGame(np.stack([row, -row]), name=name)
+
+
+def disc_game(num_strategies: int = 50, rng=None) -> NormalFormGame:
+    """The disc game of Balduzzi et al. (2019): strategies are points drawn uniformly in the unit disc, and
+    ``u_row(v, w) = v_1 w_2 - v_2 w_1`` (a purely cyclic, symmetric zero-sum game; its value is 0).
+
+    Examples
+    --------
+    >>> g = disc_game(6, rng=0)
+    >>> g.shape, g.is_symmetric(), g.is_zero_sum(), bool(abs(g.payoffs).max() <= 1)
+    ((6, 6), True, True, True)
+    """
+    rng = np.random.default_rng(rng)
+    k = int(num_strategies)
+    if k < 1:
+        raise ValueError(f"num_strategies must be positive; got {num_strategies!r}.")
+    radius, angle = np.sqrt(rng.uniform(size=k)), rng.uniform(0.0, 2 * np.pi, size=k)
+    points = np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1)
+    row = np.outer(points[:, 0], points[:, 1]) - np.outer(points[:, 1], points[:, 0])
+    return _skew_game(row, "disc_game")
+
+
+def skill_game(num_strategies: int = 50, noise: float = 0.1, rng=None) -> NormalFormGame:
+    """A random game of skill (Balduzzi et al. 2019): strategy ``i`` has a skill ``s_i ~ N(0, 1)`` and
+    ``u_row(i, j) = s_i - s_j + noise * e_ij`` with ``e`` skew-symmetric, ``e_ij = (g_ij - g_ji) / 2``,
+    ``g_ij ~ N(0, 1)``: mostly transitive, with small cycles (a symmetric zero-sum game).
+
+    Examples
+    --------
+    >>> g = skill_game(5, noise=0.0, rng=0)
+    >>> best = g.payoffs[0].sum(axis=1).argmax()   # without noise the most skilled strategy beats every other
+    >>> g.is_symmetric(), bool((g.payoffs[0][best] >= 0).all())
+    (True, True)
+    """
+    rng = np.random.default_rng(rng)
+    k = int(num_strategies)
+    if k < 1:
+        raise ValueError(f"num_strategies must be positive; got {num_strategies!r}.")
+    skill = rng.normal(size=k)
+    g = rng.normal(size=(k, k))
+    row = skill[:, None] - skill[None, :] + float(noise) * (g - g.T) / 2.0
+    return _skew_game(row, "skill_game")
 
 
 def fxp_example(team_size: int = 3, C: float = 0.1, eps: float = 0.01) -> NormalFormGame:
@@ -367,7 +427,8 @@ def get(name: str) -> NormalFormGame:
 
 
 #: The parameterised games :func:`from_spec` builds besides the fixed ones of :func:`names`.
-_PARAMETERISED = {"fxp_example": fxp_example, "random_game": random_game}
+_PARAMETERISED = {"fxp_example": fxp_example, "random_game": random_game, "disc_game": disc_game,
+                  "skill_game": skill_game}
 
 
 def from_spec(spec: str) -> NormalFormGame:
