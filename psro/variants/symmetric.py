@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -235,7 +235,8 @@ def symmetric_solution(meta_solver, game: NormalFormGame):
 @dataclass(frozen=True)
 class SymmetricMetaSolver:
     """A :class:`psro.meta.solvers.MetaSolver` that solves the symmetric meta-game as a symmetric game
-    (:func:`symmetric_solution`); it has the wrapped solver's ``name``, ``method`` and ``kind``.
+    (:func:`symmetric_solution`); it has the wrapped solver's ``name``, ``method`` and ``kind``, and solves cold
+    (the symmetric runs wrap solvers without a warm-started LP, which a resume would have to replay).
 
     Examples
     --------
@@ -339,8 +340,10 @@ def setup(solver) -> SeatMirrors:
     state = solver.state
     state.populations, state.pending, state.sizes_before = state.populations[:1], state.pending[:1], [0]
     same = solver.eval_meta_solver is solver.meta_solver
-    solver.meta_solver = SymmetricMetaSolver(solver.meta_solver)
-    solver.eval_meta_solver = solver.meta_solver if same else SymmetricMetaSolver(solver.eval_meta_solver)
+    # cold solves (no warm-started LP): a resumed run then solves exactly as the uninterrupted one
+    solver.meta_solver = SymmetricMetaSolver(replace(solver.meta_solver, warm_lp=None))
+    solver.eval_meta_solver = solver.meta_solver if same else \
+        SymmetricMetaSolver(replace(solver.eval_meta_solver, warm_lp=None))
     return SeatMirrors(solver.tree, solver.num_players)
 
 
