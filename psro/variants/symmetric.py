@@ -42,8 +42,10 @@ Examples
 >>> from games import catalog
 >>> solver = PSRO(catalog.biased_rock_paper_scissors(), symmetric=True, progress=False)
 >>> history = solver.run(iterations=4)
->>> len(solver.populations), solver.meta_game.shape, float(history["gap"].iloc[-1]), history["evaluations"].tolist()
-(1, (4, 4), 0.0, [1, 3, 6, 10, 10])
+>>> len(solver.populations), solver.meta_game.shape, history["evaluations"].tolist()
+(1, (4, 4), [1, 3, 6, 10, 10])
+>>> bool(history["gap"].iloc[-1] < 1e-12)
+True
 >>> PSRO("kuhn_poker", symmetric=True)   # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
