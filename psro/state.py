@@ -171,7 +171,7 @@ HISTORY_COLUMNS = (
     "iteration",        # 0 for the initial population
     "gap",              # the eval meta-strategy's gap in the full game: NashConv (PSRO), CCE or CE gap (JPSRO)
     "train_gap",        # the same measure for the training meta-strategy (equal to gap when the solvers agree)
-    # "population_<p>"  # population size of each player (inserted per player)
+    # "population_<p>"  # population size of each player (inserted per player; symmetric runs: population_0 only)
     "time_meta_solve",  # seconds in each phase during this iteration
     "time_oracle",
     "time_evaluation",

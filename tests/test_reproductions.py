@@ -248,3 +248,14 @@ def test_league_vs_psro_runs_every_algorithm_on_equal_steps(outputs):
     assert (leduc.learner_steps >= 9216).all()   # every algorithm spent at least the quick budget of learner steps
     assert (leduc.nash_conv < 4.7472).all()   # every output below the uniform policy's NashConv (4.7472)
     assert (out / "cross_play.csv").is_file()
+
+
+def test_symmetric_psro_reaches_the_gap_of_two_populations_at_half_the_oracle_calls(outputs):
+    out = outputs("symmetric_psro")
+    finals = pd.read_csv(out / "final.csv")
+    sym, two = (finals[finals.loop == loop].set_index(["game", "seed"]) for loop in ("symmetric", "two populations"))
+    assert len(sym) == len(two) >= 4 and (sym["populations"] == 1).all() and (two["populations"] == 2).all()
+    assert (finals["final_exploitability"] <= 1e-6).all()   # both loops reach the gap on every game, blotto too
+    assert (sym["oracle_calls"] <= 0.5 * two["oracle_calls"]).all()
+    assert (sym["evaluations"] < two["evaluations"]).all()
+    assert "## The bar" in (out / "summary.md").read_text()

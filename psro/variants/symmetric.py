@@ -340,6 +340,11 @@ def setup(solver) -> SeatMirrors:
     config = solver.config
     check_symmetric(solver.game, solver.normal_form, solver.tree, config.max_histories)
     state = solver.state
+    first = [np.asarray(policy) for policy, _ in state.pending[0]]
+    if any(len(pending) != len(first) or not all(np.array_equal(np.asarray(policy), mine) for (policy, _), mine
+                                                 in zip(pending, first)) for pending in state.pending[1:]):
+        raise ValueError("initial_policies: a symmetric run has one population; give every player the same "
+                         "initial policies.")
     state.populations, state.pending, state.sizes_before = state.populations[:1], state.pending[:1], [0]
     same = solver.eval_meta_solver is solver.meta_solver
     # cold solves (no warm-started LP): a resumed run then solves exactly as the uninterrupted one
