@@ -113,11 +113,24 @@ def main() -> None:
                 "Exact best responses and exact meta-games, `meta_solver: nash`, until NashConv <= 1e-6 in the full "
                 f"game. Games: random games of skill (`skill_game(k, noise={NOISE})`), the disc game "
                 "(`disc_game(k)`), random skew-symmetric games (each started from its pure strategy 0 in every "
-                "seat) and blotto (started from the uniform policy); seeds per family as listed. Exploitability "
-                "(NashConv of the meta-strategy profile) against oracle calls (median over seeds, min-max "
-                "shaded):", "")
+                "seat) and blotto (started from the uniform policy); seeds per family as listed.", "")
+    families = pd.DataFrame({"game": pairs["game"], "ratio": ratio,
+                             "calls_sym": pairs[("oracle_calls", LOOPS[0])],
+                             "calls_two": pairs[("oracle_calls", LOOPS[1])],
+                             "gap": pairs[["final_exploitability"]].max(axis=1)})
+    by_family = families.groupby("game", sort=False).agg(
+        games=("ratio", "size"), oracle_calls_symmetric=("calls_sym", "median"),
+        oracle_calls_two_populations=("calls_two", "median"), ratio_median=("ratio", "median"),
+        ratio_max=("ratio", "max"), worst_final_gap=("gap", "max")).reset_index()
+    reached = bool((finals["final_exploitability"] <= TARGET).all())
+    summary.add(f"**Result:** both loops reach NashConv <= {TARGET:g} on every game "
+                f"({'yes' if reached else 'no'}), the symmetric one with {ratio.median():.2f} of the oracle calls "
+                f"(median; {ratio.min():.2f} to {ratio.max():.2f}) and one population. Medians per game family:", "")
+    summary.table(by_family, floatfmt=".3g")
     summary.csv(curves, "curves.csv")
     summary.csv(finals, "final.csv")
+    summary.add("Exploitability (NashConv of the meta-strategy profile) against oracle calls (median over seeds, "
+                "min-max shaded):", "")
     summary.figure(plot(curves), "exploitability_vs_oracle_calls.png")
     table = pd.DataFrame({"game": pairs["game"], "seed": pairs["seed"],
                           "oracle calls (sym)": pairs[("oracle_calls", LOOPS[0])].astype(int),
