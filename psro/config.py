@@ -530,6 +530,9 @@ class PSROConfig:
                 "a team game is played on its team view"
             raise ValueError(f"symmetric: single-population PSRO runs with algorithm='psro' and no teams; {why} "
                              "(set symmetric to false).")
+        if self.symmetric and self.top_up_episodes:
+            raise ValueError("top_up_episodes: a symmetric run fills each profile's seat-swapped copies from one "
+                             "evaluation, which a top-up of single profiles would break; set top_up_episodes=0.")
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
                                ("oracle_dispatch", ORACLE_DISPATCH), ("top_up_method", TOP_UP_METHODS)):
             if getattr(self, field) not in allowed:

@@ -8,9 +8,10 @@ phase (the functions here are what the phases call):
 
 - **add**: the new members grow every axis of the meta-game (``shape == (k,) * num_players``);
   ``state.populations`` holds the one population, ``population_0`` in the history is its size;
-- **evaluate**: only the profiles whose seat-0 member is new are evaluated; every other new profile is the same
-  profile with the seats swapped, filled from it (:func:`mirror_new_profiles`), so each profile up to a
-  permutation of the seats is evaluated once (``evaluations`` counts those);
+- **evaluate**: only the profiles whose seat-0 member is new are evaluated; every other new profile is one of
+  them with two seats swapped, filled from it (:func:`mirror_new_profiles`). With two players each profile is
+  evaluated once up to swapping the seats (k(k+1)/2 of the k^2); ``evaluations`` counts the evaluated profiles,
+  ``episodes`` their episodes (:func:`evaluated_profiles`);
 - **meta-solve**: the meta-game, symmetrised (the average over permutations of the seats), is solved as a
   symmetric game (:class:`SymmetricMetaSolver`): one strategy for every seat;
 - **targets, respond**: one target, seat 0's, so one oracle call per iteration (the seats' populations are
@@ -331,6 +332,22 @@ def mirror_new_profiles(meta_game, old: int) -> None:
             for p in range(n):
                 values[p][region] = mirrored[p][region]
         meta_game.exact[region] = np.swapaxes(meta_game.exact, 0, q)[region]
+
+
+def evaluated_profiles(generations, num_players: int) -> np.ndarray:
+    """The profiles of a symmetric meta-game that were evaluated rather than mirrored: those whose seat-0 member
+    joined no earlier than every other seat's (``generations``: the iteration each member joined).
+
+    Examples
+    --------
+    >>> evaluated_profiles([0, 1, 2], 2).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    generations = np.asarray(generations)
+    others = np.zeros((1,) * num_players, dtype=generations.dtype)
+    for q in range(1, num_players):
+        others = np.maximum(others, generations.reshape((1,) * q + (-1,) + (1,) * (num_players - q - 1)))
+    return generations.reshape((-1,) + (1,) * (num_players - 1)) >= others
 
 
 def setup(solver) -> SeatMirrors:

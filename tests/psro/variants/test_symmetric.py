@@ -81,6 +81,9 @@ def test_kuhn_and_asymmetric_games_are_refused_naming_symmetric():
         PSROConfig(game="catalog:chicken", algorithm="self_play", symmetric=True).checked_game()
     with pytest.raises(ValueError, match=r"^symmetric: .* is one-shot but its payoffs are not symmetric"):
         _asymmetric_one_shot()
+    with pytest.raises(ValueError, match=r"^top_up_episodes: a symmetric run"):
+        PSROConfig(game="blotto", symmetric=True, oracle="ppo", evaluator="monte_carlo",
+                   top_up_episodes=100).checked_game()
     check_symmetric(_pyspiel_game("blotto(coins=4,fields=2)"), None)   # accepted
 
 
@@ -143,6 +146,8 @@ def test_a_learned_oracle_trains_one_network_that_plays_every_seat():
     assert all(isinstance(member, NeuralPolicy) for member in pop.policies[1:])
     assert history["env_steps"].diff().iloc[1:].tolist() == [256.0, 256.0]   # one training run per iteration
     assert solver.meta_game.shape == (3, 3) and np.isfinite(history["gap"]).all()
+    assert history["evaluations"].tolist() == [1, 3, 6]   # each profile once up to swapping the seats
+    assert (history["episodes"] == 64 * history["evaluations"]).all()   # (mirrored profiles cost no episodes)
     targets = solver.targets(solver.meta_game.mean_game())
     assert len(targets) == 1 and targets[0][0].populations == [pop, pop]
 
