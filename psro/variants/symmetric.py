@@ -117,9 +117,11 @@ def one_shot_game(tree) -> NormalFormGame:
     return NormalFormGame(payoffs, name=str(tree.game))
 
 
-def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000) -> None:
+def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000, learned: bool = False) -> None:
     """Raise ``ValueError`` (naming ``symmetric`` and why) unless the game is symmetric (module docstring: the
-    payoffs of a normal-form game; the tree of a one-shot OpenSpiel game, built here when ``tree`` is None).
+    payoffs of a normal-form game; the tree of a one-shot OpenSpiel game, built here when ``tree`` is None). With
+    ``learned`` (networks play every seat from what they observe), every seat must also observe the same tensor
+    at its decision (:func:`psro.game_tree.infostate_tensors`), else a network would play differently by seat.
 
     Examples
     --------
@@ -152,6 +154,17 @@ def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000
     if not _symmetric_payoffs(one_shot.payoffs):
         raise ValueError(f"symmetric: {game} is one-shot but its payoffs are not symmetric (a player's payoff "
                          f"changes when the players swap actions). {_ACCEPTS}.")
+    if learned:
+        from psro.game_tree import infostate_tensors
+
+        try:
+            seen = [infostate_tensors(tree, p) for p in range(tree.num_players)]
+        except ValueError:   # (no information-state tensor: what the networks read is the observation tensor)
+            seen = [infostate_tensors(tree, p, observation="observation") for p in range(tree.num_players)]
+        if any(t.shape != seen[0].shape or not np.array_equal(t, seen[0]) for t in seen[1:]):
+            raise ValueError(f"symmetric: with a learned oracle one network plays every seat from what it "
+                             f"observes, and the seats of {game} observe different tensors at their decision (a "
+                             "network would play differently by seat); use an exact oracle, or symmetric=False.")
 
 
 def symmetrised(game: NormalFormGame) -> NormalFormGame:
@@ -355,7 +368,7 @@ def setup(solver) -> SeatMirrors:
     population (seat 0's; its pending members), solve the meta-game as a symmetric game; return the seats'
     view of the population (the solver's ``seats``)."""
     config = solver.config
-    check_symmetric(solver.game, solver.normal_form, solver.tree, config.max_histories)
+    check_symmetric(solver.game, solver.normal_form, solver.tree, config.max_histories, learned=solver.learned)
     state = solver.state
     first = [np.asarray(policy) for policy, _ in state.pending[0]]
     if any(len(pending) != len(first) or not all(np.array_equal(np.asarray(policy), mine) for (policy, _), mine
