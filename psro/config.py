@@ -525,11 +525,15 @@ class PSROConfig:
         with_field("algorithm", algorithm_class, self.algorithm)
         if self.teams is not None:
             with_field("teams", check_teams, self.teams, n)
-        if self.symmetric and (self.algorithm != "psro" or self.teams is not None):
-            why = f"algorithm={self.algorithm!r} keeps its own populations" if self.algorithm != "psro" else \
-                "a team game is played on its team view"
-            raise ValueError(f"symmetric: single-population PSRO runs with algorithm='psro' and no teams; {why} "
-                             "(set symmetric to false).")
+        if self.symmetric:
+            from psro.variants.symmetric import SYMMETRIC_ALGORITHMS
+
+            if self.algorithm not in SYMMETRIC_ALGORITHMS or self.teams is not None:
+                why = "a team game is played on its team view" if self.algorithm in SYMMETRIC_ALGORITHMS else \
+                    f"algorithm={self.algorithm!r} keeps its own populations"
+                raise ValueError(f"symmetric: single-population PSRO runs with algorithm "
+                                 f"{' or '.join(map(repr, SYMMETRIC_ALGORITHMS))} and no teams; {why} (set symmetric "
+                                 "to false).")
         if self.symmetric and self.top_up_episodes:
             raise ValueError("top_up_episodes: a symmetric run fills each profile's seat-swapped copies from one "
                              "evaluation, which a top-up of single profiles would break; set top_up_episodes=0.")

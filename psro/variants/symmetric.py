@@ -34,8 +34,9 @@ with a ``ValueError`` naming ``symmetric`` and why):
 - an environment game (PettingZoo, ``observation:``): refused (nothing to check it on).
 
 A network (a learned oracle) trained in seat 0 plays every seat; in a one-shot game it sees its seat's
-observation of the initial state. ``symmetric`` is honoured by ``algorithm: psro`` (PSRO and JPSRO); the other
-training loops refuse it (:meth:`psro.config.PSROConfig.checked_game`).
+observation of the initial state (checked: the seats must observe the same tensor). ``symmetric`` is honoured by
+the loops of :data:`SYMMETRIC_ALGORITHMS` (``psro``: PSRO and JPSRO); the other training loops (the self-play
+family, NFSP, the league, the offline loops, the variants) refuse it (:meth:`psro.config.PSROConfig.checked_game`).
 
 Examples
 --------
@@ -64,10 +65,15 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from solvers import make_equilibrium
 
-__all__ = ["check_symmetric", "one_shot_game", "symmetrised", "symmetric_solution", "SymmetricMetaSolver",
-           "SeatMirrors", "mirror_new_profiles", "setup"]
+__all__ = ["SYMMETRIC_ALGORITHMS", "check_symmetric", "one_shot_game", "symmetrised", "symmetric_solution",
+           "SymmetricMetaSolver", "SeatMirrors", "mirror_new_profiles", "evaluated_profiles", "setup", "seat_sizes",
+           "grown_axes", "evaluated_blocks", "after_evaluation"]
 
 logger = logging.getLogger(__name__)
+
+#: The training loops (:data:`psro.algorithms.ALGORITHMS` names) that take ``symmetric=True``; the config refuses
+#: it for the others (their phases keep a population per player or role).
+SYMMETRIC_ALGORITHMS = ("psro",)
 
 _ACCEPTS = ("symmetric=True accepts a games.NormalFormGame with symmetric payoffs, and a one-shot OpenSpiel game "
             "(every player decides once, with the same actions, seeing no other move) whose payoff tensor is "
