@@ -115,6 +115,12 @@ def test_meta_solvers_solve_the_symmetric_meta_game_symmetrically(meta_solver):
         assert history["meta_gap"].iloc[-1] <= 1e-6
 
 
+def test_a_general_sum_symmetric_game_converges_to_a_symmetric_nash_equilibrium():
+    solver = PSRO(catalog.random_game((12, 12), kind="symmetric", rng=1), symmetric=True, progress=False)
+    history = solver.run(target_gap=1e-9, iterations=30)
+    assert history["gap"].iloc[-1] <= 1e-9 and solver.meta_strategy.info["symmetric"] == "imitation_game"
+
+
 def test_symmetric_nash_of_a_general_sum_game_through_the_imitation_game():
     eq = symmetric_solution(get_meta_solver("nash"), catalog.random_game((7, 7), kind="symmetric", rng=11))
     np.testing.assert_array_equal(eq.marginals[0], eq.marginals[1])
@@ -195,3 +201,9 @@ def test_the_config_runs_from_the_command_line_and_resumes(tmp_path):
     straight.run(iterations=4)
     assert pd.read_csv(out / "history.csv")["gap"].tolist() == straight.history["gap"].tolist()
     assert main(["run", str(config), "--set", "game=kuhn_poker", "--out", str(tmp_path / "kuhn")]) != 0
+    # the example: --set symmetric=true on biased rock-paper-scissors keeps one population, not two
+    kuhn = ROOT / "experiments" / "configs" / "kuhn_poker.yaml"
+    assert main(["run", str(kuhn), "--set", "game=catalog:biased_rock_paper_scissors", "--set", "symmetric=true",
+                 "--out", str(tmp_path / "brps")]) == 0
+    history = pd.read_csv(tmp_path / "brps" / "history.csv")
+    assert "population_1" not in history and history["population_0"].iloc[-1] == 4 and history["gap"].iloc[-1] < 1e-9
