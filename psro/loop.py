@@ -140,6 +140,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         start = time.perf_counter()
         self.learned = oracle_info(config.oracle).learned   # then the populations hold policy objects
         self.tree = needed_tree(self.game, config, self.learned)
+        if config.symmetric:   # (checked before the oracles are built: a game that is not symmetric fails fast)
+            symmetric.check(self)
         if self.tree is not None and self.normal_form is None:   # (a NormalFormGame's oracles run in-process)
             remember_tree(self.game_spec, self.tree)   # serial oracle jobs reuse it; workers rebuild it once
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,

@@ -66,8 +66,8 @@ from games.normal_form import NormalFormGame
 from solvers import make_equilibrium
 
 __all__ = ["SYMMETRIC_ALGORITHMS", "check_symmetric", "one_shot_game", "symmetrised", "symmetric_solution",
-           "SymmetricMetaSolver", "SeatMirrors", "mirror_new_profiles", "evaluated_profiles", "setup", "seat_sizes",
-           "grown_axes", "evaluated_blocks", "after_evaluation"]
+           "SymmetricMetaSolver", "SeatMirrors", "mirror_new_profiles", "evaluated_profiles", "check", "setup",
+           "seat_sizes", "grown_axes", "evaluated_blocks", "after_evaluation"]
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +123,33 @@ def one_shot_game(tree) -> NormalFormGame:
     return NormalFormGame(payoffs, name=str(tree.game))
 
 
+def _decides_twice(game, playouts: int = 16, seed: int = 0):
+    """A player who decides more than once on a random playout of ``game`` (then it is not one-shot), else None:
+    a quick look before the tree is walked (a game without the pyspiel state interface: None)."""
+    rng = np.random.default_rng(seed)
+    try:
+        n = game.num_players()
+        for _ in range(playouts):
+            state, decided = game.new_initial_state(), set()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = [a for a, p in state.chance_outcomes() if p > 0]
+                    state.apply_action(outcomes[int(rng.integers(len(outcomes)))])
+                    continue
+                seats = range(n) if state.is_simultaneous_node() else [state.current_player()]
+                if decided.intersection(seats):
+                    return min(decided.intersection(seats))
+                decided.update(seats)
+                chosen = [state.legal_actions(p)[int(rng.integers(len(state.legal_actions(p))))] for p in seats]
+                if state.is_simultaneous_node():
+                    state.apply_actions(chosen)
+                else:
+                    state.apply_action(chosen[0])
+    except AttributeError:
+        return None
+    return None
+
+
 def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000, learned: bool = False) -> None:
     """Raise ``ValueError`` (naming ``symmetric`` and why) unless the game is symmetric (module docstring: the
     payoffs of a normal-form game; the tree of a one-shot OpenSpiel game, built here when ``tree`` is None). With
@@ -148,6 +175,9 @@ def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000
     if is_environment_game(game):
         raise ValueError(f"symmetric: {game!r} is an environment game, which has no tree or payoff tensor to "
                          f"check. {_ACCEPTS}.")
+    if tree is None and (player := _decides_twice(game)) is not None:   # (no need to walk a tree to see that)
+        raise ValueError(f"symmetric: {game} is not a one-shot game: player {player} decides more than once. "
+                         f"{_ACCEPTS}.")
     if tree is None:
         from psro.game_tree import build_game_tree
 
@@ -369,12 +399,17 @@ def evaluated_profiles(generations, num_players: int) -> np.ndarray:
     return generations.reshape((-1,) + (1,) * (num_players - 1)) >= others
 
 
+def check(solver) -> None:
+    """Refuse (:func:`check_symmetric`) the game of a :class:`psro.PSRO` being built with ``symmetric=True`` unless it
+    is symmetric; called as soon as its tree is (or is not) built."""
+    check_symmetric(solver.game, solver.normal_form, solver.tree, solver.config.max_histories,
+                    learned=solver.learned)
+
+
 def setup(solver) -> SeatMirrors:
-    """Make a freshly built :class:`psro.PSRO` symmetric: check the game (:func:`check_symmetric`), keep one
-    population (seat 0's; its pending members), solve the meta-game as a symmetric game; return the seats'
-    view of the population (the solver's ``seats``)."""
-    config = solver.config
-    check_symmetric(solver.game, solver.normal_form, solver.tree, config.max_histories, learned=solver.learned)
+    """Make a freshly built (and checked, :func:`check`) :class:`psro.PSRO` symmetric: keep one population (seat
+    0's; its pending members), solve the meta-game as a symmetric game; return the seats' view of the population
+    (the solver's ``seats``)."""
     state = solver.state
     first = [np.asarray(policy) for policy, _ in state.pending[0]]
     if any(len(pending) != len(first) or not all(np.array_equal(np.asarray(policy), mine) for (policy, _), mine

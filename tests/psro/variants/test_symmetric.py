@@ -75,6 +75,8 @@ def test_kuhn_and_asymmetric_games_are_refused_naming_symmetric():
         PSRO("kuhn_poker", symmetric=True)
     with pytest.raises(ValueError, match=r"^symmetric: goofspiel.* is not a one-shot game"):
         PSRO("goofspiel(num_cards=3)", symmetric=True)
+    with pytest.raises(ValueError, match=r"^symmetric: leduc_poker\(\) is not a one-shot game: player 0 decides more"):
+        PSRO("leduc_poker", symmetric=True, oracle="ppo", evaluator="monte_carlo", exact_gap=False)   # no tree walk
     with pytest.raises(ValueError, match=r"^symmetric: the game's payoffs are not symmetric"):
         PSRO(catalog.bach_or_stravinsky(), symmetric=True)
     with pytest.raises(ValueError, match=r"^symmetric: .*algorithm='self_play' keeps its own populations"):
