@@ -30,7 +30,9 @@ with a ``ValueError`` naming ``symmetric`` and why):
   played in turns, no player seeing another's move); its payoff tensor (expected over chance) must then be
   symmetric, exactly as above. A game where a player decides more than once or sees another's move or a chance
   outcome first (``kuhn_poker``: player 0 acts first and sees its card) is refused: there is no check here that
-  maps one seat's information states onto another's, so such a game is played with one population per player;
+  maps one seat's information states onto another's, so such a game is played with one population per player
+  (where the run has no tree, 16 random playouts look first: a player deciding twice refuses the game at once,
+  e.g. ``leduc_poker`` with a learned oracle);
 - an environment game (PettingZoo, ``observation:``): refused (nothing to check it on).
 
 A network (a learned oracle) trained in seat 0 plays every seat; in a one-shot game it sees its seat's
