@@ -112,6 +112,12 @@ class PSROConfig:
     """Players that share a payoff, as lists of player indices covering every player once, e.g.
     ``[[0, 1, 2], [3, 4, 5]]`` (null: every player for itself)."""
 
+    symmetric: bool = False
+    """Symmetric (single-population) PSRO on a symmetric game: one population plays every seat, one best response
+    per iteration, the meta-game solved as a symmetric game (psro.variants.symmetric). A game that is not
+    symmetric is refused (the payoffs of a normal-form game; a one-shot OpenSpiel game's payoff tensor, from its
+    tree); only ``algorithm: psro`` takes it."""
+
     game: str = "kuhn_poker"
     """OpenSpiel game string, e.g. ``kuhn_poker`` or ``leduc_poker``, ``catalog:<name>(<options>)`` for a game
     of games.catalog, e.g. ``catalog:fxp_example(team_size=3)``, ``observation:<game>`` for an OpenSpiel game
@@ -519,6 +525,18 @@ class PSROConfig:
         with_field("algorithm", algorithm_class, self.algorithm)
         if self.teams is not None:
             with_field("teams", check_teams, self.teams, n)
+        if self.symmetric:
+            from psro.variants.symmetric import SYMMETRIC_ALGORITHMS
+
+            if self.algorithm not in SYMMETRIC_ALGORITHMS or self.teams is not None:
+                why = "a team game is played on its team view" if self.algorithm in SYMMETRIC_ALGORITHMS else \
+                    f"algorithm={self.algorithm!r} keeps its own populations"
+                raise ValueError(f"symmetric: single-population PSRO runs with algorithm "
+                                 f"{' or '.join(map(repr, SYMMETRIC_ALGORITHMS))} and no teams; {why} (set symmetric "
+                                 "to false).")
+        if self.symmetric and self.top_up_episodes:
+            raise ValueError("top_up_episodes: a symmetric run fills each profile's seat-swapped copies from one "
+                             "evaluation, which a top-up of single profiles would break; set top_up_episodes=0.")
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
                                ("oracle_dispatch", ORACLE_DISPATCH), ("top_up_method", TOP_UP_METHODS)):
             if getattr(self, field) not in allowed:

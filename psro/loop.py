@@ -60,6 +60,7 @@ from psro.population import PolicyPopulation, Provenance
 from psro.run import checkpoint
 from psro.state import LoopState
 from psro.training_loop import PHASES, TrainingLoop
+from psro.variants import symmetric
 
 __all__ = ["PSRO", "PHASES"]
 
@@ -139,6 +140,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         start = time.perf_counter()
         self.learned = oracle_info(config.oracle).learned   # then the populations hold policy objects
         self.tree = needed_tree(self.game, config, self.learned)
+        if config.symmetric:   # (checked before the oracles are built: a game that is not symmetric fails fast)
+            symmetric.check(self)
         if self.tree is not None and self.normal_form is None:   # (a NormalFormGame's oracles run in-process)
             remember_tree(self.game_spec, self.tree)   # serial oracle jobs reuse it; workers rebuild it once
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
@@ -169,6 +172,7 @@ class PSRO(LoopMeasures, TrainingLoop):
             self.state.pending = starting_policies(config.initial_policies, self.tree.infostates)
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else utility_range(self.game, self.num_players))
+        self.seats = symmetric.setup(self) if config.symmetric else None   # (one population in every seat)
 
     @property
     def progress_label(self) -> str:
@@ -212,8 +216,8 @@ class PSRO(LoopMeasures, TrainingLoop):
             for policy, value in pending:
                 pop.add(policy, Provenance(t, "initial") if t == 0
                         else Provenance(t, self.oracle_name, self.meta_solver.name, value))
-            if pending:
-                state.meta_game.grow(p, len(pending))
+            for axis in symmetric.grown_axes(self, p) if pending else ():
+                state.meta_game.grow(axis, len(pending))
         state.pending = [[] for _ in state.populations]
         state.in_iteration = True
 
@@ -221,12 +225,14 @@ class PSRO(LoopMeasures, TrainingLoop):
         """Phase 2: only the new profiles of the meta-game are evaluated (what a resumed run has is skipped), then
         the resumable Monte Carlo top-up (:func:`psro.evaluation.top_up.run_top_up`) when ``top_up_episodes``."""
         state = self.state
-        old, new = state.sizes_before, [len(pop) for pop in state.populations]
-        evaluated = self._tabular_populations() if self.evaluator.exact and self.learned else state.populations
-        for index in new_profile_blocks(old, new):
+        sizes = (state.sizes_before, [len(pop) for pop in state.populations])
+        old, new = (symmetric.seat_sizes(self, k) for k in sizes)   # (symmetric: the one population per seat)
+        evaluated = self._tabular_populations() if self.evaluator.exact and self.learned else self.seat_populations()
+        for index in symmetric.evaluated_blocks(self, new_profile_blocks(old, new)):
             if not self.evaluator.done(state.meta_game, index):
                 self.evaluator.evaluate(evaluated, index, meta_game=state.meta_game,
                                         on_batch=lambda batch, index=index: self._stored(batch, index))
+        symmetric.after_evaluation(self)   # (symmetric: the seat-swapped new profiles, from the evaluated ones)
         if self.top_up_episodes:
             whole = [range(len(pop)) for pop in state.populations]
             run_top_up(self.evaluator, state, self.top_up_episodes, self.top_up_method, self.top_up_rounds,
@@ -248,8 +254,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         (:func:`psro.meta.targets.meta_targets`); a training loop built on PSRO overrides this to train against
         other mixtures (a target's ``initial_policy`` warm-starts its response)."""
         state = self.state
-        return [meta_targets(state.meta_strategy, self.kind, state.populations, meta_game.payoffs, p)
-                for p in range(len(state.populations))]
+        return [meta_targets(state.meta_strategy, self.kind, self.seat_populations(), meta_game.payoffs, p)
+                for p in range(len(state.populations))]   # (symmetric: seat 0's target only)
 
     def respond(self, t: int, targets: list) -> list:
         """Phase 5: ``responses[p][i]`` answers ``targets[p][i]``: as jobs mapped through the executor in one
@@ -293,7 +299,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         state = self.state
         state.train_gap = state.gap = math.nan
         if self._measures_exact_gap():
-            reuse = responses if self.metric_oracle is self.oracle and not self.learned else None
+            reuse = responses if self.metric_oracle is self.oracle and not self.learned and self.seats is None else None
             state.train_gap = self._exact_gap(state.meta_strategy, meta_game, reuse)
             state.gap = (self._exact_gap(state.eval_meta_strategy, meta_game)
                          if self.eval_meta_solver is not self.meta_solver else state.train_gap)

@@ -51,6 +51,13 @@ class LoopMeasures:
     ``config``, ``kind``, ``evaluator``, ``metric_oracle`` and ``learned``."""
 
     _exact_meta = None   # (EmpiricalGame, sizes, evaluator): exact payoffs of tabularised members, for the gap
+    seats = None   # symmetric runs: the one population's view per seat (psro.variants.symmetric.SeatMirrors)
+
+    def seat_populations(self, populations=None) -> list:
+        """The population each seat plays from (of ``populations``, by default the state's): one per player; in a
+        symmetric run (``symmetric=True``) the one population in every seat."""
+        populations = self.state.populations if populations is None else populations
+        return populations if self.seats is None else self.seats(populations)
 
     def _measures_exact_gap(self) -> bool:
         return self.tree is not None and self.config.exact_gap is not False
@@ -76,7 +83,8 @@ class LoopMeasures:
             raise ValueError(f"this run has no game tree (exact_gap={self.config.exact_gap!r}, max_histories="
                              f"{self.config.max_histories}), so its policies have no tabular form; set "
                              "exact_gap=true (and raise max_histories) where the tree fits.")
-        return [pop.tabular(self.tree) if isinstance(pop, PolicyPopulation) else pop for pop in self.state.populations]
+        return self.seat_populations([pop.tabular(self.tree) if isinstance(pop, PolicyPopulation) else pop
+                                      for pop in self.state.populations])
 
     def _exact_payoffs(self, populations) -> np.ndarray:
         """Exact meta-game payoffs of the (tabularised) populations, for the gap of a sampled run: kept apart from
@@ -119,7 +127,7 @@ class LoopMeasures:
             self._approx_gap_oracle = self._approx_oracle()
         oracle, settings = self._approx_gap_oracle
         counter = EpisodeCounter()
-        result = measure_with_oracle(self.game, self.kind, self.state.eval_meta_strategy, self.state.populations,
+        result = measure_with_oracle(self.game, self.kind, self.state.eval_meta_strategy, self.seat_populations(),
                                      oracle, settings, seed=self.seed, iteration=self.state.iteration,
                                      payoffs=self.state.meta_game.mean_game().payoffs, counter=counter)
         self.state.measure_episodes += counter.episodes
@@ -161,7 +169,7 @@ class LoopMeasures:
 
         game = self.game.game if isinstance(self.game, ObservationGame) else self.game
         seed = int(np.random.SeedSequence(self.seed, spawn_key=(self.state.iteration,)).generate_state(1)[0] >> 1)
-        table = evaluate_against(game, self.state.populations, self.config.reference_opponents, members=False,
+        table = evaluate_against(game, self.seat_populations(), self.config.reference_opponents, members=False,
                                  marginals=self.state.eval_meta_strategy.marginals, tree=self.tree, seed=seed)
         self.state.measure_episodes += int(table.episodes.sum())
         return {f"{r.reference}_{what}_{r.player}": getattr(r, column) for r in table.itertuples()

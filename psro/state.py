@@ -95,8 +95,15 @@ class LoopState:
     extra: dict = field(default_factory=dict)
 
     def meta_game_episodes(self) -> int:
-        """Episodes recorded in the sampled entries of the meta-game (evaluation and top-up; 0 when exact)."""
-        return int(self.meta_game.count[0][~self.meta_game.exact].sum())
+        """Episodes recorded in the sampled entries of the meta-game (evaluation and top-up; 0 when exact); in a
+        symmetric run (one population, every seat) only those of the profiles evaluated, not of their mirrors."""
+        counted = ~self.meta_game.exact
+        if len(self.populations) == 1 < self.meta_game.num_players and counted.any():
+            from psro.variants.symmetric import evaluated_profiles
+
+            generations = [p.iteration for p in self.populations[0].provenance]
+            counted = counted & evaluated_profiles(generations, self.meta_game.num_players)
+        return int(self.meta_game.count[0][counted].sum())
 
     def eval_episodes(self) -> int:
         """Episodes spent so far on the meta-game and on measurement (:attr:`measure_episodes`)."""
@@ -171,7 +178,7 @@ HISTORY_COLUMNS = (
     "iteration",        # 0 for the initial population
     "gap",              # the eval meta-strategy's gap in the full game: NashConv (PSRO), CCE or CE gap (JPSRO)
     "train_gap",        # the same measure for the training meta-strategy (equal to gap when the solvers agree)
-    # "population_<p>"  # population size of each player (inserted per player)
+    # "population_<p>"  # population size of each player (inserted per player; symmetric runs: population_0 only)
     "time_meta_solve",  # seconds in each phase during this iteration
     "time_oracle",
     "time_evaluation",

@@ -305,3 +305,14 @@ def test_self_play_psro_quick(outputs):
         if name != "PSRO":   # (the restricted distributions are exact over the tabularised members in both modes)
             assert (np.diff(curve["gap"].to_numpy()) <= 1e-9).all()
     assert set(curves["mode"]) == {"exact", "learned (ppo)"} and np.isfinite(curves["gap"]).all()
+
+
+def test_symmetric_psro_reaches_the_gap_of_two_populations_at_half_the_oracle_calls(outputs):
+    out = outputs("symmetric_psro")
+    finals = pd.read_csv(out / "final.csv")
+    sym, two = (finals[finals.loop == loop].set_index(["game", "seed"]) for loop in ("symmetric", "two populations"))
+    assert len(sym) == len(two) >= 4 and (sym["populations"] == 1).all() and (two["populations"] == 2).all()
+    assert (finals["final_exploitability"] <= 1e-6).all()   # both loops reach the gap on every game, blotto too
+    assert (sym["oracle_calls"] <= 0.5 * two["oracle_calls"]).all()
+    assert (sym["evaluations"] < two["evaluations"]).all()
+    assert "## The bar" in (out / "summary.md").read_text()

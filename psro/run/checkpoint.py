@@ -720,7 +720,7 @@ def _restore_rest(document: dict, restored: LoopState, same_eval: bool) -> LoopS
             if info is not None and f"{prefix}_joint" in arrays:
                 eq = make_equilibrium(meta_game, concept=info["concept"], method=info["method"],
                                       joint=arrays[f"{prefix}_joint"],
-                                      marginals=[arrays[f"{prefix}_marginal_{p}"] for p in range(n)]
+                                      marginals=[arrays[f"{prefix}_marginal_{p}"] for p in range(meta_game.num_players)]
                                       if info["concept"] not in ("ce", "cce") else None,
                                       info={"restored": True})
                 setattr(restored, attr, eq)

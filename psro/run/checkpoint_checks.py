@@ -145,7 +145,9 @@ def check_arrays(document: dict, path: Path) -> None:
         sizes.append(k)
     if f"policies_{n}" in arrays:
         _fail(path, f"{arrays_name}: it holds policies of {n + 1} or more players; the document has {n}")
-    if meta.num_players != n or meta.shape != tuple(sizes) or meta.total.shape != meta.count.shape \
+    symmetric = n == 1 and document["options"].get("symmetric") is True   # (one population in every seat)
+    players, shape = (meta.num_players, tuple(sizes) * meta.num_players) if symmetric else (n, tuple(sizes))
+    if meta.num_players != players or meta.shape != shape or meta.total.shape != meta.count.shape \
             or meta.total_sq.shape != meta.count.shape or meta.exact.shape != meta.shape:
         _fail(path, f"{document['meta_game']}: the meta-game has shape {meta.shape} for {meta.num_players} "
                                                    f"players; the populations have sizes {sizes}")
@@ -158,6 +160,7 @@ def check_arrays(document: dict, path: Path) -> None:
     if state["in_iteration"] and any(b > k for b, k in zip(state["sizes_before"], sizes)):
         _fail(path, f"state.sizes_before {state['sizes_before']} exceeds the population sizes {sizes}")
     solved = tuple(state["sizes_before"] if state["in_iteration"] else sizes)   # the last meta-solve's game
+    solved = solved * meta.num_players if symmetric else solved
     for prefix in ("meta", "eval_meta"):
         if f"{prefix}_joint" in arrays and arrays[f"{prefix}_joint"].shape != solved:
             _fail(path, f"{arrays_name}: {prefix}_joint has shape {arrays[f'{prefix}_joint'].shape}; the "

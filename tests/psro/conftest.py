@@ -24,18 +24,23 @@ def _same_run(a, b) -> None:
     """Histories equal but for the timing columns; populations, meta-games and ``state.extra`` equal bit for bit."""
     pd.testing.assert_frame_equal(a.history.drop(columns=TIMING).reset_index(drop=True),
                                   b.history.drop(columns=TIMING).reset_index(drop=True), check_exact=True)
+    assert len(a.populations) == len(b.populations)
     for pa, pb in zip(a.populations, b.populations):
-        assert _members(pa.policies) == _members(pb.policies) if isinstance(pa.policies, list) \
-            else np.array_equal(pa.policies, pb.policies)
+        assert len(pa) == len(pb) and all(_same_member(ma, mb) for ma, mb in zip(pa.policies, pb.policies))
     for name in ("count", "total", "total_sq", "exact"):
         assert np.array_equal(getattr(a.meta_game, name), getattr(b.meta_game, name))
     assert a.state.extra == b.state.extra
 
 
-def _members(policies: list) -> list:
-    """A learned population's members as bytes (a network's weight arrays; None for the uniform policy)."""
-    return [{k: v.tobytes() for k, v in m.to_arrays().items()} if hasattr(m, "to_arrays") else None
-            for m in policies]
+def _same_member(a, b) -> bool:
+    """Two population members are the same policy: equal arrays, or networks with equal architecture and weights."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if not hasattr(a, "to_arrays"):
+        return type(a) is type(b)
+    arrays_a, arrays_b = a.to_arrays(), b.to_arrays()
+    return a.architecture() == b.architecture() and arrays_a.keys() == arrays_b.keys() and all(
+        np.array_equal(arrays_a[key], arrays_b[key]) for key in arrays_a)
 
 
 def _kill_after(script: str, checkpoint: Path, iteration: int) -> None:
