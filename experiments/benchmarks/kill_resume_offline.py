@@ -63,11 +63,14 @@ def write_config(folder: Path, algorithm: str, iterations: int) -> Path:
 
 
 def checkpoint_iteration(run_dir: Path) -> int:
-    """The iteration of the offline checkpoint in ``run_dir`` (-1 without one, or while it is being replaced)."""
-    try:
-        return int(json.loads((run_dir / "checkpoint" / "offline_checkpoint.json").read_bytes())["iteration"])
-    except (OSError, ValueError, KeyError):
-        return -1
+    """The iteration of the checkpoint in ``run_dir`` (an offline loop's or any other loop's; -1 without one, or
+    while it is being replaced)."""
+    for name in ("offline_checkpoint.json", "checkpoint.json"):
+        try:
+            return int(json.loads((run_dir / "checkpoint" / name).read_bytes())["iteration"])
+        except (OSError, ValueError, KeyError):
+            continue
+    return -1
 
 
 def killed_run(config: Path, run_dir: Path, after: int, delay: float) -> str:
