@@ -460,7 +460,7 @@ def _rank(solver, config: PSROConfig, run_dir: Path) -> None:
     print(f"ranking the final {'x'.join(map(str, meta_game.shape))} population with alpha-Rank "
           f"(alpha={config.ranking_alpha:g}) ...", flush=True)
     start = time.perf_counter()
-    table = rank_population(meta_game, alpha=config.ranking_alpha)
+    table = rank_population(meta_game, alpha=config.ranking_alpha, single_population=config.symmetric)
     from psro.run.run_files import write_text
 
     write_text(run_dir / "ranking.csv", table.to_csv(index=False))

@@ -56,7 +56,8 @@ def elo_defined(meta_game: NormalFormGame) -> str | None:
 
 
 def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_size: int = 50,
-                    matches_per_pair: float = 100.0, progress: bool | None = None) -> pd.DataFrame:
+                    matches_per_pair: float = 100.0, progress: bool | None = None,
+                    single_population: bool = False) -> pd.DataFrame:
     """alpha-Rank mass of every policy of a PSRO meta-game, and its Elo rating where Elo is defined.
 
     Parameters
@@ -69,6 +70,10 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
         Virtual matches each cross pair stands for in the Elo fit.
     progress : bool, optional
         alpha-Rank's progress bar on long solves (``None``: on a terminal only).
+    single_population : bool
+        The meta-game of a symmetric run (``symmetric=True``: one population in every seat): alpha-Rank's
+        single-population chain and, for two players, Elo from the round robin of the members; the table has one
+        row per member (``player`` is ``"population"``). The meta-game must be symmetric.
 
     Returns
     -------
@@ -89,15 +94,21 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
     6
     >>> rank_population(catalog.three_player_matching_pennies()).columns.tolist()
     ['player', 'policy', 'alpharank_mass', 'alpharank_rank']
+    >>> one = rank_population(catalog.biased_rock_paper_scissors(), single_population=True)
+    >>> one[["player", "policy", "alpharank_rank"]].values.tolist()
+    [['population', 'paper', 1], ['population', 'rock', 2], ['population', 'scissors', 3]]
     """
     if not isinstance(meta_game, NormalFormGame):
         raise TypeError(f"meta_game must be a games.NormalFormGame; got {type(meta_game).__name__}.")
+    if single_population and not meta_game.is_symmetric():
+        raise ValueError("single_population: the meta-game is not symmetric; rank it with single_population=False "
+                         "(one population per player).")
     shape = "x".join(map(str, meta_game.shape))
     logger.info("ranking the %s population (%d joint profiles) with alpha-Rank (alpha=%g, m=%d)", shape,
                 int(np.prod(meta_game.shape)), alpha, population_size)
     start = time.perf_counter()
-    result = alpharank(meta_game, alpha=alpha, population_size=population_size, single_population=False,
-                       progress=progress)
+    result = alpharank(meta_game, alpha=alpha, population_size=population_size,
+                       single_population=bool(single_population), progress=progress)
     logger.info("alpha-Rank of the %s population took %.1f s (solver %s, residual %.1e)", shape,
                 time.perf_counter() - start, result.info.get("solver"), result.info.get("residual", np.nan))
     table = result.ranking.rename(columns={"population": "player", "strategy": "policy",
@@ -106,7 +117,7 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
     why_not = elo_defined(meta_game)
     if why_not is None:
         start = time.perf_counter()
-        ratings = _bipartite_elo(meta_game, matches_per_pair)
+        ratings = (_round_robin_elo if single_population else _bipartite_elo)(meta_game, matches_per_pair)
         table["elo"] = [ratings[k] for k in zip(table["player"], table["policy"])]
         table["elo_rank"] = table.groupby("player")["elo"].rank(ascending=False, method="min")
         columns += ["elo", "elo_rank"]
@@ -119,11 +130,24 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
     return table
 
 
-def _bipartite_elo(meta_game: NormalFormGame, matches_per_pair: float) -> dict:
-    k0, k1 = meta_game.shape
+def _win_probabilities(meta_game: NormalFormGame) -> np.ndarray:
+    """Player 0's probability of winning each cross pair: ``(1 + v / scale) / 2`` (module docstring)."""
     v = (meta_game.payoffs[0] - meta_game.payoffs[1]) / 2.0  # player 0's payoff, centred (constant sum)
     scale = float(np.abs(v).max()) or 1.0
-    p_win = np.clip((1.0 + v / scale) / 2.0, 0.0, 1.0)
+    return np.clip((1.0 + v / scale) / 2.0, 0.0, 1.0)
+
+
+def _round_robin_elo(meta_game: NormalFormGame, matches_per_pair: float) -> dict:
+    """Elo of the members of a symmetric meta-game's one population, from their matches against each other."""
+    wins = matches_per_pair * _win_probabilities(meta_game)
+    np.fill_diagonal(wins, 0.0)   # (a member against itself says nothing about ratings)
+    ratings = elo(wins)["rating"].to_numpy()
+    return {("population", s): r for s, r in zip(meta_game.strategy_names[0], ratings)}
+
+
+def _bipartite_elo(meta_game: NormalFormGame, matches_per_pair: float) -> dict:
+    k0, k1 = meta_game.shape
+    p_win = _win_probabilities(meta_game)
     wins = np.zeros((k0 + k1, k0 + k1))
     wins[:k0, k0:] = matches_per_pair * p_win
     wins[k0:, :k0] = matches_per_pair * (1.0 - p_win).T

@@ -32,6 +32,21 @@ def test_elo_orders_a_transitive_population():
         assert rows["elo_rank"].tolist() == [4, 3, 2, 1]
 
 
+def test_a_symmetric_meta_game_is_ranked_as_one_population():
+    # the transitive game above is skew-symmetric: one population, member i beats member j by (i - j) / 4
+    k = 4
+    i, j = np.indices((k, k))
+    a = (i - j) / 4.0
+    table = rank_population(NormalFormGame.from_bimatrix(a, a.T), single_population=True)
+    assert len(table) == k and set(table["player"]) == {"population"}
+    rows = table.sort_values("policy")
+    assert rows["elo"].is_monotonic_increasing and rows["elo_rank"].tolist() == [4, 3, 2, 1]
+    assert rows["alpharank_rank"].iloc[-1] == 1 and rows["alpharank_mass"].iloc[-1] > 0.99   # the strongest fixates
+    assert rows["alpharank_mass"].sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="single_population: the meta-game is not symmetric"):
+        rank_population(NormalFormGame.from_bimatrix(a, -a + 1.0), single_population=True)
+
+
 def test_no_elo_beyond_two_players(caplog):
     with caplog.at_level(logging.INFO, logger="psro.run.population_ranking"):
         table = rank_population(catalog.three_player_matching_pennies())

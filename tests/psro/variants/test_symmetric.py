@@ -209,3 +209,5 @@ def test_the_config_runs_from_the_command_line_and_resumes(tmp_path):
                  "--out", str(tmp_path / "brps")]) == 0
     history = pd.read_csv(tmp_path / "brps" / "history.csv")
     assert "population_1" not in history and history["population_0"].iloc[-1] == 4 and history["gap"].iloc[-1] < 1e-9
+    ranking = pd.read_csv(tmp_path / "brps" / "ranking.csv")   # the one population, ranked as one
+    assert set(ranking["player"]) == {"population"} and len(ranking) == 4
