@@ -28,6 +28,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "family.fxp": ["FXP"],
         "family.league": ["League"],
         "family.nfsp": ["NFSP"],
+        "variants.xdo": ["XDO"],
         "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },

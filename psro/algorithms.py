@@ -129,7 +129,7 @@ def algorithm_capabilities(name: str) -> AlgorithmCapabilities:
 for _name, _target in (("psro", "psro.loop:PSRO"), ("self_play", "psro.family.self_play:SelfPlay"),
                        ("fictitious_self_play", "psro.family.self_play:FictitiousSelfPlay"),
                        ("fxp", "psro.family.fxp:FXP"), ("league", "psro.family.league:League"),
-                       ("nfsp", "psro.family.nfsp:NFSP")):
+                       ("nfsp", "psro.family.nfsp:NFSP"), ("xdo", "psro.variants.xdo:XDO")):
     register_algorithm(_name, _target)
 register_algorithm("coffee_psro", "psro.offline.coffee_psro:COffeEPSRO", offline=True)
 register_algorithm("offline_psro", "psro.offline.coffee_psro:OfflinePSRO", offline=True)
