@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,9 +34,11 @@ import numpy as np
 from games.validation import check_int, check_real
 from psro.game_tree import GameTree
 from psro.metrics import nash_conv_of_plans
+from psro.oracles.base import Target
 from psro.policies import behaviour_from_plan, realization_plans
 
-__all__ = ["RestrictedSolution", "restricted_masks", "restricted_tree", "counterfactual_values", "cfr_plus"]
+__all__ = ["RestrictedSolution", "restricted_masks", "restricted_tree", "counterfactual_values", "cfr_plus",
+           "fixed_solution", "solution_targets"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -101,8 +104,8 @@ def restricted_tree(tree: GameTree, masks: Sequence) -> GameTree:
     >>> only_pass = [np.eye(2, dtype=bool)[np.zeros(6, int)]] * 2
     >>> small = restricted_tree(tree, only_pass)
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in small.infostates]
-    >>> best_response(small, 0, plans).policy[:, 1].sum()   # never bets: betting is not in the restricted game
-    np.float64(0.0)
+    >>> float(best_response(small, 0, plans).policy[:, 1].sum())   # never bets: not in the restricted game
+    0.0
     """
     if len(masks) != tree.num_players:
         raise ValueError(f"masks needs one mask per player ({tree.num_players}); got {len(masks)}.")
@@ -232,8 +235,53 @@ def _solution(tree: GameTree, plans: Sequence, gap: float, iterations: int) -> R
     restricted actions where a player never goes)."""
     infos = tree.infostates
     fallback = [info.legal_mask / info.legal_mask.sum(axis=1, keepdims=True) for info in infos]
-    policies = tuple(behaviour_from_plan(x, info, fallback=f) for x, info, f in zip(plans, infos, fallback))
+    policies = [behaviour_from_plan(x, info, fallback=f) for x, info, f in zip(plans, infos, fallback)]
+    return dataclasses.replace(fixed_solution(tree, policies), nash_conv=float(gap), iterations=iterations)
+
+
+def fixed_solution(tree: GameTree, policies: Sequence) -> RestrictedSolution:
+    """A :class:`RestrictedSolution` holding the given behaviour policies, one per player (two players), with their
+    realization plans and values; its NashConv is not measured (NaN) and it ran no iteration.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.policies import uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> fixed_solution(tree, [uniform_policy(i) for i in tree.infostates]).values.round(6).tolist()
+    [0.125, -0.125]
+    """
+    _check_two_player(tree)
+    plans = [realization_plans(np.asarray(pi, dtype=np.float64)[None], info)[0]
+             for pi, info in zip(policies, tree.infostates)]
     weights = tree.terminal_chance * plans[0][tree.terminal_sequence[0]] * plans[1][tree.terminal_sequence[1]]
-    values = weights @ tree.terminal_returns
-    return RestrictedSolution(policies=policies, plans=tuple(np.asarray(x) for x in plans), values=values,
-                              nash_conv=float(gap), iterations=iterations)
+    return RestrictedSolution(policies=tuple(np.asarray(pi, dtype=np.float64) for pi in policies), plans=tuple(plans),
+                              values=weights @ tree.terminal_returns, nash_conv=math.nan, iterations=0)
+
+
+def solution_targets(tree: GameTree, solution: RestrictedSolution, iteration: int = 0) -> list:
+    """Per player, one best-response target: the other player's policy of ``solution`` (as a population of one,
+    with weight one), its on-policy value the player's value under the solution.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.game_tree import build_game_tree
+    >>> from psro.oracles.exact import ExactOracle
+    >>> from psro.policies import uniform_policy
+    >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    >>> targets = solution_targets(tree, fixed_solution(tree, [uniform_policy(i) for i in tree.infostates]))
+    >>> [round(ExactOracle(tree).respond(p, ts[0]).value - ts[0].on_policy_value, 6) for p, ts in enumerate(targets)]
+    [0.375, 0.541667]
+    """
+    from psro.population import Population, Provenance
+
+    pops = []
+    for p, info in enumerate(tree.infostates):
+        pop = Population(info, capacity=1)
+        pop.add(solution.policies[p], Provenance(iteration, "restricted"))
+        pops.append(pop)
+    one = (np.ones(1),) * 2
+    return [[Target(player=p, populations=pops, mixtures=one, on_policy_value=float(solution.values[p]))]
+            for p in range(2)]

@@ -45,9 +45,7 @@ from games.validation import check_int, check_real
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.meta.solvers import get_meta_solver
-from psro.oracles.base import Target
-from psro.population import Population, Provenance
-from psro.variants.restricted_game import RestrictedSolution, cfr_plus, restricted_masks, restricted_tree
+from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
 __all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum"]
 
@@ -149,7 +147,7 @@ class XDO(PSRO):
     >>> xdo = XDO("kuhn_poker", progress=False)
     >>> _ = xdo.run(iterations=2)
     >>> xdo.restricted_solution().iterations > 0, [int(m.sum()) for m in xdo.restricted_masks()]
-    (True, [8, 8])
+    (True, [8, 9])
     """
 
     algorithm = "xdo"
@@ -165,7 +163,7 @@ class XDO(PSRO):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self._solution = None   # (iteration, RestrictedSolution or NXDO's solution), recomputed after a resume
         if self.learned:
-            from psro.variants.nxdo import RestrictedNFSP
+            from psro.variants.nxdo import RestrictedNFSP  # (NXDO)
 
             self._nfsp = RestrictedNFSP(self, self.xdo_options.nfsp)
 
@@ -196,7 +194,7 @@ class XDO(PSRO):
         masks = self.restricted_masks()
         if masks is None:   # (no restricted game yet: PSRO's meta-strategy)
             policies = [pop.aggregate(w) for pop, w in zip(self.state.populations, self.state.meta_strategy.marginals)]
-            return _fixed_solution(self.tree, policies)
+            return fixed_solution(self.tree, policies)
         o = self.xdo_options
         return cfr_plus(restricted_tree(self.tree, masks), o.precision, max_iterations=o.max_cfr_iterations,
                         check_every=o.check_every)
@@ -208,7 +206,10 @@ class XDO(PSRO):
         self._solution = None
         solution = self.restricted_solution()
         extra = self.state.extra
-        if not self.learned:
+        if self.learned:   # (NFSP's decisions on the restricted game count as the run's environment steps)
+            self.state.env_steps += self._nfsp.decisions
+            extra.setdefault("nfsp_decisions", []).append(int(self._nfsp.decisions))
+        else:
             extra.setdefault("cfr_iterations", []).append(int(solution.iterations))
             gap = float(solution.nash_conv)
             extra.setdefault("restricted_gap", []).append(None if math.isnan(gap) else gap)
@@ -219,15 +220,7 @@ class XDO(PSRO):
         if self.learned:
             self._targets = self._nfsp.targets(self.restricted_solution())
             return self._targets
-        solution = self.restricted_solution()
-        pops = []
-        for p, info in enumerate(self.tree.infostates):
-            pop = Population(info, capacity=1)
-            pop.add(solution.policies[p], Provenance(self.state.iteration, "restricted"))
-            pops.append(pop)
-        one = (np.ones(1),) * 2
-        self._targets = [[Target(player=p, populations=pops, mixtures=one, on_policy_value=float(solution.values[p]))]
-                         for p in range(2)]
+        self._targets = solution_targets(self.tree, self.restricted_solution(), self.state.iteration)
         return self._targets
 
     def measure(self, meta_game, responses: list) -> None:
@@ -258,12 +251,3 @@ class XDO(PSRO):
             return [np.asarray(t) for t in self._nfsp.tabular(self.restricted_solution())]
         return [np.array(pi) for pi in self.restricted_solution().policies]
 
-
-def _fixed_solution(tree, policies) -> RestrictedSolution:
-    """A :class:`RestrictedSolution` holding given policies (their NashConv is not measured here: NaN)."""
-    from psro.policies import realization_plans
-
-    plans = [realization_plans(pi[None], info)[0] for pi, info in zip(policies, tree.infostates)]
-    weights = tree.terminal_chance * plans[0][tree.terminal_sequence[0]] * plans[1][tree.terminal_sequence[1]]
-    return RestrictedSolution(policies=tuple(policies), plans=tuple(plans), values=weights @ tree.terminal_returns,
-                              nash_conv=math.nan, iterations=0)
