@@ -248,3 +248,14 @@ def test_league_vs_psro_runs_every_algorithm_on_equal_steps(outputs):
     assert (leduc.learner_steps >= 9216).all()   # every algorithm spent at least the quick budget of learner steps
     assert (leduc.nash_conv < 4.7472).all()   # every output below the uniform policy's NashConv (4.7472)
     assert (out / "cross_play.csv").is_file()
+
+
+def test_xdo_needs_five_times_fewer_iterations_than_psro_on_leduc(outputs):
+    out = outputs("xdo_vs_psro")
+    reach = pd.read_csv(out / "reach.csv")
+    leduc = reach[(reach.game == "leduc_poker") & (reach.nash_conv == 0.01)].iloc[0]
+    assert leduc.xdo_iterations * 5 <= leduc.psro_iterations
+    curves = pd.read_csv(out / "curves.csv")
+    assert set(curves.algorithm) == {"PSRO", "XDO"} and set(curves.game) == {"kuhn_poker", "leduc_poker"}
+    assert (curves.groupby(["game", "algorithm"]).gap.min() <= 0.01).all()
+    assert (out / "nash_conv.png").is_file() and "**yes**" in (out / "summary.md").read_text()
