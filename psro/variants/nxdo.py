@@ -25,7 +25,7 @@ from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
 from psro.policies import as_tabular, batch_probabilities, policy_input
 
-__all__ = ["MetaPolicy", "RestrictedEnv", "RestrictedNFSP", "NXDO_STREAM"]
+__all__ = ["MetaPolicy", "RestrictedEnv", "RestrictedNFSP", "NXDO_STREAM", "restricted_approx_gap"]
 
 #: The spawn key of NXDO's restricted-game NFSP generators: ``SeedSequence(seed, spawn_key=(NXDO_STREAM, t))``.
 NXDO_STREAM = 0x4E58444F
@@ -229,3 +229,33 @@ class RestrictedNFSP:
         from psro.variants.restricted_game import fixed_solution
 
         return [float(v) for v in fixed_solution(self.loop.tree, self.tabular(solution)).values]
+
+
+def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
+    """``(columns, oracle)``: the history's ``approx_gap``, ``approx_gap_stderr`` and ``approx_gap_time`` of NXDO's
+    restricted solution (:func:`psro.approximate_gap.measure_with_oracle` on the profile of ``solution``, one
+    policy per player, with the loop's ``approx_gap_options``), and the learned oracle it used (built when
+    ``oracle`` is None); its episodes count as the loop's measurement."""
+    import time
+
+    from games.normal_form import NormalFormGame
+    from psro.approximate_gap import approx_gap_settings, measure_with_oracle, responder_seed
+    from psro.config import with_field
+    from psro.oracles import make_oracle
+    from psro.state import EpisodeCounter
+    from solvers import make_equilibrium
+
+    start = time.perf_counter()
+    settings, options = approx_gap_settings(loop.config.oracle_settings(), loop.config.approx_gap_options)
+    if oracle is None:
+        oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or loop.oracle_name, None,
+                            seed=responder_seed(loop.seed), game=loop.game, **options)
+    n = len(solution)
+    profile = make_equilibrium(NormalFormGame(np.zeros((n,) + (1,) * n)), marginals=[np.ones(1)] * n,
+                               concept="nash", method="xdo restricted solution")
+    counter = EpisodeCounter()
+    result = measure_with_oracle(loop.game, "product", profile, [PolicyList([policy]) for policy in solution], oracle,
+                                 settings, seed=loop.seed, iteration=loop.state.iteration, counter=counter)
+    loop.state.measure_episodes += counter.episodes
+    return ({"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
+             "approx_gap_time": time.perf_counter() - start}, oracle)

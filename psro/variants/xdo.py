@@ -42,6 +42,7 @@ import math
 import numpy as np
 
 from games.validation import check_int, check_real
+from psro.approximate_gap import approx_gap_due
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.meta.solvers import get_meta_solver
@@ -242,6 +243,44 @@ class XDO(PSRO):
             state.extra["converged"] = state.iteration
             logger.info("XDO converged at iteration %d: no best response gains more than %g", state.iteration,
                         self.xdo_options.precision)
+
+    def row(self, times: dict) -> dict:
+        """PSRO's row; NXDO's ``approx_gap`` columns are its restricted solution's (on ``approx_gap_every``'s
+        schedule), not the meta-game's mixture's."""
+        if not self.learned:
+            return super().row(times)
+        config = self.config
+        self.config = config.replace(approx_gap_every=None)   # (PSRO's own measure is of its meta-strategy)
+        try:
+            row = super().row(times)
+        finally:
+            self.config = config
+        if self._measures_restricted_gap() and approx_gap_due(config.approx_gap_every, self.state.iteration,
+                                                              self.state.gap):
+            row.update(self._restricted_approx_gap())
+            row["eval_episodes"] = self.state.eval_episodes()
+        return row
+
+    def finish_run(self) -> None:
+        """The last row of a ``run`` call has its approximate gap (NXDO: of the restricted solution)."""
+        if not self.learned:
+            return super().finish_run()
+        row = self.state.rows[-1] if self.state.rows else None
+        if row is not None and self._measures_restricted_gap() and math.isnan(row["approx_gap"]):
+            row.update(self._restricted_approx_gap())
+            row["eval_episodes"] = self.state.eval_episodes()
+            if self.checkpoint_dir is not None:
+                self.save_checkpoint()
+
+    def _measures_restricted_gap(self) -> bool:
+        return self.config.approx_gap_every is not None and self._measures_approx_gap()
+
+    def _restricted_approx_gap(self) -> dict:
+        from psro.variants.nxdo import restricted_approx_gap
+
+        columns, self._restricted_oracle = restricted_approx_gap(self, self.restricted_solution(),
+                                                                 getattr(self, "_restricted_oracle", None))
+        return columns
 
     def aggregate_policies(self) -> list:
         """The run's output: the restricted game's solution, one behaviour policy ``(I, A)`` per player."""

@@ -114,6 +114,14 @@ def test_nxdo_on_leduc_from_its_config_with_tiny_budgets():
     assert [o.shape for o in output] == [(468, 3), (468, 3)] and np.allclose(output[0].sum(axis=1), 1.0)
 
 
+def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap():
+    fields = dict(TINY_NXDO, approx_gap_every=1, approx_gap_options={"episodes": 200, "total_steps": 512})
+    history = XDO("kuhn_poker", progress=False, **fields).run(iterations=1)
+    # the restricted solution's (NXDO's output's) gap, not the meta-game mixture's: below its exact NashConv
+    assert (history["approx_gap"] <= history["gap"] + 3 * history["approx_gap_stderr"]).all()
+    assert (history["approx_gap"] > 0.2).all() and (history["approx_gap_time"] > 0).all()
+
+
 def test_xdo_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
     kill_after("from psro.variants.xdo import XDO\n"
                f"XDO('kuhn_poker', progress=False, checkpoint_dir={str(tmp_path)!r}).run(iterations=10**6)\n",
