@@ -16,12 +16,14 @@ Every iteration (``XDO``, ``algorithm: xdo``; two-player zero-sum games only, as
 While a player has no pure member (row 0: the uniform policy only) there is no restricted game yet, and the
 solution is PSRO's meta-strategy. When no response gains more than ``precision`` over the restricted solution the
 run has converged (a response that gains more than the restricted game's NashConv must play an action the
-restricted game lacks); :attr:`XDO.converged` reports the first such iteration (``state.extra``), and
-``run(target_gap=...)`` stops there.
+restricted game lacks); :attr:`XDO.converged` reports the first such iteration (``state.extra``); the run goes on
+until its own stopping rule (``run(target_gap=...)`` stops it once the restricted solution's NashConv is low
+enough).
 
 With a learned oracle (``ppo``, ``dqn``) it is **NXDO** (:mod:`psro.variants.nxdo`): the restricted game's actions
 at a decision are the population's policies (a meta-action picks whose action to play), it is solved by NFSP on
-sampled play, and the responses are trained against the NFSP average policy; no tree is needed.
+sampled play, and the responses are trained against the NFSP average policy; no tree is needed. Its
+``approx_gap`` (on ``approx_gap_every``'s schedule) is the restricted solution's, as its exact ``gap`` is.
 
 The options (:class:`XDOOptions`) come from ``algorithm_options``.
 
@@ -48,7 +50,7 @@ from psro.loop import PSRO
 from psro.meta.solvers import get_meta_solver
 from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
-__all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum"]
+__all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum", "pure_members"]
 
 logger = logging.getLogger(__name__)
 
