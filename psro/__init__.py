@@ -30,6 +30,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "family.nfsp": ["NFSP"],
         "variants.rectified": ["RectifiedPSRO"],
         "variants.diverse": ["DiversePSRO"],
+        "variants.xdo": ["XDO"],
         "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
         "variants.anytime": ["AnytimePSRO"],
         "variants.self_play_psro": ["SelfPlayPSRO"],

@@ -316,3 +316,14 @@ def test_symmetric_psro_reaches_the_gap_of_two_populations_at_half_the_oracle_ca
     assert (sym["oracle_calls"] <= 0.5 * two["oracle_calls"]).all()
     assert (sym["evaluations"] < two["evaluations"]).all()
     assert "## The bar" in (out / "summary.md").read_text()
+
+
+def test_xdo_needs_five_times_fewer_iterations_than_psro_on_leduc(outputs):
+    out = outputs("xdo_vs_psro")
+    reach = pd.read_csv(out / "reach.csv")
+    leduc = reach[(reach.game == "leduc_poker") & (reach.nash_conv == 0.01)].iloc[0]
+    assert leduc.xdo_iterations * 5 <= leduc.psro_iterations
+    curves = pd.read_csv(out / "curves.csv")
+    assert set(curves.algorithm) == {"PSRO", "XDO"} and set(curves.game) == {"kuhn_poker", "leduc_poker"}
+    assert (curves.groupby(["game", "algorithm"]).gap.min() <= 0.01).all()
+    assert (out / "nash_conv.png").is_file() and "**yes**" in (out / "summary.md").read_text()

@@ -38,6 +38,7 @@ CONFIGS = {
     "anytime_psro": "leduc_anytime.yaml",
     "self_play_psro": "leduc_self_play_psro.yaml",
     "diverse_psro": "leduc_diverse.yaml",
+    "xdo (NXDO)": "leduc_nxdo.yaml",
 }
 
 

@@ -71,7 +71,7 @@ from psro.run.run_files import check_directory, file_in, read_regular
 from psro.state import EpisodeCounter, LoopState
 from psro.training_loop import TrainingLoop
 
-__all__ = ["NFSP", "NFSPOptions"]
+__all__ = ["NFSP", "NFSPOptions", "NFSPLearner", "play_and_learn"]
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def _check_learner_memory(obs_dim: int, actions: int, options: NFSPOptions, play
                  f"observations of {obs_dim})", "Use narrower hidden layers or smaller buffers.")
 
 
-class _Learner:
+class NFSPLearner:
     """One player's networks, optimisers and buffers."""
 
     def __init__(self, obs_dim: int, actions: int, options: NFSPOptions):
@@ -312,6 +312,68 @@ class _Learner:
             v[:held] = arrays[f"{prefix}sl__{k}"]
 
 
+def play_and_learn(env, learners: list, options: NFSPOptions, rng: np.random.Generator, counters: dict) -> None:
+    """NFSP's learning on a batched env (:func:`games.environment.make_env`, or a restricted game's env as NXDO's):
+    ``options.steps_per_iteration`` decisions of all seats from a reset, each seat's learner (``learners[q]``, an
+    NFSP learner) acting with its best response (epsilon-greedy) or its average policy per episode, storing its
+    transitions and behaviour and learning as it goes; ``counters["decisions"]`` counts the decisions (epsilon's
+    schedule) and is advanced. Every draw comes from ``rng``."""
+    o, n = options, env.num_players
+    obs_dim, num_actions = env.obs_dim, env.num_actions
+    s = env.reset()
+    pend = np.zeros((o.num_envs, n), bool)
+    pend_obs = np.zeros((o.num_envs, n, obs_dim), np.float32)
+    pend_act = np.zeros((o.num_envs, n), np.int64)
+    best = rng.random((o.num_envs, n)) < o.anticipatory
+    steps = 0
+    while steps < o.steps_per_iteration:
+        envs = s.envs
+        if s.done.any():   # the episodes that ended: every seat's last move gets its return
+            ended = envs[s.done]
+            returns = s.returns[s.done]
+            for q in range(n):
+                has = pend[ended, q]
+                e = ended[has]
+                k = len(e)
+                learners[q].add_transitions(pend_obs[e, q], pend_act[e, q], returns[has, q].astype(np.float32),
+                                            np.zeros((k, obs_dim), np.float32),
+                                            np.ones((k, num_actions), bool), np.ones(k, np.float32))
+            pend[ended] = False
+            best[ended] = rng.random((len(ended), n)) < o.anticipatory
+        actions = np.zeros(len(envs), np.int64)
+        epsilon = o.start_epsilon + (o.end_epsilon - o.start_epsilon) * min(
+            1.0, counters["decisions"] / o.epsilon_decay_steps)
+        for q in range(n):
+            rows = np.flatnonzero(s.player == q)
+            if rows.size == 0:
+                continue
+            e, obs, mask = envs[rows], s.obs[rows], s.mask[rows]
+            learner = learners[q]
+            again = pend[e, q]
+            learner.add_transitions(pend_obs[e[again], q], pend_act[e[again], q], np.zeros(again.sum(), np.float32),
+                                    obs[again], mask[again], np.zeros(again.sum(), np.float32))
+            br = best[e, q]
+            chosen = np.zeros(rows.size, np.int64)
+            if br.any():
+                with torch.no_grad():
+                    greedy = masked_scores(learner.q.network(torch.from_numpy(obs[br])),
+                                           torch.from_numpy(mask[br])).argmax(dim=1).numpy()
+                random_legal = (rng.random(mask[br].shape) * mask[br]).argmax(axis=1)
+                chosen[br] = np.where(rng.random(int(br.sum())) < epsilon, random_legal, greedy)
+                learner.add_behaviour(obs[br], mask[br], chosen[br], rng)
+            if (~br).any():
+                probs = learner.avg.probabilities_np(obs[~br], mask[~br])
+                chosen[~br] = sample_rows(probs, mask[~br], rng.random(int((~br).sum())))
+            actions[rows] = chosen
+            pend[e, q], pend_obs[e, q], pend_act[e, q] = True, obs, chosen
+        s = env.step(envs, actions)
+        steps += len(envs)
+        counters["decisions"] += len(envs)
+        for learner in learners:
+            for _ in range(o.gradient_steps):
+                learner.learn(o, rng)
+
+
 class NFSP(TrainingLoop):
     """Neural Fictitious Self-Play, a :class:`psro.training_loop.TrainingLoop` (its step: learn, then snapshot;
     see the module docstring).
@@ -350,7 +412,8 @@ class NFSP(TrainingLoop):
         _check_learner_memory(self.obs_dim, self.num_actions, self.options, self.num_players)
         with isolated_torch():
             torch.manual_seed(self.seed)
-            self.learners = [_Learner(self.obs_dim, self.num_actions, self.options) for _ in range(self.num_players)]
+            self.learners = [NFSPLearner(self.obs_dim, self.num_actions, self.options)
+                             for _ in range(self.num_players)]
         self.state = LoopState(populations=[PolicyPopulation(p, self.num_actions) for p in range(self.num_players)],
                                meta_game=EmpiricalGame((0,) * self.num_players), pending=[[]] * self.num_players,
                                rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players)
@@ -398,60 +461,8 @@ class NFSP(TrainingLoop):
 
     def _train_iteration(self) -> None:
         """``steps_per_iteration`` decisions of all players on fresh games, learning as they go."""
-        o, rng, n = self.options, self.state.rng, self.num_players
-        env = make_env(self.game, o.num_envs, rng=rng)
-        s = env.reset()
-        pend = np.zeros((o.num_envs, n), bool)
-        pend_obs = np.zeros((o.num_envs, n, self.obs_dim), np.float32)
-        pend_act = np.zeros((o.num_envs, n), np.int64)
-        best = rng.random((o.num_envs, n)) < o.anticipatory
-        steps = 0
-        while steps < o.steps_per_iteration:
-            envs = s.envs
-            if s.done.any():   # the episodes that ended: every seat's last move gets its return
-                ended = envs[s.done]
-                returns = s.returns[s.done]
-                for q in range(n):
-                    has = pend[ended, q]
-                    e = ended[has]
-                    k = len(e)
-                    self.learners[q].add_transitions(pend_obs[e, q], pend_act[e, q], returns[has, q].astype(np.float32),
-                                                     np.zeros((k, self.obs_dim), np.float32),
-                                                     np.ones((k, self.num_actions), bool), np.ones(k, np.float32))
-                pend[ended] = False
-                best[ended] = rng.random((len(ended), n)) < o.anticipatory
-            actions = np.zeros(len(envs), np.int64)
-            epsilon = o.start_epsilon + (o.end_epsilon - o.start_epsilon) * min(
-                1.0, self.state.extra["decisions"] / o.epsilon_decay_steps)
-            for q in range(n):
-                rows = np.flatnonzero(s.player == q)
-                if rows.size == 0:
-                    continue
-                e, obs, mask = envs[rows], s.obs[rows], s.mask[rows]
-                learner = self.learners[q]
-                again = pend[e, q]
-                learner.add_transitions(pend_obs[e[again], q], pend_act[e[again], q], np.zeros(again.sum(), np.float32),
-                                        obs[again], mask[again], np.zeros(again.sum(), np.float32))
-                br = best[e, q]
-                chosen = np.zeros(rows.size, np.int64)
-                if br.any():
-                    with torch.no_grad():
-                        greedy = masked_scores(learner.q.network(torch.from_numpy(obs[br])),
-                                               torch.from_numpy(mask[br])).argmax(dim=1).numpy()
-                    random_legal = (rng.random(mask[br].shape) * mask[br]).argmax(axis=1)
-                    chosen[br] = np.where(rng.random(int(br.sum())) < epsilon, random_legal, greedy)
-                    learner.add_behaviour(obs[br], mask[br], chosen[br], rng)
-                if (~br).any():
-                    probs = learner.avg.probabilities_np(obs[~br], mask[~br])
-                    chosen[~br] = sample_rows(probs, mask[~br], rng.random(int((~br).sum())))
-                actions[rows] = chosen
-                pend[e, q], pend_obs[e, q], pend_act[e, q] = True, obs, chosen
-            s = env.step(envs, actions)
-            steps += len(envs)
-            self.state.extra["decisions"] += len(envs)
-            for learner in self.learners:
-                for _ in range(o.gradient_steps):
-                    learner.learn(o, rng)
+        env = make_env(self.game, self.options.num_envs, rng=self.state.rng)
+        play_and_learn(env, self.learners, self.options, self.state.rng, self.state.extra)
 
     def _snapshot(self) -> dict:
         """Snapshot the average policies, extend the meta-game, measure the gap; the seconds of evaluation and

@@ -13,5 +13,8 @@ for bit:
   :mod:`psro.variants.least_exploitable`;
 - symmetric (single-population) PSRO (:mod:`psro.variants.symmetric`, the ``symmetric`` field of
   :class:`psro.config.PSROConfig`, ``PSRO(game, symmetric=True)``): one population plays every seat of a symmetric
-  game, one best response per iteration, and the meta-game is solved as a symmetric game.
+  game, one best response per iteration, and the meta-game is solved as a symmetric game;
+- XDO and NXDO (:mod:`psro.variants.xdo`: the extensive-form double oracle, with
+  :mod:`psro.variants.restricted_game`, the restricted game and CFR+ on it, and :mod:`psro.variants.nxdo`, the
+  restricted game of meta-actions solved by NFSP).
 """
