@@ -29,6 +29,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "family.league": ["League"],
         "family.nfsp": ["NFSP"],
         "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
+        "variants.pipeline": ["PipelinePSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },
 )

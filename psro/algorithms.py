@@ -131,5 +131,6 @@ for _name, _target in (("psro", "psro.loop:PSRO"), ("self_play", "psro.family.se
                        ("fxp", "psro.family.fxp:FXP"), ("league", "psro.family.league:League"),
                        ("nfsp", "psro.family.nfsp:NFSP")):
     register_algorithm(_name, _target)
+register_algorithm("pipeline_psro", "psro.variants.pipeline:PipelinePSRO")
 register_algorithm("coffee_psro", "psro.offline.coffee_psro:COffeEPSRO", offline=True)
 register_algorithm("offline_psro", "psro.offline.coffee_psro:OfflinePSRO", offline=True)

@@ -1,4 +1,5 @@
-"""Shared checks of the self-play family's tests: two runs are the same run, and a run killed with SIGKILL."""
+"""Shared checks of the training loops' tests (the self-play family, the variants): two runs are the same run, and
+a run killed with SIGKILL."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
           "approx_gap_time"]
 
