@@ -56,7 +56,7 @@ Examples
 ...     [round(g, 6) for g in PSRO("kuhn_poker", progress=False).run(iterations=3)["gap"]]
 True
 >>> pipeline.state.extra["pipeline"]["fixed_at"], len(pipeline.state.pending[0])
-([1, 2, 3], 2)
+([0, 1, 2, 3], 2)
 """
 
 from __future__ import annotations

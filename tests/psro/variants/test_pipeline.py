@@ -17,11 +17,11 @@ TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "w
           "approx_gap_time"]
 TINY_PPO = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
                                               "hidden": [8], "on_bad_response": "warn"},
-                evaluator="monte_carlo", episodes_per_profile=64, progress=False)
-#: Two levels, each fixed after two chunks at most: fixed at iterations 1, 2, 3, ... (the plateau test needs two
-#: chunks as the lowest level, which no level has had before it has trained two chunks in all)
+                evaluator="monte_carlo", episodes_per_profile=64, approx_gap_every=None, progress=False)
+#: Two levels, the lowest fixed once it has trained two chunks in all: at iterations 1, 2, ... (the plateau test
+#: needs two chunks as the lowest level, which no level has had before)
 PIPELINE = {"active_policies": 2, "max_chunks": 2, "plateau_threshold": 10.0}
-ITERATIONS = 3
+ITERATIONS = 2
 
 
 def _weights(policy) -> list:
@@ -99,7 +99,7 @@ def test_one_level_one_chunk_is_learned_psro():
     fields = dict(TINY_PPO, seed=2)
     pipeline = PipelinePSRO("kuhn_poker", **fields, algorithm_options={"active_policies": 1, "max_chunks": 1})
     plain = PSRO("kuhn_poker", **fields)
-    a, b = pipeline.run(iterations=2), plain.run(iterations=2)
+    a, b = pipeline.run(iterations=1), plain.run(iterations=1)
     pd.testing.assert_frame_equal(a.drop(columns=TIMING), b.drop(columns=TIMING), check_exact=True)
     for pa, pb in zip(pipeline.populations, plain.populations):
         assert [_weights(m) for m in pa.policies] == [_weights(m) for m in pb.policies]
@@ -107,9 +107,9 @@ def test_one_level_one_chunk_is_learned_psro():
 
 def test_levels_train_in_chunks_and_the_lowest_is_fixed(straight):
     book = straight.pipeline
-    assert book["fixed_at"] == [1, 2, 3] and book["chunks"] == [2, 1] and book["fresh"] == [False, False]
+    assert book["fixed_at"] == [1, 2] and book["chunks"] == [3, 1] and book["fresh"] == [False, False]
     history = straight.history
-    assert history["population_0"].tolist() == [1, 1, 2, 3] == history["population_1"].tolist()
+    assert history["population_0"].tolist() == [1, 1, 2] == history["population_1"].tolist()
     # every chunk of both levels and players is counted: 2 levels x 2 players x 256 steps per iteration
     assert np.diff(history["env_steps"]).tolist() == [4 * 256] * ITERATIONS
     # the levels above the lowest are evaluated against everyone: more episodes than the fixed meta-game's
