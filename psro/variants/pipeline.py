@@ -24,7 +24,8 @@ meta-Nash, the target PSRO itself would give). One iteration of :meth:`PipelineP
    policy's current network (``initial_policy``); the oracle builds a fresh optimiser every call (its Adam state and
    learning-rate schedule live within the chunk), so the learner's whole state between chunks is its network;
 5. **select**: the lowest level is fixed when it has **plateaued**: its value against its target (the fixed
-   meta-Nash, which does not change while it is the lowest) improved by less than ``plateau_threshold`` from its
+   meta-Nash, which does not change while it is the lowest; the response's exact value where the tree is built,
+   else the oracle's estimate from its evaluation episodes) improved by less than ``plateau_threshold`` from its
    previous chunk as the lowest to this one, for every player; or when it has trained ``max_chunks`` chunks in all
    (at any level). Its response then passes PSRO's selection (:meth:`psro.PSRO.select`: nothing joins at an exact
    oracle's fixed point);
