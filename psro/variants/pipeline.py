@@ -39,10 +39,10 @@ for learned responses). With a learned oracle, ``active_policies=1, max_chunks=1
 response per iteration, trained with the same seed).
 
 **Workers.** The serial executor runs the ``a * num_players`` chunks one after another (any ``active_policies``);
-a process pool or a local Ray instance needs at least ``active_policies`` workers (each active level trains on a
-worker of its own, its players' chunks in turn or side by side): fewer is refused at construction, naming
-``algorithm_options: active_policies``. A Ray cluster joined by ``address`` says its size only once joined and is
-not checked.
+a process pool or a local Ray instance (its ``num_cpus``, else every CPU) needs at least ``active_policies``
+workers (each active level trains on a worker of its own, its players' chunks in turn or side by side): fewer is
+refused at construction, naming ``algorithm_options: active_policies``. A Ray cluster joined by ``address`` says
+its size only once joined and is not checked.
 
 The active policies are kept in ``state.pending`` (checkpointed with their weights, as League keeps its learners),
 their bookkeeping in ``state.extra["pipeline"]``: the chunks each level has trained, whether it is still fresh,
@@ -65,11 +65,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 
 import numpy as np
 
 from games.empirical import EmpiricalGame
-from games.executors import SerialExecutor
+from games.executors import RayExecutor, SerialExecutor
 from games.normal_form import NormalFormGame
 from games.validation import check_int, check_real
 from psro.config import PSROConfig, algorithm_options
@@ -79,7 +80,7 @@ from psro.loop_measures import is_exact
 from psro.meta.solvers import get_meta_solver
 from psro.meta.targets import meta_targets
 from psro.oracles.base import Target
-from psro.population import PolicyPopulation, Population, Provenance
+from psro.population import PolicyPopulation, Population, Provenance, tabular_policy
 
 __all__ = ["NEW_ACTIVE", "PipelineOptions", "PipelinePSRO", "check_workers"]
 
@@ -148,10 +149,13 @@ def check_workers(active_policies: int, executor) -> None:
     Traceback (most recent call last):
     ...
     ValueError: algorithm_options: active_policies=3 needs at least 3 workers ...
+    >>> check_workers(64, RayExecutor(address="auto"))   # (a cluster's size is known once joined)
     """
     if isinstance(executor, SerialExecutor) or getattr(executor, "address", None) is not None:
         return
     workers = int(getattr(executor, "workers", 1))
+    if isinstance(executor, RayExecutor) and executor.num_cpus is None:   # (a local instance with every CPU)
+        workers = os.cpu_count() or 1
     if active_policies > workers:
         raise ValueError(f"algorithm_options: active_policies={active_policies} needs at least {active_policies} "
                          f"workers (one per active level) and the executor {executor!r} has {workers}; lower "
@@ -277,8 +281,10 @@ class PipelinePSRO(PSRO):
         for name in ("count", "total", "total_sq"):
             getattr(extended, name)[corner] = getattr(fixed, name)
         extended.exact[corner[1:]] = fixed.exact
-        evaluated = [pop.tabular(self.tree) for pop in populations] if self.evaluator.exact and self.learned \
-            else populations
+        evaluated = populations
+        if self.evaluator.exact and self.learned:   # (the fixed members' tables are cached; the active ones are new)
+            evaluated = [_extended(pop.tabular(self.tree), [tabular_policy(a, self.tree, p) for a in lower[p]],
+                                   state.iteration) for p, pop in enumerate(state.populations)]
         for index in new_profile_blocks(sizes, extended.shape):
             self.evaluator.evaluate(evaluated, index, meta_game=extended)
         state.measure_episodes += int(extended.count[0][~extended.exact].sum() - fixed.count[0][~fixed.exact].sum())

@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 
 import psro
+from games import EmpiricalGame
 from games.executors import ProcessPoolExecutor, RayExecutor
 from psro import PSRO
 from psro.policies import codec
 from psro.variants.pipeline import PipelinePSRO
+from solvers import nash_conv
 
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
           "approx_gap_time"]
@@ -58,6 +60,8 @@ def straight():
     ({"update_players": "alternate"}, "update_players: P2SRO"),
     ({"algorithm_options": {"active_policies": 3}, "executor": {"engine": "process", "workers": 2}},
      r"algorithm_options: active_policies=3 needs at least 3 workers .* has 2"),
+    ({"algorithm_options": {"active_policies": 3}, "executor": {"engine": "ray", "num_cpus": 2}},
+     r"algorithm_options: active_policies=3 needs at least 3 workers .*RayExecutor\(num_cpus=2\) has 2"),
 ])
 def test_bad_input_is_refused_naming_the_field(fields, match):
     with pytest.raises(ValueError, match=match):
@@ -92,6 +96,27 @@ def test_with_an_exact_oracle_it_is_psro():
     for pa, pb in zip(pipeline.populations, plain.populations):
         assert np.array_equal(pa.policies, pb.policies)
     assert pipeline.pipeline["fixed_at"] == [0, 1, 2, 3, 4]
+
+
+def test_each_level_targets_the_meta_nash_of_the_policies_below_it():
+    """Level j's target: a Nash equilibrium of the meta-game over the fixed policies and the active ones of the
+    levels below j (evaluated here again, exactly, from the target's own populations), nothing on level j or above."""
+    solver = PipelinePSRO("kuhn_poker", progress=False, algorithm_options={"active_policies": 3})
+    solver.run(iterations=2)
+    k = len(solver.populations[0])
+    targets = solver.targets(solver.meta_game.mean_game())
+    assert [len(ts) for ts in targets] == [3, 3]
+    for p in range(2):
+        for j in (1, 2):
+            target = targets[p][j]
+            pops = target.populations
+            assert [len(pop) for pop in pops] == [k + 2, k + 2]
+            assert np.array_equal(pops[p].policies[k:], np.stack(solver.active_policies(p)[:2]))
+            corner = EmpiricalGame((k + j, k + j))
+            solver.evaluator.evaluate(pops, [range(k + j)] * 2, meta_game=corner)
+            mixtures = [np.asarray(m) for m in target.mixtures]
+            assert all(np.all(m[k + j:] == 0) for m in mixtures)
+            assert nash_conv(corner.mean_game(), [m[:k + j] for m in mixtures]) < 1e-9
 
 
 def test_one_level_one_chunk_is_learned_psro():
