@@ -13,7 +13,7 @@ the first chunks pay), and the CPU seconds of the run's process and
 all its children (the pool's workers). The order of the two runs alternates with the seed, and the load average is
 recorded before each run: on a shared machine the wall times say as much about the other jobs as about P2SRO.
 
-Run (one command; about ``2 x seeds x iterations x 2`` CPU seconds at the defaults)::
+Run (one command; at the defaults six runs of 20-30 CPU-seconds each)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python experiments/benchmarks/pipeline_psro_workers.py

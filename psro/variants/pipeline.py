@@ -21,8 +21,10 @@ meta-Nash, the target PSRO itself would give). One iteration of :meth:`PipelineP
    level)``, seed :func:`psro.oracles.jobs.job_seed` of ``(seed, iteration, player, level)``; results gathered in
    order), so for a fixed seed the run does not depend on the engine or the number of workers. A chunk is one
    call of the learned oracle with its ``oracle_options`` budget (``total_steps``), starting from the active
-   policy's current network (``initial_policy``); the oracle builds a fresh optimiser every call (its Adam state and
-   learning-rate schedule live within the chunk), so the learner's whole state between chunks is its network;
+   policy's current network (``initial_policy``). What carries over from chunk to chunk is that network alone:
+   every oracle call is a pure function of its inputs, so PPO's critic, the Adam moments and the learning-rate
+   schedule (DQN's replay buffer and exploration schedule) start afresh each chunk, a difference from the paper's
+   continuously running learners; the checkpoint, holding the networks, holds the learners' whole state;
 5. **select**: the lowest level is fixed when it has **plateaued**: its value against its target (the fixed
    meta-Nash, which does not change while it is the lowest; the response's exact value where the tree is built,
    else the oracle's estimate from its evaluation episodes) improved by less than ``plateau_threshold`` from its
