@@ -1,4 +1,4 @@
-"""The training loops a run can use, by name: PSRO, the self-play family and offline PSRO.
+"""The training loops a run can use, by name: PSRO, the self-play family, offline PSRO and the PSRO variants.
 
 ``PSROConfig.algorithm`` names one; :func:`algorithm_class` imports its class on first use (so a worker that
 only needs PSRO never imports the others). Every class takes ``Cls(config)`` or ``Cls(game, **fields)``, runs
