@@ -130,6 +130,22 @@ def test_one_level_one_chunk_is_learned_psro():
         assert [_weights(m) for m in pa.policies] == [_weights(m) for m in pb.policies]
 
 
+def test_the_plateau_rule_by_hand():
+    """Fixed when every player's value rose by less than plateau_threshold over its last chunk as the lowest level,
+    or after max_chunks chunks in all."""
+    solver = PipelinePSRO("kuhn_poker", **TINY_PPO, algorithm_options={"plateau_threshold": 0.02, "max_chunks": 4})
+    solver.state.extra["pipeline"] = book = {"chunks": [1, 0], "lowest_values": [[0.1, 0.2]]}
+    assert not solver._plateaued()                                  # one value: no improvement to judge yet
+    book.update(chunks=[2, 1], lowest_values=[[0.1, 0.2], [0.2, 0.21]])
+    assert not solver._plateaued()                                  # player 0 still gained 0.1
+    book.update(lowest_values=[[0.1, 0.2], [0.11, 0.21], [0.1, 0.3]])
+    assert not solver._plateaued()                                  # only the last two chunks count
+    book.update(lowest_values=[[0.1, 0.2], [0.2, 0.21], [0.19, 0.225]])
+    assert solver._plateaued()                                      # -0.01 and 0.015: both below 0.02
+    book.update(chunks=[4, 3], lowest_values=[[0.1, 0.2]])
+    assert solver._plateaued()                                      # max_chunks
+
+
 def test_levels_train_in_chunks_and_the_lowest_is_fixed(straight):
     book = straight.pipeline
     assert book["fixed_at"] == [1, 2] and book["chunks"] == [3, 1] and book["fresh"] == [False, False]
