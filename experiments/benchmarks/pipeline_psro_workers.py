@@ -11,7 +11,8 @@ column but the clocks); what differs is the time. Reported per run: the final Na
 (the loop's own clock: the steady state, after the start-up of torch in the workers, or in the serial process, which
 the first chunks pay), and the CPU seconds of the run's process and
 all its children (the pool's workers). The order of the two runs alternates with the seed, and the load average is
-recorded before each run: on a shared machine the wall times say as much about the other jobs as about P2SRO.
+recorded before each run, with the CPUs two processes get together at that moment (:func:`parallel_capacity`: 2.0
+on an idle 2-core machine): on a shared machine the wall times say as much about the other jobs as about P2SRO.
 
 Run (one command; at the defaults six runs of 20-30 CPU-seconds each)::
 
@@ -74,23 +75,46 @@ def single_run(seed: int, workers: int, iterations: int, steps: int) -> dict:
 def measured_run(seed: int, workers: int, iterations: int, steps: int) -> dict:
     """:func:`single_run` in a fresh process; its CPU seconds are that process's and its children's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    load = os.getloadavg()[0]
+    load, capacity = os.getloadavg()[0], parallel_capacity()
     out = subprocess.run([sys.executable, __file__, "--single", str(seed), str(workers), "--iterations",
                           str(iterations), "--steps", str(steps)], check=True, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    result.update(seed=seed, workers=workers, load_before=load,
+    result.update(seed=seed, workers=workers, load_before=load, parallel_capacity=capacity,
                   cpu_s=(after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return result
 
 
+def _busy(_) -> int:
+    total = 0
+    for i in range(5_000_000):
+        total += i
+    return total
+
+
+def parallel_capacity() -> float:
+    """How many CPUs two processes get together right now: ``2 t1 / t2``, where ``t1`` is the wall time of one
+    pure-Python unit of work in one process and ``t2`` of one unit in each of two processes side by side (2.0 on
+    an idle machine with two free cores, about 1.0 when the other jobs leave the equivalent of one)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    times = []
+    for n in (1, 2):
+        with ProcessPoolExecutor(n) as pool:
+            list(pool.map(_busy, range(n)))   # (the workers start before the clock)
+            start = time.perf_counter()
+            list(pool.map(_busy, range(n)))
+            times.append(time.perf_counter() - start)
+    return 2 * times[0] / times[1]
+
+
 def table(rows: list) -> list:
     lines = ["| seed | workers | NashConv | wall s | wall s without measuring | wall s of iterations 2.. | CPU s | "
-             "load before | fixed policies |", "|---|---|---|---|---|---|---|---|---|"]
+             "load before | CPUs for 2 processes | fixed policies |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['seed']} | {r['workers']} | {r['nash_conv']:.4f} | {r['wall_s']:.1f} | "
                      f"{r['wall_s_without_measuring']:.1f} | {r['steady_wall_s']:.1f} | {r['cpu_s']:.1f} | "
-                     f"{r['load_before']:.2f} | {r['populations']} |")
+                     f"{r['load_before']:.2f} | {r['parallel_capacity']:.2f} | {r['populations']} |")
     return lines
 
 
