@@ -34,6 +34,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "offline.coffee_psro": ["COffeEPSRO", "OfflinePSRO"],
         "variants.anytime": ["AnytimePSRO"],
         "variants.self_play_psro": ["SelfPlayPSRO"],
+        "variants.pipeline": ["PipelinePSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
     },
 )

@@ -1,4 +1,4 @@
-"""The training loops a run can use, by name: PSRO, the self-play family and offline PSRO.
+"""The training loops a run can use, by name: PSRO, the self-play family, offline PSRO and the PSRO variants.
 
 ``PSROConfig.algorithm`` names one; :func:`algorithm_class` imports its class on first use (so a worker that
 only needs PSRO never imports the others). Every class takes ``Cls(config)`` or ``Cls(game, **fields)``, runs
@@ -135,5 +135,6 @@ register_algorithm("rectified_psro", "psro.variants.rectified:RectifiedPSRO")
 register_algorithm("diverse_psro", "psro.variants.diverse:DiversePSRO")
 register_algorithm("anytime_psro", "psro.variants.anytime:AnytimePSRO")
 register_algorithm("self_play_psro", "psro.variants.self_play_psro:SelfPlayPSRO")
+register_algorithm("pipeline_psro", "psro.variants.pipeline:PipelinePSRO")
 register_algorithm("coffee_psro", "psro.offline.coffee_psro:COffeEPSRO", offline=True)
 register_algorithm("offline_psro", "psro.offline.coffee_psro:OfflinePSRO", offline=True)

@@ -39,6 +39,7 @@ CONFIGS = {
     "self_play_psro": "leduc_self_play_psro.yaml",
     "diverse_psro": "leduc_diverse.yaml",
     "xdo (NXDO)": "leduc_nxdo.yaml",
+    "pipeline_psro": "leduc_pipeline_psro.yaml",
 }
 
 

@@ -16,5 +16,7 @@ for bit:
   game, one best response per iteration, and the meta-game is solved as a symmetric game;
 - XDO and NXDO (:mod:`psro.variants.xdo`: the extensive-form double oracle, with
   :mod:`psro.variants.restricted_game`, the restricted game and CFR+ on it, and :mod:`psro.variants.nxdo`, the
-  restricted game of meta-actions solved by NFSP).
+  restricted game of meta-actions solved by NFSP);
+- pipeline PSRO (:mod:`psro.variants.pipeline`, P2SRO: levels of active policies trained in parallel through the
+  run's executor, the lowest fixed when its improvement plateaus).
 """
