@@ -73,7 +73,8 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
     single_population : bool
         The meta-game of a symmetric run (``symmetric=True``: one population in every seat): alpha-Rank's
         single-population chain and, for two players, Elo from the round robin of the members; the table has one
-        row per member (``player`` is ``"population"``). The meta-game must be symmetric.
+        row per member (``player`` is ``"population"``). The meta-game is symmetrised first (each payoff averaged
+        over the permutations of the seats: a sampled meta-game is symmetric only up to its noise).
 
     Returns
     -------
@@ -100,9 +101,13 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
     """
     if not isinstance(meta_game, NormalFormGame):
         raise TypeError(f"meta_game must be a games.NormalFormGame; got {type(meta_game).__name__}.")
-    if single_population and not meta_game.is_symmetric():
-        raise ValueError("single_population: the meta-game is not symmetric; rank it with single_population=False "
-                         "(one population per player).")
+    if single_population:
+        if len(set(meta_game.shape)) != 1:
+            raise ValueError(f"single_population: a {'x'.join(map(str, meta_game.shape))} meta-game has no one "
+                             "population; rank it with single_population=False (one population per player).")
+        from psro.variants.symmetric import symmetrised
+
+        meta_game = symmetrised(meta_game)   # (a sampled meta-game is symmetric only up to its noise)
     shape = "x".join(map(str, meta_game.shape))
     logger.info("ranking the %s population (%d joint profiles) with alpha-Rank (alpha=%g, m=%d)", shape,
                 int(np.prod(meta_game.shape)), alpha, population_size)
