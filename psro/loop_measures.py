@@ -88,19 +88,30 @@ class LoopMeasures:
 
     def _exact_payoffs(self, populations) -> np.ndarray:
         """Exact meta-game payoffs of the (tabularised) populations, for the gap of a sampled run: kept apart from
-        the sampled meta-game and grown block by block like it."""
-        sizes = [len(pop) for pop in populations]
+        the sampled meta-game and grown block by block like it. A resumed run rebuilds them through the same blocks
+        as the run before it (the sizes its history rows record), so its gaps equal the uninterrupted run's bit for
+        bit (a block's products depend on its shape in the last digit)."""
         if self._exact_meta is None:
             self._exact_meta = (EmpiricalGame((0,) * self.num_players), [0] * self.num_players,
                                 SequenceFormEvaluator(self.tree))
+            for row in self.state.rows:   # (every row measured its gap: exact_gap and the tree do not change)
+                self._grow_exact_payoffs(populations, self._row_sizes(row))
+        self._grow_exact_payoffs(populations, [len(pop) for pop in populations])
+        return self._exact_meta[0].mean_game().payoffs
+
+    def _row_sizes(self, row: dict) -> list:
+        """The seats' population sizes a history row records (a symmetric run's one population in every seat)."""
+        return [int(row[f"population_{p if len(self.state.populations) > 1 else 0}"])
+                for p in range(self.num_players)]
+
+    def _grow_exact_payoffs(self, populations, sizes: list) -> None:
         game, have, evaluator = self._exact_meta
         for p, (k, h) in enumerate(zip(sizes, have)):
             if k > h:
                 game.grow(p, k - h)
         for index in new_profile_blocks(have, sizes):
             evaluator.evaluate(populations, index, meta_game=game)
-        have[:] = sizes
-        return game.mean_game().payoffs
+        have[:] = [max(k, h) for k, h in zip(sizes, have)]
 
     def _meta_gap(self, meta_game) -> float:
         """The eval meta-strategy's regret in the empirical meta-game (NashConv, CCE or CE gap)."""
