@@ -42,6 +42,19 @@ Run (about ``seeds x (budget + measuring)`` seconds)::
 ``(side, seed, wall_s, iteration, nash_conv, cpu_s)`` (``cpu_s``: the side's process CPU seconds, measuring
 excluded; on a shared machine it shows how much of its core each side got) and a markdown summary
 (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
+
+``--config RUN.yaml`` runs ours as that run config says (its ``algorithm``: PSRO, self-play PSRO, ...; its oracle,
+evaluator and meta-solver settings), with the benchmark's seed, clock and ``exact_gap: false``
+(:data:`BENCHMARK_FIELDS`); ``--seed-offset 10`` runs seeds 10, 11, ... (the tuning seeds; the benchmark's are 0-2).
+The tuned learned path (issue #28, item 4) is ``experiments/configs/leduc_deep_tuned.yaml``: PSRO with PPO
+responses of 40,000 steps (64 envs, warm-started), 600 episodes per meta-game profile, the Nash meta-solver and
+no ``approx_gap``, for a budget of 900 CPU-seconds on one core; its tuning log (seeds 10-12, CPU clock, every
+candidate tried) is results/deep_leduc_tuning.md, made by ``deep_leduc_tuning/tuning_log.py``. The benchmark's
+measurement of it (seeds 0-2, side by side with psro_v2, one core each)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
+        --sides both --seeds 3 --clock cpu --budget 900 --config experiments/configs/leduc_deep_tuned.yaml \\
+        --out experiments/benchmarks/results/deep_psro_leduc_tuned.md
 """
 
 from __future__ import annotations
