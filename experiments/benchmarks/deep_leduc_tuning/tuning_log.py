@@ -8,7 +8,8 @@ Run::
     python experiments/benchmarks/deep_leduc_tuning/tuning_log.py runs/tune/B_s10.csv runs/tune/C_s10.csv ...
 
 It copies each CSV to ``results/deep_leduc_tuning/<name>.csv`` (so the log can be rebuilt from the committed
-files: pass those) and writes ``results/deep_leduc_tuning.md``. A CSV's name is ``<candidate>_s<seed>[_<budget>]``.
+files: pass those) and writes ``results/deep_leduc_tuning.md``, followed by
+``deep_leduc_tuning/notes.md``. A CSV's name is ``<candidate>_s<seed>[_<budget>]``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ def main(paths: list) -> None:
         lines.append(f"| {candidate} | {describe(candidate)} | {int(rows.seed.iloc[0])} | "
                      + " | ".join("" if math.isnan(v) else f"{v:.3f}" for v in values)
                      + f" | {int(rows.iteration.max())} | {rows.nash_conv.min():.3f} |")
+    notes = HERE / "notes.md"   # what the runs showed, written by hand after them
+    if notes.exists():
+        lines += ["", notes.read_text().rstrip()]
     (RESULTS / "deep_leduc_tuning.md").write_text("\n".join(lines) + "\n")
     sys.stdout.write("\n".join(lines) + "\n")
 
