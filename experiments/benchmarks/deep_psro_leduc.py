@@ -42,6 +42,19 @@ Run (about ``seeds x (budget + measuring)`` seconds)::
 ``(side, seed, wall_s, iteration, nash_conv, cpu_s)`` (``cpu_s``: the side's process CPU seconds, measuring
 excluded; on a shared machine it shows how much of its core each side got) and a markdown summary
 (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
+
+``--config RUN.yaml`` runs ours as that run config says (its ``algorithm``: PSRO, self-play PSRO, ...; its oracle,
+evaluator and meta-solver settings), with the benchmark's seed, clock and ``exact_gap: false``
+(:data:`BENCHMARK_FIELDS`); ``--seed-offset 10`` runs seeds 10, 11, ... (the tuning seeds; the benchmark's are 0-2).
+The tuned learned path (issue #28, item 4) is ``experiments/configs/leduc_deep_tuned.yaml``: PSRO with PPO
+responses of 40,000 steps (64 envs, warm-started), 600 episodes per meta-game profile, the Nash meta-solver and
+no ``approx_gap``, for a budget of 900 CPU-seconds on one core; its tuning log (seeds 10-12, CPU clock, every
+candidate tried) is results/deep_leduc_tuning.md, made by ``deep_leduc_tuning/tuning_log.py``. The benchmark's
+measurement of it (seeds 0-2, side by side with psro_v2, one core each)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
+        --sides both --seeds 3 --clock cpu --budget 900 --config experiments/configs/leduc_deep_tuned.yaml \\
+        --out experiments/benchmarks/results/deep_psro_leduc_tuned.md
 """
 
 from __future__ import annotations
@@ -306,12 +319,39 @@ class OurOptions:
     episodes_per_profile: int = 300
     meta_solver: str = "nash"
     oracle_options: tuple = (("eval_episodes", 200),)
+    config: str | None = None
+    """a run config (YAML, e.g. ``experiments/configs/leduc_deep_tuned.yaml``) that replaces the fields above"""
+
+
+#: The fields a ``--config`` cannot set: the benchmark's (its seed, its clock instead of a stopping rule, no
+#: checkpoints or ranking, and no game tree in training).
+BENCHMARK_FIELDS = dict(iterations=None, target_gap=None, time_limit=None, checkpoint=False, progress=False,
+                        rank_population=False, exact_gap=False)
+
+
+def configured_solver(seed: int, path: str):
+    """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on Leduc, with the
+    benchmark's :data:`BENCHMARK_FIELDS` and ``seed``."""
+    import yaml
+
+    from psro import PSROConfig
+    from psro.algorithms import algorithm_class
+
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    if data.get("game", GAME) != GAME:
+        raise ValueError(f"--config: the benchmark plays {GAME}; {path} names game {data['game']!r}.")
+    data.update(BENCHMARK_FIELDS, game=GAME, seed=seed)
+    config = PSROConfig.from_dict(data, source=str(path))
+    return algorithm_class(config.algorithm)(config)
 
 
 def our_solver(seed: int, options: OurOptions):
-    """``psro.PSRO`` with the PPO oracle and the Monte Carlo evaluator, and no exact gap (no game tree)."""
+    """``psro.PSRO`` with the PPO oracle and the Monte Carlo evaluator, and no exact gap (no game tree); with
+    ``options.config``, that config's loop (:func:`configured_solver`)."""
     from psro import PSRO, PSROConfig
 
+    if options.config:
+        return configured_solver(seed, options.config)
     fields = dict(oracle="ppo", evaluator="monte_carlo", meta_solver=options.meta_solver,
                   oracle_steps=options.oracle_steps, episodes_per_profile=options.episodes_per_profile,
                   oracle_options=dict(options.oracle_options) or None, seed=seed, iterations=None,
@@ -512,6 +552,11 @@ def main() -> None:
     parser.add_argument("--oracle-option", action="append", default=[], metavar="KEY=VALUE",
                         help="an option of our PPO oracle (repeatable; added to the defaults "
                              f"{dict(OurOptions.oracle_options)}), e.g. learning_rate=3e-4")
+    parser.add_argument("--config", help="ours: the training loop and settings of this run config (YAML; its "
+                        "algorithm, oracle, evaluator, ... replace the options above; the seed, the stopping rule "
+                        "and exact_gap=false are the benchmark's)")
+    parser.add_argument("--seed-offset", type=int, default=0,
+                        help="seeds are OFFSET, OFFSET+1, ... (tuning runs use seeds other than the benchmark's 0-2)")
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
     args = parser.parse_args()
     budget, seeds = (60.0, 1) if args.quick else (args.budget, args.seeds)
@@ -519,10 +564,11 @@ def main() -> None:
     options = {"psro_v2": PSROv2Options(args.pg_episodes, args.sims_per_entry, args.pg_meta),
                "ours": OurOptions(args.oracle_steps, args.episodes_per_profile, args.meta_solver,
                                   tuple({**dict(OurOptions.oracle_options),
-                                         **dict(_parse_option(o) for o in args.oracle_option)}.items()))}
+                                         **dict(_parse_option(o) for o in args.oracle_option)}.items()),
+                                  args.config)}
     out = bench_common.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows = run_all(sides, range(seeds), budget, options, args.clock)
+    rows = run_all(sides, range(args.seed_offset, args.seed_offset + seeds), budget, options, args.clock)
     import pandas as pd
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s"]).to_csv(
