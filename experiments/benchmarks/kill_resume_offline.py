@@ -118,6 +118,41 @@ def trial(config: Path, reference: Path, run_dir: Path, after: int, delay: float
     return {"killed": how, "resumed": True, "differences": "; ".join(same_outputs(reference, run_dir))}
 
 
+def trials_of(label: str, key: str, config: Path, folder: Path, trials: int, iterations: int, rng) -> list:
+    """The uninterrupted reference run of ``config`` in ``folder``, then ``trials`` kill-and-resume trials of it
+    (killed after a checkpoint at a uniform iteration ``< iterations``, plus a delay of up to 1.5 iterations' wall
+    time, drawn from ``rng``); one row per trial, ``{key: label, ...}``."""
+    reference = folder / "reference"
+    start = time.perf_counter()
+    subprocess.run(_psro("run", str(config), "--out", str(reference)), env=_env(), check=True,
+                   stdout=subprocess.DEVNULL)
+    history = pd.read_csv(reference / "history.csv")
+    per_iteration = float(history["wall_time"].diff().iloc[1:].mean())
+    print(f"{label}: reference run {time.perf_counter() - start:.1f} s, {per_iteration:.3f} s per iteration, "
+          f"final gap {history['gap'].iloc[-1]:.4f}", flush=True)
+    rows = []
+    for t in range(trials):
+        after = int(rng.integers(0, iterations))
+        delay = float(rng.uniform(0.0, 1.5)) * per_iteration
+        row = {key: label, "trial": t, "after_iteration": after, "delay_s": round(delay, 4),
+               **trial(config, reference, folder / f"trial-{t}", after, delay)}
+        row["identical"] = row["resumed"] and not row["differences"]
+        rows.append(row)
+        print(f"  trial {t}: {row['killed']}; identical: {row['identical']} {row['differences']}", flush=True)
+    return rows
+
+
+def write_trials(rows: list, key: str, out: Path) -> None:
+    """Print the trials counted per ``key`` (killed, identical) and write them to the CSV ``out``."""
+    table = pd.DataFrame(rows)
+    summary = table.groupby(key, sort=False).agg(trials=("trial", "size"), killed=("killed", lambda k: int(
+        k.str.startswith("killed").sum())), identical=("identical", "sum"))
+    print(summary.to_string(), flush=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, index=False)
+    print(f"wrote {out}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=20, help="kill-and-resume trials per algorithm")
@@ -134,30 +169,10 @@ def main(argv=None) -> None:
         scratch = Path(scratch)
         for algorithm in ALGORITHMS:
             config = write_config(scratch, algorithm, args.iterations)
-            reference = scratch / f"{algorithm}-reference"
-            start = time.perf_counter()
-            subprocess.run(_psro("run", str(config), "--out", str(reference)), env=_env(), check=True,
-                           stdout=subprocess.DEVNULL)
-            history = pd.read_csv(reference / "history.csv")
-            per_iteration = float(history["wall_time"].diff().iloc[1:].mean())
-            print(f"{algorithm}: reference run {time.perf_counter() - start:.1f} s, {per_iteration:.3f} s per "
-                  "iteration", flush=True)
-            for t in range(args.trials):
-                after = int(rng.integers(0, args.iterations))
-                delay = float(rng.uniform(0.0, 1.5)) * per_iteration
-                row = {"algorithm": algorithm, "trial": t, "after_iteration": after, "delay_s": round(delay, 4),
-                       **trial(config, reference, scratch / f"{algorithm}-{t}", after, delay)}
-                row["identical"] = row["resumed"] and not row["differences"]
-                rows.append(row)
-                print(f"  trial {t}: {row['killed']}; identical: {row['identical']} {row['differences']}", flush=True)
-    table = pd.DataFrame(rows)
-    summary = table.groupby("algorithm").agg(trials=("trial", "size"), killed=("killed", lambda k: int(
-        k.str.startswith("killed").sum())), identical=("identical", "sum"))
-    print(summary.to_string(), flush=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out, index=False)
-    print(f"wrote {out}")
-
+            folder = scratch / algorithm
+            folder.mkdir()
+            rows += trials_of(algorithm, "algorithm", config, folder, args.trials, args.iterations, rng)
+    write_trials(rows, "algorithm", out)
 
 if __name__ == "__main__":
     main()

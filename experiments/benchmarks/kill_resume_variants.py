@@ -16,9 +16,7 @@ config, the trials identical to the uninterrupted run.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import bench_common
@@ -27,9 +25,8 @@ bench_common.pin_threads()
 bench_common.use_repo_packages()
 
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
-from kill_resume_offline import _env, _psro, trial  # noqa: E402
+from kill_resume_offline import trials_of, write_trials  # noqa: E402
 
 #: Config name -> shipped config (under experiments/configs/).
 CONFIGS = {
@@ -83,30 +80,8 @@ def main(argv=None) -> None:
             folder.mkdir()
             config = small_config(bench_common.REPO_ROOT / "experiments" / "configs" / CONFIGS[name], folder,
                                   args.iterations, args.steps)
-            reference = folder / "reference"
-            start = time.perf_counter()
-            subprocess.run(_psro("run", str(config), "--out", str(reference)), env=_env(), check=True,
-                           stdout=subprocess.DEVNULL)
-            history = pd.read_csv(reference / "history.csv")
-            per_iteration = float(history["wall_time"].diff().iloc[1:].mean())
-            print(f"{name}: reference run {time.perf_counter() - start:.1f} s, {per_iteration:.3f} s per iteration, "
-                  f"final gap {history['gap'].iloc[-1]:.4f}", flush=True)
-            for t in range(args.trials):
-                after = int(rng.integers(0, args.iterations))
-                delay = float(rng.uniform(0.0, 1.5)) * per_iteration
-                row = {"config": name, "trial": t, "after_iteration": after, "delay_s": round(delay, 4),
-                       **trial(config, reference, folder / f"trial-{t}", after, delay)}
-                row["identical"] = row["resumed"] and not row["differences"]
-                rows.append(row)
-                print(f"  trial {t}: {row['killed']}; identical: {row['identical']} {row['differences']}", flush=True)
-    table = pd.DataFrame(rows)
-    summary = table.groupby("config", sort=False).agg(trials=("trial", "size"), killed=("killed", lambda k: int(
-        k.str.startswith("killed").sum())), identical=("identical", "sum"))
-    print(summary.to_string(), flush=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out, index=False)
-    print(f"wrote {out}")
-
+            rows += trials_of(name, "config", config, folder, args.trials, args.iterations, rng)
+    write_trials(rows, "config", out)
 
 if __name__ == "__main__":
     main()
