@@ -27,18 +27,31 @@ untrained networks, as in the example. It needs these patches to run, and nothin
 (:func:`our_solver` holds the call); it does not build the game tree for training or evaluation.
 
 **Measuring.** After every iteration of each side the clock stops and the exact NashConv of the side's current
-meta-strategy is computed: every population member is tabulated over Leduc's information states (psro_v2's
-networks: a batched forward pass over all information-state tensors with the agent's own masking and
-renormalisation; ours: ``psro.policies.as_tabular`` over a game tree built only for measuring), the members are
-mixed with the meta-strategy by OpenSpiel's ``policy_aggregator`` and measured by
-``exploitability.nash_conv``. The same code measures both sides. The reported ``wall_s`` excludes measuring.
+meta-strategy is computed (:class:`Measure`): every population member is tabulated over Leduc's information states
+of a game tree built only for measuring (psro_v2's networks: a batched forward pass over all information-state
+tensors with the agent's own masking and renormalisation; ours: ``psro.population.tabular_policy``), kept as its
+realization plan, the plans are mixed with the meta-strategy and the mixture is measured with exact best responses
+(``psro.metrics.nash_conv_of_plans``). The same code measures both sides. It equals OpenSpiel's
+``policy_aggregator`` + ``exploitability.nash_conv`` on the same members (``--check-measure`` compares the two on
+random populations) and takes milliseconds where that took seconds per iteration at 200 members. The reported
+``wall_s`` excludes measuring.
 
 Run (about ``seeds x (budget + measuring)`` seconds)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python experiments/benchmarks/deep_psro_leduc.py
 
-``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only. Results: a CSV of
+``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only; ``--sides all`` (or any
+list of sides) adds the toolkit's other learned algorithms, each from its config in ``experiments/configs/``
+(:data:`VARIANT_CONFIGS`: NXDO, P2SRO and NFSP; one process each, ``executor: serial``), measured the same way: the
+exact NashConv of NXDO's restricted solution, NFSP's average policies and P2SRO's meta-strategy over its fixed
+policies, against the clock and against environment steps (the history's ``env_steps``; psro_v2 does not count
+them). All sides of a seed run at the same time, so with more sides than cores use ``--clock cpu``::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
+        --sides all --seeds 3 --clock cpu --budget 150 --config experiments/configs/leduc_deep_tuned.yaml \\
+        --out experiments/benchmarks/results/deep_leduc_variants.md
+ Results: a CSV of
 ``(side, seed, wall_s, iteration, nash_conv, cpu_s)`` (``cpu_s``: the side's process CPU seconds, measuring
 excluded; on a shared machine it shows how much of its core each side got) and a markdown summary
 (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
@@ -78,9 +91,14 @@ logger = logging.getLogger("deep_psro_leduc")
 
 GAME = "leduc_poker"
 REPORT_TIMES = (60, 120, 300, 600, 900)
+STEP_MARKS = (1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
 TARGET = 1.0
-SIDES = ("psro_v2", "ours")
+SIDES = ("psro_v2", "ours", "nxdo", "p2sro", "nfsp")
+#: The toolkit's other learned algorithms (``--sides``), each run from its config in ``experiments/configs/``
+#: with the benchmark's fields (:data:`BENCHMARK_FIELDS`) and one process (``executor: serial``).
+VARIANT_CONFIGS = {"nxdo": "leduc_nxdo.yaml", "p2sro": "leduc_pipeline_psro.yaml", "nfsp": "leduc_nfsp.yaml"}
 RESULTS = Path(__file__).resolve().parent / "results" / "deep_psro_leduc.md"
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
 #: The clocks a budget can run on: wall seconds, or the process's CPU seconds.
@@ -159,42 +177,78 @@ class Clock:
 
 # ---------------------------------------------------------------- measuring (shared by both sides)
 
-def meta_nash_conv(game, members: list, weights: list) -> float:
-    """Exact NashConv of the meta-strategy: ``members[p]`` (OpenSpiel policies of player ``p``) mixed with
-    ``weights[p]`` by ``policy_aggregator``, measured by ``exploitability.nash_conv``."""
+class Measure:
+    """Exact NashConv of a meta-strategy over population members, in the sequence form of the game tree built for
+    measuring (never given to a solver): each member is tabulated once over the tree's information states and kept
+    as its realization plan (:func:`psro.policies.realization_plans`); a meta-strategy's mixture of members is the
+    weighted sum of their plans (Kuhn's theorem), measured by :func:`psro.metrics.nash_conv_of_plans` (exact best
+    responses on the tree). It equals OpenSpiel's ``policy_aggregator`` + ``exploitability.nash_conv`` of the same
+    members (:func:`openspiel_meta_nash_conv`, the check in ``--check-measure``) and takes milliseconds where that
+    takes seconds at 200 members.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> from psro.policies import uniform_policy
+    >>> measure = Measure(pyspiel.load_game("kuhn_poker"))
+    >>> uniform = [uniform_policy(measure.tree.infostates[p]) for p in range(2)]
+    >>> round(measure.nash_conv([[measure.plan(("u", p), p, lambda u=u: u)] for p, u in enumerate(uniform)],
+    ...                         [[1.0], [1.0]]), 6)
+    0.916667
+    """
+
+    def __init__(self, game):
+        from psro.game_tree import build_game_tree
+
+        self.game, self.tree, self._plans = game, build_game_tree(game), {}
+
+    def plan(self, key, player: int, table) -> np.ndarray:
+        """The realization plan of the member ``key`` of ``player`` whose tabular policy ``table()`` gives (an
+        array ``(infostates, actions)`` in the tree's order), computed the first time ``key`` is seen."""
+        from psro.policies import check_policy, realization_plans
+
+        if key not in self._plans:
+            info = self.tree.infostates[player]
+            self._plans[key] = realization_plans(check_policy(table(), info, argname="table"), info)[0]
+        return self._plans[key]
+
+    def nash_conv(self, plans: list, weights: list) -> float:
+        """NashConv of each player's ``plans`` mixed with ``weights[player]``."""
+        from psro.metrics import nash_conv_of_plans
+
+        return nash_conv_of_plans(self.tree, [np.asarray(w, dtype=np.float64) @ np.stack(ps)
+                                              for ps, w in zip(plans, weights)])
+
+    def network_table(self, player: int, probabilities) -> np.ndarray:
+        """The tabular policy of a network: ``probabilities(player, obs, mask)`` on the tree's information-state
+        tensors of ``player``, masked and renormalised (uniform over the legal actions where its mass is zero)."""
+        from psro.game_tree import infostate_tensors
+
+        mask = self.tree.infostates[player].legal_mask.astype(bool)
+        obs = np.asarray(infostate_tensors(self.tree, player), dtype=np.float32)
+        probs = np.asarray(probabilities(player, obs, mask), dtype=np.float64) * mask
+        total = probs.sum(axis=1, keepdims=True)
+        return np.where(total > 0, probs / np.where(total > 0, total, 1.0), mask / mask.sum(axis=1, keepdims=True))
+
+
+def openspiel_meta_nash_conv(measure: Measure, tables: list, weights: list) -> float:
+    """The same NashConv by OpenSpiel alone (the reference :class:`Measure` is checked against): each member's
+    tabular policy (``tables[p]``: arrays over ``measure.tree``'s information states of ``p``) as an OpenSpiel
+    policy, mixed with ``weights`` by ``policy_aggregator``, measured by ``exploitability.nash_conv``."""
     from open_spiel.python.algorithms import exploitability, policy_aggregator
 
+    from psro.openspiel_policy import to_openspiel_policy
+
+    game, members = measure.game, []
+    for p, arrays in enumerate(tables):
+        members.append([])
+        for array in arrays:
+            profile = [None] * game.num_players()
+            profile[p] = array
+            members[p].append(to_openspiel_policy(profile, measure.tree))
     weights = [[float(w) for w in np.asarray(ws)] for ws in weights]
     aggregated = policy_aggregator.PolicyAggregator(game).aggregate(range(game.num_players()), members, weights)
     return float(exploitability.nash_conv(game, aggregated, use_cpp_br=True))
-
-
-def tabulate(game, probabilities) -> object:
-    """An OpenSpiel ``TabularPolicy`` of ``game`` whose every row is ``probabilities(player, obs, mask)`` on the
-    information-state tensors ``obs`` ``(k, d)`` and legal masks ``(k, A)`` of that player's states."""
-    from open_spiel.python import policy
-
-    table = policy.TabularPolicy(game)
-    for player, rows in enumerate(_player_rows(table)):
-        obs = np.asarray([table.states[i].information_state_tensor(player) for i in rows], dtype=np.float32)
-        mask = table.legal_actions_mask[rows].astype(bool)
-        probs = np.asarray(probabilities(player, obs, mask), dtype=np.float64) * mask
-        total = probs.sum(axis=1, keepdims=True)
-        probs = np.where(total > 0, probs / np.where(total > 0, total, 1.0), mask / mask.sum(axis=1, keepdims=True))
-        table.action_probability_array[rows] = probs
-    return table
-
-
-def cached(cache: dict, key, make):
-    """``cache[key]``, made by ``make()`` the first time."""
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
-
-
-def _player_rows(table) -> list:
-    """Row indices of each player's information states in an OpenSpiel ``TabularPolicy``."""
-    return [np.asarray([table.state_lookup[key] for key in keys], dtype=np.intp) for keys in table.states_per_player]
 
 
 # ---------------------------------------------------------------- psro_v2 with the torch policy gradient
@@ -247,7 +301,7 @@ def _torch_pg_policy_class():
 
 def _pg_probabilities(agent):
     """The torch agent's action probabilities on a batch, computed as its ``_act`` does (softmax, then masked
-    and renormalised; uniform over legal where the mass is zero, which :func:`tabulate` does)."""
+    and renormalised; uniform over legal where the mass is zero, which :meth:`Measure.network_table` does)."""
     import torch
 
     def probabilities(player, obs, mask):
@@ -289,13 +343,12 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options, clock: str = "
                                     sims_per_entry=options.sims_per_entry, number_policies_selected=1,
                                     meta_strategy_method=options.meta_solver, sample_from_marginals=True,
                                     symmetric_game=False)
-    tables = {}
+    exact = Measure(game)
 
     def measure(iteration):
-        members = [[cached(tables, id(pol), lambda pol=pol: tabulate(game, _pg_probabilities(pol._policy)))
-                    for pol in pols] for pols in solver.get_policies()]
-        return _row("psro_v2", seed, clock, iteration,
-                    meta_nash_conv(game, members, solver.get_meta_strategies()))
+        plans = [[exact.plan(id(pol), p, lambda p=p, pol=pol: exact.network_table(p, _pg_probabilities(pol._policy)))
+                  for pol in pols] for p, pols in enumerate(solver.get_policies())]
+        return _row("psro_v2", seed, clock, iteration, exact.nash_conv(plans, solver.get_meta_strategies()))
 
     rows, iteration = [measure(0)], 0
     try:
@@ -324,14 +377,15 @@ class OurOptions:
 
 
 #: The fields a ``--config`` cannot set: the benchmark's (its seed, its clock instead of a stopping rule, no
-#: checkpoints or ranking, and no game tree in training).
+#: checkpoints or ranking, no game tree in training, and no ``approx_gap``, whose extra responses would train inside
+#: the budget: the benchmark measures the exact NashConv itself, off the clock).
 BENCHMARK_FIELDS = dict(iterations=None, target_gap=None, time_limit=None, checkpoint=False, progress=False,
-                        rank_population=False, exact_gap=False)
+                        rank_population=False, exact_gap=False, approx_gap_every=None)
 
 
-def configured_solver(seed: int, path: str):
+def configured_solver(seed: int, path, **fields):
     """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on Leduc, with the
-    benchmark's :data:`BENCHMARK_FIELDS` and ``seed``."""
+    benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``."""
     import yaml
 
     from psro import PSROConfig
@@ -340,7 +394,7 @@ def configured_solver(seed: int, path: str):
     data = yaml.safe_load(Path(path).read_text()) or {}
     if data.get("game", GAME) != GAME:
         raise ValueError(f"--config: the benchmark plays {GAME}; {path} names game {data['game']!r}.")
-    data.update(BENCHMARK_FIELDS, game=GAME, seed=seed)
+    data.update(BENCHMARK_FIELDS, game=GAME, seed=seed, **fields)
     config = PSROConfig.from_dict(data, source=str(path))
     return algorithm_class(config.algorithm)(config)
 
@@ -361,52 +415,50 @@ def our_solver(seed: int, options: OurOptions):
     return PSRO(GAME, **fields)
 
 
-def _member_table(game, tree, member, player):
-    """One population member of ours as an OpenSpiel ``TabularPolicy`` (over ``tree``, built for measuring)."""
-    from psro.openspiel_policy import to_openspiel_policy
-    from psro.policies import Policy, as_tabular
+def loop_output(solver, iteration: int) -> tuple:
+    """What a training loop outputs, as ``(members, weights)`` per player, each member with a key under which
+    its tabulation can be kept: XDO/NXDO's restricted solution and NFSP's average policies (one policy per
+    player, new each iteration), else the populations mixed by the meta-strategy."""
+    for method in ("restricted_solution", "average_policies"):
+        if hasattr(solver, method):
+            policies = getattr(solver, method)()
+            return [[((iteration, p), pol)] for p, pol in enumerate(policies)], [[1.0]] * len(policies)
+    state = solver.state
+    return ([[((p, i), member) for i, member in enumerate(_members(pop))] for p, pop in enumerate(state.populations)],
+            state.meta_strategy.marginals)
 
-    if isinstance(member, Policy) or isinstance(member, np.ndarray):
-        policies = [None] * game.num_players()
-        policies[player] = as_tabular(member, tree, player)
-        return to_openspiel_policy(policies, tree)
-    from psro.oracles.learned.env import batch_probabilities
 
-    return tabulate(game, lambda p, obs, mask: batch_probabilities(member, obs, mask))
+def run_ours(seed: int, budget: float, options: OurOptions, clock: str = "wall", side: str = "ours") -> list:
+    """Our deep PSRO (or, for another ``side``, the variant of :data:`VARIANT_CONFIGS`) for ``budget`` seconds of
+    ``clock``; one row per iteration (row 0: the initial population).
 
-
-def run_ours(seed: int, budget: float, options: OurOptions, clock: str = "wall") -> list:
-    """Our deep PSRO for ``budget`` wall seconds; one row per iteration (row 0: the initial population).
-
-    One ``run`` call; its history callback stops the clock, measures and restarts it; the clock's timer ends the
-    run at the budget (no per-call work, such as the last row's ``approx_gap``, is added; the iteration running
-    at the end does not count).
+    One ``run`` call; its history callback stops the clock, measures the output (:func:`loop_output`) and restarts
+    it; the clock's timer ends the run at the budget (no per-call work, such as the last row's ``approx_gap``, is
+    added; the iteration running at the end does not count).
     """
     import pyspiel
     import torch
 
-    from psro.game_tree import build_game_tree
+    from psro.population import tabular_policy
 
     torch.manual_seed(seed)
-    game = pyspiel.load_game(GAME)
-    tree = build_game_tree(game)   # for measuring only, never given to the solver
-    tables, rows = {}, []
-    clock, solver = Clock(budget, clock), None
+    exact = Measure(pyspiel.load_game(GAME))   # its tree is for measuring only, never given to the solver
+    rows, clock, solver = [], Clock(budget, clock), None
 
     def measure(row):
         clock.stop()
-        state = solver.state
-        members = [[cached(tables, (p, i), lambda p=p, member=member: _member_table(game, tree, member, p))
-                    for i, member in enumerate(_members(pop))] for p, pop in enumerate(state.populations)]
-        rows.append(_row("ours", seed, clock, row["iteration"],
-                         meta_nash_conv(game, members, state.meta_strategy.marginals)))
+        members, weights = loop_output(solver, row["iteration"])
+        plans = [[exact.plan(key, p, lambda p=p, member=member: tabular_policy(member, exact.tree, p))
+                  for key, member in keyed] for p, keyed in enumerate(members)]
+        rows.append(_row(side, seed, clock, row["iteration"], exact.nash_conv(plans, weights), row.get("env_steps")))
         clock.start()
 
     try:
         clock.start()
-        solver = our_solver(seed, options)
+        solver = our_solver(seed, options) if side == "ours" else configured_solver(
+            seed, CONFIGS / VARIANT_CONFIGS[side], executor="serial")
         if getattr(solver, "tree", None) is not None:
-            raise RuntimeError("our solver built the game tree; the benchmark runs it without one "
+            raise RuntimeError(f"the {side} solver built the game tree; the benchmark runs it without one "
                                "(exact_gap=False).")
         solver.run(iterations=10**9, callback=measure)
     except Exception as exc:   # the iteration running at the end of the budget does not count
@@ -435,11 +487,11 @@ def _members(population) -> list:
 
 # ---------------------------------------------------------------- running both sides
 
-def _row(side, seed, clock: Clock, iteration, nash_conv) -> dict:
+def _row(side, seed, clock: Clock, iteration, nash_conv, env_steps=None) -> dict:
     logger.info("%s seed %d: iteration %d at %.1f s (CPU %.1f s), NashConv %.4f", side, seed, iteration,
                 clock.wall, clock.cpu, nash_conv)
     return {"side": side, "seed": seed, "wall_s": clock.wall, "iteration": iteration, "nash_conv": nash_conv,
-            "cpu_s": clock.cpu}
+            "cpu_s": clock.cpu, "env_steps": math.nan if env_steps is None else env_steps}
 
 
 def _side_job(side: str, seed: int, budget: float, options, core: int | None, clock: str = "wall") -> list:
@@ -453,20 +505,25 @@ def _side_job(side: str, seed: int, budget: float, options, core: int | None, cl
     torch.set_num_threads(1)
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
-    run = run_psro_v2 if side == "psro_v2" else run_ours
-    return run(seed, budget, options, clock)
+    if side == "psro_v2":
+        return run_psro_v2(seed, budget, options, clock)
+    return run_ours(seed, budget, options, clock, side)
 
 
-def run_all(sides, seeds, budget, options: dict, clock: str = "wall") -> list:
+def run_all(sides, seeds, budget, options: dict, clock: str = "wall", concurrent_seeds: bool = False) -> list:
     """For each seed, the sides at the same time in their own processes (each on its own core when there are
-    two sides and enough cores; one side alone is not pinned); all rows."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") and len(sides) > 1 else []
+    two and enough cores; one process alone is not pinned); with ``concurrent_seeds``, every seed's sides at once
+    (for the CPU clock); all rows."""
+    jobs = [[(side, seed) for side in sides] for seed in seeds]
+    if concurrent_seeds:
+        jobs = [[job for batch in jobs for job in batch]]
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     rows = []
-    with ProcessPoolExecutor(max_workers=len(sides), mp_context=get_context("spawn")) as pool:
-        for seed in seeds:
-            futures = [pool.submit(_side_job, side, seed, budget, options[side],
-                                   cores[i] if len(cores) >= len(sides) else None, clock)
-                       for i, side in enumerate(sides)]
+    with ProcessPoolExecutor(max_workers=len(jobs[0]), mp_context=get_context("spawn")) as pool:
+        for batch in jobs:
+            pinned = len(batch) > 1 and len(cores) >= len(batch)
+            futures = [pool.submit(_side_job, side, seed, budget, options.get(side), cores[i] if pinned else None,
+                                   clock) for i, (side, seed) in enumerate(batch)]
             for future in futures:
                 rows.extend(future.result())
     return rows
@@ -507,13 +564,21 @@ def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> s
     times = [t for t in REPORT_TIMES if t < budget] + [budget]
     key = f"{clock}_s"
     medians = {s: [float(np.median([value_at(curves[s, k], t, key) for k in seeds])) for t in times] for s in sides}
-    together = "both sides ran at the same time, one core each" if len(sides) > 1 else f"{sides[0]} alone"
+    together = (f"{sides[0]} alone" if len(sides) == 1 else "the sides ran at the same time, each in its own "
+                "process" + (", one core each" if len(sides) == 2 else ""))
     lines = ["# Deep PSRO on Leduc poker: ours against psro_v2 (torch policy gradient)", "",
              f"Command: `{command}`", "",
-             f"Exact NashConv of each side's meta-strategy against {clock} time (measuring excluded), median over "
-             f"{len(seeds)} seed(s) {seeds}; {together}.", "",
+             f"Exact NashConv of each side's output (PSRO: its meta-strategy) against {clock} time (measuring "
+             f"excluded), median over {len(seeds)} seed(s) {seeds}; {together}.", "",
              f"| {clock} s | " + " | ".join(sides) + " |", "|---" * (len(sides) + 1) + "|"]
     lines += [f"| {t:g} | " + " | ".join(f"{medians[s][i]:.4g}" for s in sides) + " |" for i, t in enumerate(times)]
+    stepped = [s for s in sides if all(not math.isnan(r["env_steps"]) for k in seeds for r in curves[s, k])]
+    if stepped:
+        lines += ["", "Against environment steps (psro_v2 does not count them):", "",
+                  "| env steps | " + " | ".join(stepped) + " |", "|---" * (len(stepped) + 1) + "|"]
+        lines += [f"| {n:.0e} | " + " | ".join(
+            f"{float(np.median([value_at(curves[s, k], n, 'env_steps') for k in seeds])):.4g}" for s in stepped)
+            + " |" for n in STEP_MARKS]
     lines.append("")
     for s in sides:
         last = [curves[s, k][-1] for k in seeds]
@@ -542,7 +607,9 @@ def main() -> None:
                         help="what the budget counts: wall seconds, or each side's process-CPU seconds")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="60 s, one seed")
-    parser.add_argument("--sides", choices=("both", *SIDES), default="both")
+    parser.add_argument("--sides", nargs="+", choices=("both", "all", *SIDES), default=["both"],
+                        help="both: psro_v2 and ours; all: also NXDO, P2SRO and NFSP from their configs "
+                             f"({', '.join(f'{k}: {v}' for k, v in VARIANT_CONFIGS.items())}, one process each)")
     parser.add_argument("--pg-episodes", type=int, default=PSROv2Options.episodes)
     parser.add_argument("--sims-per-entry", type=int, default=PSROv2Options.sims_per_entry)
     parser.add_argument("--pg-meta", default=PSROv2Options.meta_solver, help="psro_v2's meta_strategy_method")
@@ -555,12 +622,21 @@ def main() -> None:
     parser.add_argument("--config", help="ours: the training loop and settings of this run config (YAML; its "
                         "algorithm, oracle, evaluator, ... replace the options above; the seed, the stopping rule "
                         "and exact_gap=false are the benchmark's)")
+    parser.add_argument("--concurrent-seeds", action="store_true",
+                        help="run every seed at the same time (each side and seed in its own process; use with "
+                             "--clock cpu when there are more processes than cores)")
     parser.add_argument("--seed-offset", type=int, default=0,
                         help="seeds are OFFSET, OFFSET+1, ... (tuning runs use seeds other than the benchmark's 0-2)")
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
+    parser.add_argument("--check-measure", action="store_true",
+                        help="compare the measuring code with OpenSpiel's policy_aggregator + nash_conv on random "
+                             "populations of Leduc and exit")
     args = parser.parse_args()
+    if args.check_measure:
+        check_measure()
+        return
     budget, seeds = (60.0, 1) if args.quick else (args.budget, args.seeds)
-    sides = SIDES if args.sides == "both" else (args.sides,)
+    sides = {"both": SIDES[:2], "all": SIDES}.get(args.sides[0], tuple(args.sides))
     options = {"psro_v2": PSROv2Options(args.pg_episodes, args.sims_per_entry, args.pg_meta),
                "ours": OurOptions(args.oracle_steps, args.episodes_per_profile, args.meta_solver,
                                   tuple({**dict(OurOptions.oracle_options),
@@ -568,16 +644,41 @@ def main() -> None:
                                   args.config)}
     out = bench_common.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows = run_all(sides, range(args.seed_offset, args.seed_offset + seeds), budget, options, args.clock)
+    rows = run_all(sides, range(args.seed_offset, args.seed_offset + seeds), budget, options, args.clock,
+                   args.concurrent_seeds)
     import pandas as pd
 
-    pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s"]).to_csv(
+    pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s", "env_steps"]).to_csv(
         out.with_suffix(".csv"), index=False)
     command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + " ".join(
         [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
     out.write_text(summarise(rows, budget, command, args.clock))
     logger.info("wrote %s and %s", out, out.with_suffix(".csv"))
     sys.stdout.write(out.read_text())
+
+
+def check_measure(trials: int = 5, members: int = 6, rng=0) -> None:
+    """:class:`Measure` against :func:`openspiel_meta_nash_conv` on ``trials`` random populations of Leduc
+    (``members`` random tabular policies per player, some nearly deterministic, random meta-strategies); raises
+    if they differ by more than 1e-9."""
+    import pyspiel
+
+    rng = np.random.default_rng(rng)
+    measure = Measure(pyspiel.load_game(GAME))
+    for trial in range(trials):
+        tables, plans, weights = [], [], []
+        for p, info in enumerate(measure.tree.infostates):
+            mask = info.legal_mask.astype(bool)
+            arrays = [rng.dirichlet(np.full(mask.shape[1], 0.1 if k % 2 else 1.0), size=mask.shape[0]) * mask
+                      for k in range(members)]
+            arrays = [a / a.sum(axis=1, keepdims=True) for a in arrays]
+            tables.append(arrays)
+            plans.append([measure.plan((trial, p, k), p, lambda a=a: a) for k, a in enumerate(arrays)])
+            weights.append(rng.dirichlet(np.ones(members)))
+        ours, reference = measure.nash_conv(plans, weights), openspiel_meta_nash_conv(measure, tables, weights)
+        logger.info("trial %d: NashConv %.12f (sequence form), %.12f (OpenSpiel)", trial, ours, reference)
+        if abs(ours - reference) > 1e-9:
+            raise AssertionError(f"the measures differ: {ours!r} against {reference!r}")
 
 
 def _parse_option(text: str) -> tuple:

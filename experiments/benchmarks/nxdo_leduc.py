@@ -11,10 +11,10 @@ tuned deep PSRO of ``deep_psro_leduc.py``):
   other player's; its output is that restricted solution. Its meta-game only serves rankings, so it is sampled
   with few episodes (``--nxdo-episodes-per-profile``).
 
-After every iteration the clock stops and the output is measured exactly (OpenSpiel's ``nash_conv`` of its
-tabulated policies, the same code as ``deep_psro_leduc.py``'s). The sides run one after the other in this
-process's children, each on one thread; by default the budget counts each side's process-CPU seconds (the machine
-is shared). ``--quick``: 30 s each.
+After every iteration the clock stops and the output is measured exactly (``deep_psro_leduc.Measure``: its
+policies tabulated, in sequence form, exact best responses; the same code as ``deep_psro_leduc.py``'s). The sides
+run one after the other in this process's children, each on one thread; by default the budget counts each side's
+process-CPU seconds (the machine is shared). ``--quick``: 30 s each.
 
 Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/nxdo_leduc.py``
 (results/nxdo_leduc.{csv,md} with the default options, else under ``runs/``).
@@ -53,17 +53,17 @@ def run_nxdo(seed: int, budget: float, options, clock: str, nfsp_steps: int, epi
     import pyspiel
     import torch
 
-    from psro.oracles.learned.env import batch_probabilities
+    from psro.population import tabular_policy
 
     torch.manual_seed(seed)
-    game = pyspiel.load_game("leduc_poker")
+    exact = deep.Measure(pyspiel.load_game("leduc_poker"))
     rows, timer, solver = [], deep.Clock(budget, clock), None
 
     def measure(row):
         timer.stop()
-        tables = [[deep.tabulate(game, lambda p, obs, mask, policy=policy: batch_probabilities(policy, obs, mask))]
-                  for policy in solver.restricted_solution()]
-        rows.append(deep._row("nxdo", seed, timer, row["iteration"], deep.meta_nash_conv(game, tables, [[1.0]] * 2)))
+        plans = [[exact.plan((row["iteration"], p), p, lambda p=p, pol=pol: tabular_policy(pol, exact.tree, p))]
+                 for p, pol in enumerate(solver.restricted_solution())]
+        rows.append(deep._row("nxdo", seed, timer, row["iteration"], exact.nash_conv(plans, [[1.0]] * 2)))
         timer.start()
 
     try:

@@ -69,10 +69,9 @@ import numpy as np
 from games.validation import check_int
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
-from psro.matrix_game import game_is_constant_sum
-from psro.meta.solvers import get_meta_solver
 from psro.oracles.exact import best_response
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
+from psro.variants.requirements import require_constant_sum, require_product_meta_solver
 from solvers import make_equilibrium
 
 __all__ = ["AnytimePSRO", "AnytimeOptions", "METHODS", "REPEATED", "check_two_player_zero_sum"]
@@ -132,9 +131,7 @@ class AnytimeOptions:
 
 def check_anytime_config(config: PSROConfig, name: str) -> None:
     """Refuse what a least-exploitable-mixture loop cannot honour (before anything is built)."""
-    if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
-        raise ValueError(f"meta_solver: {name} gives each player its own least exploitable mixture (a product); "
-                         f"{config.meta_solver!r} is a correlated (JPSRO) meta-solver. Use nash (the default).")
+    require_product_meta_solver(config, name)
     if config.eval_meta_solver not in (None, config.meta_solver):   # (a checkpoint names the meta-solver itself)
         raise ValueError(f"eval_meta_solver: {name} reports the gap of its restricted distribution; leave "
                          f"eval_meta_solver unset (got {config.eval_meta_solver!r}).")
@@ -144,12 +141,8 @@ def check_anytime_config(config: PSROConfig, name: str) -> None:
 
 def check_two_player_zero_sum(solver, name: str) -> None:
     """Refuse a game that is not two-player zero-sum (constant-sum): its declared utility, or a normal-form game's
-    payoffs."""
-    if solver.num_players != 2 or not game_is_constant_sum(solver.game, solver.normal_form):
-        raise ValueError(f"game: {name} is defined for two-player zero-sum (or constant-sum) games; "
-                         f"{solver.game_spec if solver.normal_form is None else 'this normal-form game'} has "
-                         f"{solver.num_players} players and is "
-                         f"{'not ' if not game_is_constant_sum(solver.game, solver.normal_form) else ''}constant-sum.")
+    payoffs (:func:`psro.variants.requirements.require_constant_sum`)."""
+    require_constant_sum(solver.game, solver.normal_form, name)
 
 
 class AnytimePSRO(PSRO):
@@ -166,7 +159,7 @@ class AnytimePSRO(PSRO):
     >>> AnytimePSRO("kuhn_poker(players=3)", progress=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: game: AnytimePSRO is defined for two-player zero-sum (or constant-sum) games; ...
+    ValueError: game: AnytimePSRO is defined for two-player games; kuhn_poker(players=3) has 3 players.
     """
 
     algorithm = "anytime_psro"

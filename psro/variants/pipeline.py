@@ -79,10 +79,10 @@ from psro.config import PSROConfig, algorithm_options
 from psro.evaluation.base import new_profile_blocks
 from psro.loop import PSRO
 from psro.loop_measures import is_exact
-from psro.meta.solvers import get_meta_solver
 from psro.meta.targets import meta_targets
 from psro.oracles.base import Target
 from psro.population import PolicyPopulation, Population, Provenance, tabular_policy
+from psro.variants.requirements import require_product_meta_solver
 
 __all__ = ["NEW_ACTIVE", "PipelineOptions", "PipelinePSRO", "check_workers"]
 
@@ -303,9 +303,7 @@ class PipelinePSRO(PSRO):
 
 def _check_config(config: PSROConfig) -> None:
     """What P2SRO cannot honour, refused before the tree is built."""
-    if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
-        raise ValueError(f"meta_solver: P2SRO trains every level against a Nash-style (product) meta-solution; "
-                         f"{config.meta_solver!r} is a correlated one (use nash, the default).")
+    require_product_meta_solver(config, "P2SRO")
     if config.warm_start:
         raise ValueError("warm_start: P2SRO continues every active policy from its own network (and starts new ones "
                          "by algorithm_options: new_active); set warm_start=false.")

@@ -167,7 +167,8 @@ class RectifiedPSRO(PSRO):
             raise ValueError("warm_start: RectifiedPSRO warm-starts each learned response from the support member it "
                              "rectifies; set warm_start=false.")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
-        require_constant_sum(self.game, self.normal_form, "RectifiedPSRO")
+        require_constant_sum(self.game, self.normal_form, "RectifiedPSRO",
+                             ", where 'beats or ties' is a payoff at least the opponent's")
         if self.tree is not None:   # (the training responses answer rectified targets, not the gap's)
             self.metric_oracle = ExactOracle(self.tree)
 

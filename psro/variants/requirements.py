@@ -48,12 +48,24 @@ def require_two_players(game, loop: str) -> None:
         raise ValueError(f"game: {loop} is defined for two-player games; {game} has {n} players.")
 
 
-def require_constant_sum(game, normal_form, loop: str) -> None:
+def require_constant_sum(game, normal_form, loop: str, why: str = "") -> None:
     """Refuse a game that is not two-player zero-sum or constant-sum (the ``game`` field): from the payoffs of a
-    normal-form game, else from the OpenSpiel game's declared utility; an environment game declares neither."""
+    normal-form game, else from the OpenSpiel game's declared utility; an environment game declares neither.
+    ``why``: the loop's reason, added to the message.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> require_constant_sum(pyspiel.load_game("kuhn_poker"), None, "XDO")
+    >>> require_constant_sum(pyspiel.load_game("matrix_pd"), None, "XDO")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: game: XDO is defined for two-player zero-sum (or constant-sum) games; matrix_pd() is general-sum ...
+    """
     from psro.matrix_game import game_is_constant_sum
 
     require_two_players(game, loop)
     if is_environment_game(game) or not game_is_constant_sum(game, normal_form):
-        raise ValueError(f"game: {loop} is defined for two-player zero-sum (or constant-sum) games, where 'beats or "
-                         f"ties' is a payoff at least the opponent's; {game} is not declared or found constant-sum.")
+        name = game if normal_form is None else "the normal-form game"
+        raise ValueError(f"game: {loop} is defined for two-player zero-sum (or constant-sum) games{why}; {name} is "
+                         "general-sum (not declared or found constant-sum; algorithm psro takes any game).")

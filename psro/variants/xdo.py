@@ -47,7 +47,7 @@ from games.validation import check_int, check_real
 from psro.approximate_gap import approx_gap_due
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
-from psro.meta.solvers import get_meta_solver
+from psro.variants.requirements import require_constant_sum, require_product_meta_solver
 from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
 __all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum", "pure_members"]
@@ -105,28 +105,19 @@ class XDOOptions:
 
 
 def check_two_player_zero_sum(game, normal_form=None, algorithm: str = "XDO") -> None:
-    """Refuse a game that is not two-player zero-sum (or constant-sum), naming it.
+    """Refuse a game that is not two-player zero-sum (or constant-sum), naming it
+    (:func:`psro.variants.requirements.require_constant_sum`).
 
     Examples
     --------
     >>> import pyspiel
     >>> check_two_player_zero_sum(pyspiel.load_game("kuhn_poker"))
-    >>> check_two_player_zero_sum(pyspiel.load_game("kuhn_poker(players=3)"))  # doctest: +ELLIPSIS
+    >>> check_two_player_zero_sum(pyspiel.load_game("kuhn_poker(players=3)"))
     Traceback (most recent call last):
     ...
-    ValueError: game: XDO needs a two-player zero-sum game (...); kuhn_poker(players=3) has 3 players.
+    ValueError: game: XDO is defined for two-player games; kuhn_poker(players=3) has 3 players.
     """
-    from psro.config import num_players
-    from psro.matrix_game import game_is_constant_sum
-
-    n = num_players(game)
-    name = str(game if normal_form is None else "the normal-form game")
-    if n != 2:
-        raise ValueError(f"game: {algorithm} needs a two-player zero-sum game (as in McAleer et al. 2021); {name} "
-                         f"has {n} players.")
-    if not game_is_constant_sum(game, normal_form):
-        raise ValueError(f"game: {algorithm} needs a two-player zero-sum game (as in McAleer et al. 2021); {name} is "
-                         "general-sum (use algorithm psro).")
+    require_constant_sum(game, normal_form, algorithm, " (as in McAleer et al. 2021)")
 
 
 def pure_members(policies: np.ndarray) -> np.ndarray:
@@ -160,9 +151,7 @@ class XDO(PSRO):
         self.xdo_options = XDOOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree)
         game, normal_form = config.checked_game()
         check_two_player_zero_sum(game, normal_form)
-        if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
-            raise ValueError(f"meta_solver: XDO's meta-game is a two-player zero-sum game solved for Nash; "
-                             f"{config.meta_solver!r} is a correlated meta-solver (use nash, the default).")
+        require_product_meta_solver(config, "XDO")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self._solution = None   # (iteration, RestrictedSolution or NXDO's solution), recomputed after a resume
         if self.learned:

@@ -75,7 +75,7 @@ def test_counterfactual_values_of_a_best_response_give_its_value():
     ("matrix_pd", "is general-sum"),
 ])
 def test_xdo_refuses_games_that_are_not_two_player_zero_sum(game, message):
-    with pytest.raises(ValueError, match=r"game: XDO needs a two-player zero-sum game.*" + re.escape(message)):
+    with pytest.raises(ValueError, match=r"game: XDO is defined for two-player.*" + re.escape(message)):
         XDO(game, progress=False)
 
 
