@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -29,6 +30,13 @@ def pin_threads() -> None:
     """One BLAS/OpenMP thread unless the caller set the variables (call before importing numpy)."""
     for var in THREAD_VARS:
         os.environ.setdefault(var, "1")
+
+
+def command_line() -> str:
+    """The command that is running, as a results file quotes it: the pinned thread variables, then
+    ``python <script relative to the repository> <arguments>``, quoted for a shell."""
+    script = str(Path(sys.argv[0]).resolve().relative_to(REPO_ROOT))
+    return " ".join(f"{var}=1" for var in THREAD_VARS) + " python " + shlex.join([script, *sys.argv[1:]])
 
 
 def use_repo_packages() -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -103,7 +102,7 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
                 seconds = time.perf_counter() - start
                 table = tabular_policy(result.policy, measure.tree, player)
                 profile = list(mixture)
-                profile[player] = measure.plan(("response", player, name, seed, id(table)), player, lambda: table)
+                profile[player] = measure.plan_of(player, table)
                 value = float(evaluator.payoffs([x[None] for x in profile]).reshape(2)[player])
                 rows.append({"candidate": name, "player": player, "train_seed": seed, "best_response": best,
                              "value": value, "error": best - value, "seconds": seconds})
@@ -156,8 +155,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
     frame.to_csv(out.with_suffix(".csv"), index=False)
-    command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + shlex.join(
-        [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
+    command = bench_common.command_line()
     out.write_text(summary(frame, command))
     sys.stdout.write(out.read_text())
 

@@ -46,15 +46,16 @@ list of sides) adds the toolkit's other learned algorithms, each from its config
 (:data:`VARIANT_CONFIGS`: NXDO, P2SRO and NFSP; one process each, ``executor: serial``), measured the same way: the
 exact NashConv of NXDO's restricted solution, NFSP's average policies and P2SRO's meta-strategy over its fixed
 policies, against the clock and against environment steps (the history's ``env_steps``; psro_v2 does not count
-them). All sides of a seed run at the same time, so with more sides than cores use ``--clock cpu``::
+them). All sides of a seed run at the same time (``--concurrent-seeds``: all seeds too), so with more processes than
+cores use ``--clock cpu``::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
         --sides all --seeds 3 --clock cpu --budget 150 --config experiments/configs/leduc_deep_tuned.yaml \\
         --out experiments/benchmarks/results/deep_leduc_variants.md
- Results: a CSV of
-``(side, seed, wall_s, iteration, nash_conv, cpu_s)`` (``cpu_s``: the side's process CPU seconds, measuring
-excluded; on a shared machine it shows how much of its core each side got) and a markdown summary
-(results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
+
+Results: a CSV of ``(side, seed, wall_s, iteration, nash_conv, cpu_s, env_steps)`` (``cpu_s``: the side's process
+CPU seconds, measuring excluded; on a shared machine it shows how much of its core each side got) and a markdown
+summary (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
 
 ``--config RUN.yaml`` runs ours as that run config says (its ``algorithm``: PSRO, self-play PSRO, ...; its oracle,
 evaluator and meta-solver settings), with the benchmark's seed, clock and ``exact_gap: false``
@@ -91,7 +92,7 @@ logger = logging.getLogger("deep_psro_leduc")
 
 GAME = "leduc_poker"
 REPORT_TIMES = (60, 120, 300, 600, 900)
-STEP_MARKS = (1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
+STEP_MARKS = (2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
 TARGET = 1.0
 SIDES = ("psro_v2", "ours", "nxdo", "p2sro", "nfsp")
 #: The toolkit's other learned algorithms (``--sides``), each run from its config in ``experiments/configs/``
@@ -203,14 +204,19 @@ class Measure:
         self.game, self.tree, self._plans = game, build_game_tree(game), {}
 
     def plan(self, key, player: int, table) -> np.ndarray:
-        """The realization plan of the member ``key`` of ``player`` whose tabular policy ``table()`` gives (an
-        array ``(infostates, actions)`` in the tree's order), computed the first time ``key`` is seen."""
+        """The realization plan of the member ``key`` of ``player`` whose tabular policy ``table()`` gives,
+        computed the first time ``key`` is seen (:meth:`plan_of`)."""
+        if key not in self._plans:
+            self._plans[key] = self.plan_of(player, table())
+        return self._plans[key]
+
+    def plan_of(self, player: int, table: np.ndarray) -> np.ndarray:
+        """The realization plan of ``player``'s tabular policy ``table`` (an array ``(infostates, actions)`` in the
+        tree's order), not kept."""
         from psro.policies import check_policy, realization_plans
 
-        if key not in self._plans:
-            info = self.tree.infostates[player]
-            self._plans[key] = realization_plans(check_policy(table(), info, argname="table"), info)[0]
-        return self._plans[key]
+        info = self.tree.infostates[player]
+        return realization_plans(check_policy(table, info, argname="table"), info)[0]
 
     def nash_conv(self, plans: list, weights: list) -> float:
         """NashConv of each player's ``plans`` mixed with ``weights[player]``."""
@@ -573,12 +579,14 @@ def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> s
              f"| {clock} s | " + " | ".join(sides) + " |", "|---" * (len(sides) + 1) + "|"]
     lines += [f"| {t:g} | " + " | ".join(f"{medians[s][i]:.4g}" for s in sides) + " |" for i, t in enumerate(times)]
     stepped = [s for s in sides if all(not math.isnan(r["env_steps"]) for k in seeds for r in curves[s, k])]
-    if stepped:
-        lines += ["", "Against environment steps (psro_v2 does not count them):", "",
-                  "| env steps | " + " | ".join(stepped) + " |", "|---" * (len(stepped) + 1) + "|"]
-        lines += [f"| {n:.0e} | " + " | ".join(
-            f"{float(np.median([value_at(curves[s, k], n, 'env_steps') for k in seeds])):.4g}" for s in stepped)
-            + " |" for n in STEP_MARKS]
+    at_steps = {n: [float(np.median([value_at(curves[s, k], n, "env_steps") if curves[s, k][-1]["env_steps"] >= n
+                                     else math.nan for k in seeds])) for s in stepped] for n in STEP_MARKS}
+    marks = [n for n in STEP_MARKS if not all(math.isnan(v) for v in at_steps[n])]
+    if marks:
+        lines += ["", "Against environment steps (psro_v2 does not count them; blank: a seed's run ended before):",
+                  "", "| env steps | " + " | ".join(stepped) + " |", "|---" * (len(stepped) + 1) + "|"]
+        lines += [f"| {n:.0e} | " + " | ".join("" if math.isnan(v) else f"{v:.4g}" for v in at_steps[n]) + " |"
+                  for n in marks]
     lines.append("")
     for s in sides:
         last = [curves[s, k][-1] for k in seeds]
@@ -650,8 +658,7 @@ def main() -> None:
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s", "env_steps"]).to_csv(
         out.with_suffix(".csv"), index=False)
-    command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + " ".join(
-        [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
+    command = bench_common.command_line()
     out.write_text(summarise(rows, budget, command, args.clock))
     logger.info("wrote %s and %s", out, out.with_suffix(".csv"))
     sys.stdout.write(out.read_text())

@@ -141,8 +141,7 @@ def main() -> None:
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s"]).to_csv(
         out.with_suffix(".csv"), index=False)
-    command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python " + " ".join(
-        [str(Path(sys.argv[0]).resolve().relative_to(bench_common.REPO_ROOT)), *sys.argv[1:]])
+    command = bench_common.command_line()
     out.write_text(summarise(rows, budget, args.clock, command))
     sys.stdout.write(out.read_text())
 
