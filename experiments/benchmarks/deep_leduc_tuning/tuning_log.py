@@ -43,9 +43,10 @@ def main(paths: list) -> None:
     lines = ["# Tuning the learned path on Leduc (issue #28, item 4): tuning seeds, CPU clock", "",
              "Each row: `python experiments/benchmarks/deep_psro_leduc.py --sides ours --seeds 1 --seed-offset SEED "
              "--clock cpu --budget BUDGET --config experiments/benchmarks/deep_leduc_tuning/CANDIDATE.yaml`, one "
-             "training process at a time, one thread, on the shared 2-core machine (the CPU clock makes the budget "
-             "independent of the load). Exact NashConv of the meta-strategy (the tree is built for measuring only) "
-             "at CPU seconds; blank: past the run's budget. The candidates' configs are in "
+             "thread per training process, on the shared 2-core machine (the CPU clock makes the budget "
+             "independent of the load; how many ran at once, and the wall-clock rows, are in the notes below). "
+             "Exact NashConv of the output (PSRO: its meta-strategy; NFSP: its average policies; the tree is built "
+             "for measuring only) at CPU seconds; blank: past the run's budget. The candidates' configs are in "
              "`experiments/benchmarks/deep_leduc_tuning/`.", "",
              "| candidate | options | seed | " + " | ".join(f"{t} s" for t in TIMES) + " | iterations | lowest |",
              "|---" * (len(TIMES) + 5) + "|"]
