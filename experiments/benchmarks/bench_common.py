@@ -52,6 +52,18 @@ def use_repo_packages() -> None:
     sys.path.append(str(HERE))
 
 
+def script_parser(doc: str) -> argparse.ArgumentParser:
+    """The start of a long-running benchmark script's ``main``: :func:`pin_threads`, :func:`use_repo_packages`,
+    INFO logging with timestamps, and an argument parser described by the first paragraph of ``doc`` (the
+    script's docstring)."""
+    import logging
+
+    pin_threads()
+    use_repo_packages()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0])
+
+
 def median_time(fn: Callable[[], object], repeats: int, warmup: bool = False) -> tuple[float, object]:
     """Median wall-clock seconds of ``repeats`` calls of ``fn`` (after one untimed call if ``warmup``).
 

@@ -23,7 +23,6 @@ Results: ``results/deep_leduc_br_quality.{csv,md}`` (every response; the median 
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import time
@@ -128,10 +127,7 @@ def summary(frame, command: str) -> str:
 
 
 def main() -> None:
-    bench_common.pin_threads()
-    bench_common.use_repo_packages()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_common.script_parser(__doc__)
     parser.add_argument("--config", default=str(TUNED), help="the deep PSRO run whose targets are used")
     parser.add_argument("--seed", type=int, default=10, help="its seed (a tuning seed, not the benchmark's 0-2)")
     parser.add_argument("--at", type=int, nargs="+", default=[15, 30], help="iterations whose targets are used")

@@ -77,7 +77,6 @@ two seeds at a time, each alone on its core)::
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 import math
@@ -614,10 +613,7 @@ def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> s
 def main() -> None:
     import bench_common
 
-    bench_common.pin_threads()
-    bench_common.use_repo_packages()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_common.script_parser(__doc__)
     parser.add_argument("--budget", type=float, default=900.0, help="seconds of training for each side")
     parser.add_argument("--clock", choices=CLOCKS, default="wall",
                         help="what the budget counts: wall seconds, or each side's process-CPU seconds")

@@ -22,7 +22,6 @@ Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experim
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from pathlib import Path
@@ -115,10 +114,7 @@ def summarise(rows: list, budget: float, clock: str, command: str) -> str:
 def main() -> None:
     import bench_common
 
-    bench_common.pin_threads()
-    bench_common.use_repo_packages()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_common.script_parser(__doc__)
     parser.add_argument("--budget", type=float, default=150.0, help="seconds of training for each side")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
     parser.add_argument("--quick", action="store_true", help="30 s each")
