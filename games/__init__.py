@@ -9,6 +9,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submodules=["catalog", "datasets"],
     submod_attrs={
         "game_checker": ["GameCheckReport", "Problem", "check_game"],
+        "env_checker": ["EnvCheckReport", "check_env"],
         "custom_normal_form": ["from_payoff_function"],
         "custom_sequential": ["CHANCE", "TERMINAL", "SequentialGame", "register_game"],
         "empirical": ["EmpiricalGame"],

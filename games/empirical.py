@@ -224,7 +224,11 @@ class EmpiricalGame:
 
     @classmethod
     def load(cls, path) -> "EmpiricalGame":
-        """Read a game written by :meth:`save` (no pickle)."""
+        """Read a game written by :meth:`save` (no pickle); the shapes its headers declare are checked against the
+        memory limit first (:func:`games.memory_limit.check_npz`)."""
+        from games.memory_limit import check_npz
+
+        check_npz(path, str(getattr(path, "name", None) or "the meta-game .npz"))
         with np.load(path, allow_pickle=False) as data:
             shape = data["count"].shape[1:]
             strategy_names = [s.split("\x1f") if s else [] for s in data["strategy_names"].tolist()]

@@ -13,12 +13,32 @@ _DECISION, _CHANCE, _TERMINAL = 0, 1, 2
 _SIMULTANEOUS = -2        # pyspiel's PlayerId.SIMULTANEOUS
 
 
+def missing_tensor_advice(game) -> str:
+    """How to give ``game`` the flat observation that networks (PPO, DQN, NFSP) act on, when it has no
+    information-state tensor.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> print(missing_tensor_advice(pyspiel.load_game("hex(board_size=3)")))   # doctest: +NORMALIZE_WHITESPACE
+    it has an observation tensor: play it as the environment game 'observation:hex(board_size=3)' \
+    (games.ObservationGame)
+    """
+    if game.get_type().provides_observation_tensor:
+        return (f"it has an observation tensor: play it as the environment game 'observation:{game}' "
+                "(games.ObservationGame)")
+    return ("define information_state_tensor(state, player) and information_state_tensor_shape on the game (a "
+            "games.SequentialGame: see its docstring; or observation_tensor with observation_tensor_shape, then play "
+            "it as 'observation:<game>'), or give an environment game of your own (an object with num_players, "
+            "num_actions, obs_dim and batched_env; games.check_env checks it)")
+
+
 def _tensor_shape(game, observation: str = "information_state") -> tuple:
     gtype = game.get_type()
     if observation == "information_state":
         if not gtype.provides_information_state_tensor:
-            raise ValueError(f"game {game} does not provide information-state tensors; pass "
-                             "observation='observation' to use its observation tensor, if it has one.")
+            raise ValueError(f"game {game} does not provide information-state tensors, which neural policies observe; "
+                             f"{missing_tensor_advice(game)}, or pass observation='observation' where it has one.")
         return tuple(game.information_state_tensor_shape())
     if not gtype.provides_observation_tensor:
         raise ValueError(f"game {game} provides no observation tensor (observation='observation').")

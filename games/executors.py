@@ -350,8 +350,10 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     """Raise :class:`EngineError` naming ``address`` when nothing accepts a TCP connection there within ``timeout``
     seconds (``"HOST:PORT"`` or ``"ray://HOST:PORT"``; ``"auto"``, ``"local"`` and other forms are left to Ray).
 
-    Ray itself retries an unreachable address for a minute or more before its own ``ConnectionError``; this check
-    answers in at most ``timeout`` seconds.
+    Ray itself retries an unreachable address for a minute or more before its own ``ConnectionError``, and an
+    address where another service listens for about half a minute (``Failed to get cluster ID``); this check
+    answers in at most twice ``timeout`` seconds: something must accept the connection, and answer as a gRPC
+    (HTTP/2) server does, as Ray's GCS and Ray Client servers do.
 
     Examples
     --------
@@ -369,14 +371,42 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         return
     host, port = match[1], int(match[2])
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
+        with socket.create_connection((host, port), timeout=timeout) as connection:
+            speaks_grpc = _answers_http2(connection, timeout)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise EngineError(f"cannot reach the Ray cluster at {address!r} ({reason}): nothing accepts connections on "
                           f"{host} port {port}. Check the address and port (the head's GCS port, 6379 by default, "
                           f"or its Ray Client port with ray://HOST:10001), that the cluster runs ({CLUSTER_HINT}), "
                           "and that no firewall blocks the port.") from None
+    if not speaks_grpc:
+        raise EngineError(f"{address!r} accepts connections but is not a Ray cluster: no answer in Ray's protocol "
+                          f"(gRPC) came within {timeout:g} s. Check the address and port (the head's GCS port, "
+                          "6379 by default, or its Ray Client port with ray://HOST:10001); another service listens "
+                          "there.")
+
+
+#: The client preface of HTTP/2 (RFC 9113, 3.4) and an empty SETTINGS frame: a gRPC server answers with its own
+#: SETTINGS frame (type 4) at once
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _answers_http2(connection, timeout: float) -> bool:
+    """Whether the server at the other end of ``connection`` speaks HTTP/2 (Ray's GCS and its Ray Client server are
+    gRPC servers): its first frame, after our preface, is a SETTINGS frame. Another service (an HTTP/1 server, a
+    database, one that stays silent) answers otherwise, closes, or says nothing within ``timeout`` seconds."""
+    connection.settimeout(timeout)
+    try:
+        connection.sendall(_HTTP2_PREFACE)
+        header = b""
+        while len(header) < 9:
+            chunk = connection.recv(9 - len(header))
+            if not chunk:
+                return False
+            header += chunk
+    except OSError:   # (a timeout included)
+        return False
+    return header[3] == 0x04
 
 
 class _TransientTaskError(TaskError):

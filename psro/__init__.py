@@ -36,5 +36,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "variants.self_play_psro": ["SelfPlayPSRO"],
         "variants.pipeline": ["PipelinePSRO"],
         "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
+        "run.population_ranking": ["rank_population"],
     },
 )

@@ -13,6 +13,7 @@ curves and writes ``comparison.png``, ``final.csv`` and ``final.md``; ``psro com
 
 from __future__ import annotations
 
+import io
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +22,35 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from psro.run.run_files import atomic_write, check_target, read_regular, write_text
+
 __all__ = ["load_histories", "aggregate_curves", "final_values", "compare_runs", "Comparison", "STATISTICS"]
 
 logger = logging.getLogger(__name__)
 
 #: The statistics over runs: ``mean`` and ``iqm`` (the interquartile mean: the mean of the middle 50 %).
 STATISTICS = ("mean", "iqm")
+
+#: Below this many runs a percentile bootstrap interval over runs is little more than the runs' min-max (with 3
+#: runs it is exactly that) and covers less than its nominal level: the table and the figure say so
+FEW_RUNS = 10
+
+
+def few_runs_note(runs: int, confidence: float) -> str:
+    """What to say of a ``confidence`` bootstrap interval over ``runs`` runs ("" when there are enough).
+
+    Examples
+    --------
+    >>> few_runs_note(3, 0.95)
+    "only 3 runs: the 95% interval is about the runs' min-max and covers less than 95%"
+    >>> few_runs_note(20, 0.95)
+    ''
+    """
+    if runs >= FEW_RUNS:
+        return ""
+    return f"only {runs} run{'s' * (runs != 1)}: the {confidence:.0%} interval is about the runs' min-max and " \
+           f"covers less than {confidence:.0%}"
+
 
 # config fields that never define what is compared (the seed is the axis resampled; the rest are output options)
 _NOT_GROUPS = {"seed", "name", "progress", "checkpoint", "rank_population", "ranking_alpha", "executor", "loggers",
@@ -52,7 +76,7 @@ def _run_dirs(path: Path) -> list:
     if (path / "history.csv").is_file():
         return [path]
     if (path / "index.csv").is_file():
-        index = pd.read_csv(path / "index.csv")
+        index = pd.read_csv(io.BytesIO(read_regular(path / "index.csv")))
         done = index[index["status"] == "finished"]
         if len(done) < len(index):
             logger.warning("%s: %d of %d cells are not finished; comparing the finished ones", path,
@@ -88,9 +112,9 @@ def load_histories(paths) -> pd.DataFrame:
         if not given.exists():
             raise ValueError(f"runs: {str(given)!r} does not exist.")
         for run in _run_dirs(given):
-            history = pd.read_csv(run / "history.csv")
+            history = pd.read_csv(io.BytesIO(read_regular(run / "history.csv")))   # (size checked before reading)
             config_path = run / "config.yaml"
-            config = yaml.safe_load(config_path.read_text()) if config_path.is_file() else {}
+            config = yaml.safe_load(read_regular(config_path)) if config_path.is_file() else {}
             configs.append(config if isinstance(config, dict) else {})
             history.insert(0, "run", str(run))
             frames.append(history)
@@ -211,7 +235,7 @@ def final_values(table: pd.DataFrame, y: str = "gap", x: str = "iteration", stat
         estimate, low, high = _estimate(last[y].to_numpy(float)[:, None], statistic, confidence, resamples, seed)
         rows.append({"group": group, "statistic": statistic, "estimate": float(estimate[0]), "low": float(low[0]),
                      "high": float(high[0]), "confidence": confidence, f"final_{x}": float(last[x].mean()),
-                     "runs": len(last)})
+                     "runs": len(last), "note": few_runs_note(len(last), confidence)})
     return pd.DataFrame(rows)
 
 
@@ -251,6 +275,8 @@ def compare_runs(paths, out, x: str = "iteration", y: str = "gap", statistic: st
     final = final_values(table, y, x, statistic, confidence, resamples, seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for name in ("comparison.png", "final.csv", "final.md"):   # (a link at any name: refused before any write)
+        check_target(out / name)
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
     for group, curve in curves.groupby("group", sort=True):
@@ -265,10 +291,15 @@ def compare_runs(paths, out, x: str = "iteration", y: str = "gap", statistic: st
     ax.set_ylabel(f"{y} ({'interquartile mean' if statistic == 'iqm' else 'mean'}, {confidence:.0%} bootstrap CI)")
     ax.legend(fontsize="small")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
+    fewest = int(curves.groupby("group")["of"].first().min()) if len(curves) else FEW_RUNS
+    if few_runs_note(fewest, confidence):
+        logger.warning("%s; run more seeds for an honest interval", few_runs_note(fewest, confidence))
+        fig.text(0.01, 0.01, f"{few_runs_note(fewest, confidence)} (run more seeds)", fontsize="small",
+                 color="firebrick")
+    fig.tight_layout(rect=(0, 0.04, 1, 1) if few_runs_note(fewest, confidence) else None)
     figure = out / "comparison.png"
-    fig.savefig(figure, dpi=120)
+    atomic_write(figure, lambda fh: fig.savefig(fh, format="png", dpi=120))   # (never through a link)
     table_csv, table_md = out / "final.csv", out / "final.md"
-    final.to_csv(table_csv, index=False)
-    table_md.write_text(_markdown(final))
+    write_text(table_csv, final.to_csv(index=False))
+    write_text(table_md, _markdown(final))
     return Comparison(table, curves, final, figure, table_csv, table_md)

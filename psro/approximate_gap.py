@@ -44,7 +44,9 @@ generator, so measuring it (or not) leaves the run unchanged.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,15 +55,30 @@ import numpy as np
 
 from psro.meta.targets import SUPPORT_TOL, meta_targets
 
-__all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS",
-           "APPROX_GAP_STEPS_FACTOR", "ApproximateGap", "Candidate", "approx_gap_due",
-           "approx_gap_settings", "approximate_gap", "approximate_seed", "measure_with_oracle", "member_values",
-           "mixture_returns", "oracle_responder", "response_variants", "responder_seed"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR",
+           "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproximateGap", "Candidate", "approx_gap_due",
+           "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
+           "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "response_variants",
+           "responder_seed"]
 
 #: ``approx_gap_options``' own keys and their defaults (its other keys are the learned oracle's options):
-#: ``episodes`` of each value in the estimate, ``selection_episodes`` of each candidate (None: ``episodes``),
-#: ``warm_start`` (a candidate warm-started from the best member), ``oracle`` (None: the run's)
-APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start": True, "oracle": None}
+#: ``episodes`` of each value in the estimate (the first round), ``selection_episodes`` of each candidate (None:
+#: ``episodes``), ``warm_start`` (a candidate warm-started from the best member), ``oracle`` (None: the run's),
+#: ``train`` ("auto": train fresh responses only for targets the run's own responses of the same step do not
+#: answer, or with an ``oracle`` other than the run's; true: always; false: never), ``stderr_target`` (episodes
+#: are added, doubling, until the standard error is at most this fraction of the estimate or at most
+#: :data:`STDERR_FLOOR` of the payoff range; None: one round) and ``max_episodes`` (their cap per value; None:
+#: :data:`MAX_EPISODES_FACTOR` times ``episodes``)
+APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start": True, "oracle": None,
+                       "train": "auto", "stderr_target": 0.25, "max_episodes": None}
+
+#: The standard error that is always small enough, as a fraction of the payoff range (an estimate near zero cannot
+#: meet a target relative to itself)
+STDERR_FLOOR = 0.05
+#: The default cap of the episodes of each value, as a multiple of ``episodes``
+MAX_EPISODES_FACTOR = 16
 
 #: The default training budget (``total_steps``) of the approximate gap's learned responses: the run's oracle's
 #: own budget ``s`` when it is larger, else ``min(10 s, APPROX_GAP_STEPS)`` (a lower bound is only as strong as its
@@ -109,6 +126,8 @@ class ApproximateGap:
         The estimate before clipping at zero (PSRO: the sum of the players' gains).
     candidates : tuple of tuple
         Per target, its :class:`Candidate` s in the order they were tried.
+    episodes : int
+        The episodes of each value in the estimate (more than the first round's where ``stderr_target`` asked).
     """
 
     gap: float
@@ -116,6 +135,7 @@ class ApproximateGap:
     terms: tuple
     unclipped: float = math.nan
     candidates: tuple = ()
+    episodes: int = 0
 
 
 def approximate_seed(seed: int, iteration: int) -> int:
@@ -204,7 +224,9 @@ def member_values(payoffs: np.ndarray, player: int, profiles: np.ndarray, weight
 def approximate_gap(game, kind: str, solution, populations: Sequence, respond: Callable, *, episodes: int,
                     seed: int, iteration: int, play: Callable | None = None, payoffs: np.ndarray | None = None,
                     selection_episodes: int | None = None, warm_start: bool = False,
-                    variants: Callable | None = None) -> ApproximateGap:
+                    variants: Callable | None = None, ready: Callable | None = None, train=True,
+                    stderr_target: float | None = None, stderr_floor: float = 0.0,
+                    max_episodes: int | None = None) -> ApproximateGap:
     """The approximate gap of ``solution``: a lower bound of its exact gap up to the sampling error (see the
     module docstring).
 
@@ -221,7 +243,8 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
         ``index`` numbers one player's calls: ``2 i`` the fresh response to target ``i``, ``2 i + 1`` the one
         warm-started from the best member (the target's ``initial_policy``). None: no candidate.
     episodes : int
-        Episodes of each value that enters the estimate (the winners' and the meta-strategy's), at least 2.
+        Episodes of each value that enters the estimate (the winners' and the meta-strategy's), at least 2: the
+        first round, when ``stderr_target`` adds more.
     seed, iteration : int
         Derive every random choice (:func:`approximate_seed`).
     play : callable, optional
@@ -236,6 +259,24 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     variants : callable, optional
         ``variants(policy) -> list of (name, policy)``: more candidates from a learned response (default none;
         :func:`response_variants` adds a softmax network's greedy version).
+    ready : callable, optional
+        ``ready(player, index, target) -> policy or None``: a response that already answers target ``index``
+        (the run's own learned response of the same step), a candidate (``"step"``) at no training cost.
+    train : bool or "auto"
+        Ask ``respond`` for learned responses: always (True), never (False), or only for targets ``ready`` does
+        not answer ("auto").
+    stderr_target : float, optional
+        Add rounds of episodes (each doubling them) while the estimate is more than twice its standard error
+        (clearly above zero), until the standard error is at most this fraction of the estimate, or at most
+        ``stderr_floor``, or ``max_episodes`` are reached. None: one round. (The stopping
+        rule looks at the spread, not at the mean, so the mean stays an unbiased estimate in every practical
+        sense.)
+    stderr_floor : float
+        A standard error small enough whatever the estimate (the caller's :data:`STDERR_FLOOR` of the payoff
+        range), so that an estimate near zero does not spend the cap.
+    max_episodes : int, optional
+        The cap of each value's episodes (default :data:`MAX_EPISODES_FACTOR` ``* episodes``), at least
+        ``episodes``.
 
     Examples
     --------
@@ -263,6 +304,15 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     ...                         method="example")
     >>> approximate_gap(None, "product", pure, pops, respond, episodes=100, seed=0, iteration=0, play=play).gap
     2.0
+
+    With a standard-error target, noisy play gets more episodes until the error is small enough:
+
+    >>> noisy = lambda game, profile, count, seed: (play(game, profile, count, seed)
+    ...                                             + np.random.default_rng(seed).normal(0, 4, (count, 2)))
+    >>> result = approximate_gap(None, "product", pure, pops, respond, episodes=100, seed=0, iteration=0,
+    ...                          play=noisy, stderr_target=0.1, max_episodes=10_000)
+    >>> result.episodes, bool(result.stderr <= 0.1 * result.gap)
+    (3200, True)
     """
     if kind not in ("product", "cce", "ce"):
         raise ValueError(f"kind must be 'product', 'cce' or 'ce'; got {kind!r}.")
@@ -271,52 +321,108 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     selection_episodes = episodes if selection_episodes is None else selection_episodes
     if not isinstance(selection_episodes, (int, np.integer)) or selection_episodes < 1:
         raise ValueError(f"selection_episodes must be a positive int; got {selection_episodes!r}.")
-    variants = variants or (lambda policy: [])
+    max_episodes = check_stderr_target(stderr_target, max_episodes, episodes)
     rng = np.random.default_rng(approximate_seed(seed, iteration))
-    n = len(populations)
     joint = np.asarray(solution.joint, dtype=np.float64)
     if kind == "product":
         joint = _outer([np.asarray(m, dtype=np.float64) for m in solution.marginals])
-    meta_payoffs = np.zeros((n, *joint.shape)) if payoffs is None else np.asarray(payoffs, dtype=np.float64)
-    on_policy = None
-    if kind != "ce":
-        on_policy = mixture_returns(game, populations, *_support(joint), episodes, rng, play=play)
-    terms, gains, variance, tried = [], [], [], []
-    for p in range(n):
+    meta_payoffs = np.zeros((len(populations), *joint.shape)) if payoffs is None else \
+        np.asarray(payoffs, dtype=np.float64)
+    plans, tried = [], []
+    for p in range(len(populations)):
         for i, target in enumerate(meta_targets(solution, kind, populations, meta_payoffs, p)):
             if target.is_joint:
                 profiles, weights = np.array(target.profiles), np.asarray(target.weights)
             else:
                 profiles, weights = _support(joint.sum(axis=p, keepdims=True))
+            mine = None if ready is None else ready(p, i, target)
             candidates = _candidates(p, i, target, populations[p], respond, profiles, weights, payoffs,
-                                     warm_start, variants)
+                                     warm_start, variants or (lambda policy: []), mine,
+                                     train is True or (train == "auto" and mine is None))
             values = [mixture_returns(game, populations, profiles, weights, selection_episodes, rng, seat=p,
                                       policy=policy, play=play)[:, p].mean() for _, policy in candidates]
-            winner = int(np.argmax(values))
             tried.append(tuple(Candidate(name, float(v)) for (name, _), v in zip(candidates, values)))
-            response = mixture_returns(game, populations, profiles, weights, episodes, rng, seat=p,
-                                       policy=candidates[winner][1], play=play)[:, p]
-            if kind == "ce":
-                conditional = mixture_returns(game, populations, profiles, weights, episodes, rng, play=play)[:, p]
-                value = float(conditional.mean())
-            else:
-                conditional, value = None, float(on_policy[:, p].mean())
-            gain = float(response.mean()) - value
-            terms.append((p, float(target.mass), float(response.mean()), value, candidates[winner][0]))
-            gains.append(target.mass * (gain if kind == "product" else max(gain, 0.0)))
-            variance.append(target.mass ** 2 * _mean_variance(response))
-            if conditional is not None:
-                variance.append(target.mass ** 2 * _mean_variance(conditional))
-    if on_policy is not None:
-        variance.append(_mean_variance(on_policy.sum(axis=1)))
-    total = float(np.sum(gains))
-    return ApproximateGap(gap=max(total, 0.0), stderr=float(math.sqrt(np.sum(variance))), terms=tuple(terms),
-                          unclipped=total, candidates=tuple(tried))
+            plans.append((p, float(target.mass), profiles, weights, *candidates[int(np.argmax(values))]))
+    samples, done, size = None, 0, episodes
+    while True:   # (rounds of episodes, doubling, until the standard error meets its target or the cap)
+        samples = _more_samples(game, kind, populations, joint, plans, size, rng, play, samples)
+        done += size
+        total, stderr, terms = _estimate(kind, plans, samples)
+        if stderr_target is None or done >= max_episodes or stderr <= max(stderr_target * total, stderr_floor) \
+                or total <= 2 * stderr:   # (met, capped, or not clearly above zero: more episodes only narrow 0)
+            break
+        size = min(done, max_episodes - done)
+    return ApproximateGap(gap=max(total, 0.0), stderr=stderr, terms=terms, unclipped=total, candidates=tuple(tried),
+                          episodes=done)
 
+
+def check_stderr_target(stderr_target, max_episodes, episodes: int) -> int:
+    """The cap of the episodes of each value (``max_episodes``; None: :data:`MAX_EPISODES_FACTOR` times
+    ``episodes``; just ``episodes`` without a ``stderr_target``), after checking both.
+
+    Examples
+    --------
+    >>> check_stderr_target(0.25, None, 500), check_stderr_target(None, None, 500)
+    (8000, 500)
+    >>> check_stderr_target(0.25, 100, 500)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_episodes must be an int >= episodes (500), the first round, to add episodes until \
+stderr_target is met; got 100 (raise max_episodes, or lower episodes).
+    """
+    if stderr_target is None:
+        return episodes
+    if isinstance(stderr_target, bool) or not isinstance(stderr_target, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(stderr_target) or stderr_target <= 0:
+        raise ValueError("stderr_target must be a positive number (the standard error to reach, as a fraction of the "
+                         f"estimate), or null for one round of episodes; got {stderr_target!r}.")
+    cap = MAX_EPISODES_FACTOR * episodes if max_episodes is None else max_episodes
+    if not _is_int(cap) or cap < episodes:
+        raise ValueError(f"max_episodes must be an int >= episodes ({episodes}), the first round, to add episodes "
+                         f"until stderr_target is met; got {max_episodes!r} (raise max_episodes, or lower episodes).")
+    return int(cap)
+
+
+def _more_samples(game, kind: str, populations, joint, plans: list, size: int, rng, play, samples) -> dict:
+    """``samples`` (None at first) with ``size`` more episodes of every value in the estimate: the meta-strategy's
+    (``"on"``, all players' returns; per target ``"conditional"`` for CE targets) and each winner's (``"response"``,
+    its seat's returns)."""
+    new = {"on": None if kind == "ce" else mixture_returns(game, populations, *_support(joint), size, rng, play=play),
+           "response": [], "conditional": []}
+    for p, _, profiles, weights, _, policy in plans:
+        new["response"].append(mixture_returns(game, populations, profiles, weights, size, rng, seat=p,
+                                               policy=policy, play=play)[:, p])
+        new["conditional"].append(mixture_returns(game, populations, profiles, weights, size, rng,
+                                                  play=play)[:, p] if kind == "ce" else None)
+    if samples is None:
+        return new
+    join = (lambda a, b: None if a is None else np.concatenate([a, b]))
+    return {"on": join(samples["on"], new["on"]),
+            "response": [join(a, b) for a, b in zip(samples["response"], new["response"])],
+            "conditional": [join(a, b) for a, b in zip(samples["conditional"], new["conditional"])]}
+
+
+def _estimate(kind: str, plans: list, samples: dict) -> tuple:
+    """``(unclipped estimate, standard error, terms)`` of the samples (module docstring)."""
+    terms, gains, variance = [], [], []
+    for (p, mass, _, _, winner, _), response, conditional in zip(plans, samples["response"],
+                                                                 samples["conditional"]):
+        value = float((conditional if kind == "ce" else samples["on"][:, p]).mean())
+        gain = float(response.mean()) - value
+        terms.append((p, mass, float(response.mean()), value, winner))
+        gains.append(mass * (gain if kind == "product" else max(gain, 0.0)))
+        variance.append(mass ** 2 * _mean_variance(response))
+        if conditional is not None:
+            variance.append(mass ** 2 * _mean_variance(conditional))
+    if samples["on"] is not None:
+        variance.append(_mean_variance(samples["on"].sum(axis=1)))
+    return float(np.sum(gains)), float(math.sqrt(np.sum(variance))), tuple(terms)
 
 def _candidates(player: int, index: int, target, population, respond: Callable, profiles, weights, payoffs,
-                warm_start: bool, variants: Callable) -> list:
-    """``(source, policy)`` for every candidate response of ``player`` to ``target`` (see the module docstring)."""
+                warm_start: bool, variants: Callable, ready=None, train: bool = True) -> list:
+    """``(source, policy)`` for every candidate response of ``player`` to ``target`` (see the module docstring):
+    the best member (every member without ``payoffs``), the ``ready`` response and, when ``train``, the fresh and
+    warm-started ones, each with its ``variants``."""
     size = len(population.policies if hasattr(population, "policies") else population)
     if payoffs is None:
         best, members = 0, range(size)
@@ -324,14 +430,17 @@ def _candidates(player: int, index: int, target, population, respond: Callable, 
         best = int(np.argmax(member_values(payoffs, player, profiles, weights)))
         members = [best]
     out = [(f"member {m}", _member(population, m)) for m in members]
-    calls = [("fresh", target)]
-    if warm_start:
+    learned = [] if ready is None else [("step", ready)]
+    calls = [("fresh", target)] if train else []
+    if warm_start and train:
         calls.append(("warm", dataclasses.replace(target, initial_policy=_member(population, best))))
     for k, (name, call) in enumerate(calls):
         br = respond(player, call, 2 * index + k)
         if br is not None:
-            out.append((name, br.policy))
-            out.extend((f"{name} ({variant})", policy) for variant, policy in variants(br.policy))
+            learned.append((name, br.policy))
+    for name, policy in learned:
+        out.append((name, policy))
+        out.extend((f"{name} ({variant})", other) for variant, other in variants(policy))
     return out
 
 
@@ -400,12 +509,14 @@ def approx_gap_due(every, iteration: int, gap: float) -> bool:
     return every is not None and every > 0 and iteration % every == 0
 
 
-def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None) -> tuple:
+def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None,
+                        run_oracle: str | None = None) -> tuple:
     """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
     defaults filled in) and the options of its learned oracle: by default the run's oracle's own (never the run's
     ``warm_start``, which would start the fresh response from the responder's latest member), with a budget
     ``total_steps`` of at least the run's oracle's ``s`` (default :data:`APPROX_GAP_STEPS`): ``max(s, min(10 s,
-    APPROX_GAP_STEPS))``; ``approx_gap_options`` overrides any of them.
+    APPROX_GAP_STEPS))``; ``approx_gap_options`` overrides any of them. An ``oracle`` other than ``run_oracle`` (the
+    run's oracle's name, when given) starts from its own defaults instead: only ``approx_gap_options`` set them.
 
     Examples
     --------
@@ -416,15 +527,25 @@ def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | Non
     [2560, 20000, 40000, 50000]
     >>> approx_gap_settings({}, {"total_steps": 256})[1]
     {'total_steps': 256}
+    >>> approx_gap_settings({"total_steps": 512, "hidden": [64]}, {"oracle": "model_br", "total_steps": 9000},
+    ...                     "ppo")[1]
+    {'total_steps': 9000}
     >>> approx_gap_settings({}, {"episodes": 1})
     Traceback (most recent call last):
     ...
     ValueError: approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); got 1.
+    >>> approx_gap_settings({}, {"stderr_target": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: approx_gap_options: stderr_target must be a positive number (the standard error to reach, as a \
+fraction of the estimate), or null for one round of episodes; got 0.
     """
     given = dict(approx_gap_options or {})
-    options = {k: v for k, v in run_oracle_options.items() if k != "warm_start"}
-    own = int(options.get("total_steps", APPROX_GAP_STEPS))
-    options["total_steps"] = max(own, min(APPROX_GAP_STEPS_FACTOR * own, APPROX_GAP_STEPS))
+    other = given.get("oracle") is not None and run_oracle is not None and given["oracle"] != run_oracle
+    options = {} if other else {k: v for k, v in run_oracle_options.items() if k != "warm_start"}
+    if not other:
+        own = int(options.get("total_steps", APPROX_GAP_STEPS))
+        options["total_steps"] = max(own, min(APPROX_GAP_STEPS_FACTOR * own, APPROX_GAP_STEPS))
     options.update({k: v for k, v in given.items() if k not in APPROX_GAP_SETTINGS})
     settings = {k: given.get(k, default) for k, default in APPROX_GAP_SETTINGS.items()}
     if not _is_int(settings["episodes"]) or settings["episodes"] < 2:
@@ -436,6 +557,12 @@ def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | Non
                          f"{settings['selection_episodes']!r}.")
     if not isinstance(settings["warm_start"], bool):
         raise ValueError(f"approx_gap_options: warm_start must be true or false; got {settings['warm_start']!r}.")
+    if settings["train"] not in (True, False, "auto"):
+        raise ValueError(f"approx_gap_options: train must be true, false or 'auto'; got {settings['train']!r}.")
+    try:
+        check_stderr_target(settings["stderr_target"], settings["max_episodes"], settings["episodes"])
+    except ValueError as exc:
+        raise ValueError(f"approx_gap_options: {exc}") from None
     return settings, options
 
 
@@ -444,11 +571,15 @@ def _is_int(value) -> bool:
 
 
 def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle, settings: dict, *, seed: int,
-                        iteration: int, payoffs: np.ndarray | None = None, counter=None) -> ApproximateGap:
+                        iteration: int, payoffs: np.ndarray | None = None, counter=None, ready=None,
+                        train=None, payoff_range: float = 2.0) -> ApproximateGap:
     """:func:`approximate_gap` with a learned ``oracle`` (:func:`oracle_responder`), the candidates' greedy
     variants (:func:`response_variants`) and ``settings`` (:func:`approx_gap_settings`): what the training loops
     measure. ``counter`` (a :class:`psro.state.EpisodeCounter`) counts the episodes it plays, the responses'
-    training and evaluation included.
+    training and evaluation included; ``ready`` as in :func:`approximate_gap`; ``train`` overrides
+    ``settings["train"]``; ``payoff_range`` (one player's highest minus lowest return) sets the standard error
+    that is always small enough (:data:`STDERR_FLOOR` of it). It logs at INFO when it starts (what it will play)
+    and when it ends (the estimate and its cost).
 
     Examples
     --------
@@ -477,10 +608,24 @@ def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle
             response = inner(player, target, index)
             return response if response is None else counter.response(response)
 
-    return approximate_gap(game, kind, solution, populations, respond,
-                           episodes=int(settings["episodes"]), selection_episodes=settings["selection_episodes"],
-                           seed=seed, iteration=iteration, payoffs=payoffs, warm_start=settings["warm_start"],
-                           variants=response_variants, play=None if counter is None else counter.play)
+    train = settings["train"] if train is None else train
+    start, cpu = time.perf_counter(), time.process_time()
+    logger.info("approx_gap of iteration %d: measuring (oracle %s, training %s, %d episodes per value%s)", iteration,
+                getattr(oracle, "name", type(oracle).__name__),
+                {True: "fresh responses", False: "nothing", "auto": "where the step's responses do not answer"}[train],
+                int(settings["episodes"]), "" if settings["stderr_target"] is None else
+                f" until stderr <= {settings['stderr_target']:g} x estimate, at most "
+                f"{check_stderr_target(settings['stderr_target'], settings['max_episodes'], settings['episodes'])}")
+    result = approximate_gap(game, kind, solution, populations, respond,
+                             episodes=int(settings["episodes"]), selection_episodes=settings["selection_episodes"],
+                             seed=seed, iteration=iteration, payoffs=payoffs, warm_start=settings["warm_start"],
+                             variants=response_variants, play=None if counter is None else counter.play,
+                             ready=ready, train=train, stderr_target=settings["stderr_target"],
+                             stderr_floor=STDERR_FLOOR * float(payoff_range), max_episodes=settings["max_episodes"])
+    logger.info("approx_gap of iteration %d: %.4g +- %.2g (winners %s; %d episodes per value) in %.1f s wall, "
+                "%.1f s CPU", iteration, result.gap, result.stderr, ", ".join(term[4] for term in result.terms),
+                result.episodes, time.perf_counter() - start, time.process_time() - cpu)
+    return result
 
 
 def _mean_variance(samples: np.ndarray) -> float:

@@ -15,6 +15,7 @@ import dataclasses
 import difflib
 import functools
 import importlib
+import logging
 import re
 import typing
 from dataclasses import dataclass
@@ -22,9 +23,11 @@ from pathlib import Path
 
 import yaml
 
+from games.memory_limit import check_file
 from games.validation import check_int, check_real, check_seed, is_integer
 from psro.config_checks import (
     algorithm_options,
+    check_budgets,
     check_reference_opponents,
     check_run_name,
     check_teams,
@@ -33,6 +36,8 @@ from psro.config_checks import (
 )
 from psro.config_fields import DuplicateKey, FieldHelp, UniqueKeyLoader, coerce, describe_fields
 from psro.config_game import is_environment_game, num_players, resolve_run_game, spec_kept
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["PSROConfig", "CHOICES", "check_teams", "FieldHelp", "choices", "field_help", "with_field",
            "algorithm_options", "resolve_run_game", "is_environment_game", "num_players", "spec_kept"]
@@ -79,6 +84,10 @@ def choices(field: str) -> list:
     module, attribute = CHOICES[field]
     names = getattr(importlib.import_module(module), attribute)
     return list(names() if callable(names) else names)
+
+
+#: The ``evaluator`` a config gets when it names none (an environment game, without a tree, gets monte_carlo)
+_DEFAULT_EVALUATOR = "sequence_form"
 
 
 @dataclass(frozen=True)
@@ -187,9 +196,10 @@ class PSROConfig:
     (20,000). Must be
     null with the ``exact`` and ``openspiel`` oracles."""
 
-    evaluator: str = "sequence_form"
+    evaluator: str = _DEFAULT_EVALUATOR
     """Meta-game evaluator: ``sequence_form`` (exact, numpy), ``openspiel`` (exact, pyspiel.expected_returns) or
-    ``monte_carlo`` (sampled episodes, with counts and variances in the meta-game)."""
+    ``monte_carlo`` (sampled episodes, with counts and variances in the meta-game). An environment game (no game
+    tree) left at the default gets ``monte_carlo``, said in a log line."""
 
     episodes_per_profile: int = 1000
     """Episodes per meta-game profile for the ``monte_carlo`` evaluator (ignored by the exact ones)."""
@@ -219,11 +229,17 @@ class PSROConfig:
     is the history's ``approx_gap_time``. Runs with a learned oracle only (else NaN)."""
 
     approx_gap_options: typing.Optional[dict] = None
-    """approx_gap's settings: ``episodes`` of each value in the estimate (default 2000, at least 2),
-    ``selection_episodes`` each candidate plays to pick the winner (default: episodes), ``warm_start`` (default
-    true: a candidate warm-started from the best member), ``oracle`` (the learned oracle; default the run's), and
-    that oracle's options (default: the run's ``oracle_options``, with ``total_steps`` ``max(s, min(10 s, 40000))``
-    for the run's ``oracle_steps`` s: psro.approximate_gap.approx_gap_settings)."""
+    """approx_gap's settings: ``episodes`` of each value in the estimate (default 2000, at least 2: the first
+    round), ``stderr_target`` (default 0.25: rounds of episodes, each doubling them, are added until the standard
+    error is at most this fraction of the estimate or 5% of the payoff range; null: one round), ``max_episodes``
+    (their cap per value, at least episodes; default 16 x episodes), ``selection_episodes`` each candidate plays to
+    pick the winner (default: episodes), ``train`` (default auto: the step's own learned responses answer the
+    meta-strategy's targets at no cost, and fresh and warm-started responses are trained only for targets they do
+    not answer, or with an ``oracle`` other than the run's; true: always; false: never), ``warm_start`` (default
+    true: a candidate warm-started from the best member), ``oracle`` (the learned oracle; default the run's, e.g.
+    model_br where the game's observations fit its table), and that oracle's options (default: the run's
+    ``oracle_options``, with ``total_steps`` ``max(s, min(10 s, 40000))`` for the run's ``oracle_steps`` s; another
+    oracle's own defaults: psro.approximate_gap.approx_gap_settings)."""
 
     device: str = "cpu"
     """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that
@@ -412,6 +428,7 @@ class PSROConfig:
                              "experiments/configs/kuhn_poker.yaml (to continue a run directory: psro resume RUN_DIR).")
         if not path.is_file():
             raise ValueError(f"config file {str(path)!r} does not exist.")
+        check_file(path)   # (its size, before it is read whole)
         with open(path) as fh:
             try:
                 data = yaml.load(fh, Loader=UniqueKeyLoader)   # a SafeLoader that refuses duplicate keys
@@ -420,6 +437,9 @@ class PSROConfig:
             except yaml.YAMLError as exc:
                 raise ValueError(f"config file {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") \
                     from None
+            except UnicodeDecodeError as exc:   # (a binary file, or another encoding than UTF-8)
+                raise ValueError(f"config file {str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+                                 "give a YAML config such as experiments/configs/kuhn_poker.yaml.") from None
         cfg = cls.from_dict(data, source=str(path))
         return cfg if cfg.name else dataclasses.replace(cfg, name=path.stem)
 
@@ -474,6 +494,7 @@ class PSROConfig:
         ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
         """
         self.checked_game()
+        check_budgets(self)   # (episodes and steps refused before the run allocates or trains)
         from psro.loggers import check_loggers
 
         check_loggers(self.loggers)
@@ -491,7 +512,7 @@ class PSROConfig:
         >>> PSROConfig(oracle="exact", oracle_steps=10).checked_game()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn'] train; ...
+        ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn', 'model_br'] train; ...
         """
         from psro.algorithms import algorithm_class
         from psro.evaluation import TOP_UP_METHODS, evaluator_capabilities
@@ -504,7 +525,7 @@ class PSROConfig:
         if isinstance(self.game, str) and not self.game.strip():
             raise ValueError(f"game: must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
         game, normal_form = with_field("game", resolve_run_game, self.game)
-        environment = is_environment_game(game)
+        environment = self._environment(game)
         n = num_players(game)
         constant_sum = False if environment else game_is_constant_sum(game, normal_form)
         for field in ("meta_solver_options", "oracle_options", "evaluator_options", "approx_gap_options",
@@ -575,6 +596,17 @@ class PSROConfig:
             with_field("reference_opponents", check_reference_opponents, self.reference_opponents, game)
         return game, normal_form
 
+    def _environment(self, game) -> bool:
+        """Whether ``game`` is an environment game (no tree); if so, a default ``evaluator`` becomes
+        ``monte_carlo``, said in a log line (an evaluator chosen explicitly stays, and is checked)."""
+        environment = is_environment_game(game)
+        if environment and self.evaluator == _DEFAULT_EVALUATOR:   # (the default needs a tree; this game has none)
+            logger.warning("evaluator: %s is an environment game without a game tree, so the meta-game is "
+                           "evaluated by sampled play (evaluator 'monte_carlo' instead of the default %r).", game,
+                           _DEFAULT_EVALUATOR)
+            object.__setattr__(self, "evaluator", "monte_carlo")   # (the config is frozen; this is its default)
+        return environment
+
     def _check_learning(self, game, environment: bool, learned: bool, sampled: bool) -> None:
         """The options of learned runs and games without a tree: what a learned oracle needs of the game, its
         budgets, ``warm_start``, ``device``, and what an environment (no tree) allows."""
@@ -602,12 +634,14 @@ class PSROConfig:
                 if "does not provide" not in str(exc):   # the game has one, and reading it failed: say why
                     raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
                                      f"{self.oracle!r} observes, cannot be read: {exc}") from None
+                from games.env_history_cache import missing_tensor_advice
+
                 raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
-                                 f"{self.oracle!r} observes; use oracle='exact' (and an exact evaluator) where its "
-                                 "game tree fits.") from None
+                                 f"{self.oracle!r} observes; {missing_tensor_advice(game)}; or use oracle='exact' "
+                                 "(and an exact evaluator) where its game tree fits.") from None
         from psro.approximate_gap import approx_gap_settings
 
-        approx_gap_settings(self.oracle_settings(), self.approx_gap_options)   # (episodes >= 2, ...)
+        approx_gap_settings(self.oracle_settings(), self.approx_gap_options, self.oracle)   # (episodes >= 2, ...)
         for field in ("oracle_options", "approx_gap_options"):
             options = getattr(self, field) or {}
             for key in ("total_steps", "eval_episodes"):

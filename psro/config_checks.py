@@ -9,7 +9,49 @@ from pathlib import Path
 from games.validation import is_integer
 
 __all__ = ["with_field", "algorithm_options", "check_reference_opponents", "check_teams", "field_check",
-           "check_run_name"]
+           "check_run_name", "check_steps_fit", "check_budgets", "STEPS_PER_SECOND"]
+
+#: An upper bound of the environment steps a learned oracle takes per second, on any machine (the fastest batched
+#: kernels take about 10**7); a response of more steps than this many times ``time_limit`` cannot finish in time
+STEPS_PER_SECOND = 10**9
+
+
+def check_budgets(config) -> None:
+    """The checks of a config's budgets before its run allocates or trains: the Monte Carlo episode counts of a
+    sampled evaluator (:func:`psro.evaluation.monte_carlo.check_episode_budget`), the steps of a learned oracle
+    against the time limit (:func:`check_steps_fit`)."""
+    from psro.evaluation import evaluator_capabilities
+    from psro.evaluation.monte_carlo import check_episode_budget
+    from psro.oracles import oracle_capabilities
+
+    if evaluator_capabilities(config.evaluator).sampled:
+        per_task = (config.evaluator_options or {}).get("episodes_per_task", 20_000)
+        for field in ("episodes_per_profile", "top_up_episodes"):
+            check_episode_budget(field, getattr(config, field), per_task)
+    if oracle_capabilities(config.oracle).learned:
+        check_steps_fit(config.oracle_steps or (config.oracle_options or {}).get("total_steps"), config.time_limit)
+
+
+def check_steps_fit(steps, time_limit) -> None:
+    """Refuse ``oracle_steps`` that no learned response can take within ``time_limit`` seconds (the time limit is
+    checked between iterations, and the first iteration trains a response of that many steps): more than
+    :data:`STEPS_PER_SECOND` times the limit.
+
+    Examples
+    --------
+    >>> check_steps_fit(10**6, 60.0)
+    >>> check_steps_fit(10**15, 60.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: oracle_steps: 1000000000000000 steps cannot finish within time_limit=60 s ...
+    """
+    if steps is None or time_limit is None or not is_integer(steps):
+        return
+    if steps > STEPS_PER_SECOND * float(time_limit):
+        raise ValueError(f"oracle_steps: {steps} steps cannot finish within time_limit={time_limit:g} s (even at "
+                         f"{STEPS_PER_SECOND:.0e} steps per second a response takes {steps / STEPS_PER_SECOND:.3g} "
+                         "s, and the time limit is checked between iterations); give fewer oracle_steps or a "
+                         "longer time_limit.")
 
 
 def with_field(field: str, function, *args, **kwargs):

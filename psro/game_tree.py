@@ -44,7 +44,8 @@ from games.validation import check_int
 __all__ = ["PlayerInfostates", "GameTree", "TreeTooLarge", "build_game_tree", "estimate_histories", "infostate_tensors",
            "infostate_state", "is_simultaneous", "memory_budget", "LEARNED_REMEDY", "NO_TREE_REMEDY"]
 
-LEARNED_REMEDY = "use a learned oracle (oracle='ppo' or 'dqn') with evaluator='monte_carlo', which needs no tree"
+LEARNED_REMEDY = ("use a learned oracle (oracle='model_br', 'ppo' or 'dqn') with evaluator='monte_carlo', which needs "
+                  "no tree")
 NO_TREE_REMEDY = ("raise the PSROConfig field max_histories (default 1_000_000) if the machine can hold the tree, "
                   f"or {LEARNED_REMEDY}")
 

@@ -1,30 +1,47 @@
 """Loggers: where a run's history rows go while it trains, chosen by name in the config (``loggers: [csv]``).
 
 A logger is any object with ``log_row(row)`` (one history row, a dict of the columns of
-:data:`psro.state.HISTORY_COLUMNS`) and ``close()``. The ``psro run`` and ``psro sweep`` commands feed every row of
-a run to the loggers its config names, writing into the run directory:
+:data:`psro.state.HISTORY_COLUMNS`) and ``close()``; one with ``log_learners(rows)`` also gets the learning-curve
+rows of the networks the run trains (:mod:`psro.learning_curves`: loss, entropy, episode return, ... per training
+chunk, at step ``env_steps``). The ``psro run`` and ``psro sweep`` commands feed every row of a run to the loggers
+its config names, writing into the run directory:
 
 - ``csv``: ``log.csv``, one line per row, flushed as each iteration ends (``history.csv`` is written at the end);
 - ``tensorboard``: event files under ``tensorboard/``, one scalar per numeric column at step ``iteration``
-  (needs the ``tensorboard`` extra: ``pip install 'psro-toolkit[tensorboard]'``).
+  (needs the ``tensorboard`` extra: ``pip install 'psro-toolkit[tensorboard]'``); learner rows as
+  ``learner/<learner>/player_<p>/<column>`` at step ``env_steps``;
+- ``wandb``: a Weights & Biases run (project ``$WANDB_PROJECT``, else ``psro``; named after the run directory),
+  its files under ``wandb/`` in the run directory; history columns against ``iteration``, learner rows as
+  ``learner/...`` against ``learner/env_steps``. ``WANDB_MODE=offline`` keeps it on disk (``wandb sync`` uploads it
+  later). Needs the ``wandb`` extra;
+- ``mlflow``: an MLflow run (experiment ``$MLFLOW_EXPERIMENT_NAME``, else ``psro``) in the tracking store of
+  ``$MLFLOW_TRACKING_URI``, else the file store ``mlruns/`` in the run directory (``mlflow ui --backend-store-uri
+  RUN_DIR/mlruns``); history columns at step ``iteration``, learner rows as ``learner/...`` at step ``env_steps``.
+  Needs the ``mlflow`` extra (``mlflow-skinny``).
 
 In Python, pass a logger's ``log_row`` as ``run(callback=...)``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
 import math
 import numbers
+import os
+import time
 from pathlib import Path
 
-__all__ = ["LOGGERS", "CSVLogger", "TensorBoardLogger", "LoggerGroup", "make_loggers", "check_loggers"]
+__all__ = ["LOGGERS", "CSVLogger", "TensorBoardLogger", "WandbLogger", "MLflowLogger", "LoggerGroup", "make_loggers",
+           "check_loggers"]
 
 #: Logger name -> (class name in this module, the package it needs, the extra that installs it).
 LOGGERS = {
     "csv": ("CSVLogger", None, None),
     "tensorboard": ("TensorBoardLogger", "tensorboard", "tensorboard"),
+    "wandb": ("WandbLogger", "wandb", "wandb"),
+    "mlflow": ("MLflowLogger", "mlflow", "mlflow"),
 }
 
 
@@ -36,10 +53,10 @@ def check_loggers(names) -> list:
     --------
     >>> check_loggers(["csv"])
     ['csv']
-    >>> check_loggers(["wandb"])
+    >>> check_loggers(["neptune"])
     Traceback (most recent call last):
     ...
-    ValueError: loggers: unknown logger 'wandb'; choose from ['csv', 'tensorboard'].
+    ValueError: loggers: unknown logger 'neptune'; choose from ['csv', 'mlflow', 'tensorboard', 'wandb'].
     """
     if names is None:
         return []
@@ -61,6 +78,22 @@ def _scalars(row: dict) -> dict:
             if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(float(v))}
 
 
+#: The learning-curve columns a logger records (:data:`psro.learning_curves.LEARNER_COLUMNS`)
+LEARNER_SCALARS = ("loss", "entropy", "episode_return", "value", "learning_rate")
+
+
+def learner_scalars(row: dict) -> dict:
+    """The finite values of a learning-curve row as ``learner/<learner>/player_<p>/<column>`` scalars.
+
+    Examples
+    --------
+    >>> learner_scalars({"player": 1, "learner": "ppo", "env_steps": 512, "loss": 0.5, "entropy": float("nan")})
+    {'learner/ppo/player_1/loss': 0.5}
+    """
+    head = f"learner/{row.get('learner') or 'learner'}/player_{int(row['player'])}"
+    return {f"{head}/{k}": v for k, v in _scalars({k: row.get(k) for k in LEARNER_SCALARS}).items()}
+
+
 class CSVLogger:
     """Append each row to ``<directory>/log.csv`` (the header from the first row; later new columns are dropped).
 
@@ -76,15 +109,20 @@ class CSVLogger:
     """
 
     def __init__(self, directory):
+        from psro.run.run_files import check_target
+
         self.path = Path(directory) / "log.csv"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_target(self.path)   # (a link at log.csv is refused now, before the run trains)
         self._file = None
         self._writer = None
 
     def log_row(self, row: dict) -> None:
         if self._writer is None:
-            fresh = not self.path.exists() or self.path.stat().st_size == 0
-            self._file = open(self.path, "a", newline="")
+            from psro.run.run_files import open_append
+
+            self._file = open_append(self.path)   # (a linked or hard-linked log.csv is refused, never appended to)
+            fresh = self._file.tell() == 0
             self._writer = csv.DictWriter(self._file, fieldnames=list(row), extrasaction="ignore")
             if fresh:
                 self._writer.writeheader()
@@ -105,7 +143,12 @@ class TensorBoardLogger:
         check_loggers(["tensorboard"])
         from torch.utils.tensorboard import SummaryWriter
 
+        from psro.run.run_files import check_directory
+
         self.log_dir = Path(directory) / "tensorboard"
+        check_directory(directory)
+        if self.log_dir.is_symlink() or self.log_dir.exists():
+            check_directory(self.log_dir)   # (a linked tensorboard/ is refused: nothing is written through it)
         self._writer = SummaryWriter(log_dir=str(self.log_dir))
 
     def log_row(self, row: dict) -> None:
@@ -115,8 +158,113 @@ class TensorBoardLogger:
                 self._writer.add_scalar(key, value, global_step=step)
         self._writer.flush()
 
+    def log_learners(self, rows: list) -> None:
+        """Learning-curve rows as scalars ``learner/<learner>/player_<p>/<column>`` at step ``env_steps``."""
+        for row in rows:
+            for key, value in learner_scalars(row).items():
+                self._writer.add_scalar(key, value, global_step=int(row["env_steps"]))
+        self._writer.flush()
+
     def close(self) -> None:
         self._writer.close()
+
+
+class WandbLogger:
+    """A Weights & Biases run in ``<directory>/wandb`` (module docstring): history columns against ``iteration``,
+    learning-curve rows against ``learner/env_steps`` (``wandb.define_metric``); ``WANDB_MODE=offline`` writes
+    only to disk."""
+
+    def __init__(self, directory):
+        check_loggers(["wandb"])
+        import wandb
+
+        from psro.run.run_files import check_directory
+
+        directory = check_directory(directory)
+        self.log_dir = directory / "wandb"
+        if os.path.lexists(self.log_dir):
+            check_directory(self.log_dir)   # (a linked wandb/ is refused: nothing is written through it)
+        try:
+            self._run = wandb.init(project=os.environ.get("WANDB_PROJECT") or "psro", name=directory.name,
+                                   dir=str(directory), reinit="create_new",
+                                   settings=wandb.Settings(console="off"))   # (the run's own output untouched)
+        except Exception as exc:   # (wandb raises its own errors: no login, no network, ...)
+            raise ValueError(f"loggers: wandb could not start a run ({exc}); log in with `wandb login`, or set "
+                             "WANDB_MODE=offline to keep the run in the run directory (`wandb sync` later).") from exc
+        self._run.define_metric("iteration")
+        self._run.define_metric("learner/env_steps")
+        self._run.define_metric("learner/*", step_metric="learner/env_steps")
+        self._run.define_metric("*", step_metric="iteration")
+
+    def log_row(self, row: dict) -> None:
+        self._run.log({"iteration": int(row.get("iteration", 0)), **_scalars(row)})
+
+    def log_learners(self, rows: list) -> None:
+        for row in rows:
+            self._run.log({"learner/env_steps": int(row["env_steps"]), **learner_scalars(row)})
+
+    def close(self) -> None:
+        self._run.finish()
+
+
+class MLflowLogger:
+    """An MLflow run (module docstring): history columns at step ``iteration``, learning-curve rows at step
+    ``env_steps``, in ``$MLFLOW_TRACKING_URI`` or the file store ``<directory>/mlruns``."""
+
+    def __init__(self, directory):
+        check_loggers(["mlflow"])
+        from mlflow.tracking import MlflowClient
+
+        from psro.run.run_files import check_directory
+
+        directory = check_directory(directory)
+        uri = os.environ.get("MLFLOW_TRACKING_URI")
+        self._file_store = not uri
+        if self._file_store:
+            store = directory / "mlruns"
+            if os.path.lexists(store):
+                check_directory(store)   # (a linked mlruns/ is refused: nothing is written through it)
+            uri = store.resolve().as_uri()
+        self.tracking_uri = uri
+        with self._store():
+            self._client = MlflowClient(tracking_uri=uri)
+            name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or "psro"
+            experiment = self._client.get_experiment_by_name(name)
+            experiment_id = experiment.experiment_id if experiment is not None else self._client.create_experiment(name)
+            self.run_id = self._client.create_run(experiment_id, run_name=directory.name).info.run_id
+
+    @contextlib.contextmanager
+    def _store(self):
+        """The file store in the run directory, allowed (MLflow 3 refuses a file store unless told it is wanted)."""
+        if not self._file_store or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
+            yield
+            return
+        os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+        try:
+            yield
+        finally:
+            os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
+
+    def _log(self, items: list) -> None:
+        """``(key, value, step)`` triples, in batches."""
+        from mlflow.entities import Metric
+
+        stamp = int(time.time() * 1000)
+        metrics = [Metric(key, value, stamp, step) for key, value, step in items]
+        with self._store():
+            for start in range(0, len(metrics), 1000):   # (MLflow's batch limit)
+                self._client.log_batch(self.run_id, metrics=metrics[start:start + 1000])
+
+    def log_row(self, row: dict) -> None:
+        step = int(row.get("iteration", 0))
+        self._log([(k, v, step) for k, v in _scalars(row).items() if k != "iteration"])
+
+    def log_learners(self, rows: list) -> None:
+        self._log([(k, v, int(row["env_steps"])) for row in rows for k, v in learner_scalars(row).items()])
+
+    def close(self) -> None:
+        with self._store():
+            self._client.set_terminated(self.run_id)
 
 
 class LoggerGroup:
@@ -128,6 +276,12 @@ class LoggerGroup:
     def log_row(self, row: dict) -> None:
         for log in self.loggers:
             log.log_row(row)
+
+    def log_learners(self, rows: list) -> None:
+        """Learning-curve rows (:data:`psro.learning_curves.LEARNER_COLUMNS`) to the loggers that take them."""
+        for log in self.loggers:
+            if hasattr(log, "log_learners"):
+                log.log_learners(rows)
 
     def close(self) -> None:
         for log in self.loggers:

@@ -48,6 +48,7 @@ from psro.efce_gaps import history_gaps
 from psro.evaluation import evaluator_capabilities, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
+from psro.learning_curves import curve_rows, failed_rows
 from psro.loop_measures import LoopMeasures, is_exact, learner_failures, needed_tree, utility_range
 from psro.matrix_game import normal_form_to_json
 from psro.meta.solvers import loop_meta_solvers
@@ -196,6 +197,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         start = time.perf_counter()   # (all players respond: every response is needed for the gap)
         targets = self.targets(meta_game)
         responses = self.respond(state.iteration, targets)
+        self._answered = (state.iteration, targets, responses)   # (approx_gap's candidates for the same targets)
         self._count_responses(responses)
         self.select(state.iteration, targets, responses)
         times["oracle"] += time.perf_counter() - start
@@ -267,10 +269,10 @@ class PSRO(LoopMeasures, TrainingLoop):
                 and (dispatch == "executor" or (dispatch == "auto" and self.oracle.learned)):
             jobs = oracle_jobs(self.oracle_name, self.game_spec, targets, t, self.seed,
                                options=self.config.oracle_settings(), use_tree=self.tree is not None)
-            with learner_failures():
+            with learner_failures(self._failed_curve):
                 results = iter(self.executor.map(run_oracle_job, jobs, chunksize=1))
             return [[next(results) for _ in player_targets] for player_targets in targets]
-        with learner_failures():
+        with learner_failures(self._failed_curve):
             return [[self.oracle.respond(p, target, key=(t, i)) for i, target in enumerate(targets[p])]
                     for p in range(len(targets))]
 
@@ -278,9 +280,14 @@ class PSRO(LoopMeasures, TrainingLoop):
         """Add the step's responses' compute to the run's counters; remember whether all of them beat the uniform
         policy (``response_ok``)."""
         flat = [br for player_responses in responses for br in player_responses]
+        self.emit_learner_rows(curve_rows(self.state.iteration, responses, self.state.env_steps))
         self.state.env_steps += sum(br.env_steps for br in flat)
         self.state.measure_episodes += sum(br.eval_episodes for br in flat)
         self._responses_ok = all(getattr(br, "ok", True) for br in flat)
+
+    def _failed_curve(self, curve) -> None:
+        """The learning curve of a learner that stopped the step with an error, handed on before the error."""
+        self.emit_learner_rows(failed_rows(self.state.iteration, curve, self.state.env_steps))
 
     def select(self, t: int, targets: list, responses: list) -> None:
         """After phase 5: which responses join at the next step (``state.pending``; :mod:`psro.selection`:
@@ -338,15 +345,16 @@ class PSRO(LoopMeasures, TrainingLoop):
         row.update(eval_episodes=state.eval_episodes(), response_ok=getattr(self, "_responses_ok", True))
         return row
 
-    def finish_run(self) -> None:
-        """The last row of a ``run`` call always has its approximate gap (measured now if it was not due)."""
+    def finish_run(self) -> bool:
+        """The last row of a ``run`` call always has its approximate gap (measured now if it was not due; its time
+        counts in the row's clocks)."""
         rows = self.state.rows
         if rows and self.config.approx_gap_every is not None and self._approximates() \
                 and math.isnan(rows[-1]["approx_gap"]):
             rows[-1].update(self._approx_gap())
             rows[-1]["eval_episodes"] = self.state.eval_episodes()
-            if self.checkpoint_dir is not None:
-                self.save_checkpoint()
+            return True
+        return False
 
     def history_columns(self) -> list:
         return [*super().history_columns(), *self._reference_columns()]

@@ -41,7 +41,7 @@ from psro.population import PolicyPopulation
 from psro.state import EpisodeCounter
 from solvers import cce_gap, ce_gap, nash_conv
 
-__all__ = ["LoopMeasures", "needed_tree", "is_exact", "utility_range", "learner_failures"]
+__all__ = ["LoopMeasures", "needed_tree", "is_exact", "utility_range", "learner_failures", "same_target"]
 
 logger = logging.getLogger(__name__)
 
@@ -131,19 +131,40 @@ class LoopMeasures:
     def _approx_gap(self) -> dict:
         """The ``approx_gap`` (a lower bound of the exact gap up to its sampling error) and ``approx_gap_stderr`` of
         the current eval meta-strategy (:func:`psro.approximate_gap.measure_with_oracle`): the best of the best
-        member, a fresh and a warm-started learned response per target, with ``approx_gap_options``' budget (by
-        default the run's oracle's), its cost in ``approx_gap_time``."""
+        member, the step's own learned response to the same target (:meth:`_step_response`) and, where
+        ``approx_gap_options``' ``train`` asks, a fresh and a warm-started learned response per target with its
+        budget (by default the run's oracle's), its cost in ``approx_gap_time``."""
         start = time.perf_counter()
         if self._approx_gap_oracle is None:
             self._approx_gap_oracle = self._approx_oracle()
         oracle, settings = self._approx_gap_oracle
+        train = settings["train"]
+        if train == "auto" and settings["oracle"] not in (None, self.oracle_name):
+            train = True   # (an oracle of its own is named to be used)
+        low, high = utility_range(self.game, self.num_players)
         counter = EpisodeCounter()
         result = measure_with_oracle(self.game, self.kind, self.state.eval_meta_strategy, self.seat_populations(),
                                      oracle, settings, seed=self.seed, iteration=self.state.iteration,
-                                     payoffs=self.state.meta_game.mean_game().payoffs, counter=counter)
+                                     payoffs=self.state.meta_game.mean_game().payoffs, counter=counter,
+                                     ready=self._step_response, train=train, payoff_range=float(high[0] - low[0]))
         self.state.measure_episodes += counter.episodes
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
                 "approx_gap_time": time.perf_counter() - start}
+
+    #: ``(iteration, targets, responses)`` of the latest respond phase (PSRO.step), while the run is in memory
+    _answered = None
+
+    def _step_response(self, player: int, index: int, target):
+        """The policy of this iteration's own learned response to ``target`` (``player``'s target ``index``), when
+        the respond phase answered exactly that target (the same meta-strategy: ``eval_meta_solver`` is the
+        meta-solver and the loop's targets are the meta-strategy's); else None."""
+        if self._answered is None or self._answered[0] != self.state.iteration:
+            return None
+        _, targets, responses = self._answered
+        if player >= len(targets) or index >= len(targets[player]) or index >= len(responses[player]) \
+                or not same_target(targets[player][index], target):
+            return None
+        return getattr(responses[player][index], "policy", None)
 
     def _measures_approx_gap(self) -> bool:
         """Whether this run can measure the approximate gap at all: a learned run whose approximate-gap oracle
@@ -151,12 +172,14 @@ class LoopMeasures:
         ``approx_gap_every`` is None."""
         if not self.learned or self.config.approx_gap_every is None:
             return False
-        settings, _ = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options)
+        settings, _ = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options,
+                                          self.oracle_name)
         return not oracle_capabilities(settings["oracle"] or self.oracle_name).needs_tree
 
     def _approx_oracle(self) -> tuple:
         """``(oracle, settings)`` of the approximate gap (:func:`psro.approximate_gap.approx_gap_settings`)."""
-        settings, options = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options)
+        settings, options = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options,
+                                                self.oracle_name)
         oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or self.oracle_name, None,
                             seed=responder_seed(self.seed), game=self.game, **options)
         return oracle, settings
@@ -236,6 +259,28 @@ def needed_tree(game, config, learned: bool):
         return None
 
 
+def same_target(a, b) -> bool:
+    """Whether two best-response targets ask the same: the same player, mixtures, or joint support and weights.
+
+    Examples
+    --------
+    >>> from psro.oracles.base import Target
+    >>> t = Target(player=0, populations=[], mixtures=(None, np.array([0.5, 0.5])))
+    >>> same_target(t, dataclasses.replace(t)), same_target(t, dataclasses.replace(t, mixtures=(None, np.ones(2))))
+    (True, False)
+    """
+    def equal(x, y) -> bool:
+        if x is None or y is None:
+            return x is None and y is None
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        return x.shape == y.shape and bool(np.allclose(x, y, rtol=0.0, atol=1e-12))
+
+    mixtures = (a.mixtures is None) == (b.mixtures is None) and (a.mixtures is None or (
+        len(a.mixtures) == len(b.mixtures) and all(equal(x, y) for x, y in zip(a.mixtures, b.mixtures))))
+    return a.player == b.player and a.recommendation == b.recommendation and mixtures \
+        and equal(a.profiles, b.profiles) and equal(a.weights, b.weights)
+
+
 def is_exact(oracle) -> bool:
     """Whether ``oracle``'s responses are exact best responses (its ``exact`` attribute; else: not learned)."""
     return bool(getattr(oracle, "exact", not oracle.learned))
@@ -252,13 +297,16 @@ def utility_range(game, n: int) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def learner_failures():
+def learner_failures(on_curve=None):
     """A learned oracle that diverged or learned nothing (its ``ValueError`` names ``learning_rate``, also from
-    inside an executor's job) ends as one ``ValueError`` naming ``oracle_options``."""
+    inside an executor's job) ends as one ``ValueError`` naming ``oracle_options``; ``on_curve(rows)`` first gets
+    the learning curve the error carries (``learner_curve``: the chunks trained before it stopped)."""
     try:
         yield
     except (ValueError, TaskError) as exc:
         error = exc.error if isinstance(exc, TaskError) else exc
+        if on_curve is not None and getattr(error, "learner_curve", None):
+            on_curve(error.learner_curve)
         if isinstance(error, ValueError) and str(error).startswith("learning_rate: "):
             raise ValueError(f"oracle_options: {error}") from None
         raise

@@ -271,5 +271,8 @@ def load_populations(path) -> dict:
     --------
     See :func:`save_populations`.
     """
+    from games.memory_limit import check_npz
+
+    check_npz(path, str(getattr(path, "name", None) or "the population .npz"))   # (header shapes, before any array)
     with np.load(path, allow_pickle=False) as data:
         return {k: data[k] for k in data.files}

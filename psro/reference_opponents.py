@@ -8,8 +8,12 @@ fixed references say whether it plays the game well at all, on one scale across 
 * ``mcts``: OpenSpiel's MCTS bot (``pyspiel.MCTSBot``, random-rollout evaluator) for perfect-information games;
 * ``ismcts``: OpenSpiel's information-set MCTS bot (``pyspiel.ISMCTSBot``) for imperfect-information ones;
 * ``module:name``: a bot of one's own, ``name`` in an importable module: a factory ``name(game, player, seed)``
-  returning a pyspiel-style bot (``step(state) -> action``) or a callable ``state -> action`` (only from the
-  command line or the Python API: a config cannot name code).
+  returning a pyspiel-style bot (``step(state) -> action``) or a callable ``state -> action``; for an
+  environment game (no pyspiel states), a policy on observations (``probabilities_np(obs, mask)`` or
+  ``probabilities(obs, mask)``) or a callable ``(obs, mask) -> actions`` of a batch (only from the command line
+  or the Python API: a config cannot name code);
+* another run's directory: cross-play against that run's final meta-strategy (in every other seat, a member
+  drawn from its marginal per episode), on the same game.
 
 Each agent (every member of every population, and each player's meta-strategy, a member drawn from its marginal
 per episode) plays its own seat ``episodes`` times with the reference in every other seat; a game is won when
@@ -21,12 +25,16 @@ on Kuhn poker), so its rows vary within their intervals from one call to the nex
 
 Play is state by state on the OpenSpiel game (turn-based games; chance sampled from its outcome
 distribution): a network member acts on the observation it was trained on (the information-state tensor, or
-the observation tensor for an ``observation:`` game), a tabular member by its infostate's row.
+the observation tensor for an ``observation:`` game), a tabular member by its infostate's row. Where there are
+no pyspiel states (an environment game: PettingZoo, a user's own batched environment), and against another run,
+play is sampled on the environment layer (:func:`psro.evaluation.env_play.sample_mixture_returns`, batched,
+seeded alike); ``mcts`` and ``ismcts`` search states, so they are refused there.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,10 +43,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from games.contracts import is_environment_game
 from games.validation import check_int, check_real, check_seed
 
 __all__ = ["BUILT_IN", "Reference", "make_reference", "evaluate_against", "evaluate_run", "wilson_interval",
            "outcomes"]
+
+logger = logging.getLogger(__name__)
 
 #: The references a config may name (``reference_opponents``); a ``module:name`` bot only from code or the CLI
 BUILT_IN = ("uniform", "mcts", "ismcts")
@@ -46,11 +57,14 @@ BUILT_IN = ("uniform", "mcts", "ismcts")
 
 @dataclass(frozen=True)
 class Reference:
-    """A fixed opponent: its ``name`` and ``make(player, seed) -> act``, where ``act(state)`` returns the action
-    it takes at a pyspiel ``state`` where ``player`` moves."""
+    """A fixed opponent: its ``name``; ``make(player, seed) -> act``, where ``act(state)`` returns the action it
+    takes at a pyspiel ``state`` where ``player`` moves (state-by-state play; None where it has none); and
+    ``policies(player, seed) -> (policies, weights)``, what plays seat ``player`` on the environment layer (a
+    policy drawn per episode; weights None: uniform; None where it cannot play there)."""
 
     name: str
-    make: Callable
+    make: Callable | None = None
+    policies: Callable | None = None
 
 
 def wilson_interval(successes, trials, confidence: float = 0.95) -> tuple:
@@ -89,28 +103,47 @@ def outcomes(returns: np.ndarray, seat: int) -> np.ndarray:
     return np.where(own > best_other, 1, np.where(own == best_other, 0, -1))
 
 
-def _check_turn_based(game, what: str) -> None:
+def _is_pyspiel(game) -> bool:
     import pyspiel
 
-    if not isinstance(game, pyspiel.Game):
-        raise ValueError(f"{what}: reference opponents play OpenSpiel games state by state; got {game!r} (a "
-                         "PettingZoo environment has no pyspiel states to search).")
-    if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-        raise ValueError(f"{what}: {game} is a simultaneous-move game; reference opponents play turn-based games.")
+    return isinstance(game, pyspiel.Game)
 
 
-def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0) -> Reference:
+def _turn_based(game) -> bool:
+    import pyspiel
+
+    return _is_pyspiel(game) and game.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+
+
+def _check_game(game) -> None:
+    if not (_is_pyspiel(game) or is_environment_game(game)):
+        raise TypeError(f"game: reference opponents play a pyspiel.Game or an environment game (an object with "
+                        f"batched_env, e.g. games.from_pettingzoo's or your own); got {type(game).__name__}. Load a "
+                        "game string with games.load, or run evaluate_run on the run directory.")
+
+
+def _check_turn_based(game, name: str) -> None:
+    if not _turn_based(game):
+        kind = "a simultaneous-move game" if _is_pyspiel(game) else "an environment game, without pyspiel states"
+        raise ValueError(f"against: {name!r} plays state by state, and {game} is {kind}; use 'uniform', another "
+                         "run's directory or a bot of your own ('module:name' acting on observations).")
+
+
+def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0,
+                   observation: str | None = None) -> Reference:
     """The reference called ``name`` for ``game`` (see the module docstring).
 
     Parameters
     ----------
     name : str
-        ``"uniform"``, ``"mcts"``, ``"ismcts"`` or ``"module:name"``.
-    game : pyspiel.Game
+        ``"uniform"``, ``"mcts"``, ``"ismcts"``, ``"module:name"`` or a run directory.
+    game : pyspiel.Game or an environment game
     simulations : int
         The MCTS bots' simulations per move (small is fast and weak; OpenSpiel's examples use 1000).
     uct_c : float
         Their exploration constant.
+    observation : {"information_state", "observation"}, optional
+        The tensor this run's networks act on (a run reference must have been trained on the same).
 
     Examples
     --------
@@ -122,21 +155,56 @@ def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0
     ...
     ValueError: against: 'mcts' is OpenSpiel's MCTS for perfect-information games, and kuhn_poker() has imperfect \
 information; use 'ismcts' (information-set MCTS) instead.
+    >>> from games.examples.trust_dilemma import TrustDilemma
+    >>> make_reference("ismcts", TrustDilemma().to_pyspiel())   # (a game defined in Python: refused, not a crash)
+    Traceback (most recent call last):
+    ...
+    ValueError: against: 'ismcts' is OpenSpiel's C++ IS-MCTS bot, which crashes on a game defined in Python such as \
+trust_dilemma() (games.custom_sequential); use 'uniform' or a bot of your own ('module:name').
+    >>> from games.environment import ObservationGame
+    >>> env_game = ObservationGame("tic_tac_toe")         # an environment game: no pyspiel states
+    >>> make_reference("uniform", env_game).policies(1, 0)
+    ([UniformPolicy(9)], None)
     """
-    import pyspiel
-
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"against: a reference is a name such as 'uniform', 'mcts', 'ismcts' or 'module:name'; "
-                         f"got {name!r}.")
+        raise ValueError(f"against: a reference is a name such as 'uniform', 'mcts', 'ismcts', 'module:name' or a "
+                         f"run directory; got {name!r}.")
     name = name.strip()
-    _check_turn_based(game, "against")
+    _check_game(game)
     check_int(simulations, "simulations", minimum=1)
     check_real(uct_c, "uct_c", minimum=0.0)
     if name == "uniform":
-        def make(player, seed):
-            rng = np.random.default_rng(seed)
-            return lambda state: int(rng.choice(state.legal_actions()))
-        return Reference(name, make)
+        return _uniform(game)
+    if name not in BUILT_IN and Path(name).is_dir():
+        return _run_reference(name, game, observation)
+    if is_environment_game(game) and name not in BUILT_IN:
+        return Reference(name, policies=_user_env_bot(name, game))
+    _check_turn_based(game, name)
+    return _state_reference(name, game, simulations, uct_c)
+
+
+def _uniform(game) -> Reference:
+    """The uniform random reference: state by state where the game is turn-based, on the environment layer always."""
+    from games.environment import num_actions
+    from psro.policies import UniformPolicy
+
+    def make(player, seed):
+        rng = np.random.default_rng(seed)
+        return lambda state: int(rng.choice(state.legal_actions()))
+    width = num_actions(game)
+    return Reference("uniform", make if _turn_based(game) else None,
+                     lambda player, seed: ([UniformPolicy(width)], None))
+
+
+def _state_reference(name: str, game, simulations: int, uct_c: float) -> Reference:
+    """A reference that plays the turn-based pyspiel ``game`` state by state (MCTS, IS-MCTS or a user's bot)."""
+    import pyspiel
+
+    if name in ("mcts", "ismcts") and type(game).__module__.split(".")[0] != "pyspiel":
+        # (OpenSpiel's C++ search bots end the process with SIGSEGV on a game implemented in Python)
+        raise ValueError(f"against: {name!r} is OpenSpiel's C++ {'IS-' if name == 'ismcts' else ''}MCTS bot, which "
+                         f"crashes on a game defined in Python such as {game} ({type(game).__module__}); use "
+                         "'uniform' or a bot of your own ('module:name').")
     if name == "mcts":
         if game.get_type().information != pyspiel.GameType.Information.PERFECT_INFORMATION:
             raise ValueError(f"against: 'mcts' is OpenSpiel's MCTS for perfect-information games, and {game} has "
@@ -157,18 +225,24 @@ information; use 'ismcts' (information-set MCTS) instead.
     return Reference(name, _user_bot(name, game))
 
 
-def _user_bot(name: str, game) -> Callable:
-    """``make(player, seed)`` of a ``module:name`` factory (see the module docstring)."""
+def _bot_factory(name: str) -> Callable:
+    """The factory ``name(game, player, seed)`` a ``module:name`` reference names."""
     module_name, _, attribute = name.partition(":")
     if not module_name or not attribute:
-        raise ValueError(f"against: {name!r} is not a reference; use one of {list(BUILT_IN)} or 'module:name' (a "
-                         "factory name(game, player, seed) of a bot in an importable module).")
+        raise ValueError(f"against: {name!r} is not a reference; use one of {list(BUILT_IN)}, 'module:name' (a "
+                         "factory name(game, player, seed) of a bot in an importable module) or a run directory.")
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"against: cannot load the bot {name!r}: {exc}.") from None
     if not callable(factory):
         raise ValueError(f"against: {name!r} is not callable; give a factory name(game, player, seed).")
+    return factory
+
+
+def _user_bot(name: str, game) -> Callable:
+    """``make(player, seed)`` of a ``module:name`` factory (see the module docstring)."""
+    factory = _bot_factory(name)
 
     def make(player, seed):
         bot = factory(game, player, int(seed))
@@ -178,6 +252,91 @@ def _user_bot(name: str, game) -> Callable:
                              "step(state) nor a callable state -> action.")
         return act
     return make
+
+
+class _ActionsPolicy:
+    """A bot ``act(obs, mask) -> actions`` of a batch, as a policy: all its mass on the action it picks."""
+
+    def __init__(self, act: Callable, name: str):
+        self.act, self.name = act, name
+
+    def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        actions = np.asarray(self.act(obs, mask)).reshape(-1)
+        if actions.shape != (len(mask),) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"against: the bot {self.name!r} returned {actions!r}; act(obs, mask) returns one int "
+                             f"action per row ({len(mask)}).")
+        if np.any(actions < 0) or np.any(actions >= mask.shape[1]) or not mask[np.arange(len(mask)), actions].all():
+            raise ValueError(f"against: the bot {self.name!r} chose an illegal action; choose where mask is True.")
+        probs = np.zeros(mask.shape)
+        probs[np.arange(len(mask)), actions] = 1.0
+        return probs
+
+
+def _user_env_bot(name: str, game) -> Callable:
+    """``policies(player, seed)`` of a ``module:name`` factory for an environment game: its bot is a policy on
+    observations or a callable ``(obs, mask) -> actions``."""
+    from psro.policies import policy_input
+
+    factory = _bot_factory(name)
+
+    def policies(player, seed):
+        bot = factory(game, player, int(seed))
+        try:
+            policy_input(bot)
+        except TypeError:
+            if not callable(bot):
+                raise ValueError(f"against: {name!r}(game, player, seed) returned {bot!r}; for an environment game "
+                                 "return a policy with probabilities_np(obs, mask) or probabilities(obs, mask), or a "
+                                 "callable (obs, mask) -> actions.") from None
+            bot = _ActionsPolicy(bot, name)
+        return [bot], None
+    return policies
+
+
+def _run_game(solver) -> tuple:
+    """The game a run's policies play, and the tensor its networks act on (None: the game's default)."""
+    from games.environment import ObservationGame
+
+    if isinstance(solver.game, ObservationGame):
+        return solver.game.game, "observation"
+    return solver.game, None
+
+
+def _game_key(game, observation) -> tuple:
+    """What must agree between two runs for their policies to meet: the game and the observation."""
+    if _is_pyspiel(game):
+        return "pyspiel", str(game), observation == "observation"
+    text = str(game)
+    return (type(game).__module__, type(game).__qualname__, int(game.num_players), int(game.num_actions),
+            int(game.obs_dim), "" if " object at 0x" in text else text)
+
+
+def _run_reference(name: str, game, observation) -> Reference:
+    """Cross-play against the final meta-strategy of the run in directory ``name``."""
+    other = _load_run(name, "against")
+    other_game, other_observation = _run_game(other)
+    if _game_key(other_game, other_observation) != _game_key(game, observation):
+        raise ValueError(f"against: the run in {name!r} played {other_game}"
+                         f"{' (observation tensor)' if other_observation else ''}, not {game}"
+                         f"{' (observation tensor)' if observation == 'observation' else ''}; cross-play needs two "
+                         "runs of the same game.")
+    strategy = other.state.eval_meta_strategy or other.state.meta_strategy
+    if strategy is None:
+        raise ValueError(f"against: the run in {name!r} has no meta-strategy yet; let it finish an iteration.")
+    seats = [_env_members(list(getattr(pop, "policies", pop)), q, getattr(other, "tree", None))
+             for q, pop in enumerate(other.state.populations)]
+    marginals = [_weights(m, len(seats[q]), q) for q, m in enumerate(strategy.marginals)]
+    return Reference(name, policies=lambda player, seed: (seats[player], marginals[player]))
+
+
+def _env_members(policies: list, player: int, tree) -> list:
+    """A population's members as policies the environment layer plays (a tabular one through its infostates)."""
+    from psro.policies import TabularStatePolicy
+
+    if any(isinstance(policy, np.ndarray) for policy in policies) and tree is None:
+        raise ValueError("populations: a tabular member needs the run's game tree.")
+    return [TabularStatePolicy(policy, tree.infostates[player]) if isinstance(policy, np.ndarray) else policy
+            for policy in policies]
 
 
 def _agent_actor(policy, player: int, tree, observation: str, rng: np.random.Generator) -> Callable:
@@ -235,11 +394,11 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
 
     Parameters
     ----------
-    game : pyspiel.Game
+    game : pyspiel.Game or an environment game
     populations : sequence
         Per player, its population (anything with ``policies``) or a list of policies.
     references : sequence of str or Reference
-        Names for :func:`make_reference`, or references.
+        Names for :func:`make_reference` (a run directory: cross-play against that run), or references.
     marginals : sequence of array, optional
         Per player, its meta-strategy over its population (a row ``agent="meta"`` per player).
     episodes : int
@@ -275,20 +434,27 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     [[0, 'member 0', 'uniform', 20], [0, 'member 0', 'mcts', 20]]
     >>> bool(((table.win_low <= table.win) & (table.win <= table.win_high)).all())
     True
+    >>> from games.environment import ObservationGame   # an environment game: sampled on the environment layer
+    >>> table = evaluate_against(ObservationGame("tic_tac_toe"), [[UniformPolicy(9)], [UniformPolicy(9)]],
+    ...                          ["uniform"], episodes=20)
+    >>> table[["player", "reference", "episodes"]].values.tolist()
+    [[0, 'uniform', 20], [1, 'uniform', 20]]
     """
     episodes = check_int(episodes, "episodes", minimum=1)
     seed = check_seed(seed)
     confidence = check_real(confidence, "confidence", minimum=0.0, maximum=1.0, strict=True)
-    _check_turn_based(game, "game")
-    if observation is None:
+    _check_game(game)
+    if observation is None and _is_pyspiel(game):
         observation = "information_state" if game.get_type().provides_information_state_tensor else "observation"
-    if observation not in ("information_state", "observation"):
+    if _is_pyspiel(game) and observation not in ("information_state", "observation"):
         raise ValueError(f"observation must be 'information_state' or 'observation'; got {observation!r}.")
-    refs = [r if isinstance(r, Reference) else make_reference(r, game, simulations=simulations) for r in references]
+    refs = [r if isinstance(r, Reference) else make_reference(r, game, simulations=simulations,
+                                                              observation=observation) for r in references]
     if not refs:
-        raise ValueError("against: name at least one reference (uniform, mcts, ismcts or module:name).")
+        raise ValueError("against: name at least one reference (uniform, mcts, ismcts, module:name or a run "
+                         "directory).")
     policies = [list(pop.policies) if hasattr(pop, "policies") else list(pop) for pop in populations]
-    n = game.num_players()
+    n = game.num_players() if _is_pyspiel(game) else int(game.num_players)
     if len(policies) != n:
         raise ValueError(f"populations: one per player ({n}); got {len(policies)}.")
     if not members and marginals is None:
@@ -296,26 +462,56 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + confidence / 2))
+    bounds = (float(game.min_utility()), float(game.max_utility())) if _is_pyspiel(game) else (-math.inf, math.inf)
     rows = []
     for p in range(n):
         agents = [(f"member {k}", k) for k in range(len(policies[p]))] if members else []
         if marginals is not None:
             agents.append(("meta", -1))
         for label, k in agents:
+            weights = None if k >= 0 else _weights(marginals[p], len(policies[p]), p)
             for r, ref in enumerate(refs):
                 sequence = np.random.SeedSequence(seed, spawn_key=(p, k + 1, r))
-                rng = np.random.default_rng(sequence)
-                seats = (sequence.generate_state(n) >> 1).tolist()   # (31 bits: what OpenSpiel's bots take)
-                actors = [None if q == p else ref.make(q, seats[q]) for q in range(n)]
-                weights = None if k >= 0 else _weights(marginals[p], len(policies[p]), p)
-                returns = []
-                for _ in range(episodes):
-                    member = policies[p][k] if k >= 0 else policies[p][int(rng.choice(len(weights), p=weights))]
-                    actors[p] = _agent_actor(member, p, tree, observation, rng)
-                    returns.append(_play(game, actors, rng))
-                rows.append(_row(p, label, k, ref.name, np.array(returns), z, confidence,
-                                 float(game.min_utility()), float(game.max_utility())))
+                agent = ([policies[p][k]], None) if k >= 0 else (policies[p], weights)
+                if ref.make is not None and _turn_based(game):
+                    returns = _state_returns(game, p, agent, ref, sequence, episodes, tree, observation)
+                else:
+                    returns = _env_returns(game, p, agent, ref, sequence, episodes, tree, observation)
+                rows.append(_row(p, label, k, ref.name, returns, z, confidence, *bounds))
     return pd.DataFrame(rows)
+
+
+def _state_returns(game, p: int, agent: tuple, ref: Reference, sequence, episodes: int, tree,
+                   observation: str) -> np.ndarray:
+    """``episodes`` returns of ``agent`` (its members and weights) in seat ``p``, ``ref`` in the others, played
+    state by state."""
+    n = game.num_players()
+    rng = np.random.default_rng(sequence)
+    seats = (sequence.generate_state(n) >> 1).tolist()   # (31 bits: what OpenSpiel's bots take)
+    actors = [None if q == p else ref.make(q, seats[q]) for q in range(n)]
+    members, weights = agent
+    returns = []
+    for _ in range(episodes):
+        member = members[0] if weights is None else members[int(rng.choice(len(weights), p=weights))]
+        actors[p] = _agent_actor(member, p, tree, observation, rng)
+        returns.append(_play(game, actors, rng))
+    return np.array(returns)
+
+
+def _env_returns(game, p: int, agent: tuple, ref: Reference, sequence, episodes: int, tree,
+                 observation) -> np.ndarray:
+    """The same, sampled on the environment layer (:func:`psro.evaluation.env_play.sample_mixture_returns`)."""
+    from psro.evaluation.env_play import sample_mixture_returns
+
+    if ref.policies is None:
+        raise ValueError(f"against: {ref.name!r} plays pyspiel states only; {game} is played on the environment "
+                         "layer here.")
+    n = game.num_players() if _is_pyspiel(game) else int(game.num_players)
+    seeds = (sequence.generate_state(n) >> 1).tolist()
+    members, weights = agent
+    seats = [(_env_members(members, p, tree), weights) if q == p else ref.policies(q, seeds[q]) for q in range(n)]
+    options = {"observation": observation} if _is_pyspiel(game) else {}
+    return sample_mixture_returns(game, seats, episodes, sequence, num_envs=min(episodes, 64), **options)
 
 
 def _weights(marginal, size: int, player: int) -> np.ndarray:
@@ -357,20 +553,16 @@ def evaluate_run(run_dir, against: Sequence = ("uniform",), **options) -> pd.Dat
     (['member 0', 'member 1', 'member 2', 'meta'], 8)
     """
     solver = _load_run(run_dir)
-    from games.environment import ObservationGame
-
-    game, observation = solver.game, None
-    if isinstance(game, ObservationGame):
-        game, observation = game.game, "observation"
+    game, observation = _run_game(solver)
     strategy = solver.state.eval_meta_strategy or solver.state.meta_strategy
     marginals = None if strategy is None else [np.asarray(m) for m in strategy.marginals]
     return evaluate_against(game, solver.state.populations, against, marginals=marginals,
                             tree=getattr(solver, "tree", None), observation=observation, **options)
 
 
-def _load_run(run_dir):
-    """The solver of the run in ``run_dir`` (``ValueError`` naming it when it is not a run directory), resumed from
-    its checkpoint by the training loop the checkpoint names (which verifies it)."""
+def _load_run(run_dir, what: str = "RUN_DIR"):
+    """The solver of the run in ``run_dir`` (``ValueError`` naming it, as ``what``, when it is not a run directory),
+    resumed from its checkpoint by the training loop the checkpoint names (which verifies it)."""
     import json
 
     from psro.algorithms import algorithm_capabilities, algorithm_class
@@ -379,14 +571,14 @@ def _load_run(run_dir):
     checkpoint = path / "checkpoint"
     document = checkpoint / "checkpoint.json"
     if not path.is_dir() or not document.is_file():
-        raise ValueError(f"RUN_DIR: {str(path)!r} is not a run directory (no checkpoint/checkpoint.json in it); give "
+        raise ValueError(f"{what}: {str(path)!r} is not a run directory (no checkpoint/checkpoint.json in it); give "
                          "the directory `psro run` wrote.")
     try:
         options = json.loads(document.read_text()).get("options", {})
         algorithm = options.get("algorithm", "psro") if isinstance(options, dict) else "psro"
     except (ValueError, AttributeError, UnicodeDecodeError):
-        raise ValueError(f"RUN_DIR: {str(document)!r} is not a checkpoint document (damaged?).") from None
+        raise ValueError(f"{what}: {str(document)!r} is not a checkpoint document (damaged?).") from None
     if algorithm_capabilities(str(algorithm)).offline:
-        raise ValueError(f"RUN_DIR: {str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
+        raise ValueError(f"{what}: {str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
                          "model's infostates, not the game's; reference opponents play the game itself.")
     return algorithm_class(str(algorithm)).resume(checkpoint, progress=False)

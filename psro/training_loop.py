@@ -70,6 +70,9 @@ class TrainingLoop:
     kind = "product"
     checkpoint_dir = None
     run_config = None   # the CLI's config (a dict), stored in checkpoints
+    #: Called with the learning-curve rows of every step that trained a network (:mod:`psro.learning_curves`);
+    #: ``psro run`` sets it (``learners.csv`` and the loggers); None: the rows are not kept
+    on_learner_rows = None
 
     populations, meta_game, rng = _state_field("populations"), _state_field("meta_game"), _state_field("rng")
     iteration, in_iteration = _state_field("iteration"), _state_field("in_iteration")
@@ -133,7 +136,10 @@ class TrainingLoop:
                     bar.set_postfix(gap=f"{self.state.gap:.3g}", refresh=False)
             finally:
                 bar.close()
-            self.finish_run()
+            if self.finish_run() and self.state.rows:   # (the last row's measurement counts in its clocks)
+                self.tick(wall0, cpu0, self.state.rows[-1])
+                if self.checkpoint_dir is not None:
+                    self.save_checkpoint()
         return self.history
 
     @property
@@ -154,11 +160,12 @@ class TrainingLoop:
         raise NotImplementedError(f"{type(self).__name__} must implement row()")
 
     def record(self, times: dict, wall0: float, cpu0: float, callback=None) -> None:
-        """After a step: update the clocks (seconds since ``wall0`` / ``cpu0``), append :meth:`row`, call the
-        callback, write the checkpoint."""
+        """After a step: update the clocks (seconds since ``wall0`` / ``cpu0``), append :meth:`row` (its
+        ``wall_time`` and ``cpu_time`` read again after it, so that what the row measured counts), call the callback,
+        write the checkpoint."""
         state = self.state
-        state.wall, state.cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        row = self.row(times)
+        self.tick(wall0, cpu0)
+        row = self.tick(wall0, cpu0, self.row(times))
         state.rows.append(row)
         logger.info("%s iteration %d: gap %.3e, populations %s, %.2fs", type(self).__name__, state.iteration,
                     state.gap, [len(p) for p in state.populations], state.wall)
@@ -167,9 +174,25 @@ class TrainingLoop:
         if self.checkpoint_dir is not None:
             self.save_checkpoint()
 
-    def finish_run(self) -> None:
-        """At the end of a :meth:`run` call, after the last row (here: nothing; PSRO measures the approximate gap
-        of the last row)."""
+    def tick(self, wall0: float, cpu0: float, row: dict | None = None) -> dict | None:
+        """Set the state's clocks to the seconds since ``wall0`` / ``cpu0`` (those of the run so far, everything it
+        did included) and ``row``'s ``wall_time`` and ``cpu_time`` to them; return ``row``."""
+        state = self.state
+        state.wall, state.cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        if row is not None:
+            row.update(wall_time=state.wall, cpu_time=state.cpu)
+        return row
+
+    def emit_learner_rows(self, rows: list) -> None:
+        """Hand learning-curve rows (:data:`psro.learning_curves.LEARNER_COLUMNS`) to :attr:`on_learner_rows`."""
+        if rows and self.on_learner_rows is not None:
+            self.on_learner_rows(rows)
+
+    def finish_run(self) -> bool:
+        """At the end of a :meth:`run` call, after the last row: complete it (here: nothing; PSRO measures the
+        approximate gap of the last row). Returns whether the last row changed: then :meth:`run` sets its
+        ``wall_time`` and ``cpu_time`` again (the finishing work counts) and writes the checkpoint."""
+        return False
 
     # ------------------------------------------------------------------------------------------ the history
     def history_columns(self) -> list:

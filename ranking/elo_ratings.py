@@ -255,6 +255,7 @@ def elo(
     scores: ScoreKind = "auto",
     agents: Sequence | None = None,
     games_per_pair: float = 1.0,
+    single_population: bool | None = None,
 ) -> pd.DataFrame:
     """Batch maximum-likelihood Elo ratings (Bradley-Terry), optionally with bootstrap intervals.
 
@@ -263,8 +264,8 @@ def elo(
     data : DataFrame, array_like (n, n), NormalFormGame or EmpiricalGame
         Match records (columns ``agent_a``, ``agent_b``, ``score_a``; see
         :mod:`ranking.match_records`), a win matrix ``wins[i, j]`` = matches ``i``
-        won against ``j``, or a symmetric two-player game of win probabilities
-        or zero-sum returns in [-1, 1].
+        won against ``j``, or a two-player game of win probabilities or zero-sum
+        returns in [-1, 1] (a meta-game; see ``single_population``).
     draws : array_like (n, n), optional
         Symmetric draw counts, only with a win matrix.
     smoothing : float
@@ -294,12 +295,20 @@ def elo(
         Agent order/labels.
     games_per_pair : float
         Weight of a game input: matches per pair that its win probabilities stand for.
+    single_population : bool, optional
+        Only for a game input: True rates one population playing itself (the
+        same strategies in both seats, e.g. a symmetric PSRO run's meta-game),
+        False two populations, one per player (a PSRO meta-game: every row and
+        every column strategy gets its own rating, and only the cross pairs
+        meet). None takes a symmetric game (``payoffs[1] == payoffs[0].T``) as
+        one population and refuses any other game with a ``ValueError``.
 
     Returns
     -------
     DataFrame
         Indexed by agent, with columns ``rating`` and ``matches`` (and ``std``,
-        ``lower``, ``upper`` with a bootstrap).
+        ``lower``, ``upper`` with a bootstrap); with two populations the index is
+        ``(population, agent)``, one row per strategy of each player.
 
     Examples
     --------
@@ -309,6 +318,11 @@ def elo(
     [120.412, 0.0]
     >>> elo([[0, 2], [1, 0]], smoothing=0.0, anchor="mean")["rating"].round(3).tolist()
     [60.206, -60.206]
+    >>> from games import NormalFormGame
+    >>> u = np.array([[0.0, 1.0, -1.0], [0.5, 0.0, 0.2], [-0.3, 0.4, 0.0]])   # rows and columns differ
+    >>> two = elo(NormalFormGame.from_bimatrix(u, -u), single_population=False)
+    >>> two.index.tolist()[:4], len(two)
+    ([('p0', 's0'), ('p0', 's1'), ('p0', 's2'), ('p1', 's0')], 6)
     """
     if isinstance(data, (list, tuple)) and _is_ragged(data):
         raise ValueError("data is a ragged win matrix (rows of different lengths); give an (n, n) matrix whose "
@@ -320,7 +334,7 @@ def elo(
     confidence = check_real(confidence, "confidence", minimum=0.0, maximum=1.0, strict=True)
     _check_no_self_matches(data)
     counts = as_match_counts(data, draws, scores=scores, agents=agents, games_per_pair=games_per_pair,
-                             argname="data")
+                             argname="data", single_population=single_population)
     if isinstance(data, (np.ndarray, list, tuple)) and np.any(np.diag(counts.wins) != 0):
         i = int(np.flatnonzero(np.diag(counts.wins))[0])
         raise ValueError(f"data[{i}, {i}] = {counts.wins[i, i]:g}: a win matrix's diagonal counts self-matches, "
@@ -338,8 +352,10 @@ def elo(
     ratings = _anchor(scale * theta / LN10, anchor, counts.agents, offset)
     games = counts.games()
     np.fill_diagonal(games, 0.0)
-    out = pd.DataFrame({"rating": ratings, "matches": games.sum(axis=1)},
-                       index=pd.Index(counts.agents, name="agent"))
+    two = all(isinstance(a, tuple) and len(a) == 2 for a in counts.agents) and single_population is False
+    index = pd.MultiIndex.from_tuples(counts.agents, names=["population", "agent"]) if two else \
+        pd.Index(counts.agents, name="agent")
+    out = pd.DataFrame({"rating": ratings, "matches": games.sum(axis=1)}, index=index)
     if bootstrap:
         if int(bootstrap) != bootstrap or bootstrap < 2:
             raise ValueError(f"bootstrap must be 0 (off) or an integer >= 2; got {bootstrap}.")

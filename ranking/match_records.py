@@ -263,28 +263,23 @@ def counts_from_matrices(wins, draws=None, agents: Sequence | None = None) -> Ma
     return MatchCounts(agents=agents, wins=w, draws=d)
 
 
-def _game_score_matrix(game, games_per_pair: float) -> tuple:
-    """Points each agent scored against each other in a symmetric two-player game.
-
-    Returns the agent names and ``W[i, j]`` = expected points of ``i`` against ``j``
-    summed over the profiles ``(i, j)`` and ``(j, i)``, weighted by their counts.
-    """
+def _game_scores(game, games_per_pair: float) -> tuple:
+    """``(game, count, s_row, s_col)`` of a two-player game: its profiles' match counts and the expected points
+    of the row and the column strategy at each profile (win probabilities, or zero-sum returns in [-1, 1] read as
+    ``(1 + U) / 2``); ``game`` is an EmpiricalGame's mean game."""
     from games.normal_form import NormalFormGame
 
     if isinstance(game, NormalFormGame):
         payoffs = game.payoffs
-        count = np.full(game.shape, 0.5 * float(games_per_pair)) if game.num_players == 2 else None
-        names = game.strategy_names[0]
+        count = np.full(game.shape, float(games_per_pair)) if game.num_players == 2 else None
     else:  # EmpiricalGame: per-profile sample counts
         count = np.asarray(game.count[0], dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             payoffs = np.nan_to_num(game.mean(), nan=0.0)
-        names = tuple(game.strategy_names[0])
-    if payoffs.shape[0] != 2 or payoffs.shape[1] != payoffs.shape[2]:
-        raise ValueError(
-            f"game must be a two-player game between the same agents (square); got payoffs of shape "
-            f"{payoffs.shape}."
-        )
+        game = NormalFormGame(payoffs, player_names=tuple(game.player_names),
+                              strategy_names=tuple(tuple(s) for s in game.strategy_names))
+    if payoffs.shape[0] != 2 or payoffs.ndim != 3:
+        raise ValueError(f"game must be a two-player game; got payoffs of shape {payoffs.shape}.")
     total = payoffs[0] + payoffs[1]
     evaluated = count > 0
     if np.allclose(total[evaluated], 1.0, atol=1e-9) and payoffs.min() >= -1e-12 and payoffs.max() <= 1 + 1e-12:
@@ -296,13 +291,54 @@ def _game_score_matrix(game, games_per_pair: float) -> tuple:
             "game payoffs must be win probabilities (the two players' payoffs sum to 1, entries in "
             "[0, 1]) or zero-sum returns in [-1, 1] (win 1, draw 0, loss -1); rescale them first."
         )
-    w = count * np.clip(s_row, 0, 1) + (count * np.clip(s_col, 0, 1)).T
-    np.fill_diagonal(w, 0.0)
-    return names, w
+    return game, count, np.clip(s_row, 0, 1), np.clip(s_col, 0, 1)
+
+
+def _game_score_matrix(game, games_per_pair: float, single_population: bool | None = None) -> tuple:
+    """Points each agent scored against each other in a two-player game.
+
+    One population (``single_population=True``, or ``None`` for a symmetric game): the agents are the
+    strategies, and ``W[i, j]`` = expected points of ``i`` against ``j`` summed over the profiles ``(i, j)`` and
+    ``(j, i)``, half the matches at each (an EmpiricalGame: weighted by its counts). Two populations (``False``):
+    the agents are ``(player, strategy)`` pairs, and only the cross pairs meet. ``None`` on a game that is not
+    symmetric raises ``ValueError``: which it is cannot be told from the payoffs.
+    """
+    sampled = not hasattr(game, "payoffs")   # (an EmpiricalGame: its counts are per profile)
+    game, count, s_row, s_col = _game_scores(game, games_per_pair)
+    square = game.shape[0] == game.shape[1]
+    if single_population is None:
+        scale = max(1.0, float(np.abs(game.payoffs).max(initial=0.0)))
+        if not (square and np.allclose(game.payoffs[1], game.payoffs[0].T, rtol=0.0, atol=1e-9 * scale)):
+            raise ValueError(
+                f"single_population: this {game.shape[0]}x{game.shape[1]} two-player game is not symmetric "
+                "(payoffs[1] != payoffs[0].T), so its strategies may be one population seen from both seats "
+                "(a noisy symmetric meta-game) or two populations; pass single_population=False to rate every "
+                "strategy of each player (only the cross pairs meet), or True to rate one population."
+            )
+        single_population = True
+    if single_population:
+        if not square:
+            raise ValueError(
+                f"single_population=True needs a two-player game between the same agents (square); got shape "
+                f"{game.shape}. Pass single_population=False to rate each player's strategies."
+            )
+        if not sampled:
+            count = count * 0.5   # (a game's matches per pair, half in each seating)
+        w = count * s_row + (count * s_col).T
+        np.fill_diagonal(w, 0.0)
+        return game.strategy_names[0], w
+    k0, k1 = game.shape
+    names = [(game.player_names[0], s) for s in game.strategy_names[0]]
+    names += [(game.player_names[1], s) for s in game.strategy_names[1]]
+    w = np.zeros((k0 + k1, k0 + k1))
+    w[:k0, k0:] = count * s_row
+    w[k0:, :k0] = (count * s_col).T
+    return tuple(names), w
 
 
 def as_match_counts(data, draws=None, scores: ScoreKind = "auto", agents: Sequence | None = None,
-                    games_per_pair: float = 1.0, argname: str = "matches") -> MatchCounts:
+                    games_per_pair: float = 1.0, argname: str = "matches",
+                    single_population: bool | None = None) -> MatchCounts:
     """Coerce match records, a win matrix (with draws) or a symmetric game into :class:`MatchCounts`.
 
     A two-player ``NormalFormGame`` between the same agents, of win probabilities
@@ -310,7 +346,11 @@ def as_match_counts(data, draws=None, scores: ScoreKind = "auto", agents: Sequen
     expected score ``(1 + U) / 2``), gives fractional counts: ``games_per_pair``
     matches per pair, half at each of the profiles ``(i, j)`` and ``(j, i)``, and
     ``wins[i, j]`` is the points ``i`` scored. An ``EmpiricalGame`` uses its
-    per-profile sample counts instead of ``games_per_pair``.
+    per-profile sample counts instead of ``games_per_pair``. ``single_population``
+    says whether a two-player game is one population (the same agents in both
+    seats) or two (agents ``(player, strategy)``, ``games_per_pair`` matches per
+    cross pair); ``None`` takes a symmetric game as one population and refuses
+    any other game.
 
     Examples
     --------
@@ -318,7 +358,12 @@ def as_match_counts(data, draws=None, scores: ScoreKind = "auto", agents: Sequen
     >>> g = NormalFormGame.from_bimatrix([[0.5, 0.75], [0.25, 0.5]], [[0.5, 0.25], [0.75, 0.5]])
     >>> as_match_counts(g, games_per_pair=4).wins.tolist()
     [[0.0, 3.0], [1.0, 0.0]]
+    >>> two = as_match_counts(NormalFormGame.from_bimatrix([[0.5, 0.75]], [[0.5, 0.25]]), single_population=False)
+    >>> two.agents, two.wins.tolist()
+    ((('p0', 's0'), ('p1', 's0'), ('p1', 's1')), [[0.0, 0.5, 0.75], [0.5, 0.0, 0.0], [0.25, 0.0, 0.0]])
     """
+    if single_population not in (None, True, False):
+        raise TypeError(f"single_population must be None, True or False; got {single_population!r}.")
     if isinstance(data, MatchCounts):
         return data
     if isinstance(data, pd.DataFrame):
@@ -328,7 +373,7 @@ def as_match_counts(data, draws=None, scores: ScoreKind = "auto", agents: Sequen
     if hasattr(data, "payoffs") or hasattr(data, "mean_game"):
         if not games_per_pair > 0:
             raise ValueError(f"games_per_pair must be > 0; got {games_per_pair}.")
-        names, w = _game_score_matrix(data, games_per_pair)
+        names, w = _game_score_matrix(data, games_per_pair, single_population)
         return MatchCounts(agents=tuple(names) if agents is None else tuple(agents), wins=w,
                            draws=np.zeros_like(w))
     if isinstance(data, (np.ndarray, list, tuple)):

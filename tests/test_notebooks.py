@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "experiments" / "notebooks").glob("*.ipynb"))
 # the figures each notebook draws (one per plt.show()); their executed outputs must hold every one as a PNG
-FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 6, "compare_runs.ipynb": 1, "noisy_ranking.ipynb": 2,
+FIGURES = {"quickstart.ipynb": 3, "analyse_run.ipynb": 7, "compare_runs.ipynb": 1, "noisy_ranking.ipynb": 2,
            "dynamics.ipynb": 3}
 
 

@@ -1,24 +1,29 @@
-"""How far the learned oracles' responses are from best responses on Leduc poker: the error behind deep PSRO's
-NashConv plateau (issue #28).
+"""How far the learned oracles' responses are from best responses, on Leduc poker and liar's dice: the error
+behind deep PSRO's NashConv plateau (issues #28 and #35).
 
 Deep PSRO's output can only be as unexploitable as its responses are good: a response that gains ``e`` less than
 a best response leaves up to ``e`` of NashConv per player that the population never answers. This script measures
-``e`` for the learned oracles' settings against the targets a real run meets:
+``e`` for every learned oracle against the targets a real run meets:
 
-1. the tuned deep PSRO (``--config``, by default ``experiments/configs/leduc_deep_tuned.yaml``; serial, no game
-   tree in training) runs on a tuning seed (``--seed``, default 10) and its populations and meta-strategy are kept
-   at the iterations ``--at`` (default 15 and 30);
-2. for every kept target, player and candidate setting (:data:`CANDIDATES`: PPO and DQN, warm-started from the
-   player's newest member or from a fresh network), the oracle trains a response against the opponent's
-   meta-strategy mixture on sampled play, ``--train-seeds`` times;
+1. a deep PSRO run (``--config``; by default the PPO-tuned one, ``deep_leduc_tuning/B.yaml``, on Leduc, and
+   ``experiments/configs/liars_dice_deep.yaml`` on liar's dice; serial, no game tree in training) runs on a tuning
+   seed (``--seed``, default 10) and its populations and meta-strategy are kept at the iterations ``--at``
+   (default 15 and 30 on Leduc, 5 and 10 on liar's dice);
+2. for every kept target, player and candidate setting (:data:`CANDIDATES`: the model-based response ``model_br``
+   at three budgets, PPO and DQN), the oracle's learner trains a response against the opponent's meta-strategy
+   mixture (its real population members, neural networks) on sampled play, ``--train-seeds`` times;
 3. each response is tabulated over the tree built for measuring (``deep_psro_leduc.Measure``) and its exact value
    against the mixture is compared with the exact best response's: ``error = best-response value - its value``.
+   The cost is the CPU-seconds of the training call (training and its evaluation episodes).
 
-Run (about 15 minutes on one core)::
+Run (about 30 minutes on one core for Leduc, most of it the PPO run that makes the targets)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_leduc_br_quality.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_leduc_br_quality.py \\
+        --game liars_dice
 
-Results: ``results/deep_leduc_br_quality.{csv,md}`` (every response; the median error per setting).
+Results: ``results/deep_leduc_br_quality.{csv,md}`` and ``results/deep_liars_dice_br_quality.{csv,md}`` (every
+response; the median error per setting).
 """
 
 from __future__ import annotations
@@ -33,30 +38,32 @@ import numpy as np
 
 logger = logging.getLogger("deep_leduc_br_quality")
 
-RESULTS = bench_common.HERE / "results" / "deep_leduc_br_quality.md"
-TUNED = bench_common.REPO_ROOT / "experiments" / "configs" / "leduc_deep_tuned.yaml"
+#: Per game: the committed results file, the run whose targets are used, and the iterations kept.
+GAMES = {
+    "leduc_poker": (bench_common.HERE / "results" / "deep_leduc_br_quality.md",
+                    bench_common.HERE / "deep_leduc_tuning" / "B.yaml", [15, 30]),
+    "liars_dice": (bench_common.HERE / "results" / "deep_liars_dice_br_quality.md",
+                   bench_common.REPO_ROOT / "experiments" / "configs" / "liars_dice_deep.yaml", [5, 10]),
+}
 
-#: The settings tried: ``(oracle, options, warm start)``; options are fields of ``PPOConfig`` / ``DQNConfig``.
+#: The settings tried: ``(learner, options, warm start)``; options are fields of ``ModelConfig``, ``PPOConfig`` or
+#: ``DQNConfig``. ``model_br 300k`` is the ``model_br`` oracle's default.
 CANDIDATES = {
+    "model_br 100k": ("model", dict(total_steps=100_000), False),
+    "model_br 300k (default)": ("model", dict(), False),
+    "model_br 1M": ("model", dict(total_steps=1_000_000), False),
     "ppo 40k warm (tuned)": ("ppo", dict(total_steps=40_000, num_envs=64), True),
-    "ppo 40k fresh": ("ppo", dict(total_steps=40_000, num_envs=64), False),
-    "ppo 100k warm": ("ppo", dict(total_steps=100_000, num_envs=64), True),
     "ppo 100k fresh": ("ppo", dict(total_steps=100_000, num_envs=64), False),
-    "ppo 100k fresh, lr 3e-3": ("ppo", dict(total_steps=100_000, num_envs=64, learning_rate=3e-3), False),
-    "ppo 100k fresh, 128 units, no entropy": ("ppo", dict(total_steps=100_000, num_envs=64, hidden=(128,),
-                                                         ent_coef=0.0), False),
-    "ppo 100k fresh, rollouts of 64 steps": ("ppo", dict(total_steps=100_000, num_envs=64, num_steps=64), False),
-    "ppo 300k fresh, 128 units, no entropy": ("ppo", dict(total_steps=300_000, num_envs=64, hidden=(128,),
-                                                         ent_coef=0.0), False),
+    "ppo 100k fresh, greedy": ("ppo greedy", dict(total_steps=100_000, num_envs=64), False),
     "dqn 100k fresh": ("dqn", dict(total_steps=100_000), False),
 }
 
 
-def targets(config: Path, seed: int, at: list) -> dict:
+def targets(config: Path, seed: int, at: list, game: str) -> dict:
     """The run's ``(members, meta-strategy marginals)`` after each iteration in ``at``."""
     import deep_psro_leduc as deep
 
-    solver, kept = deep.configured_solver(seed, config, executor="serial"), {}
+    solver, kept = deep.configured_solver(seed, config, game=game, executor="serial"), {}
 
     def keep(row):
         if row["iteration"] in at:
@@ -78,6 +85,7 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
     from psro.oracles.exact import best_response
     from psro.oracles.learned.dqn import DQNConfig, train_dqn
     from psro.oracles.learned.env import OpponentMixture
+    from psro.oracles.learned.model_based import ModelConfig, train_model
     from psro.oracles.learned.ppo import PPOConfig, train_ppo
     from psro.population import tabular_policy
 
@@ -91,14 +99,16 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
         weights = marginals[other][support] / marginals[other][support].sum()
         opponents = OpponentMixture(tuple(seats), weights)
         best = best_response(measure.tree, player, mixture).value
-        for name, (oracle, options, warm) in candidates.items():
-            train, config = (train_ppo, PPOConfig) if oracle == "ppo" else (train_dqn, DQNConfig)
+        learners = {"ppo": (train_ppo, PPOConfig, {}), "ppo greedy": (train_ppo, PPOConfig, {"mode": "greedy"}),
+                    "dqn": (train_dqn, DQNConfig, {}), "model": (train_model, ModelConfig, {})}
+        for name, (learner, options, warm) in candidates.items():
+            train, config, how = learners[learner]
             for seed in seeds:
-                start = time.perf_counter()
+                start = time.process_time()
                 result = train(measure.game, player, opponents, replace(config(eval_episodes=200, **options),
                                                                           seed=seed),
-                               **({"initial": members[player][-1]} if warm else {}))
-                seconds = time.perf_counter() - start
+                               **({"initial": members[player][-1]} if warm else {}), **how)
+                seconds = time.process_time() - start
                 table = tabular_policy(result.policy, measure.tree, player)
                 profile = list(mixture)
                 profile[player] = measure.plan_of(player, table)
@@ -110,17 +120,17 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
     return rows
 
 
-def summary(frame, command: str) -> str:
+def summary(frame, command: str, game: str, config: str) -> str:
     """The median error per candidate (over targets, players and training seeds), and its range."""
     table = frame.groupby("candidate", sort=False).agg(error=("error", "median"), low=("error", "min"),
                                                         high=("error", "max"), seconds=("seconds", "median"))
-    lines = ["# Best-response error of the learned oracles on Leduc poker", "", f"Command: `{command}`", "",
+    lines = [f"# Best-response error of the learned oracles on {game}", "", f"Command: `{command}`", "",
              "Error = exact best-response value - the response's exact value, against the meta-strategy mixtures of "
-             f"the tuned deep PSRO after iterations {sorted(frame['iteration'].unique().tolist())} (tuning seed "
+             f"the deep PSRO run `{config}` after iterations {sorted(frame['iteration'].unique().tolist())} (seed "
              f"{int(frame['seed'].iloc[0])}), both players, training seeds "
              f"{sorted(frame['train_seed'].unique().tolist())}. A NashConv of 0.5 needs errors well below 0.25 per "
              "player.", "",
-             "| setting | median error | lowest | highest | seconds per response |", "|---|---|---|---|---|"]
+             "| setting | median error | lowest | highest | CPU-seconds per response |", "|---|---|---|---|---|"]
     lines += [f"| {name} | {r.error:.3f} | {r.low:.3f} | {r.high:.3f} | {r.seconds:.1f} |"
               for name, r in table.iterrows()]
     return "\n".join(lines) + "\n"
@@ -128,9 +138,10 @@ def summary(frame, command: str) -> str:
 
 def main() -> None:
     parser = bench_common.script_parser(__doc__)
-    parser.add_argument("--config", default=str(TUNED), help="the deep PSRO run whose targets are used")
+    parser.add_argument("--game", choices=list(GAMES), default="leduc_poker")
+    parser.add_argument("--config", help="the deep PSRO run whose targets are used (default: the game's, GAMES)")
     parser.add_argument("--seed", type=int, default=10, help="its seed (a tuning seed, not the benchmark's 0-2)")
-    parser.add_argument("--at", type=int, nargs="+", default=[15, 30], help="iterations whose targets are used")
+    parser.add_argument("--at", type=int, nargs="+", help="iterations whose targets are used (default: GAMES)")
     parser.add_argument("--train-seeds", type=int, default=2, help="responses trained per setting and target")
     parser.add_argument("--candidates", nargs="+", choices=list(CANDIDATES), default=list(CANDIDATES))
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
@@ -140,19 +151,21 @@ def main() -> None:
     import pyspiel
     import torch
 
+    results, config, at = GAMES[args.game]
+    config = Path(args.config) if args.config else config
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    measure = deep.Measure(pyspiel.load_game(deep.GAME))
+    measure = deep.Measure(pyspiel.load_game(args.game))
     rows = []
-    for iteration, (members, marginals) in targets(Path(args.config), args.seed, args.at).items():
+    for iteration, (members, marginals) in targets(config, args.seed, args.at or at, args.game).items():
         rows += [dict(r, iteration=iteration, seed=args.seed) for r in response_errors(
             members, marginals, list(range(args.train_seeds)), {k: CANDIDATES[k] for k in args.candidates}, measure)]
-    out = bench_common.output_path(parser, args, RESULTS)
+    out = bench_common.output_path(parser, args, results)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
     frame.to_csv(out.with_suffix(".csv"), index=False)
     command = bench_common.command_line()
-    out.write_text(summary(frame, command))
+    out.write_text(summary(frame, command, args.game, config.relative_to(bench_common.REPO_ROOT).as_posix()))
     sys.stdout.write(out.read_text())
 
 

@@ -26,6 +26,21 @@ untrained networks, as in the example. It needs these patches to run, and nothin
 **Ours** is ``psro.PSRO("leduc_poker", oracle="ppo", evaluator="monte_carlo", ...)`` with no exact gap
 (:func:`our_solver` holds the call); it does not build the game tree for training or evaluation.
 
+**openspiel_nfsp** (``--sides openspiel_nfsp``, or ``all``) is OpenSpiel's own NFSP, its torch agent
+``open_spiel.python.pytorch.nfsp.NFSP`` (it needs ``dm-tree``, in the ``bench`` and ``dev`` extras), set up with the
+flag defaults of OpenSpiel's ``examples/nfsp_leduc_pytorch.py`` (:class:`OpenSpielNFSPOptions`): one hidden layer of
+128 for the average network and the Q-network, replay buffer 200,000, reservoir buffer 2,000,000, learning from
+1,000 samples, anticipatory parameter 0.1, batches of 128, a learning step every 64 agent steps, SGD at 0.01 for both
+the best response (DQN) and the average policy, MSE loss, target network updated every 19,200 steps, discount 1,
+epsilon start 0.06, end 0.001, decay duration 20M steps (the DQN's default exponential schedule:
+``0.001 + 0.059 exp(-min(t, 20M) / 20M)`` after ``t`` of its steps). Two agents train in self-play on
+``rl_environment.Environment`` episode by episode, as the example does. Every 1,000 episodes
+(``--openspiel-nfsp-measure-every``; the example evaluates every 10,000, too rarely for short budgets) the clock stops
+and its output, the agents' average policies, is tabulated by one batched pass through each average network (as
+average-policy mode acts: illegal logits penalised, softmax) and measured like the others; its rows' ``iteration``
+is the episodes trained and ``env_steps`` the environment steps. Seed ``k`` gives both agents
+``NFSP(seed=42 + k)`` (the example's 42 at seed 0) and seeds the environment's chance events with ``k``.
+
 **Measuring.** After every iteration of each side the clock stops and the exact NashConv of the side's current
 meta-strategy is computed (:class:`Measure`): every population member is tabulated over Leduc's information states
 of a game tree built only for measuring (psro_v2's networks: a batched forward pass over all information-state
@@ -43,13 +58,14 @@ Run (about ``seeds x (budget + measuring)`` seconds)::
 
 ``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only; ``--sides all`` (or any
 list of sides) adds the toolkit's other learned algorithms, each from its config in ``experiments/configs/``
-(:data:`VARIANT_CONFIGS`: NXDO, P2SRO and NFSP; one process each, ``executor: serial``), measured the same way: the
-exact NashConv of NXDO's restricted solution, NFSP's average policies and P2SRO's meta-strategy over its fixed
-policies, against the clock and against environment steps (the history's ``env_steps``; psro_v2 does not count
-them). All sides of a seed run at the same time (``--concurrent-seeds``: all seeds too), so with more processes than
-cores use ``--clock cpu``; ``--processes N`` runs the (side, seed) processes N at a time instead, each on a core of
-its own when N is at most the number of cores, so that the wall clock holds for one side alone (``--processes 2``
-on 2 cores: seeds 0 and 1 together, then seed 2)::
+(:data:`VARIANT_CONFIGS`: NXDO, P2SRO and NFSP; one process each, ``executor: serial``), and OpenSpiel's NFSP
+(``openspiel_nfsp``, above), measured the same way: the exact NashConv of NXDO's restricted solution, the NFSPs'
+average policies and P2SRO's meta-strategy over its fixed policies, against the clock and against environment steps
+(the history's ``env_steps``; psro_v2 does not count them). All sides of a seed run at the same time
+(``--concurrent-seeds``: all seeds too), so with more processes than cores use ``--clock cpu``; ``--processes N``
+runs the (side, seed) processes N at a time instead, each on a core of its own when N is at most the number of
+cores, so that the wall clock holds for one side alone (``--processes 2`` on 2 cores: seeds 0 and 1 together, then
+seed 2)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
         --sides all --seeds 3 --clock cpu --budget 150 --config experiments/configs/leduc_deep_tuned.yaml \\
@@ -57,7 +73,10 @@ on 2 cores: seeds 0 and 1 together, then seed 2)::
 
 Results: a CSV of ``(side, seed, wall_s, iteration, nash_conv, cpu_s, env_steps)`` (``cpu_s``: the side's process
 CPU seconds, measuring excluded; on a shared machine it shows how much of its core each side got) and a markdown
-summary (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``).
+summary (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``): the median NashConv at
+the report times and environment steps, then, for each NashConv target of :data:`TARGETS` (1.0, 0.5, 0.3), each
+side's first time at or below it (median over seeds) and that time's ratio to ours's (``not reached`` where the
+side's median never gets there, ``nan`` where ours's does not).
 
 ``--config RUN.yaml`` runs ours as that run config says (its ``algorithm``: PSRO, self-play PSRO, ...; its oracle,
 evaluator and meta-solver settings), with the benchmark's seed, clock and ``exact_gap: false``
@@ -96,8 +115,8 @@ logger = logging.getLogger("deep_psro_leduc")
 GAME = "leduc_poker"
 REPORT_TIMES = (60, 120, 300, 600, 900)
 STEP_MARKS = (2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
-TARGETS = (1.0, 0.5)   # the summary's first times at or below these NashConvs (0.5: issue #28's bar)
-SIDES = ("psro_v2", "ours", "nxdo", "p2sro", "nfsp")
+TARGETS = (1.0, 0.5, 0.3)   # the summary's first times at or below these NashConvs (0.5: issue #28's bar)
+SIDES = ("psro_v2", "ours", "nxdo", "p2sro", "nfsp", "openspiel_nfsp")
 #: The toolkit's other learned algorithms (``--sides``), each run from its config in ``experiments/configs/``
 #: with the benchmark's fields (:data:`BENCHMARK_FIELDS`) and one process (``executor: serial``).
 VARIANT_CONFIGS = {"nxdo": "leduc_nxdo.yaml", "p2sro": "leduc_pipeline_psro.yaml", "nfsp": "leduc_nfsp.yaml"}
@@ -370,6 +389,125 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options, clock: str = "
         return rows
 
 
+# ---------------------------------------------------------------- OpenSpiel's NFSP (torch)
+
+@dataclasses.dataclass(frozen=True)
+class OpenSpielNFSPOptions:
+    """OpenSpiel's torch NFSP as its Leduc example ``examples/nfsp_leduc_pytorch.py`` sets it up: the example's flag
+    defaults, given to ``open_spiel.python.pytorch.nfsp.NFSP`` (which passes the DQN ones on to its inner
+    best-response agent), and how often the benchmark measures (``measure_every``, not the example's)."""
+
+    hidden_layers_sizes: tuple = (128,)
+    replay_buffer_capacity: int = 200_000
+    reservoir_buffer_capacity: int = 2_000_000
+    min_buffer_size_to_learn: int = 1000
+    anticipatory_param: float = 0.1
+    batch_size: int = 128
+    learn_every: int = 64
+    rl_learning_rate: float = 0.01
+    sl_learning_rate: float = 0.01
+    optimizer_str: str = "sgd"
+    loss_str: str = "mse"
+    update_target_network_every: int = 19_200
+    discount_factor: float = 1.0
+    epsilon_decay_duration: int = 20_000_000
+    epsilon_start: float = 0.06
+    epsilon_end: float = 0.001
+    measure_every: int = 1000
+    """training episodes between two measurements (the example evaluates every 10,000; measuring takes about
+    10 ms, off the clock, against seconds for 1000 episodes)"""
+
+    def agent_kwargs(self) -> dict:
+        """The keyword arguments of ``nfsp.NFSP`` after its positional ones (everything but ``measure_every``)."""
+        return {f.name: (list(getattr(self, f.name)) if f.name == "hidden_layers_sizes" else getattr(self, f.name))
+                for f in dataclasses.fields(self) if f.name != "measure_every"}
+
+
+#: The seed OpenSpiel's NFSP agents get by default (``NFSP(seed=42)``, as in the example): the benchmark's seed ``k``
+#: gives both agents ``OPENSPIEL_NFSP_SEED + k``, so seed 0 builds the example's networks.
+OPENSPIEL_NFSP_SEED = 42
+
+
+def openspiel_nfsp_agents(env, seed: int, options: OpenSpielNFSPOptions) -> list:
+    """One ``nfsp.NFSP`` agent per player of ``env`` (an ``rl_environment.Environment``), as the example makes
+    them; both get the seed ``OPENSPIEL_NFSP_SEED + seed`` (the agent seeds numpy's and torch's global generators
+    with it, which its sampling then uses)."""
+    from open_spiel.python.pytorch import nfsp
+
+    size, actions = env.observation_spec()["info_state"][0], env.action_spec()["num_actions"]
+    kwargs = options.agent_kwargs()
+    layers = kwargs.pop("hidden_layers_sizes")
+    return [nfsp.NFSP(player, size, actions, layers, seed=OPENSPIEL_NFSP_SEED + seed, **kwargs)
+            for player in range(env.num_players)]
+
+
+def play_nfsp_episode(env, agents) -> int:
+    """One training episode of self-play, as the example plays it: the player to move steps its agent, the
+    environment takes the action; at the end every agent sees the final time step. Returns the episode's
+    environment steps (transitions)."""
+    time_step, steps = env.reset(), 0
+    while not time_step.last():
+        player = time_step.observations["current_player"]
+        time_step = env.step([agents[player].step(time_step).action])
+        steps += 1
+    for agent in agents:
+        agent.step(time_step)
+    return steps
+
+
+def _nfsp_average_probabilities(agents):
+    """The agents' average policies on a batch, as ``NFSP._act`` computes them in average-policy mode: the
+    average network's logits, illegal actions set to OpenSpiel's penalty logit, softmax."""
+    import torch
+    from open_spiel.python.pytorch import dqn
+
+    def probabilities(player, obs, mask):
+        with torch.no_grad():
+            logits = agents[player]._avg_network(torch.tensor(obs, dtype=torch.float32))
+            logits = torch.where(torch.as_tensor(mask), logits,
+                                 torch.full_like(logits, dqn.ILLEGAL_ACTION_LOGITS_PENALTY))
+            return torch.softmax(logits, dim=1).double().numpy()
+
+    return probabilities
+
+
+def run_openspiel_nfsp(seed: int, budget: float, options: OpenSpielNFSPOptions, clock: str = "wall") -> list:
+    """OpenSpiel's torch NFSP in self-play on ``rl_environment.Environment("leduc_poker")`` for ``budget``
+    seconds of ``clock``; a row at the start and after every ``options.measure_every`` episodes (its
+    ``iteration``: the episodes trained; its ``env_steps``: the environment steps).
+
+    The output measured is the agents' average policies, tabulated over the measuring tree's information states
+    by one batched pass through each average network (:func:`_nfsp_average_probabilities`). The environment's
+    chance events are seeded with ``seed`` (the example leaves them unseeded). The block of episodes running at
+    the end of the budget does not count.
+    """
+    import pyspiel
+    from open_spiel.python import rl_environment
+
+    game = pyspiel.load_game(GAME)
+    clock = Clock(budget, clock)
+    with clock:
+        env = rl_environment.Environment(game)
+        env.seed(seed)
+        agents = openspiel_nfsp_agents(env, seed, options)
+    exact, average = Measure(game), _nfsp_average_probabilities(agents)
+
+    def measure(episodes, steps):
+        plans = [[exact.plan_of(p, exact.network_table(p, average))] for p in range(len(agents))]
+        return _row("openspiel_nfsp", seed, clock, episodes, exact.nash_conv(plans, [[1.0]] * len(agents)), steps)
+
+    rows, episodes, steps = [measure(0, 0)], 0, 0
+    try:
+        while True:
+            with clock:
+                for _ in range(options.measure_every):
+                    steps += play_nfsp_episode(env, agents)
+            episodes += options.measure_every
+            rows.append(measure(episodes, steps))
+    except BudgetSpent:   # the block of episodes running at the end of the budget does not count
+        return rows
+
+
 # ---------------------------------------------------------------- ours
 
 @dataclasses.dataclass(frozen=True)
@@ -383,6 +521,8 @@ class OurOptions:
     oracle_options: tuple = (("eval_episodes", 200),)
     config: str | None = None
     """a run config (YAML, e.g. ``experiments/configs/leduc_deep_tuned.yaml``) that replaces the fields above"""
+    executor: str | None = None
+    """with ``config``: the executor instead of the config's (``serial`` for one process on one core)"""
 
 
 #: The fields a ``--config`` cannot set: the benchmark's (its seed, its clock instead of a stopping rule, no
@@ -392,18 +532,18 @@ BENCHMARK_FIELDS = dict(iterations=None, target_gap=None, time_limit=None, check
                         rank_population=False, exact_gap=False, approx_gap_every=None)
 
 
-def configured_solver(seed: int, path, **fields):
-    """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on Leduc, with the
-    benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``."""
+def configured_solver(seed: int, path, game: str = GAME, **fields):
+    """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on ``game`` (Leduc),
+    with the benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``."""
     import yaml
 
     from psro import PSROConfig
     from psro.algorithms import algorithm_class
 
     data = yaml.safe_load(Path(path).read_text()) or {}
-    if data.get("game", GAME) != GAME:
-        raise ValueError(f"--config: the benchmark plays {GAME}; {path} names game {data['game']!r}.")
-    data.update(BENCHMARK_FIELDS, game=GAME, seed=seed, **fields)
+    if data.get("game", game) != game:
+        raise ValueError(f"--config: the benchmark plays {game}; {path} names game {data['game']!r}.")
+    data.update(BENCHMARK_FIELDS, game=game, seed=seed, **fields)
     config = PSROConfig.from_dict(data, source=str(path))
     return algorithm_class(config.algorithm)(config)
 
@@ -414,7 +554,7 @@ def our_solver(seed: int, options: OurOptions):
     from psro import PSRO, PSROConfig
 
     if options.config:
-        return configured_solver(seed, options.config)
+        return configured_solver(seed, options.config, **({"executor": options.executor} if options.executor else {}))
     fields = dict(oracle="ppo", evaluator="monte_carlo", meta_solver=options.meta_solver,
                   oracle_steps=options.oracle_steps, episodes_per_profile=options.episodes_per_profile,
                   oracle_options=dict(options.oracle_options) or None, seed=seed, iterations=None,
@@ -516,6 +656,8 @@ def _side_job(side: str, seed: int, budget: float, options, core: int | None, cl
         os.sched_setaffinity(0, {core})
     if side == "psro_v2":
         return run_psro_v2(seed, budget, options, clock)
+    if side == "openspiel_nfsp":
+        return run_openspiel_nfsp(seed, budget, options, clock)
     return run_ours(seed, budget, options, clock, side)
 
 
@@ -568,8 +710,51 @@ def first_time(curve, target: float, key: str = "wall_s") -> float:
     return next((r[key] for r in curve if r["nash_conv"] <= target), math.inf)
 
 
+def target_lines(curves: dict, sides: list, seeds: list, key: str = "wall_s") -> list:
+    """The summary's two tables over :data:`TARGETS`: each side's first time at or below the target (median over
+    ``seeds``, a seed that never gets there counting as infinite; per seed in brackets when there are several,
+    ``-`` where it never does),
+    and the ratio of that median to ours's: "not reached" where the side's median is infinite, ``nan`` where ours's
+    is or ours did not run.
+
+    Examples
+    --------
+    >>> curves = {("ours", 0): [{"wall_s": 10.0, "nash_conv": 0.9}, {"wall_s": 40.0, "nash_conv": 0.4}],
+    ...           ("psro_v2", 0): [{"wall_s": 30.0, "nash_conv": 0.8}, {"wall_s": 90.0, "nash_conv": 0.2}]}
+    >>> print("\\n".join(target_lines(curves, ["ours", "psro_v2"], [0])[-5:]))
+    | NashConv <= | ours | psro_v2 |
+    |---|---|---|
+    | 1 | 1.00 | 3.00 |
+    | 0.5 | 1.00 | 2.25 |
+    | 0.3 | not reached | nan |
+    """
+    first = {(s, target): [first_time(curves[s, k], target, key) for k in seeds] for s in sides for target in TARGETS}
+    median = {pair: float(np.median(times)) for pair, times in first.items()}
+
+    def seconds(t, never="not reached"):
+        return never if math.isinf(t) else f"{t:.1f}"
+
+    def ratio(s, target):
+        mine, ours = median[s, target], median.get(("ours", target), math.inf)
+        return "not reached" if math.isinf(mine) else "nan" if math.isinf(ours) else f"{mine / ours:.2f}"
+
+    head = ["| NashConv <= | " + " | ".join(sides) + " |", "|---" * (len(sides) + 1) + "|"]
+    lines = ["", f"First {key[:-2]} seconds at or below each NashConv (median over seeds, a seed that never gets "
+             "there counting as infinite" + ("; per seed in brackets, - where it never does" if len(seeds) > 1 else "")
+             + "):", "", *head]
+    lines += [f"| {target:g} | " + " | ".join(seconds(median[s, target]) + (
+        f" [{', '.join(seconds(t, '-') for t in first[s, target])}]" if len(seeds) > 1 else "") for s in sides) + " |"
+        for target in TARGETS]
+    lines += ["", "Each side's median time to the target over ours's (not reached: the side's median never gets "
+              "there; nan: ours's does not, or ours did not run):", "", *head]
+    lines += [f"| {target:g} | " + " | ".join(ratio(s, target) for s in sides) + " |" for target in TARGETS]
+    return lines
+
+
 def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> str:
-    """The markdown summary: medians over seeds at the report times, the comparison, the time to 1.0."""
+    """The markdown summary: medians over seeds at the report times (and environment steps), each side's last
+    row, the comparison with psro_v2, and the first times at or below :data:`TARGETS` with their ratios to ours's
+    (:func:`target_lines`)."""
     sides = [s for s in SIDES if any(r["side"] == s for r in rows)]
     seeds = sorted({r["seed"] for r in rows})
     curves = {(s, k): [r for r in rows if r["side"] == s and r["seed"] == k] for s in sides for k in seeds}
@@ -593,20 +778,17 @@ def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> s
                   "", "| env steps | " + " | ".join(stepped) + " |", "|---" * (len(stepped) + 1) + "|"]
         lines += [f"| {n:.0e} | " + " | ".join("" if math.isnan(v) else f"{v:.4g}" for v in at_steps[n]) + " |"
                   for n in marks]
+    lines += target_lines(curves, sides, seeds, key)
     lines.append("")
     for s in sides:
         last = [curves[s, k][-1] for k in seeds]
-        lines.append(f"- {s}: iterations per seed {[r['iteration'] for r in last]}, final NashConv per seed "
+        unit = "episodes" if s == "openspiel_nfsp" else "iterations"
+        lines.append(f"- {s}: {unit} per seed {[r['iteration'] for r in last]}, final NashConv per seed "
                      f"{[round(r['nash_conv'], 4) for r in last]}, training wall s {[round(r['wall_s']) for r in last]}"
                      f", CPU s {[round(r['cpu_s']) for r in last]}")
-    if set(SIDES) <= set(sides):
+    if {"ours", "psro_v2"} <= set(sides):
         below = all(o < v for o, v in zip(medians["ours"], medians["psro_v2"]))
         lines.append(f"- ours below psro_v2 at every reported time: {'yes' if below else 'no'}")
-    if "ours" in sides:
-        for target in TARGETS:
-            hits = [first_time(curves["ours", k], target, key) for k in seeds]
-            lines.append(f"- ours first reaches NashConv <= {target:g} at (s, per seed): "
-                         f"{[round(h, 1) for h in hits]}; median {np.median(hits):.1f} s")
     return "\n".join(lines) + "\n"
 
 
@@ -621,10 +803,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="60 s, one seed")
     parser.add_argument("--sides", nargs="+", choices=("both", "all", *SIDES), default=["both"],
                         help="both: psro_v2 and ours; all: also NXDO, P2SRO and NFSP from their configs "
-                             f"({', '.join(f'{k}: {v}' for k, v in VARIANT_CONFIGS.items())}, one process each)")
+                             f"({', '.join(f'{k}: {v}' for k, v in VARIANT_CONFIGS.items())}, one process each) "
+                             "and openspiel_nfsp (OpenSpiel's torch NFSP as in its Leduc example)")
     parser.add_argument("--pg-episodes", type=int, default=PSROv2Options.episodes)
     parser.add_argument("--sims-per-entry", type=int, default=PSROv2Options.sims_per_entry)
     parser.add_argument("--pg-meta", default=PSROv2Options.meta_solver, help="psro_v2's meta_strategy_method")
+    parser.add_argument("--openspiel-nfsp-measure-every", type=int, default=OpenSpielNFSPOptions.measure_every,
+                        metavar="EPISODES", help="openspiel_nfsp: training episodes between measurements")
     parser.add_argument("--oracle-steps", type=int, default=OurOptions.oracle_steps)
     parser.add_argument("--episodes-per-profile", type=int, default=OurOptions.episodes_per_profile)
     parser.add_argument("--meta-solver", default=OurOptions.meta_solver)
@@ -634,6 +819,8 @@ def main() -> None:
     parser.add_argument("--config", help="ours: the training loop and settings of this run config (YAML; its "
                         "algorithm, oracle, evaluator, ... replace the options above; the seed, the stopping rule "
                         "and exact_gap=false are the benchmark's)")
+    parser.add_argument("--executor", help="ours with --config: this executor instead of the config's (serial: "
+                        "one process, so that --processes 2 gives each seed one core of its own)")
     parser.add_argument("--concurrent-seeds", action="store_true",
                         help="run every seed at the same time (each side and seed in its own process; use with "
                              "--clock cpu when there are more processes than cores)")
@@ -652,13 +839,16 @@ def main() -> None:
         return
     if args.processes is not None and args.processes < 1:
         parser.error(f"--processes must be at least 1; got {args.processes}.")
+    if args.openspiel_nfsp_measure_every < 1:
+        parser.error(f"--openspiel-nfsp-measure-every must be at least 1; got {args.openspiel_nfsp_measure_every}.")
     budget, seeds = (60.0, 1) if args.quick else (args.budget, args.seeds)
     sides = {"both": SIDES[:2], "all": SIDES}.get(args.sides[0], tuple(args.sides))
     options = {"psro_v2": PSROv2Options(args.pg_episodes, args.sims_per_entry, args.pg_meta),
+               "openspiel_nfsp": OpenSpielNFSPOptions(measure_every=args.openspiel_nfsp_measure_every),
                "ours": OurOptions(args.oracle_steps, args.episodes_per_profile, args.meta_solver,
                                   tuple({**dict(OurOptions.oracle_options),
                                          **dict(_parse_option(o) for o in args.oracle_option)}.items()),
-                                  args.config)}
+                                  args.config, args.executor)}
     out = bench_common.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     rows = run_all(sides, range(args.seed_offset, args.seed_offset + seeds), budget, options, args.clock,

@@ -131,6 +131,29 @@ for ax, x in zip(axes, ("iteration", "wall_time")):
     ax.set_xlabel(x); ax.set_ylabel("gap")
 plt.show()
 history.tail()"""),
+    new_markdown_cell("## Learning curves\n\nA run that trains networks (PPO, DQN, NFSP) writes `learners.csv`: one "
+                      "row per training chunk of every learned response, on the run's environment-step axis. One "
+                      "thin line per response, a colour per player, readable with 50 responses "
+                      "(`psro report` draws the same figure as `learning_curves.png`)."),
+    new_code_cell("""\
+from psro.learning_curves import read_learning_curves
+
+learners = read_learning_curves(run_dir)
+fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+for (learner, player, iteration, index), rows in learners.groupby(["learner", "player", "iteration", "index"]):
+    for ax, y in zip(axes, ("loss", "episode_return")):
+        ax.plot(rows["env_steps"], rows[y], color=f"C{player % 10}", lw=0.8, alpha=0.7,
+                marker="." if len(rows) == 1 else None)
+for ax, y in zip(axes, ("loss", "mean episode return")):
+    ax.set_xlabel("environment steps of the run"); ax.set_ylabel(y)
+    if learners.empty:   # (an exact oracle trains no network)
+        ax.text(0.5, 0.5, "no learned responses in this run", ha="center", transform=ax.transAxes)
+for player in sorted(learners["player"].unique()):
+    axes[1].plot([], [], color=f"C{player % 10}", label=f"player {player}")
+if len(learners):
+    axes[1].legend(fontsize=8)
+plt.show()
+learners.groupby(["learner", "player"])[["loss", "episode_return", "value"]].mean() if len(learners) else None"""),
     new_markdown_cell("## Approximate gap\n\nWhere the run measured `approx_gap` (fresh learned best responses "
                       "against the meta-strategy), its value with a 95% interval (1.96 standard errors); where "
                       "there is an exact gap too, both."),

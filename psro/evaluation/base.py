@@ -121,7 +121,20 @@ class TopUpEvaluator(Evaluator, Protocol):
         ...
 
 
-_EVALUATORS = Registry("evaluator", hint="Register a new one with @psro.evaluation.register_evaluator(name).")
+def _adopt(name: str, factory) -> EvaluatorInfo:
+    """A ``module:name`` whose module registered no evaluator: the module's attribute ``name`` is the factory, with
+    :func:`register_evaluator`'s default capabilities (or the factory's ``sampled``, ``needs_tree``, ``top_up``
+    attributes where it has them)."""
+    if not callable(factory):
+        raise ValueError(f"evaluator {name!r} is a {type(factory).__name__}, not a factory; give a function or "
+                         "class factory(tree, **options).")
+    return EvaluatorInfo(name, factory, EvaluatorCapabilities(
+        sampled=bool(getattr(factory, "sampled", False)), needs_tree=bool(getattr(factory, "needs_tree", True)),
+        top_up=bool(getattr(factory, "top_up", False))))
+
+
+_EVALUATORS = Registry("evaluator", hint="Register a new one with @psro.evaluation.register_evaluator(name).",
+                       adopt=_adopt)
 
 
 def register_evaluator(name: str, *, sampled: bool = False, needs_tree: bool = True, top_up: bool = False,

@@ -8,7 +8,8 @@ the envs where the same policy must act get one call.
 :func:`sample_returns` plays exactly ``episodes`` full episodes of one profile.
 Env ``i`` of the batch plays its first ``q_i`` episodes and stops (the quotas
 differ by at most one), so short episodes are not over-represented. The result
-is a pure function of the seed. :func:`sample_profiles` gives the per-profile
+is a pure function of the seed. :func:`sample_mixture_returns` does the same where a seat is played by a
+mixture of policies, one drawn per episode (a meta-strategy). :func:`sample_profiles` gives the per-profile
 statistics an :class:`games.EmpiricalGame` records; every profile's episodes
 come from a generator keyed by ``(seed, profile indices, start)``
 (:class:`numpy.random.SeedSequence`), so an estimate does not depend on which
@@ -25,7 +26,7 @@ from games.validation import check_int, is_integer
 from psro.oracles.learned.env import sample_actions
 from psro.policies import policy_input
 
-__all__ = ["profile_seed", "sample_profiles", "sample_returns"]
+__all__ = ["profile_seed", "sample_mixture_returns", "sample_profiles", "sample_returns"]
 
 
 def profile_seed(seed: int, profile, start: int = 0) -> np.random.SeedSequence:
@@ -71,22 +72,59 @@ def sample_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int
     >>> r.shape, bool(abs(r[:, 0].mean() - 0.125) < 4 * r[:, 0].std() / np.sqrt(4000))   # uniform vs uniform: 1/8
     ((4000, 2), True)
     """
+    return sample_mixture_returns(game, [([policy], None) for policy in profile], episodes, seed, num_envs,
+                                  **env_options)
+
+
+def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_envs: int = 64,
+                           **env_options) -> np.ndarray:
+    """Like :func:`sample_returns`, where seat ``p`` is played by a policy drawn per episode from a mixture.
+
+    Parameters
+    ----------
+    game : pyspiel.Game, str or an environment game
+        Anything :func:`games.environment.make_env` accepts.
+    seats : sequence of (sequence, array or None)
+        Per seat, ``(policies, weights)``: at the start of every episode the seat's policy is drawn with
+        probabilities ``weights`` (None: uniform). A seat with one policy draws nothing, so a profile of single
+        policies gives exactly :func:`sample_returns`'s episodes.
+    episodes : int
+    seed : int or numpy.random.SeedSequence
+        Draws chance, the policies and every action.
+    num_envs : int
+    **env_options
+        Passed to :func:`games.environment.make_env`.
+
+    Returns
+    -------
+    ndarray, float64, shape (episodes, num_players)
+
+    Examples
+    --------
+    >>> from psro.policies import UniformPolicy
+    >>> seats = [([UniformPolicy(2)], None), ([UniformPolicy(2), UniformPolicy(2)], [0.25, 0.75])]
+    >>> sample_mixture_returns("kuhn_poker", seats, 50, seed=1).shape
+    (50, 2)
+    """
     from games.environment import make_env
 
     episodes = check_int(episodes, "episodes", minimum=1)
     num_envs = check_int(num_envs, "num_envs", minimum=1)
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(_seed(seed))
-    chance_seq, action_seq = seq.spawn(2)
+    chance_seq, action_seq, draw_seq = seq.spawn(3)   # (the first two as sample_returns always spawned them)
     width = min(num_envs, episodes)
     env = make_env(game, width, rng=np.random.default_rng(chance_seq), **env_options)
-    profile = list(profile)
-    if len(profile) != env.num_players:
-        raise ValueError(f"profile needs one policy per seat ({env.num_players}); got {len(profile)}.")
-    for p, policy in enumerate(profile):
-        try:
-            policy_input(policy)
-        except TypeError as exc:
-            raise TypeError(f"profile[{p}]: {exc}") from None
+    policies, weights = _mixture_seats(seats, env.num_players)
+    offsets = np.cumsum([0] + [len(p) for p in policies[:-1]])
+    flat = [policy for seat in policies for policy in seat]
+    draw_rng = np.random.default_rng(draw_seq)
+    choice = np.zeros((width, env.num_players), dtype=np.int64)
+
+    def draw(envs):
+        for p, w in enumerate(weights):
+            if w is not None and len(envs):
+                choice[envs, p] = draw_rng.choice(len(w), size=len(envs), p=w)
+    draw(np.arange(width))
     rng = np.random.default_rng(action_seq)
     quota = np.full(width, episodes // width, dtype=np.int64)
     quota[: episodes % width] += 1
@@ -101,12 +139,38 @@ def sample_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int
                         done=s.done[keep], returns=s.returns[keep], episode=s.episode[keep])
         if s.envs.size == 0:
             break
-        s = env.step(s.envs, sample_actions(env, s, s.player, profile, rng))
-        for j in np.flatnonzero(s.done).tolist():
-            e = int(s.envs[j])
-            out[e].append(s.returns[j])
+        index = offsets[s.player] + choice[s.envs, s.player]
+        s = env.step(s.envs, sample_actions(env, s, index, flat, rng))
+        finished = s.envs[s.done]
+        for e, r in zip(finished.tolist(), s.returns[s.done]):
+            out[e].append(r)
             counts[e] += 1
+        draw(finished)
     return np.array([r for rows in out for r in rows], dtype=np.float64).reshape(episodes, env.num_players)
+
+
+def _mixture_seats(seats: Sequence, num_players: int) -> tuple:
+    """Per seat its policies (checked to act) and its weights (None for a single policy), or an error naming the
+    seat."""
+    seats = list(seats)
+    if len(seats) != num_players:
+        raise ValueError(f"profile needs one policy per seat ({num_players}); got {len(seats)}.")
+    policies, weights = [], []
+    for p, (members, w) in enumerate(seats):
+        members = list(members)
+        if not members:
+            raise ValueError(f"seats[{p}]: no policy to play the seat; give at least one.")
+        for policy in members:
+            try:
+                policy_input(policy)
+            except TypeError as exc:
+                raise TypeError(f"profile[{p}]: {exc}") from None
+        w = np.full(len(members), 1.0 / len(members)) if w is None else np.asarray(w, dtype=np.float64).ravel()
+        if w.shape != (len(members),) or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+            raise ValueError(f"seats[{p}]: one non-negative weight per policy ({len(members)}); got {w}.")
+        policies.append(members)
+        weights.append(None if len(members) == 1 else w / w.sum())
+    return policies, weights
 
 
 def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: int = 0, *, starts=None,

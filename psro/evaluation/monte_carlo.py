@@ -31,6 +31,7 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import make_executor
+from games.memory_limit import check_memory
 from games.validation import is_integer
 from psro.evaluation.base import EvaluationBatch, block_done, register_evaluator
 from psro.evaluation.sampled_play import ProfileSampler, SampleStatistics, build_play_tree
@@ -46,9 +47,29 @@ from psro.evaluation.top_up import (
 )
 from psro.game_tree import GameTree, build_game_tree
 
-__all__ = ["EnvProfileSampler", "MonteCarloEvaluator"]
+__all__ = ["EnvProfileSampler", "MonteCarloEvaluator", "check_episode_budget"]
 
 logger = logging.getLogger(__name__)
+
+
+def check_episode_budget(field: str, episodes: int, episodes_per_task: int = 20_000) -> None:
+    """Refuse ``episodes`` (the value of ``field``: ``episodes_per_profile``, ``top_up_episodes``) whose Monte Carlo
+    task table (a row of about 16 int64 per ``episodes_per_task`` episodes) would pass the memory limit, before the
+    run allocates it.
+
+    Examples
+    --------
+    >>> check_episode_budget("episodes_per_profile", 1000)
+    >>> check_episode_budget("episodes_per_profile", 10**15)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    games.memory_limit.MemoryLimitExceeded: episodes_per_profile=1000000000000000 needs about ...
+    """
+    if not is_integer(episodes) or not is_integer(episodes_per_task) or episodes_per_task < 1:
+        return   # (their own checks name them)
+    pieces = -(-int(episodes) // int(episodes_per_task))
+    check_memory(pieces * 16 * 8, f"{field}={int(episodes)}",
+                 "Ask for fewer episodes (the table holds 128 bytes per episodes_per_task episodes).")
 
 
 class EnvProfileSampler:
@@ -211,6 +232,7 @@ class MonteCarloEvaluator:
                 raise ValueError(f"{name} must be a positive int; got {value!r}.")
         if not is_integer(seed) or seed < 0:
             raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
+        check_episode_budget("episodes_per_profile", episodes_per_profile, episodes_per_task)   # (before the tables)
         if tree is None:
             if game is None:
                 raise ValueError("the monte_carlo evaluator needs game= (the game to play) when no tree is given.")

@@ -65,6 +65,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from games.memory_limit import check_memory
 from psro.config import algorithm_options
 from psro.loop import PSRO
 from psro.oracles.base import Target
@@ -84,6 +85,9 @@ WEIGHTINGS = {
 
 #: The agents' roles, in the order they are listed per seat.
 ROLES = ("main", "main_exploiter", "league_exploiter")
+#: A lower bound of the memory one agent of a seat holds (its networks, optimiser state and snapshots take more):
+#: the agents a League is asked for are refused before any is made when this many bytes each pass the limit
+AGENT_BYTES = 16 * 2**10
 
 
 
@@ -269,6 +273,9 @@ class LeagueOptions:
         if self.self_play + self.pfsp > 1.0 + 1e-12:
             raise ValueError(f"algorithm_options: self_play + pfsp must be at most 1 (the rest is verification); "
                              f"got {self.self_play} + {self.pfsp}.")
+        agents = self.main_agents + self.main_exploiters + self.league_exploiters   # (refused before any is made)
+        check_memory(agents * AGENT_BYTES, f"algorithm_options: main_agents + main_exploiters + league_exploiters = "
+                     f"{agents} agents per seat", "Ask for fewer agents.")
         steps = self.snapshot_steps
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1):
             fail("snapshot_steps", "an int >= 1 or null")

@@ -81,6 +81,7 @@ CHECKPOINT_FILE = "checkpoint.json"
 _DOCUMENT_KEYS = ("iteration", "options", "arrays", "rng", "history", "members", "columns", "learners", "state")
 _NETWORKS = ("q", "target", "avg")
 _OPTIMIZERS = ("q_opt", "avg_opt")
+_CHUNK_SUMS = ("rl_loss", "rl_steps", "sl_loss", "entropy", "sl_steps", "return", "episodes")
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,9 @@ class NFSPOptions:
     """double DQN targets for the best responses"""
 
     def __post_init__(self):
+        if not isinstance(self.hidden, list | tuple):   # (-3 or 64: not a list of widths)
+            raise ValueError(f"algorithm_options: hidden must be a list of positive ints, one width per hidden layer "
+                             f"(e.g. [64]); got {self.hidden!r}.")
         object.__setattr__(self, "hidden", tuple(self.hidden))
         for name in ("steps_per_iteration", "num_envs", "rl_buffer_size", "sl_buffer_size", "batch_size",
                      "gradient_steps", "target_update_interval", "epsilon_decay_steps", "learning_starts"):
@@ -200,6 +204,24 @@ class NFSPLearner:
         self.sl = {"obs": np.zeros((s, obs_dim), np.float32), "mask": np.zeros((s, actions), bool),
                    "action": np.zeros(s, np.int64)}
         self.counters = {"rl_filled": 0, "rl_cursor": 0, "sl_seen": 0, "updates": 0}
+        self.chunk = dict.fromkeys(_CHUNK_SUMS, 0.0)   # (sums and counts since the last curve_rows: learners.csv)
+
+    def curve_rows(self, options: NFSPOptions) -> list:
+        """The learning-curve chunks since the last call, one per network (best response, average policy): mean
+        loss, the average policy's mean entropy, the mean return of the seat's finished episodes; then reset."""
+        c = self.chunk
+
+        def mean(total: str, count: str) -> float:
+            return c[total] / c[count] if c[count] else math.nan
+
+        episode_return = mean("return", "episodes")
+        rows = [{"learner": "nfsp_best_response", "loss": mean("rl_loss", "rl_steps"), "entropy": math.nan,
+                 "episode_return": episode_return, "learning_rate": options.rl_learning_rate},
+                {"learner": "nfsp_average_policy", "loss": mean("sl_loss", "sl_steps"),
+                 "entropy": mean("entropy", "sl_steps"), "episode_return": episode_return,
+                 "learning_rate": options.sl_learning_rate}]
+        self.chunk = dict.fromkeys(_CHUNK_SUMS, 0.0)
+        return rows
 
     def networks(self) -> dict:
         return {"q": self.q.network, "target": self.target, "avg": self.avg.network}
@@ -253,6 +275,8 @@ class NFSPLearner:
             self.q_opt.zero_grad()
             loss.backward()
             self.q_opt.step()
+            self.chunk["rl_loss"] += float(loss.detach())
+            self.chunk["rl_steps"] += 1
             c["updates"] += 1
             if c["updates"] % options.target_update_interval == 0:
                 self.target.load_state_dict(self.q.network.state_dict())
@@ -267,6 +291,10 @@ class NFSPLearner:
             self.avg_opt.zero_grad()
             loss.backward()
             self.avg_opt.step()
+            with torch.no_grad():
+                self.chunk["entropy"] += float(torch.distributions.Categorical(logits=logits).entropy().mean())
+            self.chunk["sl_loss"] += float(loss.detach())
+            self.chunk["sl_steps"] += 1
 
     # ---------------------------------------------------------------- checkpoint arrays
     def to_arrays(self, prefix: str) -> tuple:
@@ -332,6 +360,8 @@ def play_and_learn(env, learners: list, options: NFSPOptions, rng: np.random.Gen
             ended = envs[s.done]
             returns = s.returns[s.done]
             for q in range(n):
+                learners[q].chunk["return"] += float(returns[:, q].sum())
+                learners[q].chunk["episodes"] += len(ended)
                 has = pend[ended, q]
                 e = ended[has]
                 k = len(e)
@@ -451,18 +481,22 @@ class NFSP(TrainingLoop):
         oracle_time = time.perf_counter() - start
         return {"meta_solve": 0.0, "oracle": oracle_time, **self._snapshot()}
 
-    def finish_run(self) -> None:
+    def finish_run(self) -> bool:
         """The last row of a ``run`` call has its approximate gap when there is no tree (measured now if not due)."""
         row = self.state.rows[-1]
         if self.tree is None and self.config.approx_gap_every is not None and math.isnan(row["approx_gap"]):
             row.update(self._approx_gap())
-            if self.checkpoint_dir is not None:
-                self.save_checkpoint()
+            return True
+        return False
 
     def _train_iteration(self) -> None:
         """``steps_per_iteration`` decisions of all players on fresh games, learning as they go."""
         env = make_env(self.game, self.options.num_envs, rng=self.state.rng)
         play_and_learn(env, self.learners, self.options, self.state.rng, self.state.extra)
+        t, steps = self.state.iteration + 1, int(self.state.extra["decisions"])
+        self.emit_learner_rows([{"iteration": t, "player": p, "env_steps": steps, **chunk, "value": math.nan,
+                                 "index": 0} for p, learner in enumerate(self.learners)
+                                for chunk in learner.curve_rows(self.options)])
 
     def _snapshot(self) -> dict:
         """Snapshot the average policies, extend the meta-game, measure the gap; the seconds of evaluation and

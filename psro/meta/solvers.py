@@ -59,8 +59,17 @@ class _Registered:
     joint: bool
 
 
+def _adopt(name: str, function):
+    """A ``module:name`` whose module registered no meta-solver: the module's function ``name`` (its ``joint``
+    attribute, where it has one, says whether it answers a joint distribution)."""
+    if not callable(function):
+        raise ValueError(f"meta_solver {name!r} is a {type(function).__name__}, not a function "
+                         "function(meta_game, **options) -> Equilibrium.")
+    return _Registered(function, bool(getattr(function, "joint", False)))
+
+
 _META_SOLVERS = Registry("meta_solver", hint="Register one with psro.meta.solvers.register_meta_solver(name) or "
-                         "solvers.register(name, concept=...).")
+                         "solvers.register(name, concept=...).", adopt=_adopt)
 
 
 def register_meta_solver(name: str, *, joint: bool = False, replace: bool = False):

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from games.empirical import EmpiricalGame
-from games.memory_limit import check_memory
+from games.memory_limit import check_memory, check_npz
 from games.validation import check_int, check_real
 from psro.config import algorithm_options
 from psro.evaluation.exact import SequenceFormEvaluator
@@ -553,7 +553,9 @@ class OfflinePSRO(TrainingLoop):
         with restoring({"file": str(directory / DOCUMENT)}):   # (an option of the wrong type: names the file)
             solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
         solver.run_config = document.get("config")
-        with np.load(io.BytesIO(read_regular(arrays_file)), allow_pickle=False) as data:
+        data = read_regular(arrays_file)
+        check_npz(io.BytesIO(data), str(arrays_file))   # (the shapes its headers declare, before any array)
+        with np.load(io.BytesIO(data), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         solver.iteration = int(document["iteration"])
         solver.state.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]

@@ -70,7 +70,8 @@ class BestResponse:
 
     The compute a response used (0 for an exact one; a learned one counts its training and evaluation) reads as
     ``env_steps`` (environment decisions of its training), ``training_episodes`` (episodes its training
-    finished) and ``eval_episodes`` (episodes played to value it).
+    finished) and ``eval_episodes`` (episodes played to value it); its learning curve as ``curve`` (one plain
+    dict per training chunk, :mod:`psro.learning_curves`; none for an exact one).
     """
 
     player: int
@@ -80,6 +81,7 @@ class BestResponse:
     env_steps = property(lambda self: 0, doc="Environment decisions its training used.")
     training_episodes = property(lambda self: 0, doc="Episodes its training finished.")
     eval_episodes = property(lambda self: 0, doc="Episodes played to value it.")
+    curve = property(lambda self: (), doc="A learned response's learning curve: one dict per training chunk.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,7 +205,22 @@ class OracleInfo:
         return self.capabilities.learned
 
 
-_ORACLES = Registry("oracle", hint="Register a new one with @psro.oracles.register_oracle(name).")
+def _adopt(name: str, factory) -> OracleInfo:
+    """A ``module:name`` whose module registered no oracle: the module's attribute ``name`` is the factory, with
+    the capabilities :func:`register_oracle` gives by default (``learned``, ``needs_tree``, ``normal_form``,
+    ``teams`` read from the factory's attributes of those names where it has them)."""
+    if not callable(factory):
+        raise ValueError(f"oracle {name!r} is a {type(factory).__name__}, not a factory; give a function or class "
+                         "factory(tree, seed=0, **options).")
+    learned = bool(getattr(factory, "learned", False))
+    needs_tree = getattr(factory, "needs_tree", None)
+    needs_tree = not (learned and _accepts(factory, "game")) if needs_tree is None else bool(needs_tree)
+    return OracleInfo(name, factory, OracleCapabilities(
+        learned=learned, needs_tree=needs_tree, normal_form=bool(getattr(factory, "normal_form", False)),
+        teams=bool(getattr(factory, "teams", False))))
+
+
+_ORACLES = Registry("oracle", hint="Register a new one with @psro.oracles.register_oracle(name).", adopt=_adopt)
 
 
 def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None = None, normal_form: bool = False,

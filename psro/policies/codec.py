@@ -10,6 +10,8 @@ The kinds are a :class:`games.registry.Registry` (a second registration of a nam
 * ``"tabular"``: a tabular array ``(num_infostates, num_actions)``, stored as ``table``;
 * ``"uniform"``: :class:`psro.policies.acting.UniformPolicy`, ``{"num_actions": A}``;
 * ``"neural"``: :class:`psro.oracles.learned.networks.NeuralPolicy`, ``{"architecture": ...}`` and its weights;
+* ``"observation_table"``: :class:`psro.oracles.learned.observation_table.ObservationTablePolicy` (a model-based
+  response), its observations and their action probabilities;
 * any class with the **codec protocol**: ``policy.architecture() -> dict`` (JSON-able), ``policy.to_arrays() ->
   {name: ndarray}`` and ``Class.from_arrays(architecture, arrays) -> policy``. Such a class needs no
   registration: its kind is ``"module:Class"`` (its module and name), and decoding imports the module on demand,
@@ -204,3 +206,4 @@ register_policy_kind("tabular", None, encode=lambda p: ({}, {"table": np.asarray
 register_policy_kind("uniform", UniformPolicy, encode=lambda p: ({"num_actions": int(p.num_actions)}, {}),
                      decode=lambda spec, arrays: UniformPolicy(int(spec["num_actions"])))
 register_policy_kind("neural", "psro.oracles.learned.networks:NeuralPolicy")   # (torch loads with the first one)
+register_policy_kind("observation_table", "psro.oracles.learned.observation_table:ObservationTablePolicy")

@@ -78,6 +78,7 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import spec_from_portable
+from games.memory_limit import check_npz
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
 from psro.evaluation.top_up import TopUpProgress
@@ -339,6 +340,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
 
     document = {
         "version": SCHEMA_VERSION,
+        "generation": 1 + max(_generation(directory / CHECKPOINT_FILE), _generation(directory / PREVIOUS_FILE)),
         "iteration": t,
         "arrays": arrays_name,
         "meta_game": meta_name,
@@ -357,6 +359,33 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
 
     return replace_document(directory, CHECKPOINT_FILE, text, lambda doc: doc.get("manifest", {}),
                             prefixes=("arrays-", "meta_game-", "policies-"))
+
+
+def _generation(path: Path) -> int:
+    """The ``generation`` of the sealed checkpoint document at ``path``: it counts the checkpoints written into a
+    directory, one more with each (0 for a missing, damaged or older document)."""
+    try:
+        text = read_regular(path)
+        generation = json.loads(text).get("generation", 0) if seal_problem(text) is None else 0
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return generation if is_integer(generation) and generation >= 0 else 0
+
+
+def _check_not_rolled_back(directory: Path, document: dict) -> None:
+    """Refuse a latest checkpoint that is not newer than the previous one, as sealed by its own key: a rollback (an
+    older checkpoint, ``checkpoint.previous.json`` say, copied over ``checkpoint.json``), which its seal alone
+    cannot tell."""
+    latest, previous = document.get("generation"), _generation(directory / PREVIOUS_FILE)
+    try:   # (one file under both names: a save stopped between keeping the previous and writing the latest)
+        same = os.path.samefile(directory / CHECKPOINT_FILE, directory / PREVIOUS_FILE)
+    except OSError:
+        same = False
+    if is_integer(latest) and previous and latest <= previous and not same:
+        raise ValueError(f"checkpoint file {str(directory / CHECKPOINT_FILE)!r} is older than the previous "
+                         f"checkpoint {PREVIOUS_FILE} (its generation {latest} is not above {previous}): an older "
+                         "checkpoint was copied over the latest (a rollback). It is not resumed; restore the latest "
+                         "checkpoint, or resume the one before it with `psro resume RUN_DIR --previous`.")
 
 
 def previous_name(name: str) -> str:
@@ -423,10 +452,11 @@ def replace_document(directory, name: str, text: bytes, files_of, prefixes: tupl
     2
     """
     directory = check_directory(directory)
-    latest = check_target(file_in(directory, name))
-    previous = check_target(file_in(directory, previous_name(name)))
+    latest, previous = file_in(directory, name), file_in(directory, previous_name(name))
+    latest, previous = check_target(latest, shared_with=previous), check_target(previous, shared_with=latest)
     dropped = set()
-    if latest.is_file() and _document_intact(latest):
+    shared = latest.is_file() and previous.is_file() and os.path.samefile(latest, previous)
+    if latest.is_file() and not shared and _document_intact(latest):   # (shared: kept already, by a stopped save)
         dropped = _listed(previous, files_of)   # (the previous document is replaced: its files may go)
         link = directory / f".{previous.name}.{os.getpid()}.tmp"
         link.unlink(missing_ok=True)
@@ -437,7 +467,7 @@ def replace_document(directory, name: str, text: bytes, files_of, prefixes: tupl
             link.unlink(missing_ok=True)
             old = read_regular(latest)
             atomic_write(previous, lambda fh: fh.write(old))
-    atomic_write(latest, lambda fh: fh.write(text))
+    atomic_write(latest, lambda fh: fh.write(text), shared_with=previous)   # (the one hard link: made just above)
     if read_regular(latest) != text:
         raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
     keep = set(files_of(json.loads(text)))
@@ -522,10 +552,13 @@ def load_checkpoint(directory, arrays: bool = True, previous: bool = False) -> d
         raise ValueError(f"checkpoint file {str(directory / CHECKPOINT_FILE)!r} is missing. "
                          + _advice(directory, previous))
     try:
-        return _load(directory, name, arrays)
+        document = _load(directory, name, arrays)
     except Damage as damage:
         raise ValueError(f"checkpoint file {str(damage.file)!r} is {damage.verdict}: {damage.what}. It cannot be "
                          "resumed. " + _advice(directory, previous)) from None
+    if not previous:
+        _check_not_rolled_back(directory, document)
+    return document
 
 
 def _advice(directory: Path, previous: bool) -> str:
@@ -576,6 +609,7 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
         for chunk in chunks:   # (the arrays of policy objects)
             document["arrays"].update({k: v for k, v in chunk.items() if k.startswith("member_")})
         try:
+            check_npz(io.BytesIO(data[document["meta_game"]]), str(directory / document["meta_game"]))
             document["meta_game_object"] = EmpiricalGame.load(io.BytesIO(data[document["meta_game"]]))
         except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
             raise Damage(directory / document["meta_game"], f"unreadable ({type(exc).__name__}: {exc})") from None
@@ -585,6 +619,7 @@ def _load(directory: Path, name: str, arrays: bool) -> dict:
 
 def _read_npz(directory: Path, name: str, data: dict) -> dict:
     try:
+        check_npz(io.BytesIO(data[name]), str(directory / name))   # (the headers' shapes, before any array)
         with np.load(io.BytesIO(data[name]), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:

@@ -24,10 +24,12 @@ import logging
 import math
 import os
 import re
+import shlex
 import signal
 import sys
 from pathlib import Path
 
+from games.executor_tasks import TaskError
 from games.executors import EngineError
 from games.registry import allow_imports
 from psro.config import PSROConfig, field_help, spec_engine
@@ -142,7 +144,8 @@ def _sweep(args) -> int:
         from games.executors import check_reachable
 
         check_reachable(args.ray_address)
-    print(f"sweep of {len(cells)} cells into {out} on executor {spec}", flush=True)
+    print(f"sweep of {len(cells)} cells into {shlex.quote(str(out))} on executor {spec}", flush=True)
+    logging.getLogger("psro.run.sweep").setLevel(logging.INFO)   # (one line per cell as it starts and ends)
     result = run_sweep(config, out, seeds=args.seeds, grid=args.grid, executor=spec)
     print(result.index.drop(columns=["run_dir", "error"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"),
           flush=True)
@@ -150,7 +153,7 @@ def _sweep(args) -> int:
     for _, row in failed.iterrows():
         print(f"cell {row['cell']}: {row['status']} {row['error'] if isinstance(row['error'], str) else ''}",
               file=sys.stderr)
-    print(f"wrote {out / 'index.csv'}", flush=True)
+    print(f"wrote {shlex.quote(str(out / 'index.csv'))}", flush=True)
     return 0 if failed.empty else 1
 
 
@@ -165,7 +168,8 @@ def _add_compare_parser(sub) -> None:
     compare.add_argument("--x", default="iteration",
                          help="x axis: a numeric history column such as iteration, wall_time, env_steps")
     compare.add_argument("--y", default="gap", help="y axis: a numeric history column such as gap or approx_gap")
-    compare.add_argument("--out", required=True, metavar="DIR", help="where the figure and the tables go")
+    compare.add_argument("--out", metavar="DIR", help="where the figure and the tables go (default: a new folder "
+                                                      "comparison-<timestamp> beside the first input)")
     compare.add_argument("--statistic", default="mean", choices=["mean", "iqm"],
                          help="mean or interquartile mean over runs (default: mean)")
     compare.add_argument("--confidence", type=float, default=0.95, help="confidence level of the bands")
@@ -175,7 +179,13 @@ def _add_compare_parser(sub) -> None:
 def _compare(args) -> int:
     from psro.analysis import compare_runs
 
-    result = compare_runs(args.runs, args.out, x=args.x, y=args.y, statistic=args.statistic,
+    out = args.out
+    if out is None:   # (beside the inputs, never inside a run directory)
+        import time
+
+        out = Path(args.runs[0]).resolve().parent / f"comparison-{time.strftime('%Y%m%d-%H%M%S')}"
+        print(f"no --out given: writing the comparison into {out}", flush=True)
+    result = compare_runs(args.runs, out, x=args.x, y=args.y, statistic=args.statistic,
                           confidence=args.confidence, resamples=args.resamples)
     print(result.table_md.read_text(), flush=True)
     print(f"wrote {result.figure}, {result.table_csv}, {result.table_md}", flush=True)
@@ -252,9 +262,11 @@ def _resolve_config(args, base: PSROConfig | None = None) -> PSROConfig:
 
 
 def _run(args) -> int:
+    from psro.run.document_seal import check_key
     from psro.run.run_dir import write_config
     from psro.run.run_files import run_lock
 
+    check_key()   # (an empty PSRO_CHECKPOINT_KEY: refused before anything is made)
     resume_dir = getattr(args, "resume", None) or getattr(args, "run_dir", None)
     if resume_dir is not None:
         run_dir = Path(resume_dir)
@@ -304,7 +316,8 @@ def _new_run_dir(args, config: PSROConfig) -> Path:
         held = [name for name in RUN_FILES if os.path.lexists(run_dir / name)]
         if held:
             raise ValueError(f"--out: {str(run_dir)!r} already holds a run ({', '.join(held)}); continue it with "
-                             f"`psro resume {run_dir}`, give another --out, or add --overwrite to replace it.")
+                             f"`psro resume {shlex.quote(str(run_dir))}`, give another --out, or add --overwrite to "
+                             "replace it.")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -315,9 +328,12 @@ def _new_run_dir(args, config: PSROConfig) -> Path:
 
 def _clear_run(run_dir: Path) -> None:
     """Before a run replaces the one in ``run_dir`` (``--overwrite``): remove the old run's checkpoint documents
-    (and the array files they list), so the new run neither keeps nor resumes them. No other file is touched."""
+    (and the array files they list), so the new run neither keeps nor resumes them, and every other file the
+    toolkit wrote there (psro.run.run_dir.clear_outputs). No link is followed out of the directory."""
+    from psro.run.run_dir import clear_outputs
     from psro.run.run_files import check_directory, file_in, read_regular
 
+    clear_outputs(run_dir)
     folder = run_dir / "checkpoint"
     if not os.path.lexists(folder):
         return
@@ -362,7 +378,8 @@ def _started(config: PSROConfig, run_dir: Path):
     solver = algorithm_class(config.algorithm)(config.replace(progress=False),
                                                checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
     kind = type(solver).__name__ if config.algorithm != "psro" else "JPSRO" if solver.is_jpsro else "PSRO"
-    print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory {run_dir}", flush=True)
+    print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory "
+          f"{shlex.quote(str(run_dir))}", flush=True)
     return solver
 
 
@@ -383,7 +400,7 @@ def _resumed(args, run_dir: Path) -> tuple:
         _check_resumable(config, saved_config)
         config_disagreement(run_dir, saved.config)
         solver = saved.restore(config, previous=args.previous)
-    print(f"resuming {run_dir} at iteration {solver.iteration}", flush=True)
+    print(f"resuming {shlex.quote(str(run_dir))} at iteration {solver.iteration}", flush=True)
     return solver, config
 
 
@@ -410,12 +427,16 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
     show_bar = config.progress and sys.stderr.isatty()
+    logging.getLogger("psro.approximate_gap").setLevel(logging.INFO)   # (when approx_gap measures, and its cost)
     print(_header(), flush=True)
     if getattr(solver, "learned", False):
         print(APPROX_LEGEND, flush=True)
     for row in solver.state.rows:
         print(_format_row(row), flush=True)
     log = make_loggers(config.loggers, run_dir)   # (psro.loggers: the config's csv / tensorboard loggers)
+    from psro.learning_curves import attach_learner_log
+
+    attach_learner_log(solver, run_dir, log)   # (learners.csv and the loggers: the networks' learning curves)
 
     def on_row(row):
         print(_format_row(row), flush=True)
@@ -434,8 +455,9 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
         elif not has_checkpoint(run_dir / "checkpoint"):
             where = "no iteration had finished, so there is nothing to resume: start it again (--executor process)"
         else:
-            where = (f"its checkpoint in {run_dir / 'checkpoint'} holds every finished iteration: continue with "
-                     f"`psro resume {run_dir}` (--executor process or serial to change the engine)")
+            where = (f"its checkpoint in {shlex.quote(str(run_dir / 'checkpoint'))} holds every finished "
+                     f"iteration: continue with `psro resume {shlex.quote(str(run_dir))}` (--executor process or "
+                     "serial to change the engine)")
         raise EngineError(f"{exc} The run stopped in iteration {max(solver.iteration, 0)}; {where}.") from exc
     finally:
         log.close()
@@ -446,7 +468,7 @@ def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     approx = "" if math.isnan(last["approx_gap"]) else \
         f", approx_gap (lower bound) {last['approx_gap']:.3e} +- {last['approx_gap_stderr']:.1e}"
     print(f"done: {int(last['iteration'])} iterations, gap {last['gap']:.3e}{approx}, {last['wall_time']:.2f} s "
-          f"wall; wrote {run_dir}", flush=True)
+          f"wall; wrote {shlex.quote(str(run_dir))}", flush=True)
     return 0
 
 
@@ -467,7 +489,8 @@ def _rank(solver, config: PSROConfig, run_dir: Path) -> None:
     top = table.groupby("player", sort=False).head(5)
     no_elo = table.attrs.get("elo")
     print(f"final population ranked by alpha-Rank{'' if no_elo else ' and Elo'} in "
-          f"{time.perf_counter() - start:.1f} s; top 5 per player (all in {run_dir / 'ranking.csv'}):", flush=True)
+          f"{time.perf_counter() - start:.1f} s; top 5 per player (all in "
+          f"{shlex.quote(str(run_dir / 'ranking.csv'))}):", flush=True)
     if no_elo:
         print(f"{no_elo}.", flush=True)
     print(top.to_string(index=False, float_format=lambda v: f"{v:.4g}"), flush=True)
@@ -475,23 +498,32 @@ def _rank(solver, config: PSROConfig, run_dir: Path) -> None:
 
 def _report(args) -> int:
     from psro.run.run_dir import write_report
+    from psro.run.run_files import check_directory, run_lock
 
-    path = write_report(args.run_dir)
+    run_dir = Path(args.run_dir)
+    if run_dir.is_file():   # (`psro report R/history.csv`: the run directory is the file's folder)
+        print(f"{run_dir} is a file; reporting its run directory {run_dir.parent}", flush=True)
+        run_dir = run_dir.parent
+    with run_lock(check_directory(run_dir)):   # (never under a run that is writing the directory)
+        path = write_report(run_dir)
     print(path.read_text())
     return 0
 
 
 def _add_evaluate_parser(sub) -> None:
     """``psro evaluate RUN_DIR --against uniform,mcts``: the run's policies against reference opponents."""
-    evaluate = sub.add_parser("evaluate", help="play a run's policies against reference opponents",
+    evaluate = sub.add_parser("evaluate", help="play a run's policies against reference opponents or another run",
                               description="Play every member and the meta-strategy of a run against fixed "
                                           "references (psro.reference_opponents): win / draw / loss rates and mean "
                                           "returns with confidence intervals.")
     evaluate.add_argument("run_dir", metavar="RUN_DIR")
     _add_import_option(evaluate)
     evaluate.add_argument("--against", default="uniform", metavar="NAMES",
-                          help="comma-separated references: uniform, mcts (perfect information), ismcts, or "
-                               "module:name (a bot factory name(game, player, seed)); default: uniform")
+                          help="comma-separated references: uniform, mcts (perfect information), ismcts, "
+                               "module:name (a bot factory name(game, player, seed)), or another run's directory "
+                               "(cross-play against its final meta-strategy); on a game without pyspiel states "
+                               "(PettingZoo, your own environment) play is sampled on the environment; default: "
+                               "uniform")
     evaluate.add_argument("--episodes", type=int, default=40, help="episodes per agent and reference (default 40)")
     evaluate.add_argument("--simulations", type=int, default=20,
                           help="the MCTS references' simulations per move (default 20)")
@@ -530,6 +562,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    if os.getcwd() not in sys.path and "" not in sys.path:   # `psro run --game mygame:X` finds ./mygame.py, as
+        sys.path.insert(0, os.getcwd())                       # `python -m` and uvicorn do
     try:
         allow_imports(*getattr(args, "imports", []))
         commands = {"report": _report, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate}
@@ -540,6 +574,11 @@ def main(argv=None) -> int:
     except EngineError as exc:   # the executor failed (a dead Ray system process, workers dying on every retry)
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except TaskError as exc:   # a job refused its input in a worker (a network too wide for the memory limit)
+        if not isinstance(exc.error, (ValueError, TypeError)):
+            raise
+        print(f"psro {args.command}: error: {exc.error}", file=sys.stderr)
+        return 2
     except OSError as exc:   # the disk is full, a folder cannot be written, ...
         print(f"psro {args.command}: error: {_os_error(exc)}", file=sys.stderr)
         return 1

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-__all__ = ["seal_document", "seal_problem", "is_sealed", "KEY_VARIABLE", "sha256"]
+__all__ = ["seal_document", "seal_problem", "is_sealed", "KEY_VARIABLE", "sha256", "check_key"]
 
 
 def sha256(data: bytes) -> str:
@@ -33,8 +33,31 @@ KEY_VARIABLE = "PSRO_CHECKPOINT_KEY"
 
 
 def _seal_key() -> bytes | None:
+    """The key of ``PSRO_CHECKPOINT_KEY`` (None when unset); set but empty is refused, never read as no key.
+
+    Examples
+    --------
+    >>> os.environ[KEY_VARIABLE] = ""
+    >>> _seal_key()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: PSRO_CHECKPOINT_KEY is set but empty; ...
+    >>> del os.environ[KEY_VARIABLE]
+    """
     key = os.environ.get(KEY_VARIABLE)
-    return key.encode() if key else None
+    if key is None:
+        return None
+    if not key.strip():
+        raise ValueError(f"{KEY_VARIABLE} is set but empty; an empty key would silently seal (and accept) "
+                         f"checkpoints without one: set it to your secret key, or unset it (unset {KEY_VARIABLE}) "
+                         "to write checkpoints without a key.")
+    return key.encode()
+
+
+def check_key() -> None:
+    """Refuse an empty ``PSRO_CHECKPOINT_KEY`` now (a command calls it before it starts a run), not at the first
+    checkpoint."""
+    _seal_key()
 
 
 def seal_document(document: dict) -> bytes:

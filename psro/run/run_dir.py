@@ -10,17 +10,23 @@ Layout::
     nash_conv.png        the gap (NashConv, or the CCE / CE gap for JPSRO) against iteration and wall time (log scale)
     checkpoint/          the latest checkpoint (psro.run.checkpoint), from which `psro resume RUN_DIR` continues
     report.md            a short summary
+    ranking.csv          the final population ranked (``rank_population``)
+    log.csv, tensorboard/, learners.csv   what the config's loggers wrote while it trained (psro.loggers)
     .psro.lock           the lock a process holds while it writes the directory (psro.run.run_files.run_lock)
 
 Every file is written to a temporary file in its folder and renamed over its name
 (:func:`psro.run.run_files.atomic_write`); a symbolic link or a non-regular file at
-any of these names is refused, never written through.
+any of these names is refused, never written through. ``psro run --overwrite``
+clears them first (:func:`clear_outputs`).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import stat
 import time
 from pathlib import Path
 
@@ -33,7 +39,15 @@ from psro.population import save_populations
 from psro.run.checkpoint import member_arrays
 from psro.run.run_files import atomic_write, check_target, read_regular, write_text
 
-__all__ = ["default_run_dir", "write_run", "write_report", "plot_history", "history_figure"]
+__all__ = ["default_run_dir", "write_run", "write_report", "plot_history", "history_figure", "clear_outputs",
+           "OUTPUT_FILES", "OUTPUT_FOLDERS"]
+
+#: The files the toolkit writes at the top of a run directory (besides ``checkpoint/``), cleared on overwrite
+OUTPUT_FILES = ("config.yaml", "history.csv", "meta_strategy.json", "meta_game.npz", "population.npz",
+                "nash_conv.png", "report.md", "ranking.csv", "log.csv", "learners.csv", "cell.json",
+                "learning_curves.png")
+#: The folders the loggers write into, cleared on overwrite
+OUTPUT_FOLDERS = ("tensorboard", "wandb", "mlruns")
 
 GAP_NAMES = {"product": "NashConv", "cce": "CCE gap", "ce": "CE gap"}
 GAP_FLOOR = 1e-16  # gaps at or below round-off are drawn at this floor on the log axis
@@ -93,6 +107,40 @@ def write_run(run_dir, config: PSROConfig, solver) -> None:
     atomic_write(run_dir / "population.npz",
                  lambda fh: save_populations(fh, solver.populations, encode=member_arrays))
     write_report(run_dir)
+
+
+def clear_outputs(run_dir) -> list:
+    """Remove what the toolkit wrote into ``run_dir`` (:data:`OUTPUT_FILES`, the loggers' :data:`OUTPUT_FOLDERS`)
+    before a new run replaces the old one there (``psro run --overwrite``); return the names removed.
+
+    A link at any of these names is removed itself, never followed: nothing outside the directory is touched. A
+    folder is removed with everything in it (links inside it removed, not followed); the user's own files of
+    other names stay.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for name in ("ranking.csv", "log.csv", "notes.txt"):
+    ...     _ = (folder / name).write_text("old")
+    >>> (folder / "tensorboard").mkdir()
+    >>> clear_outputs(folder), sorted(p.name for p in folder.iterdir())
+    (['ranking.csv', 'log.csv', 'tensorboard'], ['notes.txt'])
+    """
+    run_dir = Path(run_dir)
+    removed = []
+    for name in (*OUTPUT_FILES, *OUTPUT_FOLDERS):
+        path = run_dir / name
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(path)   # (a real folder: its links are unlinked, never followed)
+        else:
+            os.unlink(path)   # (a file, or a link: the link itself)
+        removed.append(name)
+    return removed
 
 
 def plot_history(history: pd.DataFrame, path, title: str = "", gap_name: str = "NashConv") -> None:
@@ -181,6 +229,10 @@ def write_report(run_dir) -> Path:
     algorithm = "PSRO" if strategy.get("kind", "product") == "product" else "JPSRO"
     plot_history(history, run_dir / "nash_conv.png", title=f"{algorithm} on {game} ({config.get('meta_solver', '?')})",
                  gap_name=gap_name)
+    from psro.learning_curves import plot_learning_curves
+
+    curves = plot_learning_curves(run_dir, title=f"learning curves of the {config.get('oracle', '?')} responses on "
+                                                 f"{game}")   # (None: the run trained no network)
 
     last = history.iloc[-1]
     pops = [c for c in history.columns if c.startswith("population_")]
@@ -222,6 +274,8 @@ def write_report(run_dir) -> Path:
             lines.append(f"- player {p}: support {int((m > 1e-9).sum())} of {m.size}; largest weights "
                          + ", ".join(f"#{i}: {m[i]:.3f}" for i in top))
     lines += ["", f"![{gap_name}](nash_conv.png)", ""]
+    if curves is not None:   # (learners.csv: one row per training chunk of every learned response)
+        lines += ["## Learning curves", "", "![learning curves](learning_curves.png)", ""]
     return write_text(run_dir / "report.md", "\n".join(lines))
 
 

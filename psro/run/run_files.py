@@ -5,10 +5,13 @@ Every file the toolkit writes into a run directory or a checkpoint directory
 goes through :func:`atomic_write`: a temporary file in the same directory,
 flushed to disk, renamed over its name. A symbolic link or anything but a
 regular file at the name (or a linked directory to write into) is refused
-with a ``ValueError`` (:class:`UnsafePath`), so a run directory from elsewhere
-can never make a run write outside it. :func:`read_regular` reads a file the
+with a ``ValueError`` (:class:`UnsafePath`), and so is a hard link (a file with
+more than one name), so a run directory from elsewhere can never make a run
+write outside it. :func:`open_append` is the one way to append (the ``csv``
+logger's ``log.csv``), under the same refusals. :func:`read_regular` reads a file the
 same way (no link followed, regular files only, so a FIFO or ``/dev/zero``
-never blocks), and :func:`file_in` turns a name a document gives into a path
+never blocks, and a file larger than the memory limit is refused before a byte
+is read: :func:`games.memory_limit.check_file`), and :func:`file_in` turns a name a document gives into a path
 inside its directory, or refuses it. :func:`run_lock` holds an exclusive
 lock (``fcntl.flock`` on ``.psro.lock``, which holds the writer's pid) while a
 process writes a run directory.
@@ -23,8 +26,10 @@ import stat
 import tempfile
 from pathlib import Path
 
+from games.memory_limit import check_file
+
 __all__ = ["UnsafePath", "RunDirLocked", "LOCK_FILE", "atomic_write", "write_bytes", "write_text", "check_target",
-           "check_directory", "read_regular", "file_in", "run_lock"]
+           "check_directory", "read_regular", "file_in", "run_lock", "open_append"]
 
 LOCK_FILE = ".psro.lock"
 
@@ -56,9 +61,11 @@ def check_directory(directory) -> Path:
     return directory
 
 
-def check_target(path) -> Path:
+def check_target(path, shared_with=None) -> Path:
     """``path`` as a ``Path``, refused when it is a symbolic link or exists as anything but a regular file (a
-    folder, a FIFO, a device), or when its folder is a link.
+    folder, a FIFO, a device), when it is a hard link (a file with more than one name), or when its folder is a
+    link. (``shared_with``: a name in the same folder that may share the file, as the previous checkpoint shares
+    the latest one's until the latest is replaced.)
 
     Examples
     --------
@@ -79,16 +86,31 @@ def check_target(path) -> Path:
     if stat.S_ISLNK(info.st_mode):
         raise UnsafePath(f"{str(path)!r} is a symbolic link; the toolkit never writes or reads through a link in a "
                          "run directory (remove the link).")
-    if not stat.S_ISREG(info.st_mode):
-        raise UnsafePath(f"{str(path)!r} is not a regular file (a folder, a FIFO or a device); remove it.")
+    _check_regular(path, info, shared_with)
     return path
 
 
-def atomic_write(path, write) -> None:
+def _check_regular(path, info: os.stat_result, shared_with=None) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePath(f"{str(path)!r} is not a regular file (a folder, a FIFO or a device); remove it.")
+    if info.st_nlink == 2 and shared_with is not None:
+        try:
+            other = os.lstat(shared_with)
+        except FileNotFoundError:
+            other = None
+        if other is not None and (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+            return
+    if info.st_nlink > 1:
+        raise UnsafePath(f"{str(path)!r} is a hard link (the file has {info.st_nlink} names); the toolkit never "
+                         "writes a file that another name shares (remove it, or replace it by a copy).")
+
+
+def atomic_write(path, write, shared_with=None) -> None:
     """Call ``write(fileobj)`` on a temporary file next to ``path``, fsync it and rename it to ``path``.
 
     ``path`` is checked first (:func:`check_target`): a link or a non-regular file there, or a linked folder, is
-    refused, and nothing is written.
+    refused, and nothing is written; so is a hard link (but for one shared with ``shared_with``: see
+    :func:`check_target`).
 
     Examples
     --------
@@ -98,7 +120,7 @@ def atomic_write(path, write) -> None:
     >>> path.read_bytes()
     b'done'
     """
-    path = check_target(path)
+    path = check_target(path, shared_with)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -144,7 +166,9 @@ def _fsync_directory(directory: Path) -> None:
 
 def read_regular(path) -> bytes:
     """The bytes of the regular file ``path``; a symbolic link, a FIFO, a device or a folder is refused
-    (:class:`UnsafePath`) without blocking, and a missing file raises ``FileNotFoundError``.
+    (:class:`UnsafePath`) without blocking, a file above the memory limit is refused before it is read
+    (:class:`games.memory_limit.MemoryLimitExceeded`, a ``ValueError`` naming the file and the limit), and a
+    missing file raises ``FileNotFoundError``.
 
     Examples
     --------
@@ -161,9 +185,11 @@ def read_regular(path) -> bytes:
             raise UnsafePath(f"{str(path)!r} is a symbolic link; a run reads no file through a link.") from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise UnsafePath(f"{str(path)!r} is not a regular file (a FIFO, a device or a folder); a run reads only "
                              "regular files.")
+        check_file(path, info.st_size)
         with os.fdopen(os.dup(fd), "rb") as fh:
             return fh.read()
     finally:
@@ -190,11 +216,44 @@ def file_in(directory, name, what: str = "file") -> Path:
     return Path(directory) / name
 
 
+def open_append(path):
+    """``path`` opened for appending text (``newline=""``, for ``csv``), created when missing: a symbolic link, a
+    hard link, a non-regular file or a linked folder there is refused (:class:`UnsafePath`), checked again on the
+    opened file, so nothing is ever appended outside the run directory.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "log.csv"
+    >>> with open_append(path) as fh:
+    ...     _ = fh.write("a,b\\n")
+    >>> path.read_text()
+    'a,b\\n'
+    """
+    path = check_target(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(f"{str(path)!r} is a symbolic link; the toolkit never writes through a link in a run "
+                             "directory (remove the link).") from None
+        raise
+    try:
+        _check_regular(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "a", newline="")
+
+
 @contextlib.contextmanager
-def run_lock(run_dir):
+def run_lock(run_dir, what: str = "run directory"):
     """Hold the exclusive lock of ``run_dir`` (``fcntl.flock`` on ``run_dir/.psro.lock``, which holds this process's
     pid) for the ``with`` block; another process holding it raises :class:`RunDirLocked` naming the lock file and
-    its pid. The lock ends with the process, however it ends (on systems without ``fcntl`` no lock is taken).
+    its pid (``what`` names the folder in that message: a run directory, a sweep directory). A link at the lock's
+    name is refused, never opened. The lock ends with the process, however it ends (on systems without ``fcntl``
+    no lock is taken).
 
     Examples
     --------
@@ -213,13 +272,21 @@ def run_lock(run_dir):
         yield None
         return
     path = check_target(Path(run_dir) / LOCK_FILE)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0),
+                     0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(f"{str(path)!r} is a symbolic link; remove it (the lock is never taken through a "
+                             "link).") from None
+        raise
+    try:
+        _check_regular(path, os.fstat(fd))   # (checked on the open file too: nothing outside is truncated)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "(pid not yet written)"
-            raise RunDirLocked(f"run directory {str(run_dir)!r} is being written by process {holder} (lock file "
+            raise RunDirLocked(f"{what} {str(run_dir)!r} is being written by process {holder} (lock file "
                                f"{str(path)!r}); wait for it to end, or stop it, before resuming or writing this "
                                "run again.") from None
         os.ftruncate(fd, 0)

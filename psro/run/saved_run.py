@@ -10,6 +10,7 @@ follows the checkpoint, and the CLI then rewrites ``config.yaml`` from it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
@@ -22,6 +23,10 @@ from psro.config import PSROConfig
 __all__ = ["SavedRun", "read_saved_run", "config_disagreement"]
 
 logger = logging.getLogger(__name__)
+
+#: The resumable fields (``psro.run.cli.RESUMABLE_CHANGES``) the solver itself holds: :meth:`SavedRun.restore`
+#: builds the resumed solver with the new values; the others are the command's (stopping rules, output, engine)
+SOLVER_CHANGES = ("approx_gap_every", "approx_gap_options")
 
 
 @dataclass(frozen=True)
@@ -46,17 +51,29 @@ class SavedRun:
 
     def restore(self, config: PSROConfig, previous: bool = False):
         """The solver, ready to continue; ``config`` (the saved one with the changes a resume may make) gives the
-        executor and whether checkpoints are written."""
+        executor, whether checkpoints are written and the fields of :data:`SOLVER_CHANGES`, which the resumed run
+        uses. A change this kind of loop cannot make raises ``ValueError`` naming the field."""
         from psro.loop import PSRO
 
         executor = config.executor_spec()
+        changes = {name: copy.deepcopy(getattr(config, name)) for name in SOLVER_CHANGES
+                   if getattr(config, name) != getattr(self.config, name)}
+        checkpoint_dir = self.checkpoint_dir if config.checkpoint else None
         if issubclass(self.training_loop, PSRO):
-            return PSRO.restore(self.document, checkpoint_dir=self.checkpoint_dir if config.checkpoint else None,
-                                progress=False, executor=executor)
-        if self.document is not None:   # NFSP
-            return self.training_loop.restore(self.document, checkpoint_dir=self.checkpoint_dir, progress=False,
+            document = {**self.document, "options": {**self.document["options"], **changes}}
+            return PSRO.restore(document, checkpoint_dir=checkpoint_dir, progress=False, executor=executor)
+        if self.document is not None:   # NFSP: its options hold its whole config
+            options = self.document["options"]
+            document = {**self.document, "options": {**options, "config": {**options["config"], **changes}}}
+            return self.training_loop.restore(document, checkpoint_dir=checkpoint_dir, progress=False,
                                               executor=executor)
-        return self.training_loop.resume(self.checkpoint_dir, progress=False, previous=previous)
+        if changes:
+            name = next(iter(changes))
+            raise ValueError(f"{name}: {self.training_loop.__name__} measures no approx_gap, so {name} cannot "
+                             "change when resuming it; drop the override.")
+        solver = self.training_loop.resume(self.checkpoint_dir, progress=False, previous=previous)
+        solver.checkpoint_dir = checkpoint_dir
+        return solver
 
 
 def _config_of(data, source: str) -> PSROConfig:

@@ -11,11 +11,18 @@ A cell runs through an executor (:func:`games.make_executor`: serial, a process 
 (``executor="submitit"``: a Slurm cluster, or local processes; the ``slurm`` extra). Running the same sweep
 into the same directory again skips the finished cells, resumes the interrupted ones from their checkpoints (the
 one before the latest when the latest is damaged) and starts the rest.
+
+Every file is written through :mod:`psro.run.run_files` (a temporary file renamed over its name; a link at the
+name, or a linked cell folder, is refused, never written through). The sweep directory is locked while a sweep
+writes it, and each cell's run directory while the cell runs (:func:`psro.run.run_files.run_lock`), so two
+sweeps over one folder end in one clear line, not in clobbered files. Each cell logs one line (``INFO``) as it
+starts and one as it ends.
 """
 
 from __future__ import annotations
 
 import difflib
+import io
 import itertools
 import json
 import logging
@@ -204,25 +211,27 @@ def run_sweep(config: PSROConfig, out, seeds=(0,), grid=None, executor=None) -> 
      ['meta_solver=uniform,seed=0', 'finished', 2], ['meta_solver=uniform,seed=1', 'finished', 2]]
     """
     from games.executors import make_executor
+    from psro.run.run_files import check_directory, run_lock, write_text
 
     cells = plan_sweep(config, seeds, grid)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "sweep.yaml", "w") as fh:
-        yaml.safe_dump({"config": config.to_dict(), "seeds": parse_seeds(seeds), "grid": parse_grid(grid)}, fh,
-                       sort_keys=False)
-    tasks = [(str(out / cell.name), cell.config.to_dict(), cell.settings) for cell in cells]
-    todo = [task for task in tasks if not _finished(Path(task[0]), task[1])]
-    logger.info("sweep %s: %d cells, %d to run", out, len(tasks), len(todo))
-    if _is_submitit(executor):
-        _run_on_submitit(todo, out, executor)
-    else:
-        pool = make_executor(executor)
-        try:
-            pool.map(run_cell, todo, desc="sweep cells")
-        finally:
-            pool.close()
-    index = write_index(out, cells)
+    check_directory(out)
+    with run_lock(out, what="sweep directory"):
+        write_text(out / "sweep.yaml", yaml.safe_dump({"config": config.to_dict(), "seeds": parse_seeds(seeds),
+                                                       "grid": parse_grid(grid)}, sort_keys=False))
+        tasks = [(str(out / cell.name), cell.config.to_dict(), cell.settings) for cell in cells]
+        todo = [task for task in tasks if not _finished(Path(task[0]), task[1])]
+        logger.info("sweep %s: %d cells, %d to run", out, len(tasks), len(todo))
+        if _is_submitit(executor):
+            _run_on_submitit(todo, out, executor)
+        else:
+            pool = make_executor(executor)
+            try:
+                pool.map(run_cell, todo, desc="sweep cells")
+            finally:
+                pool.close()
+        index = write_index(out, cells)
     return SweepResult(out, index)
 
 
@@ -260,18 +269,55 @@ def _run_on_submitit(tasks: list, out: Path, executor) -> None:
 def run_cell(task) -> dict:
     """Run one cell ``(run_dir, config_dict, settings)`` to its stopping rules: skip it when finished, resume it
     from its checkpoint when interrupted, else start it; write its run directory and ``cell.json``. An error of
-    the run is recorded in ``cell.json`` (status ``failed``) and returned, not raised, so the other cells go on."""
+    the run is recorded in ``cell.json`` (status ``failed``) and returned, not raised, so the other cells go on.
+
+    The cell's folder is locked while it runs; a folder that is a link, or locked by another process, is refused
+    (status ``failed``) and nothing is written into it, ``cell.json`` included."""
+    from psro.run.run_files import RunDirLocked, UnsafePath, check_directory, run_lock
+
     run_dir, config_dict, settings = task
     run_dir = Path(run_dir)
     config = PSROConfig.from_dict(config_dict)
+    start = time.time()
+    _worker_logging()
+    logger.info("cell %s: started", run_dir.name)
+    try:
+        if not os.path.lexists(run_dir):
+            run_dir.mkdir(parents=True)
+        check_directory(run_dir)
+        with run_lock(run_dir):
+            record = _run_locked_cell(run_dir, config, config_dict, settings, start)
+    except (UnsafePath, RunDirLocked) as exc:
+        record = {"status": "failed", "settings": settings, "config": config_dict,
+                  "error": f"{type(exc).__name__}: {exc}", "resumed_at": None, "seconds": 0.0}
+    if record.get("status") == "finished":
+        logger.info("cell %s: finished in %.1f s", run_dir.name, time.time() - start)
+    else:
+        logger.warning("cell %s: %s after %.1f s: %s", run_dir.name, record.get("status"), time.time() - start,
+                       record.get("error"))
+    return record
+
+
+def _worker_logging() -> None:
+    """In a worker process the pool started (``spawn``: nothing of the parent's logging configuration comes along),
+    the cell's start and end lines go to stderr, as they do in the parent of a ``psro sweep``."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None and not logging.getLogger().handlers and not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
+def _run_locked_cell(run_dir: Path, config: PSROConfig, config_dict: dict, settings: dict, start: float) -> dict:
+    """:func:`run_cell` under the cell's lock: skip, resume or start it, then write ``cell.json``."""
     if _finished(run_dir, config_dict):
         return _read_cell(run_dir)
-    start = time.time()
     try:
         status, resumed_at = _train_cell(run_dir, config)
         error = ""
     except (ValueError, TypeError, RuntimeError, ArithmeticError, OSError) as exc:
-        logger.warning("cell %s failed: %s", run_dir.name, exc)
         status, error, resumed_at = "failed", f"{type(exc).__name__}: {exc}", None
     record = {"status": status, "settings": settings, "config": config_dict, "error": error,
               "resumed_at": resumed_at,
@@ -310,9 +356,11 @@ def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
     write_config(run_dir, config)
     remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
+    from psro.learning_curves import attach_learner_log
     from psro.loggers import make_loggers
 
     with make_loggers(config.loggers, run_dir) as log:   # (a resumed cell's earlier rows were logged already)
+        attach_learner_log(solver, run_dir, log)   # (learners.csv: the networks' learning curves)
         solver.run(iterations=remaining, target_gap=config.target_gap, time_limit=time_left, progress=False,
                    callback=log.log_row)
     write_run(run_dir, config, solver)
@@ -335,40 +383,46 @@ def _finished(run_dir: Path, config_dict: dict) -> bool:
 
 
 def _read_cell(run_dir: Path):
+    from psro.run.run_files import read_regular
+
     path = Path(run_dir) / CELL_FILE
+    if Path(run_dir).is_symlink():   # (a linked cell folder is never read, nor written)
+        return None
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(read_regular(path))
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
 
 
 def _write_json_atomically(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
+    from psro.run.run_files import write_text
+
+    write_text(path, json.dumps(data, indent=2, default=str))
 
 
 def write_index(out, cells) -> pd.DataFrame:
     """Write ``index.csv``: one row per cell (its settings, status, iterations, final gap and wall time)."""
+    from psro.run.run_files import read_regular, write_text
+
     rows = []
     for cell in cells:
         run_dir = Path(out) / cell.name
         record = _read_cell(run_dir) or {}
+        if run_dir.is_symlink():
+            record = {"status": "failed", "error": f"UnsafePath: {str(run_dir)!r} is a symbolic link; a cell is "
+                                                   "written only into its own folder (replace the link by a folder)."}
         status = record.get("status") or ("interrupted" if run_dir.exists() else "pending")
         row = {"cell": cell.name, "run_dir": cell.name, "algorithm": cell.config.algorithm, **cell.settings,
                "status": status, "iterations": pd.NA, "gap": float("nan"), "approx_gap": float("nan"),
                "wall_time": float("nan"), "resumed_at": record.get("resumed_at"), "error": record.get("error", "")}
         if status == "finished":
-            last = pd.read_csv(run_dir / "history.csv").iloc[-1]
+            last = pd.read_csv(io.BytesIO(read_regular(run_dir / "history.csv"))).iloc[-1]
             row.update(iterations=int(last["iteration"]), gap=float(last["gap"]),
                        approx_gap=float(last.get("approx_gap", float("nan"))), wall_time=float(last["wall_time"]))
         rows.append(row)
     index = pd.DataFrame(rows)
-    tmp = Path(out) / f".{INDEX_FILE}.{os.getpid()}.tmp"
-    index.to_csv(tmp, index=False)
-    os.replace(tmp, Path(out) / INDEX_FILE)
+    write_text(Path(out) / INDEX_FILE, index.to_csv(index=False))
     return index
 
 

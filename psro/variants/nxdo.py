@@ -246,7 +246,8 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     from solvers import make_equilibrium
 
     start = time.perf_counter()
-    settings, options = approx_gap_settings(loop.config.oracle_settings(), loop.config.approx_gap_options)
+    settings, options = approx_gap_settings(loop.config.oracle_settings(), loop.config.approx_gap_options,
+                                            loop.oracle_name)
     if oracle is None:
         oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or loop.oracle_name, None,
                             seed=responder_seed(loop.seed), game=loop.game, **options)

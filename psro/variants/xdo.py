@@ -252,7 +252,7 @@ class XDO(PSRO):
             row["eval_episodes"] = self.state.eval_episodes()
         return row
 
-    def finish_run(self) -> None:
+    def finish_run(self) -> bool:
         """The last row of a ``run`` call has its approximate gap (NXDO: of the restricted solution)."""
         if not self.learned:
             return super().finish_run()
@@ -260,8 +260,8 @@ class XDO(PSRO):
         if row is not None and self._measures_restricted_gap() and math.isnan(row["approx_gap"]):
             row.update(self._restricted_approx_gap())
             row["eval_episodes"] = self.state.eval_episodes()
-            if self.checkpoint_dir is not None:
-                self.save_checkpoint()
+            return True
+        return False
 
     def _measures_restricted_gap(self) -> bool:
         return self.config.approx_gap_every is not None and self._measures_approx_gap()

@@ -260,8 +260,51 @@ def test_check_reachable_names_an_address_nothing_answers_on():
     with pytest.raises(EngineError, match=r"cannot reach the Ray cluster at 'ray://127\.0\.0\.1:1'"):
         check_reachable("ray://127.0.0.1:1", timeout=2.0)
     assert time.perf_counter() - start < 3
-    with socket.socket() as server:   # something listening: the check passes
+    with socket.socket() as server:   # something listening that never answers: not Ray either (issue 36)
         server.bind(("127.0.0.1", 0))
         server.listen()
-        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+        with pytest.raises(EngineError, match="not a Ray cluster"):
+            check_reachable(f"127.0.0.1:{server.getsockname()[1]}", timeout=1.0)
     check_reachable("auto")   # left to Ray
+
+
+# -- issue 36: an address where another service listens fails fast ----------------------------------------------------
+
+
+def test_check_reachable_refuses_a_service_that_is_not_ray_at_once():
+    import socket
+
+    from games.executors import EngineError, check_reachable
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def answer_http():
+        connection, _ = server.accept()
+        connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        connection.close()
+
+    threading.Thread(target=answer_http, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(EngineError, match="accepts connections but is not a Ray cluster"):
+        check_reachable(f"127.0.0.1:{port}", timeout=2.0)
+    assert time.monotonic() - start < 3
+    server.close()
+
+
+def test_check_reachable_accepts_a_grpc_server():
+    grpc = pytest.importorskip("grpc")
+    from concurrent import futures
+
+    from games.executors import check_reachable
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        check_reachable(f"127.0.0.1:{port}")
+        check_reachable(f"ray://127.0.0.1:{port}")
+    finally:
+        server.stop(0)

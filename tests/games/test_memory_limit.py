@@ -56,3 +56,60 @@ def test_random_game_past_the_limit_is_refused_before_allocating(monkeypatch):
         tracemalloc.stop()
     assert peak < 2**20
     assert catalog.random_game((3, 4), rng=0).shape == (3, 4)   # small games are untouched
+
+
+# -- issue 36: ulimit -v and cgroup limits, files checked before they are read ----------------------------------------
+
+
+def test_the_default_limit_takes_the_smallest_of_memory_ulimit_and_cgroup(monkeypatch, tmp_path):
+    import resource
+
+    from games import memory_limit as module
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    cgroup_room = module._cgroup_room
+    monkeypatch.setattr(module, "_machine_available", lambda: 64 * 2**30)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (8 * 2**30, resource.RLIM_INFINITY))
+    monkeypatch.setattr(module, "_cgroup_room", lambda: None)
+    assert memory_limit() == 4 * 2**30   # (ulimit -v 8G, halved)
+    limit, current = tmp_path / "memory.max", tmp_path / "memory.current"
+    limit.write_text(f"{3 * 2**30}\n")
+    current.write_text(f"{2**30}\n")
+    assert cgroup_room((str(limit), str(current))) == 2 * 2**30
+    monkeypatch.setattr(module, "_cgroup_room", lambda: 2 * 2**30)
+    assert memory_limit() == 2**30   # (the cgroup's room, halved)
+    limit.write_text("max\n")
+    assert cgroup_room((str(limit), str(current))) is None
+
+
+def test_a_sparse_file_is_refused_from_its_size_without_reading(tmp_path, monkeypatch):
+    from games.memory_limit import check_file
+
+    monkeypatch.setenv(ENV_VAR, "1M")
+    path = tmp_path / "dataset-0123.csv"
+    with open(path, "wb") as fh:
+        fh.truncate(30 * 2**30)
+    with pytest.raises(MemoryLimitExceeded, match="dataset-0123.csv.*memory limit of 1 MiB"):
+        check_file(path)
+
+
+def test_an_npz_header_declaring_a_huge_shape_is_refused_before_loading(tmp_path, monkeypatch):
+    import zipfile
+
+    import numpy as np
+    from numpy.lib import format as npy
+
+    from games.empirical import EmpiricalGame
+    from games.memory_limit import check_npz
+
+    monkeypatch.setenv(ENV_VAR, "1G")
+    path = tmp_path / "meta_game.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        with archive.open("count.npy", "w") as member:
+            npy.write_array_header_2_0(member, {"descr": "<f8", "fortran_order": False, "shape": (10**7, 10**7)})
+    with pytest.raises(MemoryLimitExceeded, match="meta_game.npz"):
+        check_npz(path, str(path))
+    with pytest.raises(MemoryLimitExceeded, match="headers declare"):
+        EmpiricalGame.load(path)
+    np.savez(tmp_path / "small.npz", a=np.zeros(4))
+    assert check_npz(tmp_path / "small.npz", "small.npz") == 32

@@ -124,3 +124,36 @@ def test_compare_result_holds_the_curves(sweep_dir, tmp_path):
     result = compare_runs([sweep_dir], tmp_path, x="iteration", statistic="iqm", resamples=200)
     assert set(result.curves["group"]) == {"meta_solver=nash", "meta_solver=uniform"}
     assert result.curves["x"].max() == 3.0
+
+
+def test_few_runs_are_flagged_in_the_table_and_the_figure(tmp_path, caplog):
+    # issue 36 item 13: with 3 seeds the "95% interval" equals the seeds' min-max, and nothing said so
+    import logging
+
+    table = runs_table({f"r{i}": ([0, 1], [1.0, v]) for i, v in enumerate([0.2, 0.5, 0.9])}, x="iteration")
+    final = final_values(table, resamples=200)
+    assert final["note"].iloc[0] == "only 3 runs: the 95% interval is about the runs' min-max and covers less than 95%"
+    assert final["low"].iloc[0] == pytest.approx(0.2) and final["high"].iloc[0] == pytest.approx(0.9)
+    for i in range(3):
+        run = tmp_path / f"r{i}"
+        run.mkdir()
+        table[table.run == f"r{i}"].drop(columns=["group", "run"]).to_csv(run / "history.csv", index=False)
+    with caplog.at_level(logging.WARNING, logger="psro.analysis"):
+        result = compare_runs([tmp_path / f"r{i}" for i in range(3)], tmp_path / "out", resamples=200)
+    assert "only 3 runs" in caplog.text and "only 3 runs" in result.table_md.read_text()
+
+
+def test_compare_writes_nothing_through_a_link_in_out(sweep_dir, tmp_path):
+    from psro.run.run_files import UnsafePath
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    out = tmp_path / "C"
+    out.mkdir()
+    for name in ("final.md", "final.csv"):
+        (out / name).symlink_to(victim)
+        with pytest.raises(UnsafePath, match="symbolic link"):
+            compare_runs([sweep_dir], out, resamples=50)
+        (out / name).unlink()
+        assert list(out.iterdir()) == []   # (refused before anything was written)
+    assert victim.read_text() == "precious"

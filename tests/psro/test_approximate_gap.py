@@ -204,3 +204,96 @@ def test_kuhn_run_the_lower_bound_holds_at_every_row():
     assert (history["meta_gap"].iloc[1:] > 0).all()
     assert (approx + 2 * se >= np.maximum(0.0, history["meta_gap"])).all()
     assert (approx - 3 * se <= history["gap"]).all()
+
+
+# ---------------------------------------------------------------- the cost: ready responses, episodes to a target
+
+
+def test_a_ready_response_is_a_candidate_and_auto_trains_only_where_none_answers():
+    asked = []
+
+    def record(player, target, index):
+        asked.append((player, index))
+        return None
+
+    eq = make_equilibrium(CHICKEN, joint=np.array([[0.0, 1.0], [0.0, 0.0]]), concept="nash", method="x")
+    ready = lambda player, index, target: 1 if player == 0 else None   # noqa: E731  (player 0's step response)
+    result = approximate_gap(None, "product", eq, POPS, record, episodes=10, seed=0, iteration=0, play=play,
+                             payoffs=PAYOFFS, ready=ready, train="auto")
+    assert asked == [(1, 0)]   # only player 1, whom no ready response answers
+    assert [c.source for c in result.candidates[0]] == ["member 0", "step"]
+    approximate_gap(None, "product", eq, POPS, record, episodes=10, seed=0, iteration=0, play=play,
+                    payoffs=PAYOFFS, ready=ready, train=False)
+    assert asked == [(1, 0)]
+
+
+def test_episodes_are_added_until_the_stderr_target_or_the_cap():
+    def noisy(game, profile, count, seed):
+        return play(game, profile, count, seed) + np.random.default_rng(seed).normal(0, 2, (count, 2))
+
+    eq = make_equilibrium(CHICKEN, joint=np.array([[1.0, 0.0], [0.0, 0.0]]), concept="nash", method="x")
+    gap = by_hand(eq.joint, "nash")
+    assert gap > 0
+    one = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy)
+    met = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy,
+                          stderr_target=0.05, max_episodes=100_000)
+    capped = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy,
+                             stderr_target=0.01, max_episodes=300)
+    assert one.episodes == 50 and one.stderr > 0.05 * gap
+    assert met.stderr <= 0.05 * met.gap and met.episodes in (50 * 2 ** k for k in range(12))
+    assert abs(met.gap - gap) <= 4 * met.stderr
+    assert capped.episodes == 300 and capped.stderr > 0.01 * capped.gap   # 50, 100, 200, then the last 100
+    floor = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy,
+                            stderr_target=0.01, stderr_floor=10.0)
+    assert floor.episodes == 50   # a standard error under the floor is small enough whatever the estimate
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"stderr_target": 0}, "^approx_gap_options: stderr_target must be a positive number"),
+    ({"stderr_target": -0.1}, "^approx_gap_options: stderr_target must be a positive number"),
+    ({"stderr_target": "small"}, "^approx_gap_options: stderr_target must be a positive number"),
+    ({"episodes": 500, "max_episodes": 100}, r"^approx_gap_options: max_episodes must be an int >= episodes \(500\)"),
+    ({"max_episodes": 2.5}, "^approx_gap_options: max_episodes must be an int"),
+    ({"train": "sometimes"}, "^approx_gap_options: train must be true, false or 'auto'"),
+])
+def test_bad_stderr_target_and_cap_name_the_option(options, message):
+    from psro import PSRO, PSROConfig
+
+    with pytest.raises(ValueError, match=message):
+        PSROConfig(game="kuhn_poker", oracle="ppo", evaluator="monte_carlo", approx_gap_options=options).validate()
+    with pytest.raises(ValueError, match=message):
+        PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", approx_gap_options=options, progress=False)
+
+
+def test_a_null_stderr_target_plays_one_round_whatever_the_cap():
+    from psro.approximate_gap import approx_gap_settings
+
+    settings, _ = approx_gap_settings({}, {"stderr_target": None, "max_episodes": 1, "episodes": 300})
+    assert settings["stderr_target"] is None
+
+
+def test_wall_time_counts_the_final_measurement_and_it_is_logged(caplog):
+    # approx_gap only on the last row (approx_gap_every=0): measured after the last step, in finish_run; the row's
+    # wall and CPU clocks still include it, and its start and end are logged at INFO
+    import logging
+    import time
+
+    from psro import PSRO
+
+    solver = PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=50, approx_gap_every=0,
+                  exact_gap=False, seed=0, progress=False,
+                  oracle_options={"total_steps": 256, "num_envs": 8, "num_steps": 16, "eval_episodes": 16},
+                  approx_gap_options={"episodes": 100, "stderr_target": None, "train": True, "total_steps": 256})
+    start = time.perf_counter()
+    with caplog.at_level(logging.INFO, logger="psro.approximate_gap"):
+        history = solver.run(iterations=1)
+    elapsed = time.perf_counter() - start
+    last = history.iloc[-1]
+    assert np.isnan(history["approx_gap"].iloc[0]) and np.isfinite(last["approx_gap"])
+    assert last["approx_gap_time"] > 0
+    assert solver.state.wall == last["wall_time"] and solver.state.cpu == last["cpu_time"]
+    assert elapsed - 0.5 <= last["wall_time"] <= elapsed + 1e-9   # (the run's whole time: the measurement too)
+    assert last["wall_time"] >= history["wall_time"].iloc[0] + last["approx_gap_time"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "psro.approximate_gap"]
+    assert any("approx_gap of iteration 1: measuring" in m for m in messages)
+    assert any(m.startswith("approx_gap of iteration 1: ") and "s wall" in m for m in messages)

@@ -167,3 +167,70 @@ def test_a_wrong_length_tensor_is_reported_not_hidden():
 
     with pytest.raises(ValueError, match=r"game: the information-state tensor .* has 7 entries .* declares \(8,\)"):
         PSROConfig(game=SevenOfEight(), oracle="ppo").checked_game()
+
+
+def test_a_binary_config_file_is_named_in_the_error(tmp_path):
+    # issue 36 item 14: a binary config gave "'utf-8' codec can't decode byte ..." without naming the file
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x9d\xff")
+    with pytest.raises(ValueError, match=r"config file '.*binary\.yaml' is not UTF-8 text"):
+        PSROConfig.from_yaml(path)
+
+
+# -- issue 36: sizes and step counts refused before the run allocates or trains ---------------------------------------
+
+
+@pytest.mark.parametrize("field", ["episodes_per_profile", "top_up_episodes"])
+def test_an_episode_count_past_the_memory_limit_is_refused_at_validation(field, monkeypatch):
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    config = PSROConfig(game="kuhn_poker", evaluator="monte_carlo", iterations=1, **{field: 10**15})
+    with pytest.raises(ValueError, match=f"{field}=1000000000000000 needs about .* memory limit of 1 GiB"):
+        config.validate()
+    PSROConfig(game="kuhn_poker", evaluator="monte_carlo", iterations=1, **{field: 10**4}).validate()
+
+
+def test_oracle_steps_that_cannot_finish_within_the_time_limit_are_refused():
+    config = PSROConfig(game="kuhn_poker", oracle="ppo", oracle_steps=10**15, time_limit=60, iterations=None)
+    with pytest.raises(ValueError, match=r"oracle_steps: 1000000000000000 steps cannot finish within time_limit=60"):
+        config.validate()
+    with pytest.raises(ValueError, match="oracle_steps: .* cannot finish"):
+        config.replace(oracle_steps=None, oracle_options={"total_steps": 10**15}).validate()
+    config.replace(oracle_steps=4096).validate()
+    config.replace(time_limit=None, iterations=1).validate()   # (no time limit: no bound on the steps)
+
+
+def test_a_huge_sparse_config_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1M")
+    path = tmp_path / "config.yaml"
+    with open(path, "wb") as fh:
+        fh.truncate(64 * 2**20)
+    with pytest.raises(ValueError, match="config.yaml.*memory limit of 1 MiB"):
+        PSROConfig.from_yaml(path)
+
+
+# -- issue 36 item 14: an environment game's evaluator default; how to give a game the tensor networks observe --------
+def test_an_environment_game_left_at_the_default_evaluator_gets_monte_carlo(caplog):
+    import logging
+
+    config = PSROConfig(game="observation:tic_tac_toe", oracle="ppo")
+    with caplog.at_level(logging.WARNING, logger="psro.config"):
+        config.checked_game()
+    assert config.evaluator == "monte_carlo"
+    assert "environment game without a game tree, so the meta-game is evaluated by sampled play" in caplog.text
+    with pytest.raises(ValueError, match="evaluator: 'openspiel' needs the game tree"):   # (an explicit choice stays)
+        PSROConfig(game="observation:tic_tac_toe", oracle="ppo", evaluator="openspiel").checked_game()
+    assert PSROConfig(game="kuhn_poker").evaluator == "sequence_form"
+
+
+def test_a_learned_oracle_on_a_game_without_tensors_says_what_to_define():
+    from games.examples.trust_dilemma import TrustDilemma
+
+    with pytest.raises(ValueError, match=r"'observation:hex\(board_size=3\)' \(games.ObservationGame\)"):
+        PSROConfig(game="hex(board_size=3)", oracle="ppo").checked_game()
+
+    class NoTensor(TrustDilemma):
+        name = "issue36_no_tensor"
+        information_state_tensor_shape = None
+
+    with pytest.raises(ValueError, match="define information_state_tensor.* or give an environment game"):
+        PSROConfig(game=NoTensor(), oracle="dqn").checked_game()

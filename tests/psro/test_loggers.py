@@ -1,4 +1,5 @@
-"""psro.loggers: every history row of a run to CSV and TensorBoard, chosen in the config (issue 26, item 3)."""
+"""psro.loggers: every history row of a run to CSV, TensorBoard, W&B and MLflow, chosen in the config (issue 26,
+item 3; issue 36, item 10), and the learning-curve rows (issue 35, item 4)."""
 
 import pandas as pd
 import pytest
@@ -10,8 +11,9 @@ from psro.run.cli import main
 
 
 def test_an_unknown_or_missing_logger_is_a_clear_error(monkeypatch):
-    with pytest.raises(ValueError, match=r"loggers: unknown logger 'wandb'; choose from \['csv', 'tensorboard'\]"):
-        PSROConfig(loggers=["wandb"]).validate()
+    with pytest.raises(ValueError, match=r"loggers: unknown logger 'neptune'; choose from \['csv', 'mlflow', "
+                                         r"'tensorboard', 'wandb'\]"):
+        PSROConfig(loggers=["neptune"]).validate()
     with pytest.raises(ValueError, match="must be a list of logger names"):
         check_loggers("tensorboard")
     monkeypatch.setitem(loggers.LOGGERS, "fancy", ("CSVLogger", "no_such_package_26", "fancy"))
@@ -47,3 +49,83 @@ def test_a_run_with_tensorboard_writes_scalars_tensorboards_reader_returns(tmp_p
     assert [e.value for e in gap] == pytest.approx(history["gap"].tolist(), rel=1e-6)   # (float32 in the file)
     assert [e.value for e in events.Scalars("population_0")] == history["population_0"].tolist()
     assert pd.read_csv(out / "log.csv")["gap"].tolist() == pytest.approx(history["gap"].tolist())
+
+
+# -- issue 36: a logger never writes through a link -------------------------------------------------------------------
+
+
+def test_the_csv_logger_refuses_a_linked_or_hard_linked_log_csv(tmp_path):
+    import os
+
+    from psro.loggers import CSVLogger
+    from psro.run.run_files import UnsafePath
+
+    victim = tmp_path / "bashrc"
+    victim.write_text("precious\n")
+    for kind, folder in (("symbolic link", tmp_path / "a"), ("hard link", tmp_path / "b")):
+        folder.mkdir()
+        if kind == "symbolic link":
+            (folder / "log.csv").symlink_to(victim)
+        else:
+            os.link(victim, folder / "log.csv")
+        with pytest.raises(UnsafePath, match=kind):
+            CSVLogger(folder).log_row({"iteration": 0, "gap": 1.0})
+    assert victim.read_text() == "precious\n"
+
+
+def test_the_tensorboard_logger_refuses_a_linked_folder(tmp_path):
+    pytest.importorskip("tensorboard")
+    from psro.loggers import TensorBoardLogger
+    from psro.run.run_files import UnsafePath
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "tensorboard").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        TensorBoardLogger(run)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_missing_wandb_or_mlflow_names_its_extra(monkeypatch):
+    real = loggers.importlib.util.find_spec
+    monkeypatch.setattr(loggers.importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("wandb", "mlflow") else real(name, *a))
+    for name in ("wandb", "mlflow"):
+        with pytest.raises(ValueError, match=rf"'{name}' needs the {name} package.*psro-toolkit\[{name}\]'"):
+            PSROConfig(loggers=[name]).validate()
+
+
+def test_wandb_offline_and_mlflow_file_store_record_the_history_and_the_learners(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_ALLOW_FILE_STORE", "WANDB_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    config = tmp_path / "kuhn_ppo.yaml"
+    config.write_text("game: kuhn_poker\niterations: 1\ntarget_gap: null\nrank_population: false\noracle: ppo\n"
+                      "oracle_options: {total_steps: 256, num_envs: 8, num_steps: 16, eval_episodes: 40}\n"
+                      "approx_gap_every: null\nloggers: [wandb, mlflow]\n")
+    out = tmp_path / "run"
+    assert main(["run", str(config), "--out", str(out)]) == 0
+    history, learners = pd.read_csv(out / "history.csv"), pd.read_csv(out / "learners.csv")
+    # MLflow: read back through its client from the file store in the run directory
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = MlflowClient(tracking_uri=(out / "mlruns").as_uri())
+    (run,) = client.search_runs([client.get_experiment_by_name("psro").experiment_id])
+    assert run.info.run_name == "run" and run.info.status == "FINISHED"
+    gap = client.get_metric_history(run.info.run_id, "gap")
+    assert [(m.step, m.value) for m in gap] == list(zip(history["iteration"], history["gap"]))
+    loss = client.get_metric_history(run.info.run_id, "learner/ppo/player_0/loss")
+    mine = learners[learners["player"] == 0]
+    assert [(m.step, m.value) for m in loss] == list(zip(mine["env_steps"], mine["loss"]))
+    # W&B offline: the run's records in the run directory hold every scalar's name and the logged values
+    (record,) = (out / "wandb").glob("offline-run-*/run-*.wandb")
+    data = record.read_bytes()
+    for name in ("gap", "wall_time", "learner/ppo/player_1/loss", "learner/ppo/player_1/episode_return",
+                 "learner/env_steps"):
+        assert name.encode() in data, name
+    assert all(repr(float(v)).encode() in data for v in history["gap"])
+    assert all(repr(float(v)).encode() in data for v in learners["loss"])

@@ -81,3 +81,17 @@ def test_members_round_trip_through_plain_arrays(tmp_path, kuhn):
     assert np.array_equal(data["member_1_1__" + next(iter(net.to_arrays()))], next(iter(net.to_arrays().values())))
     with pytest.raises(ValueError, match="encode"):
         save_populations(path, pops)
+
+
+def test_load_populations_refuses_a_header_declaring_a_huge_shape_before_loading(tmp_path, monkeypatch):
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    path = tmp_path / "population.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        with archive.open("policies_0.npy", "w") as member:
+            npy.write_array_header_2_0(member, {"descr": "<f8", "fortran_order": False, "shape": (10**7, 10**7)})
+    with pytest.raises(ValueError, match="population.npz .*headers declare.*memory limit of 1 GiB"):
+        load_populations(path)

@@ -75,8 +75,8 @@ def test_information_set_mcts_plays_kuhn_and_perfect_information_mcts_is_refused
         make_reference("nonesuch", KUHN)
     with pytest.raises(ValueError, match="against: cannot load the bot 'no_such_module_xyz:bot'"):
         make_reference("no_such_module_xyz:bot", KUHN)
-    with pytest.raises(ValueError, match="simultaneous-move game"):
-        make_reference("uniform", pyspiel.load_game("goofspiel(num_cards=3)"))
+    with pytest.raises(ValueError, match="simultaneous-move game"):   # (uniform plays it on the environment layer)
+        make_reference("mcts", pyspiel.load_game("goofspiel(num_cards=3)"))
 
 
 def test_a_run_directory_is_evaluated_and_anything_else_is_refused(tmp_path):
@@ -105,3 +105,79 @@ def test_reference_opponents_are_tracked_every_iteration_and_resumed(tmp_path):
         PSRO("kuhn_poker", reference_opponents=["os:system"])
     with pytest.raises(ValueError, match="^reference_opponents: against: 'mcts' is OpenSpiel's MCTS"):
         PSRO("kuhn_poker", reference_opponents=["mcts"])
+
+
+@pytest.mark.parametrize("name", ["mcts", "ismcts"])
+def test_search_bots_refuse_a_python_defined_game_instead_of_crashing(name):
+    # issue 36 item 3: `psro evaluate RUN --against ismcts` ended in SIGSEGV on a Python-defined game
+    from games.examples.trust_dilemma import TrustDilemma
+
+    with pytest.raises(ValueError, match=f"against: '{name}' is OpenSpiel's C\\+\\+ .*MCTS bot, which crashes on a "
+                                         "game defined in Python"):
+        make_reference(name, TrustDilemma().to_pyspiel())
+
+
+# -- issue 36 item 4: games without pyspiel states, a user's bot on observations, cross-play with another run --------
+USER_GAMES = __import__("pathlib").Path(__file__).parents[1] / "games" / "data" / "user_games"
+
+
+class AlwaysAction:
+    """A member acting on observations: always action ``a``."""
+
+    def __init__(self, a: int, width: int = 2):
+        self.a, self.num_actions = a, width
+
+    def probabilities_np(self, obs, mask):
+        probs = np.zeros(mask.shape)
+        probs[:, self.a] = 1.0
+        return probs
+
+
+def test_an_environment_game_plays_uniform_and_a_users_bot_on_observations(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(USER_GAMES))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "issue36_bots.py").write_text(
+        "import numpy as np\n\ndef always_one(game, player, seed):\n"
+        "    return lambda obs, mask: np.ones(len(mask), dtype=np.int64)\n")
+    from usergames26.envs import HighCard
+
+    game = HighCard()   # (no pyspiel states: the old code refused even 'uniform')
+    table = evaluate_against(game, [[AlwaysAction(0)], [AlwaysAction(0)]], ["uniform", "issue36_bots:always_one"],
+                             marginals=[[1.0], [1.0]], episodes=30, seed=2)
+    assert table[["player", "agent", "reference"]].values.tolist()[:4] == [
+        [0, "member 0", "uniform"], [0, "member 0", "issue36_bots:always_one"], [0, "meta", "uniform"],
+        [0, "meta", "issue36_bots:always_one"]]
+    assert (table.episodes == 30).all() and (table.return_low <= table.mean_return).all()
+    vs_bot = table[table.reference == "issue36_bots:always_one"].set_index(["player", "agent"])
+    # seat 0 passes and the bot in seat 1 bets: seat 0 loses 1 every game; seat 1 passes after the bot's bet: -1
+    assert vs_bot.loc[(0, "member 0"), "loss"] == 1.0 and vs_bot.loc[(0, "member 0"), "mean_return"] == -1.0
+    assert vs_bot.loc[(1, "member 0"), "mean_return"] == -1.0
+    assert table.equals(evaluate_against(game, [[AlwaysAction(0)], [AlwaysAction(0)]],
+                                         ["uniform", "issue36_bots:always_one"], marginals=[[1.0], [1.0]],
+                                         episodes=30, seed=2))   # seeded
+    with pytest.raises(ValueError, match="against: 'mcts' plays state by state, and .* is an environment game"):
+        make_reference("mcts", game)
+
+
+def test_uniform_plays_a_simultaneous_move_game_and_search_bots_are_refused_there():
+    goofspiel = pyspiel.load_game("goofspiel(num_cards=3)")
+    table = evaluate_against(goofspiel, [[UniformPolicy(3)], [UniformPolicy(3)]], ["uniform"], episodes=12)
+    assert table.episodes.tolist() == [12, 12]
+    with pytest.raises(ValueError, match="simultaneous-move game"):
+        make_reference("ismcts", goofspiel)
+
+
+def test_cross_play_against_another_runs_meta_strategy(tmp_path):
+    PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path / "a" / "checkpoint").run(iterations=2)
+    PSRO("kuhn_poker", progress=False, seed=5, checkpoint_dir=tmp_path / "b" / "checkpoint").run(iterations=1)
+    other = str(tmp_path / "b")
+    table = evaluate_run(tmp_path / "a", ["uniform", other], episodes=20)
+    crossed = table[table.reference == other]
+    assert len(crossed) == 2 * 4 and (crossed.episodes == 20).all()   # players x (3 tabular members + meta)
+    assert ((crossed.win_low <= crossed.win) & (crossed.win <= crossed.win_high)).all()
+    assert table.equals(evaluate_run(tmp_path / "a", ["uniform", other], episodes=20))
+    PSRO("kuhn_poker(players=3)", progress=False, checkpoint_dir=tmp_path / "c" / "checkpoint").run(iterations=0)
+    with pytest.raises(ValueError, match="cross-play needs two runs of the same game"):
+        evaluate_run(tmp_path / "a", [str(tmp_path / "c")], episodes=5)
+    with pytest.raises(ValueError, match="against: .* is not a run directory"):
+        make_reference(str(tmp_path), KUHN)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from games import EmpiricalGame, NormalFormGame
 from ranking import elo, elo_win_probabilities, online_elo, online_elo_history
 from ranking.elo_ratings import bradley_terry_strengths
-from ranking.match_records import count_matrices
+from ranking.match_records import as_match_counts, count_matrices
 
 
 def pyspiel_elo(wins, draws, smoothing=0.01, max_iterations=None, convergence_delta=None):
@@ -100,7 +100,7 @@ def test_empirical_game_input_counts_both_seatings():
     eg = EmpiricalGame((2, 2))
     eg.add_samples((0, 1), [[1, -1], [1, -1], [1, -1], [-1, 1]])
     eg.add_samples((1, 0), [[-1, 1], [-1, 1]])
-    r = elo(eg, smoothing=0.0)["rating"].to_numpy()
+    r = elo(eg, smoothing=0.0, single_population=True)["rating"].to_numpy()
     assert abs(r[0] - r[1] - 400 * np.log10(5.0)) < 1e-9
 
 
@@ -299,3 +299,22 @@ def test_confidence_out_of_range_is_refused_with_or_without_a_bootstrap(confiden
 def test_a_ragged_win_matrix_is_refused_in_words():
     with pytest.raises(ValueError, match="data is a ragged win matrix"):
         elo([[0, 1, 2], [1, 0]])
+
+
+def test_a_two_population_meta_game_is_rated_per_population_and_never_merged_by_a_guess():
+    # issue 36 item 2: a 3x3 zero-sum game with distinct row and column strategies came back as 3 merged agents
+    u = np.array([[0.0, 1.0, -1.0], [0.5, 0.0, 0.2], [-0.3, 0.4, 0.0]])
+    game = NormalFormGame.from_bimatrix(u, -u)
+    with pytest.raises(ValueError, match="single_population: this 3x3 two-player game is not symmetric"):
+        elo(game)
+    two = elo(game, single_population=False, smoothing=0.0)
+    assert two.index.names == ["population", "agent"] and len(two) == 6
+    # only cross pairs meet: p0's s1 scores (1.5 + 1 + 1.2) / 2 of its 3 matches against p1's strategies
+    counts = as_match_counts(game, single_population=False)
+    assert counts.wins[1, 3:].sum() == pytest.approx((1.5 + 1.0 + 1.2) / 2) and counts.wins[:3, :3].sum() == 0
+    assert two.loc[("p0", "s1"), "rating"] > two.loc[("p0", "s2"), "rating"] > two.loc[("p0", "s0"), "rating"]
+    with pytest.raises(ValueError, match=r"single_population=True needs .* \(square\)"):
+        elo(NormalFormGame.from_bimatrix(u[:2], -u[:2]), single_population=True)
+    symmetric = NormalFormGame.from_bimatrix(u - u.T, u.T - u)   # (symmetric: one population, as documented)
+    assert len(elo(symmetric)) == 3
+

@@ -8,14 +8,17 @@ when a learned oracle is first built. The modules: :mod:`~psro.oracles.learned.e
 :class:`~psro.oracles.learned.networks.NeuralPolicy` is a population member),
 :mod:`~psro.oracles.learned.training` (what DQN and PPO share),
 :mod:`~psro.oracles.learned.dqn`, :mod:`~psro.oracles.learned.ppo` and
-:mod:`~psro.oracles.learned.oracle` (the oracle around them);
+:mod:`~psro.oracles.learned.oracle` (the oracle around them),
+:mod:`~psro.oracles.learned.model_based` (the ``"model_br"`` oracle: the learner's decision problem estimated
+from sampled play and solved exactly, an
+:class:`~psro.oracles.learned.observation_table.ObservationTablePolicy`);
 :mod:`~psro.oracles.learned.minimax_exploiter` (the ``"minimax_dqn"`` oracle: a DQN
 exploiter whose reward is shaped by the main agent's Q-values).
 """
 
 from psro.oracles.base import register_oracle
 
-__all__ = ["dqn_oracle", "ppo_oracle", "minimax_dqn_oracle"]
+__all__ = ["dqn_oracle", "ppo_oracle", "minimax_dqn_oracle", "model_br_oracle"]
 
 
 @register_oracle("dqn", learned=True)
@@ -44,3 +47,14 @@ def minimax_dqn_oracle(tree, seed: int = 0, *, game=None, **options):
     from psro.oracles.learned.minimax_exploiter import make_minimax_oracle  # torch loads with the first one
 
     return make_minimax_oracle(tree, seed=seed, game=game, **options)
+
+
+@register_oracle("model_br", learned=True)
+def model_br_oracle(tree, seed: int = 0, *, game=None, **options):
+    """Oracle ``"model_br"``: a model-based best response from sampled play
+    (:func:`psro.oracles.learned.model_based.train_model`: the learner's decision problem estimated by uniform
+    exploration and solved by backward induction; no tree, no network); ``options`` are
+    :class:`psro.oracles.learned.model_based.ModelConfig` fields and the options of ``"dqn"``."""
+    from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
+
+    return make_learned_oracle("model", tree, seed=seed, game=game, **options)

@@ -27,6 +27,7 @@ from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
 from psro.oracles.learned.training import (
     SCORE_LIMIT,
+    Curve,
     TrainingResult,
     check_finite,
     check_hidden,
@@ -83,12 +84,14 @@ class DQNConfig:
     """episodes played at the end (in the returned policy's mode) to estimate the response's value"""
     seed: int = 0
     """seeds torch and the numpy generator that drives chance, opponents and exploration"""
+    chunk_steps: int = 1000
+    """learner decisions per row of the learning curve (``learners.csv``; rounded up to whole steps of all games)"""
 
     def __post_init__(self):
         if not isinstance(self.double, bool):
             raise TypeError(f"double must be True or False; got {self.double!r}.")
         check_positive_ints(self, ("total_steps", "num_envs", "buffer_size", "batch_size", "gradient_steps",
-                                   "target_update_interval", "eval_episodes"))
+                                   "target_update_interval", "eval_episodes", "chunk_steps"))
         if not is_integer(self.learning_starts) or self.learning_starts < 0:
             raise ValueError(f"learning_starts must be an int >= 0; got {self.learning_starts!r}.")
         check_real_fields(self, DQN_BOUNDS)
@@ -170,57 +173,64 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     decay_iterations = max(1, int(config.exploration_fraction * num_iterations))
     obs, mask = env.reset()
     updates = 0
-    for iteration in range(num_iterations):
-        # ---- act: epsilon-greedy over legal actions
-        epsilon = config.start_epsilon + (config.end_epsilon - config.start_epsilon) * min(
-            1.0, iteration / decay_iterations)
-        with torch.no_grad():
-            scores = q_network(torch.from_numpy(obs).to(device))
-            check_finite(scores, "Q-values", config, "dqn", iteration * config.num_envs, SCORE_LIMIT)
-            greedy = masked_scores(scores, torch.from_numpy(mask).to(device)).argmax(dim=1).cpu().numpy()
-        random_legal = (rng.random(mask.shape) * mask).argmax(axis=1)
-        actions = np.where(rng.random(config.num_envs) < epsilon, random_legal, greedy)
-        step = env.step(actions)
-        reward = step.reward if shaping is None else shaping(env, step)
-
-        # ---- store the transitions
-        rows = (cursor + np.arange(config.num_envs)) % size
-        buf_obs[rows], buf_action[rows], buf_reward[rows] = obs, actions, reward
-        buf_next_obs[rows], buf_next_mask[rows], buf_done[rows] = step.obs, step.mask, step.done
-        cursor = (cursor + config.num_envs) % size
-        filled = min(size, filled + config.num_envs)
-        obs, mask = step.obs, step.mask
-        if callback is not None:
-            callback((iteration + 1) * config.num_envs, q_policy)
-
-        # ---- learn: regress Q(s, a) on r + gamma * max_legal Q_target(s', .) (double: Q_target(s', argmax Q))
-        if filled < config.learning_starts:
-            continue
-        for _ in range(config.gradient_steps):
-            idx = rng.integers(0, filled, config.batch_size)
-
-            def batch(array: np.ndarray) -> torch.Tensor:
-                return torch.from_numpy(array[idx]).to(device)
-
+    curve = Curve(env)   # (a row every chunk_steps decisions: learners.csv)
+    chunk = -(-config.chunk_steps // config.num_envs)   # (steps of all games per row)
+    with curve.kept():
+        for iteration in range(num_iterations):
+            if iteration and iteration % chunk == 0:
+                curve.end_chunk(iteration * config.num_envs, config.learning_rate)
+            # ---- act: epsilon-greedy over legal actions
+            epsilon = config.start_epsilon + (config.end_epsilon - config.start_epsilon) * min(
+                1.0, iteration / decay_iterations)
             with torch.no_grad():
-                next_obs, next_mask = batch(buf_next_obs), batch(buf_next_mask)
-                target_scores = masked_scores(target_network(next_obs), next_mask)
-                if config.double:
-                    best = masked_scores(q_network(next_obs), next_mask).argmax(dim=1, keepdim=True)
-                    next_q = target_scores.gather(1, best).squeeze(1)
-                else:
-                    next_q = target_scores.max(dim=1).values
-                target = batch(buf_reward) + config.gamma * next_q * (1.0 - batch(buf_done))
-            predicted = q_network(batch(buf_obs)).gather(1, batch(buf_action)[:, None]).squeeze(1)
-            loss = nn.functional.mse_loss(predicted, target)
-            check_finite(loss.detach(), "loss", config, "dqn", (iteration + 1) * config.num_envs)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            updates += 1
-            if updates % config.target_update_interval == 0:
-                target_network.load_state_dict(q_network.state_dict())
+                scores = q_network(torch.from_numpy(obs).to(device))
+                check_finite(scores, "Q-values", config, "dqn", iteration * config.num_envs, SCORE_LIMIT)
+                greedy = masked_scores(scores, torch.from_numpy(mask).to(device)).argmax(dim=1).cpu().numpy()
+            random_legal = (rng.random(mask.shape) * mask).argmax(axis=1)
+            actions = np.where(rng.random(config.num_envs) < epsilon, random_legal, greedy)
+            step = env.step(actions)
+            reward = step.reward if shaping is None else shaping(env, step)
 
-    return evaluated_result(env, q_policy, eval_episodes=config.eval_episodes,
-                            training_steps=num_iterations * config.num_envs, seed=config.seed, start=start, mode=mode,
-                            config=config, algorithm="dqn")
+            # ---- store the transitions
+            rows = (cursor + np.arange(config.num_envs)) % size
+            buf_obs[rows], buf_action[rows], buf_reward[rows] = obs, actions, reward
+            buf_next_obs[rows], buf_next_mask[rows], buf_done[rows] = step.obs, step.mask, step.done
+            cursor = (cursor + config.num_envs) % size
+            filled = min(size, filled + config.num_envs)
+            obs, mask = step.obs, step.mask
+            if callback is not None:
+                callback((iteration + 1) * config.num_envs, q_policy)
+
+            # ---- learn: regress Q(s, a) on r + gamma * max_legal Q_target(s', .) (double: Q_target(s', argmax Q))
+            if filled < config.learning_starts:
+                continue
+            for _ in range(config.gradient_steps):
+                idx = rng.integers(0, filled, config.batch_size)
+
+                def batch(array: np.ndarray) -> torch.Tensor:
+                    return torch.from_numpy(array[idx]).to(device)
+
+                with torch.no_grad():
+                    next_obs, next_mask = batch(buf_next_obs), batch(buf_next_mask)
+                    target_scores = masked_scores(target_network(next_obs), next_mask)
+                    if config.double:
+                        best = masked_scores(q_network(next_obs), next_mask).argmax(dim=1, keepdim=True)
+                        next_q = target_scores.gather(1, best).squeeze(1)
+                    else:
+                        next_q = target_scores.max(dim=1).values
+                    target = batch(buf_reward) + config.gamma * next_q * (1.0 - batch(buf_done))
+                predicted = q_network(batch(buf_obs)).gather(1, batch(buf_action)[:, None]).squeeze(1)
+                loss = nn.functional.mse_loss(predicted, target)
+                check_finite(loss.detach(), "loss", config, "dqn", (iteration + 1) * config.num_envs)
+                curve.add(loss.detach())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                updates += 1
+                if updates % config.target_update_interval == 0:
+                    target_network.load_state_dict(q_network.state_dict())
+        curve.end_chunk(num_iterations * config.num_envs, config.learning_rate)
+
+        return evaluated_result(env, q_policy, eval_episodes=config.eval_episodes, seed=config.seed, start=start,
+                                training_steps=num_iterations * config.num_envs, mode=mode, config=config,
+                                algorithm="dqn", curve=curve)

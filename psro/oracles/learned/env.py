@@ -130,9 +130,23 @@ class OpponentMixture:
 
     def sample(self, rng: np.random.Generator) -> int:
         """Index of a profile drawn with probability ``weights``."""
+        return int(self.sample_many(rng, 1)[0])
+
+    def sample_many(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Indices of ``n`` profiles drawn independently with probability ``weights`` (the same draws as ``n``
+        calls of :meth:`sample`: one uniform number each, none when there is one profile).
+
+        Examples
+        --------
+        >>> mix = OpponentMixture(((None, 1), (None, 2)), np.array([0.25, 0.75]))
+        >>> a, b = np.random.default_rng(3), np.random.default_rng(3)
+        >>> mix.sample_many(a, 4).tolist() == [mix.sample(b) for _ in range(4)]
+        True
+        """
         if len(self.profiles) == 1:
-            return 0
-        return min(int(np.searchsorted(self._cumulative, rng.random(), side="right")), len(self.profiles) - 1)
+            return np.zeros(n, dtype=np.int64)
+        index = np.searchsorted(self._cumulative, rng.random(n), side="right")
+        return np.minimum(index, len(self.profiles) - 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,17 +310,17 @@ class VectorEnv:
         me = self.player
         while True:
             if s.done.any():
-                for j in np.flatnonzero(s.done).tolist():
-                    e, ret = int(s.envs[j]), float(s.returns[j, me])
-                    self.episode_returns.append(ret)
-                    self.episode_envs.append(e)
-                    if self._acted[e]:
-                        reward[e], done[e], self._acted[e] = ret, True, False
+                ended = np.flatnonzero(s.done)
+                envs, rets = s.envs[ended], s.returns[ended, me].astype(np.float64)
+                self.episode_returns.extend(rets.tolist())
+                self.episode_envs.extend(envs.tolist())
+                acted = self._acted[envs]
+                reward[envs[acted]], done[envs[acted]], self._acted[envs] = rets[acted], True, False
             new = np.flatnonzero(s.episode != self._drawn[s.envs])
-            for j in new.tolist():
-                e = int(s.envs[j])
-                self._profile[e] = self.opponents.sample(self.rng)
-                self._drawn[e] = s.episode[j]
+            if new.size:
+                envs = s.envs[new]
+                self._profile[envs] = self.opponents.sample_many(self.rng, new.size)
+                self._drawn[envs] = s.episode[new]
             mine = s.player == me
             self._obs[s.envs[mine]] = s.obs[mine]
             self._mask[s.envs[mine]] = s.mask[mine]

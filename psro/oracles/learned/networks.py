@@ -166,7 +166,8 @@ def game_sizes(game) -> tuple:
     if environment is not None and hasattr(environment, "observation_size"):
         return int(environment.observation_size(game)), int(environment.num_actions(game))
     if not game.get_type().provides_information_state_tensor:
-        raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need.")
+        raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need; "
+                         "define information_state_tensor on the game, or use an environment game.")
     return int(np.prod(game.information_state_tensor_shape())), int(game.num_distinct_actions())
 
 

@@ -77,6 +77,7 @@ from psro.oracles.base import BestResponse, Target
 from psro.oracles.jobs import job_seed
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy
+from psro.oracles.learned.model_based import ModelConfig, train_model
 from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy, game_sizes, torch_device
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
@@ -94,12 +95,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-ALGORITHMS = ("dqn", "ppo")
+ALGORITHMS = ("dqn", "ppo", "model")
 TARGET_MODES = ("aggregate", "sample")
 ON_BAD_RESPONSE = ("error", "warn")
 #: Standard errors of the difference by which a response may fall short of the uniform policy before it is bad
 BAD_RESPONSE_Z = 3.0
-DEFAULT_RESPONSE_MODE = {"ppo": "softmax", "dqn": "greedy"}
+DEFAULT_RESPONSE_MODE = {"ppo": "softmax", "dqn": "greedy", "model": "greedy"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,6 +128,9 @@ class LearnedBestResponse(BestResponse):
         False when the response is worth less than the uniform policy against the same opponents by more than
         :data:`BAD_RESPONSE_Z` standard errors, or when its network answers every observation alike (see
         :func:`response_failure`; only with ``on_bad_response="warn"``: else that is an error).
+
+    The learning curve of its training reads as ``curve`` (``training.curve``: one row per chunk, with the learner's
+    name and the responder, the last row valued like ``value``).
     """
 
     exact_value: float
@@ -137,6 +141,7 @@ class LearnedBestResponse(BestResponse):
     ok: bool = True
 
     env_steps = property(lambda self: int(self.training.training_steps), doc="Learner decisions of its training.")
+    curve = property(lambda self: tuple(self.training.curve), doc="Its training's learning curve (plain dicts).")
     training_episodes = property(lambda self: int(self.training.training_episodes),
                                  doc="Episodes its training finished.")
     eval_episodes = property(lambda self: int(self.training.evaluation.episodes) + (
@@ -209,6 +214,8 @@ def _trainer(algorithm: str):
         return DQNConfig, train_dqn
     if algorithm == "ppo":
         return PPOConfig, train_ppo
+    if algorithm == "model":
+        return ModelConfig, train_model
     raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}; got {algorithm!r}.")
 
 
@@ -433,16 +440,28 @@ class LearnedOracle:
     def _train_run(self, player: int, opponents: OpponentMixture, seed: int, mode: str,
                    initial: NeuralPolicy | None) -> tuple:
         config = replace(self.config, seed=int(seed))
-        with isolated_torch():
-            result = self._train(self.game, player, opponents, config, initial=initial, mode=mode,
-                                 device=self.device)
+        try:
+            with isolated_torch():
+                result = self._train(self.game, player, opponents, config, initial=initial, mode=mode,
+                                     device=self.device)
+        except ValueError as exc:   # (a diverged run: its learning curve so far goes on with the error)
+            exc.learner_curve = self._stamped(player, getattr(exc, "learner_curve", ()))
+            raise
         result.policy.to_device("cpu")   # populations, opponents and checkpoints keep networks on the CPU
         self.calls += 1
         return config, result
 
+    def _stamped(self, player: int, curve) -> tuple:
+        """The learning-curve rows of a training run with the learner's name and the responder."""
+        return tuple({**row, "learner": self.name, "player": int(player)} for row in curve)
+
     def _finish(self, player: int, iteration: int | None, config, result: TrainingResult, policy, exact: float
                 ) -> LearnedBestResponse:
         value = result.evaluation.mean if math.isnan(exact) else exact
+        curve = self._stamped(player, result.curve)
+        if curve:   # (the last row's value: the response's value against its target)
+            curve[-1]["value"] = float(value)
+            result = replace(result, curve=curve)
         failure = response_failure(result)
         if failure is not None:
             what = (f"the {self.name} response of player {player}"
@@ -450,8 +469,10 @@ class LearnedOracle:
             fix = f"lower learning_rate (now {config.learning_rate!r})" + (
                 f" or raise total_steps (now {config.total_steps})" if result.responsive else "")
             if self.on_bad_response == "error":
-                raise ValueError(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: warn to "
-                                 "record it (the history's response_ok column) and go on.")
+                error = ValueError(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: warn "
+                                   "to record it (the history's response_ok column) and go on.")
+                error.learner_curve = curve
+                raise error
             logger.warning("%s (response_ok = False); %s.", what, fix)
         result.policy.provenance = LearnedProvenance(
             iteration=self.calls if iteration is None else int(iteration), oracle=self.name,

@@ -24,6 +24,7 @@ from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.networks import NeuralPolicy, PolicyNetwork, masked_scores
 from psro.oracles.learned.training import (
     SCORE_LIMIT,
+    Curve,
     TrainingResult,
     check_finite,
     check_hidden,
@@ -161,63 +162,77 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
     obs, mask = env.reset()
     next_obs, next_mask = torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device)
     next_done = torch.zeros(config.num_envs, device=device)
-    for iteration in range(num_iterations):
-        if config.anneal_lr:
-            optimizer.param_groups[0]["lr"] = config.learning_rate * (1.0 - iteration / num_iterations)
+    curve = Curve(env)   # (one row per update: learners.csv)
+    with curve.kept():
+        for iteration in range(num_iterations):
+            if config.anneal_lr:
+                optimizer.param_groups[0]["lr"] = config.learning_rate * (1.0 - iteration / num_iterations)
 
-        # ---- collect a rollout
-        for t in range(config.num_steps):
-            roll_obs[t], roll_mask[t], roll_done[t] = next_obs, next_mask, next_done
+            # ---- collect a rollout
+            for t in range(config.num_steps):
+                roll_obs[t], roll_mask[t], roll_done[t] = next_obs, next_mask, next_done
+                with torch.no_grad():
+                    logits = actor.network(next_obs)
+                    check_finite(logits, "actor's action scores", config, "ppo", iteration * batch_size, SCORE_LIMIT)
+                    dist = torch.distributions.Categorical(logits=masked_scores(logits, next_mask))
+                    action = dist.sample()
+                    roll_logprob[t] = dist.log_prob(action)
+                    roll_value[t] = critic(next_obs).squeeze(1)
+                roll_action[t] = action
+                step = env.step(action.cpu().numpy())
+                roll_reward[t] = torch.from_numpy(step.reward).to(device)
+                next_obs, next_mask = torch.from_numpy(step.obs).to(device), torch.from_numpy(step.mask).to(device)
+                next_done = torch.from_numpy(step.done.astype(np.float32)).to(device)
+
+            # ---- generalised advantage estimates, backwards through the rollout
             with torch.no_grad():
-                logits = actor.network(next_obs)
-                check_finite(logits, "actor's action scores", config, "ppo", iteration * batch_size, SCORE_LIMIT)
-                dist = torch.distributions.Categorical(logits=masked_scores(logits, next_mask))
-                action = dist.sample()
-                roll_logprob[t] = dist.log_prob(action)
-                roll_value[t] = critic(next_obs).squeeze(1)
-            roll_action[t] = action
-            step = env.step(action.cpu().numpy())
-            roll_reward[t] = torch.from_numpy(step.reward).to(device)
-            next_obs, next_mask = torch.from_numpy(step.obs).to(device), torch.from_numpy(step.mask).to(device)
-            next_done = torch.from_numpy(step.done.astype(np.float32)).to(device)
+                advantages = _advantages(roll_reward, roll_done, roll_value, critic(next_obs).squeeze(1), next_done,
+                                         config)
+                returns = advantages + roll_value
 
-        # ---- generalised advantage estimates, backwards through the rollout
-        with torch.no_grad():
-            next_value = critic(next_obs).squeeze(1)
-            advantages = torch.zeros(shape, device=device)
-            last_gae = torch.zeros(config.num_envs, device=device)
-            for t in reversed(range(config.num_steps)):
-                if t == config.num_steps - 1:
-                    not_done, following = 1.0 - next_done, next_value
-                else:
-                    not_done, following = 1.0 - roll_done[t + 1], roll_value[t + 1]
-                delta = roll_reward[t] + config.gamma * following * not_done - roll_value[t]
-                last_gae = delta + config.gamma * config.gae_lambda * not_done * last_gae
-                advantages[t] = last_gae
-            returns = advantages + roll_value
+            # ---- optimise the clipped objective on minibatches
+            b_obs, b_mask = roll_obs.reshape(batch_size, -1), roll_mask.reshape(batch_size, -1)
+            b_action, b_logprob = roll_action.reshape(-1), roll_logprob.reshape(-1)
+            b_adv, b_ret = advantages.reshape(-1), returns.reshape(-1)
+            for _ in range(config.update_epochs):
+                order = torch.randperm(batch_size).to(device)
+                for lo in range(0, batch_size, minibatch_size):
+                    mb = order[lo:lo + minibatch_size]
+                    dist = torch.distributions.Categorical(logits=masked_scores(actor.network(b_obs[mb]), b_mask[mb]))
+                    ratio = (dist.log_prob(b_action[mb]) - b_logprob[mb]).exp()
+                    adv = b_adv[mb]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if mb.numel() > 1 else adv
+                    pg_loss = torch.max(-adv * ratio,
+                                        -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
+                    v_loss = 0.5 * (critic(b_obs[mb]).squeeze(1) - b_ret[mb]).pow(2).mean()
+                    entropy = dist.entropy().mean()
+                    loss = pg_loss - config.ent_coef * entropy + config.vf_coef * v_loss
+                    check_finite(loss.detach(), "loss", config, "ppo", (iteration + 1) * batch_size)
+                    curve.add(loss.detach(), entropy=entropy.detach())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(params, config.max_grad_norm)
+                    optimizer.step()
+            curve.end_chunk((iteration + 1) * batch_size, optimizer.param_groups[0]["lr"])
 
-        # ---- optimise the clipped objective on minibatches
-        b_obs, b_mask = roll_obs.reshape(batch_size, -1), roll_mask.reshape(batch_size, -1)
-        b_action, b_logprob = roll_action.reshape(-1), roll_logprob.reshape(-1)
-        b_adv, b_ret = advantages.reshape(-1), returns.reshape(-1)
-        for _ in range(config.update_epochs):
-            order = torch.randperm(batch_size).to(device)
-            for lo in range(0, batch_size, minibatch_size):
-                mb = order[lo:lo + minibatch_size]
-                dist = torch.distributions.Categorical(logits=masked_scores(actor.network(b_obs[mb]), b_mask[mb]))
-                ratio = (dist.log_prob(b_action[mb]) - b_logprob[mb]).exp()
-                adv = b_adv[mb]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if mb.numel() > 1 else adv
-                pg_loss = torch.max(-adv * ratio,
-                                    -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
-                v_loss = 0.5 * (critic(b_obs[mb]).squeeze(1) - b_ret[mb]).pow(2).mean()
-                loss = pg_loss - config.ent_coef * dist.entropy().mean() + config.vf_coef * v_loss
-                check_finite(loss.detach(), "loss", config, "ppo", (iteration + 1) * batch_size)
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-                optimizer.step()
+        return evaluated_result(env, actor, eval_episodes=config.eval_episodes,
+                                training_steps=num_iterations * batch_size, seed=config.seed, start=start, mode=mode,
+                                config=config, algorithm="ppo", curve=curve)
 
-    return evaluated_result(env, actor, eval_episodes=config.eval_episodes,
-                            training_steps=num_iterations * batch_size, seed=config.seed, start=start, mode=mode,
-                            config=config, algorithm="ppo")
+
+def _advantages(reward: torch.Tensor, done: torch.Tensor, value: torch.Tensor, next_value: torch.Tensor,
+                next_done: torch.Tensor, config: PPOConfig) -> torch.Tensor:
+    """Generalised advantage estimates ``(num_steps, num_envs)`` of a rollout, computed backwards through it
+    (``done[t]``: 1 where the observation of step ``t`` starts a new episode; ``next_value`` and ``next_done``: of the
+    observation after the rollout)."""
+    advantages = torch.zeros_like(reward)
+    last_gae = torch.zeros_like(next_value)
+    for t in reversed(range(reward.shape[0])):
+        if t == reward.shape[0] - 1:
+            not_done, following = 1.0 - next_done, next_value
+        else:
+            not_done, following = 1.0 - done[t + 1], value[t + 1]
+        delta = reward[t] + config.gamma * following * not_done - value[t]
+        last_gae = delta + config.gamma * config.gae_lambda * not_done * last_gae
+        advantages[t] = last_gae
+    return advantages

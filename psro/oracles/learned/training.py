@@ -8,14 +8,18 @@ training (:func:`check_finite`: a non-finite loss, score or weight stops the
 run with a ``ValueError`` naming the options to change), and the final
 evaluation of the trained policy, greedy or sampled from its softmax, beside
 the uniform policy's value against the same opponents, packed into a
-:class:`TrainingResult`.
+:class:`TrainingResult`. A run's learning curve (:class:`Curve`: one row per
+training chunk, its loss, entropy, learning rate and the mean return of the
+episodes it finished) travels in :attr:`TrainingResult.curve` as plain dicts,
+and with the ``ValueError`` of a diverged run as its ``learner_curve``.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,8 +29,8 @@ from games.validation import check_real, is_integer
 from psro.oracles.learned.env import EpisodeStats, OpponentMixture, VectorEnv, play_episodes
 from psro.oracles.learned.networks import MODES, NeuralPolicy, masked_scores
 
-__all__ = ["TrainingResult", "SCORE_LIMIT", "check_positive_ints", "check_real_fields", "check_hidden", "check_finite",
-           "responds_to_input", "seeded_env", "initial_network", "evaluated_result"]
+__all__ = ["TrainingResult", "Curve", "CURVE_KEYS", "SCORE_LIMIT", "check_positive_ints", "check_real_fields",
+           "check_hidden", "check_finite", "responds_to_input", "seeded_env", "initial_network", "evaluated_result"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +57,9 @@ class TrainingResult:
         opponents, over as many episodes: what a response must beat (None where it was not measured).
     responsive : bool
         Whether the trained network's scores still depend on its observation (:func:`responds_to_input`).
+    curve : tuple of dict
+        The learning curve: one row per training chunk (:class:`Curve`, keys :data:`CURVE_KEYS`), the last one's
+        ``value`` the evaluation's mean return.
     """
 
     policy: NeuralPolicy
@@ -63,6 +70,82 @@ class TrainingResult:
     seed: int
     baseline: EpisodeStats | None = None
     responsive: bool = True
+    curve: tuple = ()
+
+
+#: The keys of a learning-curve row: learner decisions of this training run so far, the chunk's mean loss and
+#: policy entropy (NaN where the learner has none), the mean return of the episodes it finished (NaN: none
+#: finished), the value against the target where known (NaN in intermediate chunks), the step size it used
+CURVE_KEYS = ("steps", "loss", "entropy", "episode_return", "value", "learning_rate")
+
+
+class Curve:
+    """The learning curve of one training run, collected chunk by chunk as plain dicts (:data:`CURVE_KEYS`).
+
+    The learner calls :meth:`add` after every gradient step and :meth:`end_chunk` at the end of every chunk;
+    :meth:`kept` gives a ``ValueError`` raised inside it (a diverged run: :func:`check_finite`) the rows so far
+    as its ``learner_curve``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> env = SimpleNamespace(episode_returns=[])
+    >>> curve = Curve(env)
+    >>> curve.add(0.5, entropy=0.6); curve.add(0.25, entropy=0.4); env.episode_returns += [1.0, -1.0, 1.0]
+    >>> row = curve.end_chunk(64, learning_rate=0.01)
+    >>> row["steps"], row["loss"], round(row["entropy"], 3), round(row["episode_return"], 3)
+    (64, 0.375, 0.5, 0.333)
+    >>> math.isnan(curve.end_chunk(128, learning_rate=0.01)["loss"])   # no gradient step in that chunk
+    True
+    >>> with curve.kept():
+    ...     raise ValueError("learning_rate: diverged")
+    Traceback (most recent call last):
+    ...
+    ValueError: learning_rate: diverged
+    """
+
+    def __init__(self, env):
+        self.env = env
+        self.rows: list = []
+        self._losses: list = []
+        self._entropies: list = []
+        self._episodes = len(env.episode_returns)
+
+    def add(self, loss, entropy=None) -> None:
+        """One gradient step's loss (a tensor or a number) and, where the learner has one, its policy entropy."""
+        self._losses.append(float(loss))
+        if entropy is not None:
+            self._entropies.append(float(entropy))
+
+    def end_chunk(self, steps: int, learning_rate: float, value: float = math.nan) -> dict:
+        """Close the chunk that ends after ``steps`` learner decisions: append its row and return it."""
+        returns = self.env.episode_returns[self._episodes:]
+        self._episodes = len(self.env.episode_returns)
+        row = {"steps": int(steps), "loss": _mean(self._losses), "entropy": _mean(self._entropies),
+               "episode_return": _mean(returns), "value": float(value), "learning_rate": float(learning_rate)}
+        self.rows.append(row)
+        self._losses, self._entropies = [], []
+        return row
+
+    def result(self, value: float) -> tuple:
+        """The rows, the last one's ``value`` set to ``value`` (the evaluation's mean return)."""
+        rows = [dict(row) for row in self.rows]
+        if rows:
+            rows[-1]["value"] = float(value)
+        return tuple(rows)
+
+    @contextmanager
+    def kept(self) -> Iterator[None]:
+        """A ``ValueError`` raised in the body leaves with the rows so far as its ``learner_curve`` attribute."""
+        try:
+            yield
+        except ValueError as exc:
+            exc.learner_curve = tuple(dict(row) for row in self.rows)
+            raise
+
+
+def _mean(values) -> float:
+    return float(np.mean(values)) if len(values) else math.nan
 
 
 def check_positive_ints(config, names: Iterable[str]) -> None:
@@ -229,7 +312,7 @@ def initial_network(game, mode: str, hidden: tuple, initial: NeuralPolicy | None
 
 def evaluated_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int, training_steps: int,
                      seed: int, start: float, mode: str = "greedy", config=None,
-                     algorithm: str = "learner") -> TrainingResult:
+                     algorithm: str = "learner", curve: Curve | None = None) -> TrainingResult:
     """Evaluate ``policy`` in ``mode`` and pack the training run.
 
     ``"greedy"`` plays the highest legal score; ``"softmax"`` samples from
@@ -261,6 +344,8 @@ def evaluated_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int
         The training settings a divergence message names.
     algorithm : str
         The learner's name in that message.
+    curve : Curve, optional
+        The run's learning curve (:attr:`TrainingResult.curve`; its last row valued by the evaluation).
 
     Returns
     -------
@@ -311,7 +396,8 @@ def evaluated_result(env: VectorEnv, policy: NeuralPolicy, *, eval_episodes: int
     baseline = play_episodes(env, uniform, eval_episodes)
     return TrainingResult(policy=policy, evaluation=evaluation, training_steps=training_steps,
                           training_episodes=training_episodes, seconds=time.perf_counter() - start, seed=seed,
-                          baseline=baseline, responsive=responds_to_input(policy, np.concatenate(seen)))
+                          baseline=baseline, responsive=responds_to_input(policy, np.concatenate(seen)),
+                          curve=() if curve is None else curve.result(evaluation.mean))
 
 
 def responds_to_input(policy: NeuralPolicy, obs: np.ndarray) -> bool:

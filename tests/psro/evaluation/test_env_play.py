@@ -86,3 +86,21 @@ def test_bad_input():
         sample_profiles("kuhn_poker", [[u], [u]], [[0, 1]], 10)
     with pytest.raises(ValueError, match="episodes_each"):
         sample_profiles("kuhn_poker", [[u], [u]], [[0, 0]], 0)
+
+
+def test_a_mixture_seat_draws_one_member_per_episode():
+    # issue 36 item 4 (cross-play against a meta-strategy): a seat played by a mixture of policies
+    from psro.evaluation.env_play import sample_mixture_returns
+    from psro.oracles.learned.env import TabularStatePolicy
+
+    tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    bet = np.zeros((tree.infostates[0].num_infostates, 2))
+    bet[:, 1] = 1.0
+    always_bet = TabularStatePolicy(bet, tree.infostates[0])
+    members = [always_bet, UniformPolicy(2)]
+    only_first = sample_mixture_returns("kuhn_poker", [(members, [1.0, 0.0]), ([UniformPolicy(2)], None)], 300, seed=4)
+    assert np.array_equal(only_first, sample_returns("kuhn_poker", [always_bet, UniformPolicy(2)], 300, seed=4))
+    mixed = sample_mixture_returns("kuhn_poker", [(members, [0.5, 0.5]), ([UniformPolicy(2)], None)], 300, seed=4)
+    assert mixed.shape == (300, 2) and not np.array_equal(mixed, only_first)
+    with pytest.raises(ValueError, match=r"seats\[0\]: one non-negative weight per policy \(2\)"):
+        sample_mixture_returns("kuhn_poker", [(members, [1.0]), ([UniformPolicy(2)], None)], 10)

@@ -258,3 +258,11 @@ def test_zero_probability_actions_are_never_played():
     assert int((u >= _cumulative(probs)).sum()) == 2                # ours picks the last positive one
     leading = np.array([[0.0, 0.0, 1.0]])
     assert int((0.0 >= _cumulative(leading)).sum()) == 2           # and never a leading zero slot
+
+
+def test_episodes_per_profile_past_the_memory_limit_is_refused_before_any_table(monkeypatch):
+    import pyspiel
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    with pytest.raises(ValueError, match="episodes_per_profile=1000000000000000 needs about .* limit of 1 GiB"):
+        MonteCarloEvaluator(pyspiel.load_game("kuhn_poker"), episodes_per_profile=10**15)

@@ -242,3 +242,10 @@ def test_the_shipped_config_holds_league_options():
     assert config.algorithm == "league"
     options = LeagueOptions.from_dict(config.algorithm_options)
     assert options.roles() == ["main", "main_exploiter", "league_exploiter"] and options.snapshot_steps == 16384
+
+
+def test_a_league_of_more_agents_than_memory_holds_is_refused_before_any_is_made(monkeypatch):
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    with pytest.raises(ValueError, match=r"100000002 agents per seat needs about .* memory limit of 1 GiB"):
+        LeagueOptions(main_agents=100_000_000)
+    assert LeagueOptions(main_agents=3).roles()[:3] == ["main"] * 3

@@ -178,3 +178,11 @@ def test_a_diverging_learner_stops_naming_its_learning_rate():
     with pytest.raises(ValueError, match=r"^rl_learning_rate: nfsp training diverged \(its best-response loss became "
                                          r"nan after \d+ updates\); lower rl_learning_rate \(now 1e\+30\)"):
         NFSP("kuhn_poker", progress=False, algorithm_options=options).run(iterations=2)
+
+
+def test_hidden_that_is_not_a_list_is_named():
+    # issue 36 item 14: hidden: -3 said "'int' object is not iterable"
+    for hidden in (-3, 64):
+        with pytest.raises(ValueError, match=r"algorithm_options: hidden must be a list of positive ints, one width "
+                                             rf"per hidden layer \(e.g. \[64\]\); got {hidden}\."):
+            NFSPOptions(hidden=hidden)

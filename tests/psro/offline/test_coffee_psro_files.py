@@ -68,3 +68,14 @@ def test_a_linked_document_is_refused(kuhn_data, tmp_path):
     os.mkfifo(folder / DOCUMENT)
     with pytest.raises(ValueError, match="not a regular file"):
         resume_offline(folder)
+
+
+def test_a_huge_sparse_dataset_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from psro.offline.coffee_psro import _sha256
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1M")
+    path = tmp_path / "dataset-0123456789ab.csv"
+    with open(path, "wb") as fh:
+        fh.truncate(64 * 2**20)   # (sparse: nothing on disk)
+    with pytest.raises(ValueError, match="dataset-0123456789ab.csv.*memory limit of 1 MiB"):
+        _sha256(path)

@@ -122,3 +122,20 @@ def test_oracles_declare_capabilities_and_a_second_registration_raises(toy_oracl
     assert oracle_info(toy_oracle).factory is ExactOracle and oracle_capabilities(toy_oracle).normal_form
     with pytest.raises(ValueError, match="oracle must be one of"):
         oracle_capabilities("no_such_oracle")
+
+
+def test_an_unregistered_module_factory_is_taken_like_a_module_game(tmp_path, monkeypatch):
+    # issue 36 item 12: `oracle: mypkg.oracles:make` with an unregistered factory was refused ("registered no oracle
+    # named ...") while `game: mypkg.games:Bluff` took the attribute; one rule now: registered name, else attribute
+    (tmp_path / "issue36_oracles.py").write_text(
+        "from psro.oracles.exact import ExactOracle\n\n\ndef make(tree, seed=0, **options):\n"
+        "    return ExactOracle(tree, **options)\n\nnot_a_factory = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from psro import PSRO
+    from psro.oracles import oracle_capabilities
+
+    history = PSRO("kuhn_poker", oracle="issue36_oracles:make", progress=False).run(iterations=1)
+    assert len(history) == 2
+    assert not oracle_capabilities("issue36_oracles:make").learned
+    with pytest.raises(ValueError, match="'issue36_oracles:not_a_factory' is a int, not a factory"):
+        PSRO("kuhn_poker", oracle="issue36_oracles:not_a_factory", progress=False)

@@ -118,3 +118,67 @@ def test_with_a_key_an_unkeyed_checkpoint_is_refused(ckpt, monkeypatch):
     monkeypatch.setenv(KEY_VARIABLE, "k")
     with pytest.raises(ValueError, match="sealed without a key"):
         load_checkpoint(ckpt)
+
+
+# -- issue 36: an empty key, a rollback, hostile sizes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["", "  "])
+def test_an_empty_key_is_refused_not_read_as_no_key(tmp_path, monkeypatch, key):
+    monkeypatch.setenv(KEY_VARIABLE, key)
+    with pytest.raises(ValueError, match="PSRO_CHECKPOINT_KEY is set but empty"):
+        PSRO("kuhn_poker", checkpoint_dir=tmp_path / "c", progress=False).run(iterations=1)
+    with pytest.raises(ValueError, match="set but empty"):
+        seal_document({"a": 1})
+
+
+def test_a_rollback_of_a_keyed_checkpoint_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_VARIABLE, "the run's secret")
+    folder = tmp_path / "c"
+    PSRO("kuhn_poker", checkpoint_dir=folder, progress=False).run(iterations=3)
+    assert load_checkpoint(folder)["state"]["iteration"] == 3
+    shutil.copyfile(folder / PREVIOUS_FILE, folder / CHECKPOINT_FILE)   # (both sealed with the key)
+    with pytest.raises(ValueError, match="rollback"):
+        load_checkpoint(folder)
+    assert load_checkpoint(folder, previous=True)["state"]["iteration"] == 2   # (the previous one, on purpose)
+
+
+def test_a_save_stopped_between_keeping_the_previous_and_writing_the_latest_still_loads(tmp_path):
+    folder = tmp_path / "c"
+    PSRO("kuhn_poker", checkpoint_dir=folder, progress=False).run(iterations=2)
+    (folder / PREVIOUS_FILE).unlink()
+    (folder / PREVIOUS_FILE).hardlink_to(folder / CHECKPOINT_FILE)   # (the state replace_document passes through)
+    assert load_checkpoint(folder)["state"]["iteration"] == 2
+    solver = PSRO.resume(folder, progress=False)
+    solver.run(iterations=1)   # (the next save writes over the shared name)
+    assert load_checkpoint(folder)["state"]["iteration"] == 3
+
+
+def test_an_array_file_whose_header_declares_a_huge_shape_is_refused_before_loading(ckpt, monkeypatch):
+    import io
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    from psro.run.checkpoint import sha256
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    document = json.loads((ckpt / CHECKPOINT_FILE).read_text())
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        with archive.open("count.npy", "w") as member:
+            npy.write_array_header_2_0(member, {"descr": "<f8", "fortran_order": False, "shape": (10**7, 10**7)})
+    (ckpt / document["arrays"]).write_bytes(buffer.getvalue())
+    document["manifest"][document["arrays"]] = sha256(buffer.getvalue())
+    document.pop("sha256")
+    (ckpt / CHECKPOINT_FILE).write_bytes(seal_document(document))
+    with pytest.raises(ValueError, match="headers declare.*memory limit of 1 GiB"):
+        load_checkpoint(ckpt)
+
+
+def test_a_huge_sparse_checkpoint_document_is_refused_before_it_is_read(ckpt, monkeypatch):
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1M")   # (as a 30 GiB sparse file passes half the memory)
+    with open(ckpt / CHECKPOINT_FILE, "r+b") as fh:
+        fh.truncate(64 * 2**20)   # (sparse: 64 MiB on paper, nothing on disk)
+    with pytest.raises(ValueError, match="checkpoint.json.*memory limit of 1 MiB"):
+        load_checkpoint(ckpt)

@@ -154,3 +154,29 @@ def test_a_schema_2_checkpoint_still_resumes(tmp_path):
     history = resumed.run(iterations=1)
     assert history["meta_gap"].isna().tolist() == [True, True, True, False]
     assert history["gap"].iloc[-1] == PSRO("kuhn_poker", progress=False).run(iterations=3)["gap"].iloc[-1]
+
+
+def test_a_model_based_run_killed_and_resumed_is_the_uninterrupted_run(tmp_path):
+    """``model_br`` members (observation tables) go through the checkpoint as arrays and resume bit for bit."""
+    from psro.oracles.learned.observation_table import ObservationTablePolicy
+
+    options = dict(oracle="model_br", oracle_options={"total_steps": 4096, "num_envs": 64, "eval_episodes": 64},
+                   evaluator="monte_carlo", episodes_per_profile=50, exact_gap=False, approx_gap_every=None, seed=2,
+                   progress=False)
+    reference = PSRO("kuhn_poker", **options)
+    reference.run(iterations=4)
+    assert all(isinstance(m, ObservationTablePolicy) for pop in reference.populations for m in pop.policies[1:])
+
+    def die_after_2(row):
+        if row["iteration"] == 2:
+            raise Killed
+
+    first = PSRO("kuhn_poker", **options, checkpoint_dir=tmp_path)
+    with pytest.raises(Killed):
+        first.run(iterations=4, callback=die_after_2)
+    document = json.loads((tmp_path / CHECKPOINT_FILE).read_text())
+    assert [arch["kind"] for arch in document["members"]["populations"][0]] == ["uniform", "observation_table"]
+    resumed = PSRO.resume(tmp_path, progress=False)
+    assert resumed.iteration == 1
+    resumed.run(iterations=3)
+    assert_same_learned_run(reference, resumed)

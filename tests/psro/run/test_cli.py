@@ -64,7 +64,7 @@ def test_each_option_shows_its_choices_default_and_docstring(run_help):
     for name in ("mgcce", "nash", "alpharank", "rvce"):
         assert name in lines["--meta-solver"]
     assert "serial, process, ray or a number of worker processes" in lines["--executor"]
-    assert "{exact,openspiel,dqn,ppo,minimax_dqn,team_pg}" in lines["--oracle"]
+    assert "Choices: exact, openspiel, dqn, ppo, minimax_dqn, model_br, team_pg." in lines["--oracle"]
     assert "{true,false}" in lines["--checkpoint"]
 
 
@@ -230,3 +230,58 @@ def test_rock_paper_scissors_from_the_catalog_with_a_starting_point(tmp_path, ca
                  "--rank-population", "false", "--out", str(out)]) == 0
     history = pd.read_csv(out / "history.csv")
     assert history["population_0"].tolist() == [1, 2, 3] and history["gap"].iloc[-1] < 1e-9
+
+
+def test_names_report_and_compare_defaults_of_issue_36(tmp_path, capsys, monkeypatch):
+    # issue 36 item 12: `psro run --game mygame:X` from mygame.py's folder failed until PYTHONPATH was set, and
+    # `psro compare DIRS` without --out was refused; item 14: `psro report R/history.csv` said "no history.csv"
+    import sys
+
+    (tmp_path / "issue36_mygame.py").write_text(
+        "from games import NormalFormGame\n\n\ndef X():\n"
+        "    return NormalFormGame.from_bimatrix([[0.0, 1.0], [1.0, 0.0]], [[0.0, -1.0], [-1.0, 0.0]])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    run = tmp_path / "runs" / "r"
+    assert main(["run", "--game", "issue36_mygame:X", "--iterations", "1", "--rank-population", "false",
+                 "--out", str(run)]) == 0, capsys.readouterr().err
+    assert main(["report", str(run / "history.csv")]) == 0
+    assert f"reporting its run directory {run}" in capsys.readouterr().out
+    assert main(["compare", str(run), "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    written = sorted((tmp_path / "runs").glob("comparison-*"))
+    assert len(written) == 1 and f"no --out given: writing the comparison into {written[0]}" in out
+    assert (written[0] / "final.md").is_file()
+
+
+# -- issue 36 item 4: `psro evaluate` on games without a tree (a user's numpy environment, PettingZoo) ----------------
+def test_evaluate_a_users_environment_game_against_uniform_and_another_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(USER_GAMES))
+    run = tmp_path / "env"
+    assert main(["run", "--game", "usergames26.envs:HighCard", "--oracle", "ppo", "--oracle-steps", "512",
+                 "--iterations", "1", "--target-gap", "null", "--rank-population", "false", "--episodes-per-profile",
+                 "20", "--set", "approx_gap_every=null", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(run), "--import", "usergames26", "--against", f"uniform,{run}",
+                 "--episodes", "8"]) == 0
+    out = capsys.readouterr().out
+    lines = [line.split() for line in out.splitlines()[1:]]
+    assert len(lines) == 2 * 3 * 2   # seats x (2 members + meta) x references
+    assert sum(str(run) in line for line in lines) == sum("uniform" in line for line in lines) == 6
+    assert main(["evaluate", str(run), "--import", "usergames26", "--against", "ismcts"]) == 2
+    assert "is an environment game, without pyspiel states" in capsys.readouterr().err
+
+
+def test_evaluate_a_pettingzoo_run_against_uniform(tmp_path, capsys):
+    pytest.importorskip("pettingzoo")
+    run = tmp_path / "ttt"
+    config = __import__("pathlib").Path(__file__).parents[3] / "experiments" / "configs" / "tictactoe_pettingzoo.yaml"
+    assert main(["run", str(config), "--set", "iterations=1", "--set",
+                 "oracle_options={total_steps: 64, num_envs: 4, num_steps: 16, eval_episodes: 4, hidden: [8], "
+                 "on_bad_response: warn}",
+                 "--set", "episodes_per_profile=8", "--set", "approx_gap_every=null", "--rank-population", "false",
+                 "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(run), "--episodes", "6"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 2 * 3 and all(" uniform " in row and " 6 " in row for row in rows)

@@ -4,6 +4,7 @@ checkpoint from another run is not adopted, and faults (a full disk, a bad path,
 import errno
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -159,3 +160,97 @@ def test_resume_refuses_a_linked_checkpoint_folder(run, tmp_path, capsys):
     assert main(["resume", str(run), "--set", "iterations=3"]) == 2
     assert "symbolic link" in one_error_line(capsys, "resume")
     assert sorted(p.name for p in elsewhere.iterdir()) == before
+
+
+# -- issue 36: links, hard links, the lock, --overwrite, quoting ------------------------------------------------------
+
+
+def test_resume_refuses_a_linked_log_csv_before_it_trains(run, tmp_path, capsys):
+    victim = tmp_path / "bashrc"
+    victim.write_text("precious\n")
+    (run / "log.csv").symlink_to(victim)
+    before = (run / "checkpoint" / CHECKPOINT_FILE).read_bytes()
+    assert main(["resume", str(run), "--set", "iterations=2", "--set", "loggers=[csv]"]) == 2
+    assert "symbolic link" in one_error_line(capsys, "resume")
+    assert victim.read_text() == "precious\n"
+    assert (run / "checkpoint" / CHECKPOINT_FILE).read_bytes() == before   # (refused before training)
+
+
+def test_resume_refuses_a_hard_linked_log_csv(run, tmp_path, capsys):
+    victim = tmp_path / "bashrc"
+    victim.write_text("precious\n")
+    os.link(victim, run / "log.csv")
+    assert main(["resume", str(run), "--set", "iterations=2", "--set", "loggers=[csv]"]) == 2
+    assert "hard link" in one_error_line(capsys, "resume")
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_hard_link_at_the_lock_is_refused_and_its_target_kept(run, tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (run / LOCK_FILE).unlink(missing_ok=True)
+    os.link(victim, run / LOCK_FILE)
+    assert main(["resume", str(run), "--set", "iterations=2"]) == 2
+    assert "hard link" in one_error_line(capsys, "resume")
+    assert victim.read_text() == "precious"
+
+
+def test_overwrite_clears_what_the_old_run_left_and_follows_no_link(run, tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+    (run / "ranking.csv").write_text("player,agent\n0,4\n")
+    (run / "log.csv").write_text("iteration,gap\n0,1\n1,1\n2,1\n")
+    (run / "tensorboard").symlink_to(victim, target_is_directory=True)
+    (run / "notes.txt").write_text("mine")
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--set", "rank_population=false", "--out", str(run),
+                 "--overwrite"]) == 0
+    assert not (run / "ranking.csv").exists() and not os.path.lexists(run / "tensorboard")
+    assert not (run / "log.csv").exists()   # (the new run has no csv logger)
+    assert (victim / "keep.txt").read_text() == "precious" and (run / "notes.txt").read_text() == "mine"
+
+
+def test_report_takes_the_lock(run, capsys):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = (run / "report.md").read_bytes()
+        assert main(["report", str(run)]) == 2
+        err = one_error_line(capsys, "report")
+        assert LOCK_FILE in err and f"process {holder.pid}" in err
+        assert (run / "report.md").read_bytes() == before
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_printed_paths_are_quoted_for_the_shell(tmp_path, capsys):
+    out = tmp_path / "r$(touch pwned)`id`"
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--set", "rank_population=false", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {shlex.quote(str(out))}" in printed
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--out", str(out)]) == 2
+    assert f"`psro resume {shlex.quote(str(out))}`" in one_error_line(capsys)
+
+
+def test_a_job_refusing_its_input_in_a_worker_is_one_line(tmp_path, capsys, monkeypatch):
+    from games.executor_tasks import TaskError
+    from games.memory_limit import MemoryLimitExceeded
+    from psro.run import cli
+
+    def refuse(*args, **kwargs):
+        error = MemoryLimitExceeded("a network with hidden=[1000000] needs about 3 GiB, above the memory limit")
+        raise TaskError(0, "job", error) from error
+
+    monkeypatch.setattr(cli, "_train", refuse)
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--out", str(tmp_path / "r")]) == 2
+    assert "needs about 3 GiB" in one_error_line(capsys)
+
+
+def test_an_empty_checkpoint_key_is_refused_before_the_run_starts(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PSRO_CHECKPOINT_KEY", "")
+    out = tmp_path / "r"
+    assert main(["run", str(KUHN), "--set", "iterations=1", "--out", str(out)]) == 2
+    assert "PSRO_CHECKPOINT_KEY is set but empty" in one_error_line(capsys)
+    assert not out.exists()

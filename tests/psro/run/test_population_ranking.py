@@ -106,3 +106,11 @@ def test_large_population_is_ranked_by_blocks_and_logged(caplog):
 def test_bad_input():
     with pytest.raises(TypeError, match="meta_game"):
         rank_population(np.zeros((2, 2, 2)))
+
+
+def test_rank_population_is_public_api():
+    # issue 36 item 2: the two-population ranking was reachable only as psro.run.population_ranking.rank_population
+    import psro
+    from psro.run.population_ranking import rank_population
+
+    assert psro.rank_population is rank_population and "rank_population" in psro.__all__

@@ -132,3 +132,13 @@ def test_exact_gap_alone_keeps_the_log_axis():
     assert fig.axes[0].get_yscale() == "log"
     assert list(fig.axes[0].lines[0].get_ydata()) == [1.0, 1e-16]   # an exact 0 at the floor of the log axis
     assert not fig.axes[0].containers
+
+
+def test_a_huge_sparse_history_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from psro.run.run_dir import write_report
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1M")
+    with open(tmp_path / "history.csv", "wb") as fh:
+        fh.truncate(64 * 2**20)
+    with pytest.raises(ValueError, match="history.csv.*memory limit of 1 MiB"):
+        write_report(tmp_path)

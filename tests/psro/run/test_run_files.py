@@ -137,3 +137,63 @@ def test_a_linked_lock_file_is_refused(tmp_path):
         with run_lock(run):
             pass
     assert victim.read_text() == "precious"
+
+
+# -- issue 36: hard links, appends, the lock's own name, sizes --------------------------------------------------------
+
+
+def test_a_hard_link_at_the_name_is_refused_and_its_target_kept(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    os.link(victim, folder / "report.md")
+    with pytest.raises(UnsafePath, match="hard link"):
+        atomic_write(folder / "report.md", lambda fh: fh.write(b"x"))
+    assert victim.read_text() == "precious"
+
+
+def test_open_append_refuses_links_and_appends_to_a_plain_file(tmp_path):
+    from psro.run.run_files import open_append
+
+    victim = tmp_path / "bashrc"
+    victim.write_text("precious\n")
+    (tmp_path / "linked.csv").symlink_to(victim)
+    os.link(victim, tmp_path / "hard.csv")
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        open_append(tmp_path / "linked.csv")
+    with pytest.raises(UnsafePath, match="hard link"):
+        open_append(tmp_path / "hard.csv")
+    assert victim.read_text() == "precious\n"
+    for line in ("a\n", "b\n"):
+        with open_append(tmp_path / "log.csv") as fh:
+            fh.write(line)
+    assert (tmp_path / "log.csv").read_text() == "a\nb\n"
+
+
+def test_the_lock_refuses_a_hard_link_at_its_name_without_truncating_the_target(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    os.link(victim, folder / LOCK_FILE)
+    with pytest.raises(UnsafePath, match="hard link"):
+        with run_lock(folder):
+            pass
+    assert victim.read_text() == "precious"
+
+
+def test_the_lock_names_a_sweep_directory_as_such(tmp_path):
+    with run_lock(tmp_path, what="sweep directory"):
+        with pytest.raises(RunDirLocked, match="^sweep directory"):
+            with run_lock(tmp_path, what="sweep directory"):
+                pass
+
+
+def test_read_regular_refuses_a_file_above_the_limit_before_reading(tmp_path, monkeypatch):
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1M")
+    path = tmp_path / "history.csv"
+    with open(path, "wb") as fh:
+        fh.truncate(64 * 2**20)
+    with pytest.raises(ValueError, match="history.csv.*memory limit of 1 MiB"):
+        read_regular(path)

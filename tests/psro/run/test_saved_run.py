@@ -176,3 +176,26 @@ def test_a_damaged_nfsp_checkpoint_is_read_as_nfsp_and_points_to_the_previous_on
     assert main(["resume", str(tmp_path / "r"), "--iterations", "3"]) == 2
     err = capsys.readouterr().err
     assert "damaged" in err and "previous checkpoint (iteration 1) is intact" in err and "schema" not in err
+
+
+@pytest.mark.parametrize("algorithm", ["psro", "nfsp", "coffee_psro"])
+def test_a_resume_override_is_applied_or_refused_naming_the_field(tmp_path, capsys, algorithm):
+    # issue 36 item 1: `psro resume RUN --set approx_gap_every=null` was written to config.yaml and ignored (the
+    # checkpoint's value ran); now the resumed solver runs with it, or the resume is refused naming the field
+    from psro import NFSP, PSRO
+
+    config = _config(tmp_path, algorithm)
+    out = tmp_path / "r"
+    assert main(["run", config, "--iterations", "1", "--out", str(out)]) == 0
+    code = main(["resume", str(out), "--iterations", "2", "--set", "approx_gap_every=3",
+                 "--set", "approx_gap_options={episodes: 50}"])
+    if algorithm == "coffee_psro":
+        assert code == 2
+        err = capsys.readouterr().err
+        assert "approx_gap_every: COffeEPSRO measures no approx_gap" in err and "Traceback" not in err
+        assert yaml.safe_load((out / "config.yaml").read_text())["approx_gap_every"] == "auto"   # (not rewritten)
+        return
+    assert code == 0
+    assert yaml.safe_load((out / "config.yaml").read_text())["approx_gap_every"] == 3
+    resumed = (PSRO if algorithm == "psro" else NFSP).resume(out / "checkpoint", progress=False)
+    assert resumed.config.approx_gap_every == 3 and resumed.config.approx_gap_options == {"episodes": 50}

@@ -146,3 +146,80 @@ def test_cells_log_every_row_once_across_a_resume(tmp_path):
     (cell / "cell.json").unlink()   # as if interrupted after iteration 1: the longer sweep resumes it there
     assert run_sweep(config, tmp_path / "a", seeds=0).index["resumed_at"].tolist() == [1]
     assert pd.read_csv(cell / "log.csv")["iteration"].tolist() == [0, 1, 2, 3]
+
+
+# -- issue 36: links, the lock, a line per cell -----------------------------------------------------------------------
+
+ONE = BASE.replace(iterations=1)
+
+
+def test_a_linked_sweep_yaml_is_refused_and_its_target_kept(tmp_path):
+    from psro.run.run_files import UnsafePath
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    out = tmp_path / "S"
+    out.mkdir()
+    (out / "sweep.yaml").symlink_to(victim)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        run_sweep(ONE, out)
+    assert victim.read_text() == "precious" and sorted(p.name for p in out.iterdir()) == [".psro.lock", "sweep.yaml"]
+
+
+def test_a_linked_cell_is_refused_and_nothing_written_into_its_target(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "S"
+    out.mkdir()
+    (out / "seed=0").symlink_to(elsewhere, target_is_directory=True)
+    result = run_sweep(ONE, out, seeds="0-1")
+    rows = result.index.set_index("cell")
+    assert rows.loc["seed=0", "status"] == "failed" and "symbolic link" in rows.loc["seed=0", "error"]
+    assert rows.loc["seed=1", "status"] == "finished"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_second_sweep_over_one_folder_is_refused_naming_the_lock(tmp_path):
+    from psro.run.run_files import RunDirLocked, run_lock
+
+    out = tmp_path / "S"
+    out.mkdir()
+    with run_lock(out, what="sweep directory"):
+        with pytest.raises(RunDirLocked, match="sweep directory .* is being written by process"):
+            run_sweep(ONE, out)
+
+
+def test_a_cell_being_written_by_another_process_is_refused_not_clobbered(tmp_path):
+    from psro.run.run_files import run_lock
+    from psro.run.sweep import run_cell
+
+    cell = tmp_path / "S" / "seed=0"
+    cell.mkdir(parents=True)
+    with run_lock(cell):
+        record = run_cell((str(cell), ONE.to_dict(), {"seed": 0}))
+    assert record["status"] == "failed" and "is being written by process" in record["error"]
+    assert sorted(p.name for p in cell.iterdir()) == [".psro.lock"]   # (no cell.json, no run files)
+
+
+def test_each_cell_logs_a_line_as_it_starts_and_ends(tmp_path, caplog):
+    with caplog.at_level("INFO", logger="psro.run.sweep"):
+        run_sweep(ONE, tmp_path / "S", seeds="0-1")
+    lines = [r.getMessage() for r in caplog.records if r.name == "psro.run.sweep"]
+    for cell in ("seed=0", "seed=1"):
+        assert f"cell {cell}: started" in lines
+        assert any(line.startswith(f"cell {cell}: finished in") for line in lines)
+
+
+def test_psro_sweep_shows_the_cell_lines_without_verbose(tmp_path, caplog):
+    import logging
+
+    sweep_logger = logging.getLogger("psro.run.sweep")
+    level = sweep_logger.level
+    config = tmp_path / "c.yaml"
+    config.write_text("game: kuhn_poker\niterations: 1\nrank_population: false\n")
+    try:
+        assert main(["sweep", str(config), "--seeds", "0-1", "--out", str(tmp_path / "S")]) == 0   # (no -v)
+    finally:
+        sweep_logger.setLevel(level)
+    lines = [r.getMessage() for r in caplog.records if r.name == "psro.run.sweep"]
+    assert "cell seed=0: started" in lines and any(line.startswith("cell seed=1: finished in") for line in lines)

@@ -88,3 +88,29 @@ def test_dqn_at_learning_rate_1e2_kills_its_network_and_says_so():
     # the uniform policy played beside the response, as many episodes, in the same seat
     assert healthy.baseline.episodes == healthy.evaluation.episodes == 64
     assert abs(healthy.baseline.mean - (-0.125)) < 4 * healthy.baseline.stderr   # uniform vs uniform: -1/8
+
+
+def test_ppo_and_dqn_report_one_curve_row_per_chunk():
+    uniform = OpponentMixture.single([None, UniformPolicy(2)])
+    ppo = train_ppo(KUHN, 0, uniform, PPOConfig(total_steps=512, num_envs=8, num_steps=16, eval_episodes=32, seed=0))
+    assert [row["steps"] for row in ppo.curve] == [128, 256, 384, 512]   # one row per PPO update
+    assert [row["learning_rate"] for row in ppo.curve] == pytest.approx([1e-2, 7.5e-3, 5e-3, 2.5e-3])   # annealed
+    assert all(math.isfinite(row["loss"]) and 0.0 < row["entropy"] <= math.log(2) for row in ppo.curve)
+    assert all(-2.0 <= row["episode_return"] <= 2.0 for row in ppo.curve)
+    assert [math.isnan(row["value"]) for row in ppo.curve] == [True, True, True, False]
+    assert ppo.curve[-1]["value"] == ppo.evaluation.mean
+    dqn = train_dqn(KUHN, 0, uniform, DQNConfig(total_steps=800, num_envs=16, learning_starts=64, eval_episodes=32,
+                                                chunk_steps=200, hidden=(16,), seed=0))
+    assert [row["steps"] for row in dqn.curve] == [208, 416, 624, 800]   # 13 steps of all 16 games per row
+    assert all(math.isfinite(row["loss"]) and math.isnan(row["entropy"]) for row in dqn.curve)
+    with pytest.raises(ValueError, match="chunk_steps must be a positive int"):
+        DQNConfig(chunk_steps=0)
+
+
+def test_a_diverged_learner_leaves_with_its_curve_so_far():
+    config = PPOConfig(learning_rate=1e4, total_steps=2048, num_envs=8, num_steps=16, eval_episodes=16, seed=0,
+                       anneal_lr=False)
+    with pytest.raises(ValueError, match="^learning_rate: ppo training diverged") as caught:
+        train_ppo(LEDUC, 0, OpponentMixture.single([None, UniformPolicy(3)]), config)
+    curve = caught.value.learner_curve
+    assert [row["steps"] for row in curve] == [128] and math.isfinite(curve[0]["loss"])
