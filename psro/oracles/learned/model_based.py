@@ -162,7 +162,7 @@ class DecisionSampler:
 
     def play(self, steps: int, greedy: np.ndarray | None = None, explore: float = 1.0) -> None:
         """One round of about ``steps`` decisions: with probability ``explore`` a uniform legal action, else
-        ``greedy[state]`` (uniform where ``greedy`` is None or does not know the state)."""
+        ``greedy[state]`` (uniform where ``greedy`` is None, does not know the state or holds -1 for it)."""
         env = self.env
         n = env.num_envs
         obs, mask = env.reset()
@@ -174,6 +174,7 @@ class DecisionSampler:
             action = sample_rows(mask.astype(np.float64), mask, env.rng.random(n))
             if greedy is not None and explore < 1.0:
                 known = current < len(greedy)
+                known[known] = greedy[current[known]] >= 0   # -1: no action of the state tried yet
                 use = known & (env.rng.random(n) >= explore)
                 action[use] = greedy[current[use]]
             step = env.step(action)
@@ -300,10 +301,10 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
         if model.overflow:
             return _fallback(game, player, opponents, config, model, initial, mode, device)
         q, _ = solve_decisions(model)
-        best = np.where(model.legal, q, -np.inf).argmax(axis=1)
+        best = np.where(np.isfinite(q).any(axis=1), np.where(model.legal, q, -np.inf).argmax(axis=1), -1)
     probs = np.zeros(model.legal.shape)
-    probs[np.arange(model.num_states), best] = 1.0
-    untried = ~np.isfinite(q).any(axis=1)             # a state seen only as an episode's last observation
+    untried = best < 0             # a state seen only where its decision did not count (past a round's cut-off)
+    probs[np.flatnonzero(~untried), best[~untried]] = 1.0
     probs[untried] = model.legal[untried]
     policy = ObservationTablePolicy(model.observations, probs)
     training_episodes = len(env.episode_returns)

@@ -16,6 +16,7 @@ from psro.oracles.exact import best_response
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, UniformPolicy, VectorEnv
 from psro.oracles.learned.model_based import (
     DecisionModel,
+    DecisionSampler,
     ModelConfig,
     sample_decisions,
     solve_decisions,
@@ -139,3 +140,16 @@ def test_bad_settings_name_the_field(field, value):
 def test_budget_below_one_decision_per_game():
     with pytest.raises(ValueError, match="total_steps .* num_envs"):
         ModelConfig(total_steps=100, num_envs=1024)
+
+
+def test_later_rounds_act_uniformly_where_the_solution_knows_no_action(kuhn):
+    """A state whose actions were never tried has greedy action -1: the behaviour explores there instead of
+    playing action 0, which may be illegal (it was on liar's dice)."""
+    env = VectorEnv(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]), num_envs=8, rng=0)
+    sampler = DecisionSampler(env, max_states=100)
+    sampler.play(80)
+    greedy = np.full(sampler.model().num_states, -1)
+    sampler.play(80, greedy, explore=0.0)   # every step would be greedy, but nothing is known
+    model = sampler.model()
+    assert model.legal[model.state, model.action].all()
+    assert set(np.unique(model.action)) == {0, 1}
