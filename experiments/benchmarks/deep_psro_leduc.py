@@ -83,11 +83,13 @@ evaluator and meta-solver settings), with the benchmark's seed, clock and ``exac
 (:data:`BENCHMARK_FIELDS`); ``--seed-offset 10`` runs seeds 10, 11, ... (the tuning seeds; the benchmark's are 0-2).
 The tuned learned paths (issue #28, item 4): ``experiments/configs/leduc_nfsp_tuned.yaml``, NFSP (128 games side
 by side, minibatches of 512, eta 0.2, the best response's Q-network stepped at 3e-3, 50,000 decisions per
-iteration), the best on Leduc; and ``experiments/configs/leduc_deep_tuned.yaml``, PSRO with PPO responses of 40,000
-steps (64 envs, warm-started), 600 episodes per meta-game profile, the Nash meta-solver and no ``approx_gap``. Their
-tuning log (seed 10, every candidate tried) is results/deep_leduc_tuning.md, made by
-``deep_leduc_tuning/tuning_log.py``. The benchmark's measurement of NFSP's (seeds 0-2, 15 minutes of wall time,
-two seeds at a time, each alone on its core)::
+iteration); and ``experiments/configs/leduc_deep_tuned.yaml`` (issue #35), PSRO with the model-based oracle
+``model_br`` (200,000 sampled decisions per response), 300 episodes per meta-game profile and the Nash
+meta-solver, no ``approx_gap`` (the PPO-tuned PSRO of issue #28 is ``deep_leduc_tuning/B.yaml``). The tuning log
+of issue #28 (seed 10, every candidate tried) is results/deep_leduc_tuning.md, made by
+``deep_leduc_tuning/tuning_log.py``. ``--executor serial`` runs a config's loop in one process, so that
+``--processes 2`` gives each seed a core of its own. The benchmark's measurement of NFSP's (seeds 0-2, 15 minutes
+of wall time, two seeds at a time, each alone on its core)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
         --sides ours --seeds 3 --processes 2 --clock wall --budget 900 \\

@@ -426,7 +426,11 @@ class LearnedOracle:
         return member
 
     def _initial(self, player: int, target) -> NeuralPolicy | None:
-        """The warm-start network: ``target.initial_policy``, else (``warm_start``) the latest own network."""
+        """The warm-start network: ``target.initial_policy``, else (``warm_start``) the latest own network. A
+        model-based response has no weights to continue: it starts from nothing (a loop that continues its
+        responses, such as pipeline PSRO, re-solves against each chunk's target)."""
+        if self.name == "model":
+            return None
         initial = getattr(target, "initial_policy", None)
         if initial is None and self.warm_start:
             initial = next((m for m in reversed(list(target.populations[player].policies))

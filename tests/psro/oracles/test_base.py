@@ -139,3 +139,5 @@ def test_an_unregistered_module_factory_is_taken_like_a_module_game(tmp_path, mo
     assert not oracle_capabilities("issue36_oracles:make").learned
     with pytest.raises(ValueError, match="'issue36_oracles:not_a_factory' is a int, not a factory"):
         PSRO("kuhn_poker", oracle="issue36_oracles:not_a_factory", progress=False)
+    unregister_oracle("issue36_oracles:make")   # adopted names stay registered: leave the registry as it was
+    assert "issue36_oracles:make" not in oracle_names()
