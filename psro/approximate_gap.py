@@ -66,13 +66,14 @@ __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_
 #: ``approx_gap_options``' own keys and their defaults (its other keys are the learned oracle's options):
 #: ``episodes`` of each value in the estimate (the first round), ``selection_episodes`` of each candidate (None:
 #: ``episodes``), ``warm_start`` (a candidate warm-started from the best member), ``oracle`` (None: the run's),
-#: ``train`` ("auto": train fresh responses only for targets the run's own responses of the same step do not
-#: answer, or with an ``oracle`` other than the run's; true: always; false: never), ``stderr_target`` (episodes
+#: ``train`` (true, the default: train fresh responses, the step's own responses being one more candidate; "auto":
+#: only for targets the run's own responses of the same step do not answer, or with an ``oracle`` other than the
+#: run's, cheaper but only as strong as the run's responses; false: never), ``stderr_target`` (episodes
 #: are added, doubling, until the standard error is at most this fraction of the estimate or at most
 #: :data:`STDERR_FLOOR` of the payoff range; None: one round) and ``max_episodes`` (their cap per value; None:
 #: :data:`MAX_EPISODES_FACTOR` times ``episodes``)
 APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start": True, "oracle": None,
-                       "train": "auto", "stderr_target": 0.25, "max_episodes": None}
+                       "train": True, "stderr_target": 0.25, "max_episodes": None}
 
 #: The standard error that is always small enough, as a fraction of the payoff range (an estimate near zero cannot
 #: meet a target relative to itself)

@@ -131,7 +131,7 @@ def test_goofspiel_infostates_have_perfect_recall_by_hand():
 
 
 def test_imperfect_recall_names_the_fix():
-    with pytest.raises(ValueError, match=r"perfect recall.*imp_info=True.*oracle='ppo' or 'dqn'"):
+    with pytest.raises(ValueError, match=r"perfect recall.*imp_info=True.*oracle='model_br', 'ppo' or 'dqn'"):
         build_game_tree(pyspiel.load_game("goofspiel(num_cards=4)"))
 
 
@@ -145,7 +145,8 @@ def test_tree_too_large_refuses_phantom_ttt_at_once_from_its_estimated_size():
     message = str(err.value)
     assert "(estimated from random playouts), far more than max_histories=1_000_000" in message
     assert "PSROConfig field max_histories" in message
-    assert "a learned oracle (oracle='ppo' or 'dqn') with evaluator='monte_carlo', which needs no tree" in message
+    assert ("a learned oracle (oracle='model_br', 'ppo' or 'dqn') with evaluator='monte_carlo', which needs no "
+            "tree") in message
 
 
 def test_tree_too_large_stops_the_walk_at_the_budget():
