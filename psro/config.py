@@ -233,9 +233,10 @@ class PSROConfig:
     round), ``stderr_target`` (default 0.25: rounds of episodes, each doubling them, are added until the standard
     error is at most this fraction of the estimate or 5% of the payoff range; null: one round), ``max_episodes``
     (their cap per value, at least episodes; default 16 x episodes), ``selection_episodes`` each candidate plays to
-    pick the winner (default: episodes), ``train`` (default auto: the step's own learned responses answer the
-    meta-strategy's targets at no cost, and fresh and warm-started responses are trained only for targets they do
-    not answer, or with an ``oracle`` other than the run's; true: always; false: never), ``warm_start`` (default
+    pick the winner (default: episodes), ``train`` (default true: fresh and warm-started responses are trained,
+    the step's own learned responses to the same targets being one more candidate at no cost; auto: trained only
+    for targets the step's responses do not answer, or with an ``oracle`` other than the run's, cheaper but only as
+    strong as the run's responses; false: never), ``warm_start`` (default
     true: a candidate warm-started from the best member), ``oracle`` (the learned oracle; default the run's, e.g.
     model_br where the game's observations fit its table), and that oracle's options (default: the run's
     ``oracle_options``, with ``total_steps`` ``max(s, min(10 s, 40000))`` for the run's ``oracle_steps`` s; another
