@@ -514,6 +514,25 @@ class _Run:
         return mean, lower, upper
 
 
+def _checked_settings(delta, scheme, bound, eps, max_samples, batch_size, max_batch_size) -> tuple:
+    """``(base bound, batch size)`` of :func:`response_graph_ucb`'s settings, each checked (the default batch: 64
+    samples for Clopper-Pearson, 1024 for the count-weighted scheme, else 256, at most ``max_batch_size``)."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1); got {delta!r}.")
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}; got {scheme!r}.")
+    base, _ = parse_bound(bound)
+    if not eps >= 0:
+        raise ValueError(f"eps must be >= 0; got {eps!r}.")
+    check_int(max_samples, "max_samples", minimum=1)
+    if batch_size is None:
+        batch_size = min(64 if base == "clopper-pearson" else 1024 if scheme == "count-weighted" else 256,
+                         max_batch_size)
+    if batch_size < 1 or max_batch_size < batch_size:
+        raise ValueError(f"need 1 <= batch_size <= max_batch_size; got {batch_size}, {max_batch_size}.")
+    return base, batch_size
+
+
 def response_graph_ucb(
     sampler,
     *,
@@ -590,19 +609,7 @@ def response_graph_ucb(
     >>> res.resolved, count_wrong_edges(res.graph, response_graph(game))
     (True, 0)
     """
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1); got {delta!r}.")
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}; got {scheme!r}.")
-    base, _ = parse_bound(bound)
-    if not eps >= 0:
-        raise ValueError(f"eps must be >= 0; got {eps!r}.")
-    check_int(max_samples, "max_samples", minimum=1)
-    if batch_size is None:
-        batch_size = min(64 if base == "clopper-pearson" else 1024 if scheme == "count-weighted" else 256,
-                         max_batch_size)
-    if batch_size < 1 or max_batch_size < batch_size:
-        raise ValueError(f"need 1 <= batch_size <= max_batch_size; got {batch_size}, {max_batch_size}.")
+    base, batch_size = _checked_settings(delta, scheme, bound, eps, max_samples, batch_size, max_batch_size)
     smp = as_sampler(sampler, shape=shape, payoff_range=payoff_range)
     if base == "clopper-pearson" and not getattr(smp, "binary", False):
         raise ValueError(

@@ -232,6 +232,41 @@ def _outer_bounds(L: np.ndarray, groups: np.ndarray, point: np.ndarray, point_gr
     )
 
 
+def _inner_vertices(lower: np.ndarray, upper: np.ndarray, labels: list, single: bool, num_random: int,
+                    gen: np.random.Generator) -> list:
+    """The vertices of the payoff box the inner search ranks (none when the box is a point): for each agent, the
+    table that gives it its upper payoffs and everyone else their lower ones, and the reverse; then ``num_random``
+    random vertices (a single population's column copy mirrors the row player's table)."""
+    candidates = []
+    if not np.any(upper > lower):
+        return candidates
+    n = lower.shape[0]
+    for p, i in labels:
+        if single:
+            favour = np.zeros_like(lower, dtype=bool)
+            favour[:, i, :] = True  # row strategy i's payoffs (player 0) ...
+            favour[1, :, i] = True  # ... and the column copy for player 1
+        else:
+            own = np.zeros(lower.shape[1:], dtype=bool)
+            idx = [slice(None)] * n
+            idx[p] = i
+            own[tuple(idx)] = True
+            favour = np.zeros_like(lower, dtype=bool)
+            favour[p] = own
+        for sign in (True, False):
+            table = np.where(favour, upper if sign else lower, lower if sign else upper)
+            if single:
+                table = table.copy()
+                table[1] = table[0].T
+            candidates.append(table)
+    for _ in range(num_random):
+        table = np.where(gen.random(lower.shape) < 0.5, lower, upper)
+        if single:
+            table[1] = table[0].T
+        candidates.append(table)
+    return candidates
+
+
 def alpharank_mass_bounds(
     intervals,
     point=None,
@@ -311,32 +346,7 @@ def alpharank_mass_bounds(
     o_lo, o_up, og_lo, og_up = _outer_bounds(L, groups, pi0, pi0 @ groups)
 
     # Inner search: the point, agent-favouring and -disfavouring vertices, random vertices.
-    candidates = []
-    n = lower.shape[0]
-    if np.any(upper > lower):
-        for p, i in labels:
-            if single:
-                favour = np.zeros_like(lower, dtype=bool)
-                favour[:, i, :] = True  # row strategy i's payoffs (player 0) ...
-                favour[1, :, i] = True  # ... and the column copy for player 1
-            else:
-                own = np.zeros(lower.shape[1:], dtype=bool)
-                idx = [slice(None)] * n
-                idx[p] = i
-                own[tuple(idx)] = True
-                favour = np.zeros_like(lower, dtype=bool)
-                favour[p] = own
-            for sign in (True, False):
-                table = np.where(favour, upper if sign else lower, lower if sign else upper)
-                if single:
-                    table = table.copy()
-                    table[1] = table[0].T
-                candidates.append(table)
-        for _ in range(int(num_random)):
-            table = np.where(gen.random(lower.shape) < 0.5, lower, upper)
-            if single:
-                table[1] = table[0].T
-            candidates.append(table)
+    candidates = _inner_vertices(lower, upper, labels, single, int(num_random), gen)
     pis = np.array([pi0] + [rank(t) for t in candidates])
     i_lo, i_up = pis.min(axis=0), pis.max(axis=0)
     marg = pis @ groups

@@ -451,39 +451,44 @@ def solve_regularised_dual(a, e, regulariser: str = "gini", tol: float = 1e-11, 
                 lam, f, x, w = guess, f_ipm, x_ipm, w_ipm
             continue
         used += 1
-        # Rows whose multiplier is small next to a gradient that pushes it to zero are fixed at zero
-        # (an epsilon-active set in the style of the primal-dual active-set method); the rest take a
-        # Newton step on the current piece of the dual.
-        fixed = (lam <= _ACTIVE_SCALE * g) & (g > 0)
-        free = ~fixed
-        step = np.zeros(m)
-        step[fixed] = -lam[fixed]
-        if free.any():
-            h = dual.hessian(free, w, pg_norm)
-            h[np.diag_indices_from(h)] += ridge * pg_norm + 1e-15 * max(1.0, float(np.abs(np.diag(h)).max()))
-            step[free] = -_solve_psd(h, g[free])
-        accepted = False
-        for direction in (step, -g):
-            alpha = 1.0
-            for _ in range(60):
-                trial = np.maximum(lam + alpha * direction, 0.0)
-                f_new, x_new, w_new = dual.evaluate(trial)
-                if f_new <= f + 1e-4 * float(g @ (trial - lam)) + 1e-15 * max(1.0, abs(f)):
-                    accepted = True
-                    break
-                alpha *= 0.5
-            if accepted:
-                break
-        if not accepted or np.array_equal(trial, lam):
+        found = _damped_step(dual, lam, f, g, w, pg_norm, ridge)
+        if found is None or np.array_equal(found[0], lam):
             status = "optimal" if pg_norm <= tol else "stalled"
             break
-        damped += direction is not step or alpha < 1.0
+        trial, f_new, x_new, w_new, newton, alpha, free = found
+        damped += not newton or alpha < 1.0
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("Newton %d: projected gradient %.3e, f %.12e, free rows %d, step %.3g (%s), support %d",
-                         used, pg_norm, f, int(free.sum()), alpha, "newton" if direction is step else "gradient",
-                         int((x_new > 0).sum()))
+                         used, pg_norm, f, free, alpha, "newton" if newton else "gradient", int((x_new > 0).sum()))
         lam, f, x, w = trial, f_new, x_new, w_new
     return _finish(dual, x, lam, status, used, regulariser, start, method)
+
+
+def _damped_step(dual: "_Dual", lam: np.ndarray, f: float, g: np.ndarray, w, pg_norm: float,
+                 ridge: float) -> tuple | None:
+    """One step of the dual from ``lam`` (value ``f``, gradient ``g``): ``(lam', f', x', w', newton, alpha, free
+    rows)``, or None when no step of the Newton direction nor of the gradient's decreases the dual enough.
+
+    Rows whose multiplier is small next to a gradient that pushes it to zero are fixed at zero (an epsilon-active
+    set in the style of the primal-dual active-set method); the rest take a Newton step on the current piece of the
+    dual. An Armijo backtracking search shortens it (then the negative gradient's) up to 60 halvings."""
+    fixed = (lam <= _ACTIVE_SCALE * g) & (g > 0)
+    free = ~fixed
+    step = np.zeros(lam.size)
+    step[fixed] = -lam[fixed]
+    if free.any():
+        h = dual.hessian(free, w, pg_norm)
+        h[np.diag_indices_from(h)] += ridge * pg_norm + 1e-15 * max(1.0, float(np.abs(np.diag(h)).max()))
+        step[free] = -_solve_psd(h, g[free])
+    for direction in (step, -g):
+        alpha = 1.0
+        for _ in range(60):
+            trial = np.maximum(lam + alpha * direction, 0.0)
+            f_new, x_new, w_new = dual.evaluate(trial)
+            if f_new <= f + 1e-4 * float(g @ (trial - lam)) + 1e-15 * max(1.0, abs(f)):
+                return trial, f_new, x_new, w_new, direction is step, alpha, int(free.sum())
+            alpha *= 0.5
+    return None
 
 
 def _finish(dual: "_Dual", x: np.ndarray, lam: np.ndarray, status: str, iterations: int, regulariser: str,
