@@ -164,6 +164,44 @@ def _bench_common():
     return module
 
 
+def test_the_leduc_benchmark_keeps_a_run_whose_budget_a_library_wrapped_and_reads_rows_back_from_its_log(
+        caplog, monkeypatch):
+    # OpenSpiel's replay buffer (dm-tree) turned the budget's signal into a TypeError raised from it, which ended a
+    # 75-minute side-by-side run without its summary; its rows were read back from the log
+    spec = importlib.util.spec_from_file_location("deep_psro_leduc", ROOT / "experiments" / "benchmarks" /
+                                                  "deep_psro_leduc.py")
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)   # (its dataclasses look their module up)
+    spec.loader.exec_module(bench)
+    try:
+        try:
+            raise bench.BudgetSpent
+        except bench.BudgetSpent as spent:
+            raise TypeError("Couldn't traverse Transition(...)") from spent
+    except TypeError as wrapped:
+        assert bench._from_budget(wrapped)
+    assert not bench._from_budget(TypeError("Couldn't traverse Transition(...)"))
+
+    def wrapped_budget(env, agents):   # the budget ends inside the replay buffer's dm-tree call
+        try:
+            raise bench.BudgetSpent
+        except bench.BudgetSpent as spent:
+            raise TypeError("Couldn't traverse Transition(...)") from spent
+
+    monkeypatch.setattr(bench, "play_nfsp_episode", wrapped_budget)
+    kept = bench.run_openspiel_nfsp(0, 600.0, bench.OpenSpielNFSPOptions(measure_every=1))
+    assert [r["iteration"] for r in kept] == [0] and kept[0]["nash_conv"] > 0   # the rows so far, not a crash
+
+    clock = bench.Clock()
+    clock.wall, clock.cpu = 53.3, 52.7
+    with caplog.at_level("INFO", logger="deep_psro_leduc"):
+        rows = [bench._row("openspiel_nfsp", 2, clock, 18000, 1.4173, env_steps=90_000),
+                bench._row("ours", 0, clock, 7, 0.3086)]
+    back = bench.rows_from_log(caplog.text)
+    assert [{**r, "env_steps": 0} for r in back] == [{**r, "env_steps": 0} for r in rows]
+    assert all(np.isnan(r["env_steps"]) for r in back)   # (not logged)
+
+
 def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
     bench_common = _bench_common()
     monkeypatch.setattr(bench_common, "SCRATCH", tmp_path / "runs")

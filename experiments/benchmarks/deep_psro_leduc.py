@@ -76,7 +76,10 @@ CPU seconds, measuring excluded; on a shared machine it shows how much of its co
 summary (results/deep_psro_leduc.{csv,md} with the default options, else under ``runs/``): the median NashConv at
 the report times and environment steps, then, for each NashConv target of :data:`TARGETS` (1.0, 0.5, 0.3), each
 side's first time at or below it (median over seeds) and that time's ratio to ours's (``not reached`` where the
-side's median never gets there, ``nan`` where ours's does not).
+side's median never gets there, ``nan`` where ours's does not). Every row is also an INFO line of the log
+(environment steps aside); ``--from-log LOG`` writes the summary from a log kept with ``2> LOG`` instead of running,
+so that a crash at the end of a long run loses nothing (results/deep_psro_leduc_side_by_side.log: the rows of the
+side-by-side run of issue #35).
 
 ``--config RUN.yaml`` runs ours as that run config says (its ``algorithm``: PSRO, self-play PSRO, ...; its oracle,
 evaluator and meta-solver settings), with the benchmark's seed, clock and ``exact_gap: false``
@@ -102,6 +105,7 @@ import dataclasses
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -387,7 +391,9 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options, clock: str = "
                 solver.iteration()
             iteration += 1
             rows.append(measure(iteration))
-    except BudgetSpent:   # the iteration running at the end of the budget does not count
+    except Exception as exc:   # the iteration running at the end of the budget does not count
+        if not _from_budget(exc):
+            raise
         return rows
 
 
@@ -506,7 +512,9 @@ def run_openspiel_nfsp(seed: int, budget: float, options: OpenSpielNFSPOptions, 
                     steps += play_nfsp_episode(env, agents)
             episodes += options.measure_every
             rows.append(measure(episodes, steps))
-    except BudgetSpent:   # the block of episodes running at the end of the budget does not count
+    except Exception as exc:   # the block of episodes running at the end of the budget does not count
+        if not _from_budget(exc):   # (dm-tree, inside OpenSpiel's replay buffer, wraps it in a TypeError)
+            raise
         return rows
 
 
@@ -643,6 +651,24 @@ def _row(side, seed, clock: Clock, iteration, nash_conv, env_steps=None) -> dict
                 clock.wall, clock.cpu, nash_conv)
     return {"side": side, "seed": seed, "wall_s": clock.wall, "iteration": iteration, "nash_conv": nash_conv,
             "cpu_s": clock.cpu, "env_steps": math.nan if env_steps is None else env_steps}
+
+
+#: A row as :func:`_row` logs it (``--from-log`` reads the rows back from a run's log)
+ROW_LINE = re.compile(r"(?P<side>\w+) seed (?P<seed>\d+): iteration (?P<iteration>\d+) at (?P<wall_s>[\d.]+) s "
+                      r"\(CPU (?P<cpu_s>[\d.]+) s\), NashConv (?P<nash_conv>[\d.eE+-]+|nan)")
+
+
+def rows_from_log(text: str) -> list:
+    """The rows of a run from its log (the lines :func:`_row` writes; ``env_steps`` is not logged: NaN).
+
+    Examples
+    --------
+    >>> rows_from_log("2026-12-03 14:59:44,715 ours seed 0: iteration 18 at 53.3 s (CPU 52.7 s), NashConv 1.4173")
+    [{'side': 'ours', 'seed': 0, 'wall_s': 53.3, 'iteration': 18, 'nash_conv': 1.4173, 'cpu_s': 52.7, 'env_steps': nan}]
+    """
+    return [{"side": m["side"], "seed": int(m["seed"]), "wall_s": float(m["wall_s"]),
+             "iteration": int(m["iteration"]), "nash_conv": float(m["nash_conv"]), "cpu_s": float(m["cpu_s"]),
+             "env_steps": math.nan} for m in ROW_LINE.finditer(text)]
 
 
 def _side_job(side: str, seed: int, budget: float, options, core: int | None, clock: str = "wall") -> list:
@@ -832,6 +858,8 @@ def main() -> None:
     parser.add_argument("--seed-offset", type=int, default=0,
                         help="seeds are OFFSET, OFFSET+1, ... (tuning runs use seeds other than the benchmark's 0-2)")
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
+    parser.add_argument("--from-log", metavar="LOG", help="do not run: read the rows back from the log of an "
+                        "earlier invocation with the same options (its INFO lines) and write its summary")
     parser.add_argument("--check-measure", action="store_true",
                         help="compare the measuring code with OpenSpiel's policy_aggregator + nash_conv on random "
                              "populations of Leduc and exit")
@@ -853,8 +881,11 @@ def main() -> None:
                                   args.config, args.executor)}
     out = bench_common.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows = run_all(sides, range(args.seed_offset, args.seed_offset + seeds), budget, options, args.clock,
-                   args.concurrent_seeds, args.processes)
+    if args.from_log:
+        rows = [r for r in rows_from_log(Path(args.from_log).read_text()) if r["side"] in sides]
+    else:
+        rows = run_all(sides, range(args.seed_offset, args.seed_offset + seeds), budget, options, args.clock,
+                       args.concurrent_seeds, args.processes)
     import pandas as pd
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s", "env_steps"]).to_csv(
