@@ -29,9 +29,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/psro run experiments/configs/kuhn_poker.yaml
 
+# one pytest worker per core (pytest-xdist); `.venv/bin/python -m pytest` alone runs them in one process
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(PINNED) $(BIN)/python -m pytest
+	$(PINNED) $(BIN)/python -m pytest -n auto --dist worksteal
 
 # The API reference from the numpy docstrings (MkDocs + mkdocstrings); any warning fails the build. Output: site/.
 docs: $(DOCS_STAMP)
