@@ -101,6 +101,7 @@ of wall time, two seeds at a time, each alone on its core)::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -385,16 +386,13 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options, clock: str = "
         return _row("psro_v2", seed, clock, iteration, exact.nash_conv(plans, solver.get_meta_strategies()))
 
     rows, iteration = [measure(0)], 0
-    try:
+    with until_budget():   # the iteration running at the end of the budget does not count
         while True:
             with clock:
                 solver.iteration()
             iteration += 1
             rows.append(measure(iteration))
-    except Exception as exc:   # the iteration running at the end of the budget does not count
-        if not _from_budget(exc):
-            raise
-        return rows
+    return rows
 
 
 # ---------------------------------------------------------------- OpenSpiel's NFSP (torch)
@@ -505,17 +503,14 @@ def run_openspiel_nfsp(seed: int, budget: float, options: OpenSpielNFSPOptions, 
         return _row("openspiel_nfsp", seed, clock, episodes, exact.nash_conv(plans, [[1.0]] * len(agents)), steps)
 
     rows, episodes, steps = [measure(0, 0)], 0, 0
-    try:
+    with until_budget():   # the block of episodes running at the end of the budget does not count
         while True:
             with clock:
                 for _ in range(options.measure_every):
                     steps += play_nfsp_episode(env, agents)
             episodes += options.measure_every
             rows.append(measure(episodes, steps))
-    except Exception as exc:   # the block of episodes running at the end of the budget does not count
-        if not _from_budget(exc):   # (dm-tree, inside OpenSpiel's replay buffer, wraps it in a TypeError)
-            raise
-        return rows
+    return rows
 
 
 # ---------------------------------------------------------------- ours
@@ -613,20 +608,30 @@ def run_ours(seed: int, budget: float, options: OurOptions, clock: str = "wall",
         clock.start()
 
     try:
-        clock.start()
-        solver = our_solver(seed, options) if side == "ours" else configured_solver(
-            seed, CONFIGS / VARIANT_CONFIGS[side], executor="serial")
-        if getattr(solver, "tree", None) is not None:
-            raise RuntimeError(f"the {side} solver built the game tree; the benchmark runs it without one "
-                               "(exact_gap=False).")
-        solver.run(iterations=10**9, callback=measure)
-    except Exception as exc:   # the iteration running at the end of the budget does not count
-        if not _from_budget(exc):
-            raise
+        with until_budget():   # the iteration running at the end of the budget does not count
+            clock.start()
+            solver = our_solver(seed, options) if side == "ours" else configured_solver(
+                seed, CONFIGS / VARIANT_CONFIGS[side], executor="serial")
+            if getattr(solver, "tree", None) is not None:
+                raise RuntimeError(f"the {side} solver built the game tree; the benchmark runs it without one "
+                                   "(exact_gap=False).")
+            solver.run(iterations=10**9, callback=measure)
     finally:
         if solver is not None:
             solver.close()
     return rows
+
+
+@contextlib.contextmanager
+def until_budget():
+    """Run the block until the budget ends it: :class:`BudgetSpent` raised inside it, also wrapped by a library
+    (dm-tree, inside OpenSpiel's replay buffer, raises a ``TypeError`` from it) or an executor, ends it quietly;
+    any other exception propagates."""
+    try:
+        yield
+    except Exception as exc:
+        if not _from_budget(exc):
+            raise
 
 
 def _from_budget(exc: BaseException) -> bool:
