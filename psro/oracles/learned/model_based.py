@@ -37,7 +37,7 @@ import numpy as np
 
 from games.validation import check_real, is_integer
 from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
-from psro.oracles.learned.observation_table import ObservationTablePolicy
+from psro.oracles.learned.observation_table import ObservationTablePolicy, observation_keys
 from psro.oracles.learned.training import TrainingResult, check_positive_ints
 
 __all__ = ["ModelConfig", "DecisionModel", "DecisionSampler", "sample_decisions", "solve_decisions", "train_model"]
@@ -150,12 +150,12 @@ class DecisionSampler:
         """The state number of each row of ``obs`` (new observations get the next numbers)."""
         out = np.empty(len(obs), dtype=np.int64)
         ids = self.ids
-        for j, row in enumerate(np.ascontiguousarray(obs, dtype=np.float32)):
-            key = row.tobytes()
+        rows = np.ascontiguousarray(obs, dtype=np.float32)
+        for j, key in enumerate(observation_keys(rows)):   # (the keys ObservationTablePolicy looks up)
             k = ids.get(key)
             if k is None:
                 k = ids[key] = len(ids)
-                self.observations.append(row.copy())
+                self.observations.append(rows[j].copy())
                 self.legal.append(mask[j].copy())
             out[j] = k
         return out
