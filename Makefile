@@ -47,11 +47,11 @@ fuzz: $(STAMP)
 		$(BIN)/python -m pytest tests/solvers/test_fuzz.py -q --timeout=0
 
 bench: $(STAMP)
-	$(PINNED) $(BIN)/python experiments/benchmarks/solvers.py
-	$(PINNED) $(BIN)/python experiments/benchmarks/ranking.py
-	$(PINNED) $(BIN)/python experiments/benchmarks/ranking_ucb.py
-	$(PINNED) $(BIN)/python experiments/benchmarks/psro_leduc.py
-	$(PINNED) $(BIN)/python experiments/benchmarks/jpsro.py
+	$(PINNED) $(BIN)/python -m experiments.benchmarks.solver_speed
+	$(PINNED) $(BIN)/python -m experiments.benchmarks.ranking_speed
+	$(PINNED) $(BIN)/python -m experiments.benchmarks.ranking_ucb
+	$(PINNED) $(BIN)/python -m experiments.benchmarks.psro_leduc
+	$(PINNED) $(BIN)/python -m experiments.benchmarks.jpsro
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis site build dist

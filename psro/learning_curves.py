@@ -17,7 +17,7 @@ to the run's loggers (:mod:`psro.loggers`, step = ``env_steps``). A learner that
 Examples
 --------
 >>> from psro import PSRO
->>> solver = PSRO("kuhn_poker", oracle="ppo", progress=False,
+>>> solver = PSRO("kuhn_poker", oracle="ppo", progress=False, approx_gap_every=None,
 ...               oracle_options={"total_steps": 1024, "num_envs": 16, "num_steps": 16, "eval_episodes": 50})
 >>> rows = []
 >>> solver.on_learner_rows = rows.extend

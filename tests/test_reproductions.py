@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
-import os
-import subprocess
+import importlib
 import sys
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -18,11 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "experiments" / "reproduce"
 
 
+def run_module(name: str, *argv: str):
+    """Run ``python -m experiments.reproduce.<name> *argv`` in this process; returns what its ``main`` returns."""
+    module = importlib.import_module(f"experiments.reproduce.{name}")
+    with mock.patch.object(sys, "argv", [module.__file__, *argv]):
+        return module.main()
+
+
 def run_quick(name: str, out: Path) -> Path:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
-    proc = subprocess.run([sys.executable, str(SCRIPTS / f"{name}.py"), "--quick", "--out", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_module(name, "--quick", "--out", str(out))
     for pattern in ("*.csv", "*.png"):
         assert list(out.glob(pattern)), f"{name} wrote no {pattern}"
     summary = (out / "summary.md").read_text()
@@ -139,40 +141,29 @@ def test_jpsro_quick_and_readme_results(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("# Project\n\nbefore\n\n<!-- reproductions:start -->\nstale\n<!-- reproductions:end -->\n"
                       "\nafter\n")
-    cmd = [sys.executable, str(SCRIPTS / "readme_results.py"), "--readme", str(readme), "--results", str(results)]
+    cmd = ["--readme", str(readme), "--results", str(results)]
     check = cmd + ["--check"]
-    assert subprocess.run(check, capture_output=True).returncode == 1     # stale block: out of date
-    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    assert run_module("readme_results", *check) == 1     # stale block: out of date
+    assert run_module("readme_results", *cmd) == 0
     text = readme.read_text()
     block = text.split("<!-- reproductions:start -->")[1].split("<!-- reproductions:end -->")[0]
     assert "### Fake paper" in block and "| 1 | 2 |" in block and "results/fake/summary.md" in block
     assert "stale" not in block and "intro" not in block and "rest" not in block
     assert text.startswith("# Project\n\nbefore\n\n") and text.endswith("\n\nafter\n")
-    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    assert run_module("readme_results", *cmd) == 0
     assert readme.read_text() == text                                      # idempotent
-    assert subprocess.run(check, capture_output=True).returncode == 0
+    assert run_module("readme_results", *check) == 0
     (results / "fake" / "summary.md").write_text("# Fake paper\n\n| a |\n|---|\n| 9 |\n")
-    assert subprocess.run(check, capture_output=True).returncode == 1
+    assert run_module("readme_results", *check) == 1
     assert readme.read_text() == text                                      # --check writes nothing
-
-
-def _bench_common():
-    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "experiments" / "benchmarks" /
-                                                  "bench_common.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_leduc_benchmark_keeps_a_run_whose_budget_a_library_wrapped_and_reads_rows_back_from_its_log(
         caplog, monkeypatch):
     # OpenSpiel's replay buffer (dm-tree) turned the budget's signal into a TypeError raised from it, which ended a
     # 75-minute side-by-side run without its summary; its rows were read back from the log
-    spec = importlib.util.spec_from_file_location("deep_psro_leduc", ROOT / "experiments" / "benchmarks" /
-                                                  "deep_psro_leduc.py")
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, bench)   # (its dataclasses look their module up)
-    spec.loader.exec_module(bench)
+    from experiments.benchmarks import deep_psro_leduc as bench
+
     try:
         try:
             raise bench.BudgetSpent
@@ -203,8 +194,9 @@ def test_the_leduc_benchmark_keeps_a_run_whose_budget_a_library_wrapped_and_read
 
 
 def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
-    bench_common = _bench_common()
-    monkeypatch.setattr(bench_common, "SCRATCH", tmp_path / "runs")
+    from experiments import harness
+
+    monkeypatch.setattr(harness, "SCRATCH", tmp_path / "runs")
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
@@ -212,23 +204,24 @@ def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
     committed = ROOT / "experiments" / "benchmarks" / "results" / "solvers.md"
 
     # every option at its default: the committed file
-    assert bench_common.output_path(parser, parser.parse_args([]), committed) == committed
+    assert harness.output_path(parser, parser.parse_args([]), committed) == committed
     # --quick, or any other option changed: the same name in a fresh folder under runs/, never the committed file
     for argv in (["--quick"], ["--repeats", "2"], ["--quick", "--repeats", "5"]):
-        path = bench_common.output_path(parser, parser.parse_args(argv), committed)
+        path = harness.output_path(parser, parser.parse_args(argv), committed)
         assert path != committed and path.name == "solvers.md"
         assert path.parent.parent == tmp_path / "runs" and path.parent.is_dir()
         assert path.parent.name.startswith("solvers-")
     # an explicit --out wins, also for a --quick run
     mine = tmp_path / "mine.md"
-    assert bench_common.output_path(parser, parser.parse_args(["--quick", "--out", str(mine)]), committed) == mine
-    assert bench_common.changed_options(parser, parser.parse_args(["--repeats", "2", "--out", "x"])) == ["repeats"]
+    assert harness.output_path(parser, parser.parse_args(["--quick", "--out", str(mine)]), committed) == mine
+    assert harness.changed_options(parser, parser.parse_args(["--repeats", "2", "--out", "x"])) == ["repeats"]
 
 
 def test_quick_scripts_default_to_a_scratch_folder():
     # every script that writes under results/ routes its default output through output_path (or the reproductions'
     # parse_args, which does): none keeps a committed path as an argparse default or writes it unconditionally
-    scripts = sorted((ROOT / "experiments" / "benchmarks").glob("*.py")) + [SCRIPTS / "common.py"]
+    scripts = sorted((ROOT / "experiments" / "benchmarks").glob("*.py")) + [SCRIPTS / "common.py",
+                                                                             ROOT / "experiments" / "harness.py"]
     for script in scripts:
         text = script.read_text()
         if script.name == "mgce_jpsro_metagames.py" or "results" not in text or "write" not in text:
@@ -258,12 +251,11 @@ def test_minimax_exploiter_quick(outputs):
 def test_minimax_exploiter_ceiling_against_a_perfect_player_is_zero():
     # tic-tac-toe is a draw under perfect play: no policy of either seat ever beats the perfect player, while
     # its epsilon = 1 version (uniform moves) loses to the first player's best response nearly always
-    code = ("import json, minimax_exploiter as m; g = m.ObservationGame('tic_tac_toe'); print(json.dumps("
-            "[m.best_response_win_rate(g, m.PerfectPlayer(g, e), seat) for e in (0.0, 1.0) for seat in (0, 1)]))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=SCRIPTS, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, OMP_NUM_THREADS="1", MPLBACKEND="Agg"))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    perfect_0, perfect_1, uniform_0, uniform_1 = json.loads(proc.stdout.strip().splitlines()[-1])
+    from experiments.reproduce import minimax_exploiter as m
+
+    g = m.ObservationGame("tic_tac_toe")
+    perfect_0, perfect_1, uniform_0, uniform_1 = [m.best_response_win_rate(g, m.PerfectPlayer(g, e), seat)
+                                                  for e in (0.0, 1.0) for seat in (0, 1)]
     assert perfect_0 == 0.0 and perfect_1 == 0.0
     assert 0.9 < uniform_1 < uniform_0 < 1.0   # moving first is worth more against uniform play
 

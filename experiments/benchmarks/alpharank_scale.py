@@ -2,7 +2,7 @@
 
 Run with BLAS pinned to one thread (the default here)::
 
-    python experiments/benchmarks/alpharank_scale.py [--cases random500 leduc_like single463] [--alphas 10 100]
+    python -m experiments.benchmarks.alpharank_scale [--cases random500 leduc_like single463] [--alphas 10 100]
 
 Cases (payoffs uniform in [-1, 1], seed 0, population size 50, local selection):
 
@@ -25,10 +25,9 @@ from __future__ import annotations
 import argparse
 import time
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 from games import catalog  # noqa: E402
 from ranking import alpharank  # noqa: E402

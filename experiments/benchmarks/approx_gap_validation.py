@@ -17,7 +17,7 @@ The rows go to ``results/approx_gap_validation.csv``, the summary to ``results/a
 Run with BLAS pinned::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/approx_gap_validation.py
+        python -m experiments.benchmarks.approx_gap_validation
 
 ``--quick`` is a smoke run (Kuhn, one seed, the small budget, 2 iterations); ``--games`` picks games from
 :data:`GAMES` (``goofspiel5``: 5 cards, descending point order, imperfect information, whose tree fits).
@@ -31,16 +31,14 @@ import math
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from rl_oracle_kuhn import markdown as pipe_table  # noqa: E402  (a pipe table without tabulate)
 
-RESULTS = bench_common.HERE / "results" / "approx_gap_validation"
+RESULTS = harness.BENCHMARKS / "results" / "approx_gap_validation"
 
 #: The games (their tree fits, so the exact gap is known) by short name
 GAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice(numdice=1)",
@@ -106,10 +104,10 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              "picked on selection episodes, valued on 2,000 fresh ones); `gap` is the exact NashConv of the same "
              "meta-strategy." + ("" if math.isnan(seconds) else f" {seconds / 60:.1f} minutes wall on a shared 2-core "
                                                            "machine."), "",
-             pipe_table(summary(table)), "",
+             harness.pipe_table(summary(table)), "",
              "Every measured row (`ratio` = approx_gap / gap):", "",
-             pipe_table(table[["game", "oracle_steps", "seed", "iteration", "gap", "meta_gap", "approx_gap", "se",
-                               "ratio", "valid_3se", "above_meta", "strong"]]), ""]
+             harness.pipe_table(table[["game", "oracle_steps", "seed", "iteration", "gap", "meta_gap", "approx_gap",
+                                       "se", "ratio", "valid_3se", "above_meta", "strong"]]), ""]
     return "\n".join(lines)
 
 
@@ -132,7 +130,7 @@ def main(argv=None) -> None:
 
     args.argv = sys.argv[1:] if argv is None else list(argv)
     # a default run (or --merge of a default run's pieces) writes results/; any other option a scratch folder
-    args.out = RESULTS if args.merge and args.out is None else bench_common.output_path(parser, args, RESULTS)
+    args.out = RESULTS if args.merge and args.out is None else harness.output_path(parser, args, RESULTS)
     if args.quick:
         args.games, args.steps, args.seeds, args.iterations, args.every = ["kuhn"], [2000], 1, 2, 1
     if args.merge:

@@ -4,7 +4,7 @@
 Run with BLAS threads pinned::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/bench_elo_nash_averaging.py
+        python -m experiments.benchmarks.bench_elo_nash_averaging
 
 Prints the median wall time of several runs for each side, the ratio
 (OpenSpiel / ours) and the largest difference between the two answers.
@@ -16,15 +16,12 @@ import argparse
 import logging
 import time
 
-import bench_common
 import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import elo as openspiel_elo
 from open_spiel.python.algorithms.nash_averaging import (
     nash_averaging as openspiel_nash_averaging,
 )
-
-bench_common.use_repo_packages()
 
 from ranking.elo_ratings import elo  # noqa: E402
 from ranking.nash_averaging_ratings import max_entropy_nash  # noqa: E402

@@ -18,8 +18,8 @@ a best response leaves up to ``e`` of NashConv per player that the population ne
 
 Run (about 30 minutes on one core for Leduc, most of it the PPO run that makes the targets)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_leduc_br_quality.py
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_leduc_br_quality.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_leduc_br_quality
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_leduc_br_quality \\
         --game liars_dice
 
 Results: ``results/deep_leduc_br_quality.{csv,md}`` and ``results/deep_liars_dice_br_quality.{csv,md}`` (every
@@ -33,17 +33,18 @@ import sys
 import time
 from pathlib import Path
 
-import bench_common
 import numpy as np
+
+from experiments import harness
 
 logger = logging.getLogger("deep_leduc_br_quality")
 
 #: Per game: the committed results file, the run whose targets are used, and the iterations kept.
 GAMES = {
-    "leduc_poker": (bench_common.HERE / "results" / "deep_leduc_br_quality.md",
-                    bench_common.HERE / "deep_leduc_tuning" / "B.yaml", [15, 30]),
-    "liars_dice": (bench_common.HERE / "results" / "deep_liars_dice_br_quality.md",
-                   bench_common.REPO_ROOT / "experiments" / "configs" / "liars_dice_deep.yaml", [5, 10]),
+    "leduc_poker": (harness.BENCHMARKS / "results" / "deep_leduc_br_quality.md",
+                    harness.BENCHMARKS / "deep_leduc_tuning" / "B.yaml", [15, 30]),
+    "liars_dice": (harness.BENCHMARKS / "results" / "deep_liars_dice_br_quality.md",
+                   harness.REPO_ROOT / "experiments" / "configs" / "liars_dice_deep.yaml", [5, 10]),
 }
 
 #: The settings tried: ``(learner, options, warm start)``; options are fields of ``ModelConfig``, ``PPOConfig`` or
@@ -137,7 +138,7 @@ def summary(frame, command: str, game: str, config: str) -> str:
 
 
 def main() -> None:
-    parser = bench_common.script_parser(__doc__)
+    parser = harness.script_parser(__doc__)
     parser.add_argument("--game", choices=list(GAMES), default="leduc_poker")
     parser.add_argument("--config", help="the deep PSRO run whose targets are used (default: the game's, GAMES)")
     parser.add_argument("--seed", type=int, default=10, help="its seed (a tuning seed, not the benchmark's 0-2)")
@@ -160,12 +161,12 @@ def main() -> None:
     for iteration, (members, marginals) in targets(config, args.seed, args.at or at, args.game).items():
         rows += [dict(r, iteration=iteration, seed=args.seed) for r in response_errors(
             members, marginals, list(range(args.train_seeds)), {k: CANDIDATES[k] for k in args.candidates}, measure)]
-    out = bench_common.output_path(parser, args, results)
+    out = harness.output_path(parser, args, results)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
     frame.to_csv(out.with_suffix(".csv"), index=False)
-    command = bench_common.command_line()
-    out.write_text(summary(frame, command, args.game, config.relative_to(bench_common.REPO_ROOT).as_posix()))
+    command = harness.command_line()
+    out.write_text(summary(frame, command, args.game, config.relative_to(harness.REPO_ROOT).as_posix()))
     sys.stdout.write(out.read_text())
 
 

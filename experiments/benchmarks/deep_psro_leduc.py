@@ -54,7 +54,7 @@ random populations) and takes milliseconds where that took seconds per iteration
 Run (about ``seeds x (budget + measuring)`` seconds)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/deep_psro_leduc.py
+        python -m experiments.benchmarks.deep_psro_leduc
 
 ``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only; ``--sides all`` (or any
 list of sides) adds the toolkit's other learned algorithms, each from its config in ``experiments/configs/``
@@ -67,7 +67,7 @@ runs the (side, seed) processes N at a time instead, each on a core of its own w
 cores, so that the wall clock holds for one side alone (``--processes 2`` on 2 cores: seeds 0 and 1 together, then
 seed 2)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_psro_leduc \\
         --sides all --seeds 3 --clock cpu --budget 150 --config experiments/configs/leduc_deep_tuned.yaml \\
         --out experiments/benchmarks/results/deep_leduc_variants.md
 
@@ -94,7 +94,7 @@ of issue #28 (seed 10, every candidate tried) is results/deep_leduc_tuning.md, m
 ``--processes 2`` gives each seed a core of its own. The benchmark's measurement of NFSP's (seeds 0-2, 15 minutes
 of wall time, two seeds at a time, each alone on its core)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/deep_psro_leduc.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_psro_leduc \\
         --sides ours --seeds 3 --processes 2 --clock wall --budget 900 \\
         --config experiments/configs/leduc_nfsp_tuned.yaml --out experiments/benchmarks/results/deep_leduc_nfsp_tuned.md
 """
@@ -678,9 +678,6 @@ def rows_from_log(text: str) -> list:
 
 def _side_job(side: str, seed: int, budget: float, options, core: int | None, clock: str = "wall") -> list:
     """One side in its own process: one thread, on ``core`` when given."""
-    import bench_common
-
-    bench_common.use_repo_packages()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     import torch
 
@@ -826,9 +823,9 @@ def summarise(rows: list, budget: float, command: str, clock: str = "wall") -> s
 
 
 def main() -> None:
-    import bench_common
+    from experiments import harness
 
-    parser = bench_common.script_parser(__doc__)
+    parser = harness.script_parser(__doc__)
     parser.add_argument("--budget", type=float, default=900.0, help="seconds of training for each side")
     parser.add_argument("--clock", choices=CLOCKS, default="wall",
                         help="what the budget counts: wall seconds, or each side's process-CPU seconds")
@@ -884,7 +881,7 @@ def main() -> None:
                                   tuple({**dict(OurOptions.oracle_options),
                                          **dict(_parse_option(o) for o in args.oracle_option)}.items()),
                                   args.config, args.executor)}
-    out = bench_common.output_path(parser, args, RESULTS)
+    out = harness.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.from_log:
         rows = [r for r in rows_from_log(Path(args.from_log).read_text()) if r["side"] in sides]
@@ -895,7 +892,7 @@ def main() -> None:
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s", "env_steps"]).to_csv(
         out.with_suffix(".csv"), index=False)
-    command = bench_common.command_line()
+    command = harness.command_line()
     out.write_text(summarise(rows, budget, command, args.clock))
     logger.info("wrote %s and %s", out, out.with_suffix(".csv"))
     sys.stdout.write(out.read_text())

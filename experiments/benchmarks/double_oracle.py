@@ -10,7 +10,7 @@ median wall time of ``--repeats`` runs, the ratio, iterations, the final
 NashConv in the full game and both values against the full LP.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/double_oracle.py
+        python -m experiments.benchmarks.double_oracle
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ import contextlib
 import io
 from pathlib import Path
 
-import bench_common
 import numpy as np
+
+from experiments import harness
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # scripts next to this one (e.g. solvers.py) must not shadow the library's packages
-bench_common.use_repo_packages()
 
 
 def timed(fn, repeats: int):
-    seconds, out = bench_common.median_time(fn, repeats)
+    seconds, out = harness.median_time(fn, repeats)
     return out, seconds
 
 
@@ -58,7 +58,7 @@ def main() -> None:
                         help="markdown file to write (default: results/double_oracle.md for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args()
-    out = bench_common.output_path(parser, args, RESULTS / "double_oracle.md")
+    out = harness.output_path(parser, args, RESULTS / "double_oracle.md")
 
     import cvxpy as cp
     from open_spiel.python.algorithms import lp_solver

@@ -3,7 +3,7 @@
 Run with BLAS pinned to one thread, e.g.::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/dynamics.py --repeats 5
+        python -m experiments.benchmarks.dynamics --repeats 5
 
 Both sides run in one process on the same seeded random games. Two tables:
 
@@ -24,10 +24,8 @@ import argparse
 import logging
 
 import numpy as np
-from bench_common import median_time, use_repo_packages
 
-use_repo_packages()
-
+from experiments.harness import median_time
 from games import catalog  # noqa: E402
 from solvers import nash_conv  # noqa: E402
 from solvers.dynamics.regret_matching import regret_matching  # noqa: E402

@@ -33,7 +33,7 @@ game has one, else the generic env with a fresh cache) at >= 1x the pyspiel
 loop and >= 2x rl_environment, on the wall clock and the CPU clock.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/env_throughput.py
+        python -m experiments.benchmarks.env_throughput
 
 ``--quick`` runs fewer, shorter rounds and writes under ``runs/``.
 """
@@ -49,10 +49,9 @@ import sys
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 
@@ -236,7 +235,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.rounds, args.warm_steps = 30_000, 2, 100_000
-    out = bench_common.output_path(parser, args, COMMITTED)
+    out = harness.output_path(parser, args, COMMITTED)
     out.parent.mkdir(parents=True, exist_ok=True)
 
     import pyspiel

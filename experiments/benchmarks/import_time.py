@@ -1,6 +1,6 @@
 """Import cost of the packages: median wall seconds of fresh interpreters running one import statement.
 
-    python experiments/benchmarks/import_time.py [--repeats 5] [--source DIR] [--out FILE]
+    python -m experiments.benchmarks.import_time [--repeats 5] [--source DIR] [--out FILE]
 
 Each statement runs in ``--repeats`` new processes (after one untimed warm-up
 run, so the disk cache is warm), from the folder ``--source`` (default: this
@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
+harness.pin_threads()
 
 STATEMENTS = (
     "pass",
@@ -55,12 +55,12 @@ def loaded_heavy_modules(statement: str, source: Path) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed fresh processes per statement")
-    parser.add_argument("--source", type=Path, default=bench_common.REPO_ROOT, help="checkout to import from")
+    parser.add_argument("--source", type=Path, default=harness.REPO_ROOT, help="checkout to import from")
     parser.add_argument("--out", type=Path, default=None,
                         help="markdown table to write (default: import_time.md under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
-    out = bench_common.output_path(parser, args, bench_common.HERE / "results" / "import_time.md")
+    out = harness.output_path(parser, args, harness.BENCHMARKS / "results" / "import_time.md")
     lines = ["# Import time", "",
              f"Median wall seconds of {args.repeats} fresh `python -c STATEMENT` processes (warm disk), "
              f"interpreter start included; Python {sys.version.split()[0]}; imports from `{args.source.name}`; "

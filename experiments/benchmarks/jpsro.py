@@ -12,7 +12,7 @@ over ``--repeats`` runs of the wall time to reach each threshold, and the ratio.
 OpenSpiel's loop is stopped from its callback, so one of its iterations can
 overrun the budget. Run with BLAS threads pinned::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/jpsro.py --budget 60
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.jpsro --budget 60
 """
 
 from __future__ import annotations
@@ -21,11 +21,9 @@ import argparse
 import logging
 import time
 
-import bench_common
 import numpy as np
 
 # this folder holds scripts named like packages (solvers.py); keep them from shadowing the packages
-bench_common.use_repo_packages()
 
 GAME = "kuhn_poker(players=3)"
 THRESHOLDS = (1e-1, 1e-2, 3e-3, 1e-3)

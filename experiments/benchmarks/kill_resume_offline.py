@@ -1,6 +1,6 @@
 """Kill-and-resume trials of COffeE-PSRO and offline PSRO: SIGKILL ``psro run`` at varied points, ``psro resume``.
 
-    python experiments/benchmarks/kill_resume_offline.py [--trials 20] [--iterations 4] [--seed 0] [--out FILE]
+    python -m experiments.benchmarks.kill_resume_offline [--trials 20] [--iterations 4] [--seed 0] [--out FILE]
 
 For each algorithm, one uninterrupted ``psro run`` of a Kuhn poker dataset is the reference. Each trial starts the
 same run in a fresh directory and SIGKILLs it at a point drawn from ``--seed``: once its checkpoint has reached
@@ -24,10 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -37,7 +36,7 @@ TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "w
 
 
 def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(bench_common.REPO_ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+    return dict(os.environ, PYTHONPATH=str(harness.REPO_ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                 MKL_NUM_THREADS="1")
 
 
@@ -162,7 +161,7 @@ def main(argv=None) -> None:
                         help="CSV of the trials (default: kill_resume_offline.csv under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
-    out = bench_common.output_path(parser, args, bench_common.HERE / "results" / "kill_resume_offline.csv")
+    out = harness.output_path(parser, args, harness.BENCHMARKS / "results" / "kill_resume_offline.csv")
     rng = np.random.default_rng(args.seed)
     rows = []
     with tempfile.TemporaryDirectory() as scratch:

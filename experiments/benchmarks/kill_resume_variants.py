@@ -1,6 +1,6 @@
 """Kill-and-resume trials of the PSRO variants from their shipped configs, with a learned oracle and small budgets.
 
-    python experiments/benchmarks/kill_resume_variants.py [--trials 3] [--iterations 3] [--steps 1024] [--seed 0]
+    python -m experiments.benchmarks.kill_resume_variants [--trials 3] [--iterations 3] [--steps 1024] [--seed 0]
         [--only NAME,...] [--out FILE]
 
 Each config of :data:`CONFIGS` is run as shipped but for a small budget (``--iterations``; PPO calls of ``--steps``
@@ -19,14 +19,14 @@ import argparse
 import tempfile
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
-from kill_resume_offline import trials_of, write_trials  # noqa: E402
+
+from experiments.benchmarks.kill_resume_offline import trials_of, write_trials  # noqa: E402
 
 #: Config name -> shipped config (under experiments/configs/).
 CONFIGS = {
@@ -66,7 +66,7 @@ def main(argv=None) -> None:
                         help="CSV of the trials (default: kill_resume_variants.csv under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
-    out = bench_common.output_path(parser, args, bench_common.HERE / "results" / "kill_resume_variants.csv")
+    out = harness.output_path(parser, args, harness.BENCHMARKS / "results" / "kill_resume_variants.csv")
     names = list(CONFIGS) if args.only is None else args.only.split(",")
     unknown = sorted(set(names) - set(CONFIGS))
     if unknown:
@@ -78,7 +78,7 @@ def main(argv=None) -> None:
         for n, name in enumerate(names):
             folder = scratch / f"config-{n}"
             folder.mkdir()
-            config = small_config(bench_common.REPO_ROOT / "experiments" / "configs" / CONFIGS[name], folder,
+            config = small_config(harness.REPO_ROOT / "experiments" / "configs" / CONFIGS[name], folder,
                                   args.iterations, args.steps)
             rows += trials_of(name, "config", config, folder, args.trials, args.iterations, rng)
     write_trials(rows, "config", out)

@@ -24,9 +24,9 @@ Two steps:
 
 Run with BLAS threads pinned::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/mgce_jpsro_metagames.py --capture
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/mgce_jpsro_metagames.py --bench
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python experiments/benchmarks/mgce_jpsro_metagames.py --jpsro
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.mgce_jpsro_metagames --capture
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.mgce_jpsro_metagames --bench
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.mgce_jpsro_metagames --jpsro
 """
 
 from __future__ import annotations

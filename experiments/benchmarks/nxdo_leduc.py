@@ -16,7 +16,7 @@ policies tabulated, in sequence form, exact best responses; the same code as ``d
 run one after the other in this process's children, each on one thread; by default the budget counts each side's
 process-CPU seconds (the machine is shared). ``--quick``: 30 s each.
 
-Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python experiments/benchmarks/nxdo_leduc.py``
+Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.nxdo_leduc``
 (results/nxdo_leduc.{csv,md} with the default options, else under ``runs/``).
 """
 
@@ -78,9 +78,6 @@ def run_nxdo(seed: int, budget: float, options, clock: str, nfsp_steps: int, epi
 
 
 def _side(side: str, seed: int, budget: float, clock: str, nfsp_steps: int, episodes: int) -> list:
-    import bench_common
-
-    bench_common.use_repo_packages()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     import deep_psro_leduc as deep
     import torch
@@ -112,9 +109,9 @@ def summarise(rows: list, budget: float, clock: str, command: str) -> str:
 
 
 def main() -> None:
-    import bench_common
+    from experiments import harness
 
-    parser = bench_common.script_parser(__doc__)
+    parser = harness.script_parser(__doc__)
     parser.add_argument("--budget", type=float, default=150.0, help="seconds of training for each side")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
     parser.add_argument("--quick", action="store_true", help="30 s each")
@@ -123,7 +120,7 @@ def main() -> None:
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
     args = parser.parse_args()
     budget = 30.0 if args.quick else args.budget
-    out = bench_common.output_path(parser, args, RESULTS)
+    out = harness.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
@@ -137,7 +134,7 @@ def main() -> None:
 
     pd.DataFrame(rows, columns=["side", "seed", "wall_s", "iteration", "nash_conv", "cpu_s"]).to_csv(
         out.with_suffix(".csv"), index=False)
-    command = bench_common.command_line()
+    command = harness.command_line()
     out.write_text(summarise(rows, budget, args.clock, command))
     sys.stdout.write(out.read_text())
 

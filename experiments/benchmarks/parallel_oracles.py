@@ -21,7 +21,7 @@ oracle's (millisecond) jobs through an engine costs, against ``--dispatch
 auto``, which calls it in-process (PSRO's default for exact oracles).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/parallel_oracles.py --oracle ppo --steps 8192 --iterations 3
+        python -m experiments.benchmarks.parallel_oracles --oracle ppo --steps 8192 --iterations 3
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ import os
 import statistics
 import time
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 

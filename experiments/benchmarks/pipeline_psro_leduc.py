@@ -16,7 +16,7 @@ average of the (possibly shared) machine is recorded with each run.
 Run (about ``seeds x 2 x seconds`` of wall time)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/pipeline_psro_leduc.py
+        python -m experiments.benchmarks.pipeline_psro_leduc
 
 ``--seeds`` (default 0), ``--seconds`` (default 150), ``--workers`` (default 2). Results:
 ``results/pipeline_psro_leduc.{csv,md,png}`` with the default options, else under ``runs/``.
@@ -32,15 +32,14 @@ import subprocess
 import sys
 import time
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 logger = logging.getLogger("pipeline_psro_leduc")
 
 CONFIGS = {"PSRO": "leduc_deep.yaml", "P2SRO": "leduc_pipeline_psro.yaml"}
-RESULTS = bench_common.HERE / "results" / "pipeline_psro_leduc.md"
+RESULTS = harness.BENCHMARKS / "results" / "pipeline_psro_leduc.md"
 COLUMNS = ["iteration", "gap", "wall_time", "cpu_time", "env_steps", "population_0"]
 
 
@@ -50,7 +49,7 @@ def single_run(side: str, seed: int, seconds: float, workers: int) -> dict:
 
     from psro import PSROConfig, algorithm_class
 
-    fields = yaml.safe_load((bench_common.REPO_ROOT / "experiments" / "configs" / CONFIGS[side]).read_text())
+    fields = yaml.safe_load((harness.REPO_ROOT / "experiments" / "configs" / CONFIGS[side]).read_text())
     fields.update(seed=seed, progress=False, time_limit=seconds, iterations=None, approx_gap_every=None,
                   executor="serial" if side == "PSRO" else str(workers))
     config = PSROConfig.from_dict(fields)
@@ -107,7 +106,7 @@ def main() -> None:
             logger.info("%s seed %d: NashConv %.4f after %d iterations, %.0f s, %d env steps", side, seed,
                         last["gap"], last["iteration"], last["wall_time"], last["env_steps"])
     frame = pd.DataFrame(rows)
-    path = bench_common.output_path(parser, args, RESULTS)
+    path = harness.output_path(parser, args, RESULTS)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path.with_suffix(".csv"), index=False)
     figure(frame, path.with_suffix(".png"))

@@ -17,7 +17,7 @@ on an idle 2-core machine): on a shared machine the wall times say as much about
 Run (one command; at the defaults six runs of 20-30 CPU-seconds each)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/pipeline_psro_workers.py
+        python -m experiments.benchmarks.pipeline_psro_workers
 
 ``--seeds 0 1 2`` (default), ``--iterations`` (default 8), ``--steps`` (PPO steps per chunk, default 8192): the
 budget. Results: ``results/pipeline_psro_workers.{csv,md}`` with the default options, else under ``runs/``.
@@ -36,15 +36,14 @@ import sys
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 logger = logging.getLogger("pipeline_psro_workers")
 
-CONFIG = bench_common.REPO_ROOT / "experiments" / "configs" / "leduc_pipeline_psro.yaml"
-RESULTS = bench_common.HERE / "results" / "pipeline_psro_workers.md"
+CONFIG = harness.REPO_ROOT / "experiments" / "configs" / "leduc_pipeline_psro.yaml"
+RESULTS = harness.BENCHMARKS / "results" / "pipeline_psro_workers.md"
 CLOCKS = ("time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
           "approx_gap_time")
 WORKERS = (1, 2)
@@ -153,7 +152,7 @@ def main() -> None:
             rows.append(runs[w])
             logger.info("seed %d, %d worker(s): NashConv %.4f, wall %.1f s, CPU %.1f s, same history: %s", seed, w,
                         runs[w]["nash_conv"], runs[w]["wall_s"], runs[w]["cpu_s"], same)
-    path = bench_common.output_path(parser, args, RESULTS)
+    path = harness.output_path(parser, args, RESULTS)
     path.parent.mkdir(parents=True, exist_ok=True)
     import pandas as pd
 
@@ -163,7 +162,7 @@ def main() -> None:
     text = ["# Pipeline PSRO on Leduc poker: 1 worker against 2", "",
             f"`experiments/benchmarks/pipeline_psro_workers.py --seeds {' '.join(map(str, args.seeds))} "
             f"--iterations {args.iterations} --steps {args.steps}`, "
-            f"config `{CONFIG.relative_to(bench_common.REPO_ROOT)}`, measured "
+            f"config `{CONFIG.relative_to(harness.REPO_ROOT)}`, measured "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} CPUs.", "",
             f"Histories identical (every column but the clocks) with 1 and 2 workers for every seed: **{identical}**.",
             "", *summary(rows), "", *table(rows), ""]

@@ -13,7 +13,7 @@ random meta-strategy, it times (median of ``--repeats`` runs, BLAS pinned):
   player (ours warm-started, ours cold, OpenSpiel's ``lp_solver``).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/psro_components.py
+        python -m experiments.benchmarks.psro_components
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ import argparse
 import statistics
 import time
 
-import bench_common
 import numpy as np
 
+from experiments import harness
+
 # scripts next to this one (e.g. solvers.py) must not shadow the library's packages
-bench_common.use_repo_packages()
 
 
 def median_time(fn, repeats: int) -> float:
-    return bench_common.median_time(fn, repeats, warmup=True)[0]
+    return harness.median_time(fn, repeats, warmup=True)[0]
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ stopped; ours is computed inside the loop and counted in our time.
 Run with BLAS pinned::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/psro_leduc.py --budget 120
+        python -m experiments.benchmarks.psro_leduc --budget 120
 
 ``--quick`` is a 20-second smoke run.
 """
@@ -116,9 +116,6 @@ def at_checkpoints(curve: pd.DataFrame, budget: float, clock: str = "wall_time")
 def main() -> None:
     # Run as a script, this folder is first on sys.path and its solvers.py would shadow the solvers package.
     # (experiments/reproduce/psro_vs_openspiel.py loads this file by path and does not call main.)
-    import bench_common
-
-    bench_common.use_repo_packages()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget", type=float, default=120.0, help="wall-clock seconds for each implementation")
     parser.add_argument("--quick", action="store_true", help="a 20-second smoke run")

@@ -14,7 +14,7 @@ single-threaded, and CPU time is less disturbed than wall time by other
 processes on a shared machine), the median ratio, and the number of wrong edges
 against the true response graph.
 
-    OMP_NUM_THREADS=1 python experiments/benchmarks/ranking_ucb.py [--quick] [--out FILE]
+    OMP_NUM_THREADS=1 python -m experiments.benchmarks.ranking_ucb [--quick] [--out FILE]
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ import statistics
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 from open_spiel.python.algorithms import response_graph_ucb as os_rgucb  # noqa: E402
@@ -173,7 +172,7 @@ def main(argv=None) -> int:
                         help="markdown report to write (default: ranking_ucb.md under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
-    args.out = str(bench_common.output_path(parser, args, bench_common.HERE / "results" / "ranking_ucb.md"))
+    args.out = str(harness.output_path(parser, args, harness.BENCHMARKS / "results" / "ranking_ucb.md"))
     seeds = args.seeds or (3 if args.quick else 5)
     soccer = datasets.load_soccer().payoffs
     cases = [

@@ -21,7 +21,7 @@ both and their ratio. The load of the machine (``os.getloadavg``) is printed
 with the figures.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/ray_speedup.py --policies 10 --episodes 1000
+        python -m experiments.benchmarks.ray_speedup --policies 10 --episodes 1000
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ import os
 import statistics
 import time
 
-import bench_common
 import numpy as np
 
+from experiments import harness
+
 # This folder holds a script named solvers.py; keep it from shadowing the solvers package.
-bench_common.use_repo_packages()
 
 
 def median_time(fn, repeats: int):
     """Warm-up call, then the median of ``repeats`` timed calls; returns (median seconds, last result)."""
-    return bench_common.median_time(fn, repeats, warmup=True)
+    return harness.median_time(fn, repeats, warmup=True)
 
 
 def random_populations(tree, k: int, seed: int):

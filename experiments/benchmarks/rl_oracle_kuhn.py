@@ -16,7 +16,7 @@ Reported: per oracle and seed, the CPU seconds and iterations to reach
 NashConv <= ``--target``, and medians over seeds. torch and BLAS run on one thread.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/rl_oracle_kuhn.py --seeds 3
+        python -m experiments.benchmarks.rl_oracle_kuhn --seeds 3
 """
 
 from __future__ import annotations
@@ -26,23 +26,12 @@ import statistics
 import time
 from pathlib import Path
 
-import bench_common
 import numpy as np
 import pandas as pd
 
+from experiments import harness
+
 RESULTS = Path(__file__).resolve().parent / "results"
-# scripts next to this one (e.g. solvers.py) must not shadow the library's packages
-bench_common.use_repo_packages()
-
-
-def markdown(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    """A pipe table without the optional ``tabulate`` dependency."""
-    def cell(v):
-        return format(v, floatfmt) if isinstance(v, (float, np.floating)) else str(v)
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
 
 
 def run_psro(tree, oracle_name: str, iterations: int, target: float, seed: int, steps: int,
@@ -124,7 +113,7 @@ def main() -> None:
                         help="path prefix of the .md and _history.csv files (default: results/rl_oracle_kuhn for a "
                              "default run, a new folder under runs/ otherwise)")
     args = parser.parse_args()
-    args.out = str(bench_common.output_path(parser, args, RESULTS / "rl_oracle_kuhn"))
+    args.out = str(harness.output_path(parser, args, RESULTS / "rl_oracle_kuhn"))
 
     import pyspiel
     import torch
@@ -166,12 +155,14 @@ def main() -> None:
         lines.append(f"| {name} | {len(grp)} | {int(grp.reached.sum())} | {statistics.median(grp.iterations):g} | "
                      f"{statistics.median(grp.cpu_time):.2f} | {statistics.median(grp.nash_conv):.4f} |")
     lines += ["", "Per run (final NashConv ours vs OpenSpiel's `exploitability.nash_conv` on the same policies):", "",
-              markdown(table), "",
+              harness.pipe_table(table), "",
               "NashConv per iteration (median over seeds):", ""]
     curve = history.groupby(["oracle", "iteration"], sort=False)[["nash_conv", "cpu_time"]].median().reset_index()
-    lines.append(markdown(curve.pivot(index="iteration", columns="oracle", values="nash_conv").reset_index(), ".4f"))
+    by_iteration = curve.pivot(index="iteration", columns="oracle", values="nash_conv").reset_index()
+    lines.append(harness.pipe_table(by_iteration, ".4f"))
     lines += ["", "Cumulative CPU seconds per iteration (median over seeds):", ""]
-    lines.append(markdown(curve.pivot(index="iteration", columns="oracle", values="cpu_time").reset_index(), ".2f"))
+    cpu = curve.pivot(index="iteration", columns="oracle", values="cpu_time").reset_index()
+    lines.append(harness.pipe_table(cpu, ".2f"))
     Path(f"{args.out}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -11,7 +11,7 @@ With ``--full`` it then plays the whole tournament (10 matches per ordered pair
 of the 43 bots) on ``--workers`` processes and reports wall time, the CPU-seconds
 of all tasks and the load average.
 
-    OMP_NUM_THREADS=1 python experiments/benchmarks/rrps_tournament.py [--pairs 60] [--repeats 3] [--full]
+    OMP_NUM_THREADS=1 python -m experiments.benchmarks.rrps_tournament [--pairs 60] [--repeats 3] [--full]
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import os
 import statistics
 import time
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 import pyspiel  # noqa: E402

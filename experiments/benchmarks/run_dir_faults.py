@@ -6,7 +6,7 @@
    alive 10 s later.
 
 Each is tried ``--tries`` times (default 10); the script prints the counts and exits non-zero if a try failed.
-Run: ``python experiments/benchmarks/run_dir_faults.py [--tries 10]`` (about two minutes on two cores).
+Run: ``python -m experiments.benchmarks.run_dir_faults [--tries 10]`` (about two minutes on two cores).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ not part of this comparison; ``psro_leduc.py`` compares the loops.
 Run with BLAS pinned::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/top_up_leduc.py --seeds 5 --iterations 20
+        python -m experiments.benchmarks.top_up_leduc --seeds 5 --iterations 20
 
 ``--quick`` is a smoke run (2 seeds, 4 iterations).
 """
@@ -35,15 +35,14 @@ import statistics
 import time
 from pathlib import Path
 
-import bench_common
+from experiments import harness
 
-bench_common.pin_threads()
-bench_common.use_repo_packages()
+harness.pin_threads()
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-RESULTS = bench_common.HERE / "results" / "top_up_leduc.md"
+RESULTS = harness.BENCHMARKS / "results" / "top_up_leduc.md"
 
 
 def configurations(episodes: int, budget: int, iterations: int, rounds: int) -> dict:
@@ -81,7 +80,7 @@ def main(argv=None) -> int:
                         help="markdown report to write, with a .csv beside it (default: top_up_leduc.md under "
                              "results/ for a default run, a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
-    args.out = str(bench_common.output_path(parser, args, RESULTS))
+    args.out = str(harness.output_path(parser, args, RESULTS))
     if args.quick:
         args.seeds, args.iterations = 2, 4
     configs = configurations(args.episodes, args.budget, args.iterations, args.rounds)

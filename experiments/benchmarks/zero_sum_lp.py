@@ -3,7 +3,7 @@
 Run with BLAS pinned to one thread, e.g.::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/zero_sum_lp.py --sizes 200 1000 --repeats 3
+        python -m experiments.benchmarks.zero_sum_lp --sizes 200 1000 --repeats 3
 
 Every variant solves the same random zero-sum games (uniform payoffs in
 [-1, 1], seeded) in one process. The table reports the median wall time, the
@@ -18,12 +18,9 @@ import logging
 import statistics
 import time
 
-import bench_common
 import numpy as np
 
 # this folder holds scripts named like packages (solvers.py); keep them from shadowing the packages
-bench_common.use_repo_packages()
-
 from solvers.nash.zero_sum import solve_zero_sum  # noqa: E402
 
 logger = logging.getLogger("zero_sum_lp")

@@ -9,7 +9,7 @@
    profile grows (soccer; :func:`ranking.alpharank_mass_bounds` on Hoeffding
    boxes), next to parametric-bootstrap intervals.
 
-Run: ``python experiments/reproduce/alpharank_incomplete_info.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.alpharank_incomplete_info [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import NormalFormGame, datasets
 from games.empirical import EmpiricalGame
 from psro import PSRO

@@ -8,15 +8,15 @@ full game) is recorded after every iteration. Issue #27's bar: on Leduc and on 2
 (``games.catalog.random_game((100, 100), kind="zero_sum", rng=seed)``, seeds 0-19) anytime PSRO's gap never
 increases from one iteration to the next (tolerance 1e-9), while PSRO's increases at least once on most of them.
 
-Run: ``python experiments/reproduce/anytime_psro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.anytime_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import catalog
 from psro import PSRO
 from psro.variants.anytime import AnytimePSRO

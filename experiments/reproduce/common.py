@@ -8,7 +8,6 @@ places our numbers next to the paper's.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import time
 from pathlib import Path
 
@@ -21,17 +20,7 @@ import pandas as pd  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def load_benchmark(name: str):
-    """Import ``experiments/benchmarks/<name>.py`` by path (that folder holds a ``solvers.py`` and a
-    ``ranking.py`` that would shadow the packages if it were put on ``sys.path``)."""
-    path = HERE.parent / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_common = load_benchmark("bench_common")
+from experiments import harness
 
 
 def parse_args(name: str, description: str, extra=None) -> argparse.Namespace:
@@ -40,7 +29,7 @@ def parse_args(name: str, description: str, extra=None) -> argparse.Namespace:
     Without ``--out``, a run with the default budgets writes the committed
     ``experiments/reproduce/results/<name>/``; ``--quick`` or any other
     non-default option writes a new folder under ``runs/`` instead
-    (:func:`bench_common.output_path`), so it never replaces committed results.
+    (:func:`harness.output_path`), so it never replaces committed results.
     """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="tiny budgets (well under 2 minutes)")
@@ -50,7 +39,7 @@ def parse_args(name: str, description: str, extra=None) -> argparse.Namespace:
     if extra is not None:
         extra(parser)
     args = parser.parse_args()
-    args.out = bench_common.output_path(parser, args, HERE / "results" / name)
+    args.out = harness.output_path(parser, args, HERE / "results" / name)
     args.out.mkdir(parents=True, exist_ok=True)
     return args
 

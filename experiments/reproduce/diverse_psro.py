@@ -17,7 +17,7 @@ Measured after every iteration: the exploitability of the meta-strategy in the f
 NashConv) and the population's diversity as the expected cardinality of the DPP with ``L = M M^T`` over player 0's
 payoff vectors against player 1's population (``M`` exact), the measure Perez-Nieves et al. report.
 
-Run: ``python experiments/reproduce/diverse_psro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.diverse_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import logging
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import catalog
 from psro.variants.diverse import DiversePSRO
 from psro.variants.diversity_measures import expected_cardinality, payoff_rows

@@ -14,7 +14,7 @@ continues. Team exploitability (``psro.family.teams.team_exploitability``: the m
 pure team deviation's gain) is measured after every iteration from each algorithm's output (SP: the latest
 profile; FSP: the uniform mixture of the past policies; PSRO and FXP: the team-level Nash mixture).
 
-Run: ``python experiments/reproduce/fxp.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.fxp [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import catalog
 from psro import PSRO
 from psro.config import PSROConfig
@@ -73,7 +73,7 @@ def first_time_below(curve: pd.DataFrame, threshold: float) -> float:
 
 def main() -> None:
     args = parse_args("fxp", __doc__.splitlines()[0])
-    seeds, iterations = (range(3), 8) if args.quick else (range(5), 20)
+    seeds, iterations = (range(2), 8) if args.quick else (range(5), 20)
     game, teams = catalog.fxp_example(TEAM_SIZE, C, EPS), catalog.fxp_teams(TEAM_SIZE)
     summary = Summary("Fictitious Cross-Play on the FXP example team game (Xu et al. 2023)", args.out, args.quick)
     curves = pd.DataFrame([row for seed in seeds for name in ALGORITHMS

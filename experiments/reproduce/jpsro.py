@@ -21,7 +21,7 @@ The default mode also runs MGCCE and MGCE JPSRO, until the gap is at most
 (``open_spiel/python/examples/jpsro.py``: ``trade_comm_2p_2i`` ... ``_5i``,
 ``sheriff_2p_1r`` ... ``_3r``, ``sheriff_2p_gabriele``), with their tree sizes.
 
-Run: ``python experiments/reproduce/jpsro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.jpsro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import time
 import matplotlib.pyplot as plt
 import pandas as pd
 import pyspiel
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import load
 from psro import PSRO
 from psro.game_tree import build_game_tree

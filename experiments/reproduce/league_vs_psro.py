@@ -18,7 +18,7 @@ reaches the budget (it may pass it by at most one iteration; the table gives the
 The algorithms come from ``psro.algorithms`` and are imported when used; one that is missing is reported as such
 in the summary, and the others still run.
 
-Run: ``python experiments/reproduce/league_vs_psro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.league_vs_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import traceback
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
+
+from experiments.reproduce.common import Summary, parse_args
 
 #: The compared algorithms: label -> (psro.algorithms name, its own fields).
 ALGORITHMS = {

@@ -11,7 +11,7 @@ Claims checked (issue #14, after Nguyen & Wellman's COffeE-PSRO and Zhang, Bai &
    alone) ranks the three in the same order as the true gap.
 
 Every learner sees the dataset only (:func:`games.offline_model.fit_model`, 5 bootstrap members); the true game
-is used only to measure. Run: ``python experiments/reproduce/offline_psro.py [--quick] [--out DIR]``.
+is used only to measure. Run: ``python -m experiments.reproduce.offline_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import time
 import numpy as np
 import pandas as pd
 import pyspiel
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games.datasets import collect
 from games.offline_model import fit_model
 from psro import PSRO

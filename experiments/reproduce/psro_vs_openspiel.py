@@ -8,15 +8,16 @@ clock stopped. Reference: Lanctot et al. (2017) / OpenSpiel's psro_v2 example;
 the claim compared is "PSRO with exact best responses drives NashConv to 0
 on Kuhn poker and down on Leduc poker".
 
-Run: ``python experiments/reproduce/psro_vs_openspiel.py [--quick] [--budget SECONDS] [--out DIR]``.
+Run: ``python -m experiments.reproduce.psro_vs_openspiel [--quick] [--budget SECONDS] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-from common import Summary, load_benchmark, parse_args
 
-_bench = load_benchmark("psro_leduc")
+from experiments.benchmarks import psro_leduc as _bench
+from experiments.reproduce.common import Summary, parse_args
+
 run_ours, run_openspiel = _bench.run_ours, _bench.run_openspiel
 
 

@@ -12,16 +12,16 @@ Claims checked (from the paper's abstract and section headings; see
    PSRO runs with ``meta_solver="rae"`` on the sequential trust-dilemma game
    (``games.examples.trust_dilemma``) with exact best responses.
 
-Run: ``python experiments/reproduce/rae.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.rae [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
 import games.examples.trust_dilemma  # noqa: F401  (registers "trust_dilemma")
+from experiments.reproduce.common import Summary, parse_args
 from games import NormalFormGame, catalog
 from psro import PSRO
 from solvers import solve

@@ -7,7 +7,7 @@ exist), takes each one's title and first markdown table (at most
 README. Running it twice changes nothing. ``--check`` writes nothing and exits
 1 if the README is out of date.
 
-Run: ``python experiments/reproduce/readme_results.py [--check] [--readme PATH] [--results DIR]``.
+Run: ``python -m experiments.reproduce.readme_results [--check] [--readme PATH] [--results DIR]``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ strategy of the game) in the top-two singular directions of ``A``; for the disc 
 is the whole gamescape. At the end, the *relative population performance* of the final PSRO-rN population against
 the final PSRO-N one (the value of the zero-sum game between them; positive favours PSRO-rN).
 
-Run: ``python experiments/reproduce/rectified_psro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.rectified_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import logging
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import catalog
 from games.normal_form import NormalFormGame
 from psro import PSRO

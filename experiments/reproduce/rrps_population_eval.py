@@ -8,15 +8,15 @@ Benchmark for Multiagent Reinforcement Learning" (TMLR).
    rankings of the published table, side by side.
 3. Population measures per bot (see the summary for the definitions).
 
-Run: ``python experiments/reproduce/rrps_population_eval.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.rrps_population_eval [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import NormalFormGame, datasets, make_executor
 from games.roshambo import bot_names, play_tournament
 from ranking import alpharank, elo, melo, nash_averaging

@@ -7,7 +7,7 @@ restricted distribution after every iteration. SP-PSRO's new policy is the tabul
 meta-games), exact gaps measured over the tabularised networks; SP-PSRO's ``nu`` is then a PPO policy trained
 against the opponent's newest best response (the module docstring says how it differs from the paper's).
 
-Run: ``python experiments/reproduce/self_play_psro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.self_play_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from psro import PSRO
 from psro.variants.anytime import AnytimePSRO
 from psro.variants.self_play_psro import SelfPlayPSRO

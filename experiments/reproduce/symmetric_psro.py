@@ -16,7 +16,7 @@ after every iteration we record the exact NashConv of the meta-strategy profile 
 playing the one meta-strategy) against the oracle calls made so far (symmetric: one per iteration; two
 populations: two) and the meta-game profiles evaluated.
 
-Run: ``python experiments/reproduce/symmetric_psro.py [--quick] [--out DIR]``.
+Run: ``python -m experiments.reproduce.symmetric_psro [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from games import catalog
 from psro import PSRO
 

@@ -11,7 +11,7 @@ Games: Leduc poker, and Liar's dice with one 4-sided die each (``liars_dice(numd
 infostates; the default 6-sided game's 24,576 infostates make each restricted CFR+ solve take about a minute
 here). Issue #28's bar: XDO reaches NashConv <= 0.01 on Leduc in at least 5x fewer iterations than PSRO.
 
-Run: ``python experiments/reproduce/xdo_vs_psro.py [--quick] [--out DIR]`` (``--quick``: Kuhn and Leduc poker, to
+Run: ``python -m experiments.reproduce.xdo_vs_psro [--quick] [--out DIR]`` (``--quick``: Kuhn and Leduc poker, to
 NashConv 0.01 only).
 """
 
@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 import pandas as pd
-from common import Summary, parse_args
 
+from experiments.reproduce.common import Summary, parse_args
 from psro import PSRO
 from psro.variants.xdo import XDO
 

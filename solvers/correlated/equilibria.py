@@ -15,7 +15,7 @@ name                          point
 ``rvce`` / ``rvcce``          a vertex maximising a seeded random objective
 ============================  =====================================================
 
-Numerical methods (chosen by ``experiments/benchmarks/solvers.py``):
+Numerical methods (chosen by ``experiments/benchmarks/solver_speed.py``):
 
 - MG and ME: projected Newton on the dual, one multiplier per constraint row
   (:mod:`solvers.correlated.correlated_dual`). The MG dual is piecewise quadratic, so the
@@ -312,7 +312,7 @@ def max_welfare(game: NormalFormGame, concept: str = "ce", epsilon: float = 0.0,
         simplex by column generation
         (:func:`solvers.correlated.correlated_lp.maximise_linear_by_columns`): an optimal
         vertex has few non-zeros, and this is several times faster than the
-        whole LP on the games of ``experiments/benchmarks/solvers.py``.
+        whole LP on the games of ``experiments/benchmarks/solver_speed.py``.
 
     Returns
     -------

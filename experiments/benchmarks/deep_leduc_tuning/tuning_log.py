@@ -41,7 +41,7 @@ def value_at(rows: pd.DataFrame, t: float) -> float:
 def main(paths: list) -> None:
     (RESULTS / "deep_leduc_tuning").mkdir(parents=True, exist_ok=True)
     lines = ["# Tuning the learned path on Leduc (issue #28, item 4): tuning seeds, CPU clock", "",
-             "Each row: `python experiments/benchmarks/deep_psro_leduc.py --sides ours --seeds 1 --seed-offset SEED "
+             "Each row: `python -m experiments.benchmarks.deep_psro_leduc --sides ours --seeds 1 --seed-offset SEED "
              "--clock cpu --budget BUDGET --config experiments/benchmarks/deep_leduc_tuning/CANDIDATE.yaml`, one "
              "thread per training process, on the shared 2-core machine (the CPU clock makes the budget "
              "independent of the load; how many ran at once, and the wall-clock rows, are in the notes below). "

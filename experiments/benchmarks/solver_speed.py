@@ -3,7 +3,7 @@
 Run with BLAS pinned to one thread (the script pins it itself if unset)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/solvers.py --repeats 5
+        python -m experiments.benchmarks.solver_speed --repeats 5
 
 Cases:
 
@@ -35,12 +35,11 @@ nothing measurable (``_mgcce`` on 3 players x 10: 0.17 s either way).
 
 from __future__ import annotations
 
-import bench_common
+from experiments import harness
 
 # This file is named solvers.py: drop its own folder from the import path so that
 # ``import solvers`` finds the package, not this script.
-bench_common.use_repo_packages()
-bench_common.pin_threads()
+harness.pin_threads()
 
 import argparse  # noqa: E402
 import warnings  # noqa: E402
@@ -53,7 +52,7 @@ from games import catalog  # noqa: E402
 from solvers import solve  # noqa: E402
 from solvers.nash.zero_sum import solve_zero_sum  # noqa: E402
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "solvers.md"
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "solver_speed.md"
 
 
 @dataclass(frozen=True)
@@ -108,8 +107,8 @@ def zero_sum_rows(sizes, repeats: int, seed: int) -> list:
         a = catalog.random_game((k, k), kind="zero_sum", rng=seed).payoffs[0]
         os_runs = 1 if k >= 1000 else repeats
         game = pyspiel.create_matrix_game(a.tolist(), (-a).tolist())
-        t_os, os_out = bench_common.median_time(lambda: lp_solver.solve_zero_sum_matrix_game(game), os_runs)
-        t_us, ours = bench_common.median_time(lambda: solve_zero_sum(a), repeats)
+        t_os, os_out = harness.median_time(lambda: lp_solver.solve_zero_sum_matrix_game(game), os_runs)
+        t_us, ours = harness.median_time(lambda: solve_zero_sum(a), repeats)
         value = float(ours.value)
         diff = abs(float(os_out[2]) - value)
         rows.append(Row(f"zero-sum {k}x{k}", "nash LP", t_os, os_runs, t_us, repeats, diff, "value",
@@ -136,8 +135,8 @@ def jpsro_rows(shapes, repeats: int, seed: int, once_above: int) -> list:
             os_runs = 1 if game.num_profiles > once_above else repeats
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t_os, (dist, _) = bench_common.median_time(lambda: fn(game.payoffs, repeats_one), os_runs)
-            t_us, eq = bench_common.median_time(lambda: solve(game, name), repeats)
+                t_os, (dist, _) = harness.median_time(lambda: fn(game.payoffs, repeats_one), os_runs)
+            t_us, eq = harness.median_time(lambda: solve(game, name), repeats)
             if diff_of == "joint":
                 diff = float(np.abs(eq.joint - dist).max())
             else:
@@ -170,8 +169,8 @@ def entropy_rows(shapes, repeats: int, seed: int) -> list:
                 problem.solve(solver="CLARABEL")
                 return problem.value
 
-            t_ref, value = bench_common.median_time(reference, 1)
-            t_us, eq = bench_common.median_time(lambda: solve(game, "me" + concept), repeats)
+            t_ref, value = harness.median_time(reference, 1)
+            t_us, eq = harness.median_time(lambda: solve(game, "me" + concept), repeats)
             rows.append(Row(label, f"me{concept} (vs cvxpy+Clarabel exp cone)", t_ref, 1, t_us, repeats,
                             abs(float(value) - eq.info["entropy"]), "entropy", "Clarabel"))
             print(_format(rows[-1]), flush=True)
@@ -199,7 +198,7 @@ def main(argv=None) -> None:
                         help=f"markdown table to write (default: {DEFAULT_OUT.name} under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
-    args.out = bench_common.output_path(parser, args, DEFAULT_OUT)
+    args.out = harness.output_path(parser, args, DEFAULT_OUT)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     solver_note = _patch_openspiel_lps()
@@ -220,7 +219,7 @@ def main(argv=None) -> None:
     text = [
         "# Meta-solver benchmark: ours vs OpenSpiel",
         "",
-        (f"Command: `python experiments/benchmarks/solvers.py --repeats {args.repeats}"
+        (f"Command: `python -m experiments.benchmarks.solver_speed --repeats {args.repeats}"
          f"{' --quick' if args.quick else ''}`, BLAS threads pinned to 1, random games seeded with {args.seed}."),
         "Reference = OpenSpiel (zero-sum LP, jpsro) or cvxpy + Clarabel (max entropy, which OpenSpiel lacks).",
         "Ratio = reference median / our median. The reference runs once where `runs` is 1 (it takes seconds).",

@@ -3,7 +3,7 @@
 Run with BLAS pinned to one thread::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        python experiments/benchmarks/ranking.py [--quick] [--out PATH]
+        python -m experiments.benchmarks.ranking_speed [--quick] [--out PATH]
 
 The script is a list of benchmark functions (``BENCHMARKS``); each takes the
 parsed options and returns :class:`Row` objects. All rows are printed and
@@ -27,18 +27,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import bench_common
 import numpy as np
+
+from experiments import harness
 
 # Run as a script, this file's folder would come first on sys.path and its name
 # would shadow the ``ranking`` package; put the repository root there instead.
-bench_common.use_repo_packages()
-
 from ranking import alpharank  # noqa: E402
 
 logger = logging.getLogger("benchmarks.ranking")
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "ranking.md"
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "ranking_speed.md"
 
 
 @dataclass(frozen=True)
@@ -194,11 +193,11 @@ def main(argv=None) -> None:
     parser.add_argument("--reference-budget", type=float, default=30.0,
                         help="stop repeating a reference case once its runs took this many seconds")
     parser.add_argument("--out", type=Path, default=None,
-                        help="markdown table to write (default: ranking.md under results/ for a default run, "
+                        help="markdown table to write (default: ranking_speed.md under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     parser.add_argument("--only", nargs="*", default=None, help="names of benchmark functions to run")
     args = parser.parse_args(argv)
-    args.out = bench_common.output_path(parser, args, DEFAULT_OUT)
+    args.out = harness.output_path(parser, args, DEFAULT_OUT)
     args.repeats = args.repeats or (3 if args.quick else 7)
     args.reference_repeats = args.reference_repeats or (1 if args.quick else 3)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -1,12 +1,9 @@
-"""Helpers shared by the benchmark scripts of this folder: thread pinning, import path, timing, output paths.
+"""The harness every experiment shares: thread pinning, the command line it quotes, timing, output paths, tables.
 
-The paper reproductions (``experiments/reproduce/common.py``) use :func:`output_path` too.
-
-A script run as ``python experiments/benchmarks/x.py`` has this folder first on
-``sys.path``, so ``import bench_common`` finds this module; but the folder also
-holds scripts named like the packages (``solvers.py``, ``ranking.py``), which
-would shadow them. Call :func:`use_repo_packages` right after importing this
-module and before importing any package of the repository.
+The benchmarks (``experiments/benchmarks/``) and the paper reproductions
+(``experiments/reproduce/``) are modules of the ``experiments`` package, run
+from the repository root as ``python -m experiments.<folder>.<name>``
+(``experiments/INDEX.md`` lists them by the question each answers).
 """
 
 from __future__ import annotations
@@ -21,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parents[1]
+REPO_ROOT = HERE.parent
+BENCHMARKS = HERE / "benchmarks"
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 SCRATCH = REPO_ROOT / "runs"   # ignored by git: where runs with non-default options write
 
@@ -34,32 +32,17 @@ def pin_threads() -> None:
 
 def command_line() -> str:
     """The command that is running, as a results file quotes it: the pinned thread variables, then
-    ``python <script relative to the repository> <arguments>``, quoted for a shell."""
-    script = str(Path(sys.argv[0]).resolve().relative_to(REPO_ROOT))
-    return " ".join(f"{var}=1" for var in THREAD_VARS) + " python " + shlex.join([script, *sys.argv[1:]])
-
-
-def use_repo_packages() -> None:
-    """Put the repository root first on ``sys.path`` and this folder last.
-
-    This folder holds scripts named like the packages (``solvers.py``,
-    ``ranking.py``); last on the path they cannot shadow them, while
-    ``bench_common`` stays importable, also in worker processes that re-import
-    the script (multiprocessing's spawn start method passes ``sys.path`` on).
-    """
-    sys.path[:] = [p for p in sys.path if Path(p or os.curdir).resolve() != HERE]
-    sys.path.insert(0, str(REPO_ROOT))
-    sys.path.append(str(HERE))
+    ``python -m <module> <arguments>``, quoted for a shell."""
+    module = ".".join(Path(sys.argv[0]).resolve().relative_to(REPO_ROOT).with_suffix("").parts)
+    return " ".join(f"{var}=1" for var in THREAD_VARS) + " python " + shlex.join(["-m", module, *sys.argv[1:]])
 
 
 def script_parser(doc: str) -> argparse.ArgumentParser:
-    """The start of a long-running benchmark script's ``main``: :func:`pin_threads`, :func:`use_repo_packages`,
-    INFO logging with timestamps, and an argument parser described by the first paragraph of ``doc`` (the
-    script's docstring)."""
+    """The start of a long-running benchmark script's ``main``: :func:`pin_threads`, INFO logging with
+    timestamps, and an argument parser described by the first paragraph of ``doc`` (the script's docstring)."""
     import logging
 
     pin_threads()
-    use_repo_packages()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     return argparse.ArgumentParser(description=doc.split("\n\n")[0])
 
@@ -106,3 +89,15 @@ def output_path(parser: argparse.ArgumentParser, args: argparse.Namespace, commi
     print(f"non-default options ({', '.join('--' + c.replace('_', '-') for c in changed)}): writing under "
           f"{folder}, not over {committed.relative_to(REPO_ROOT)}", file=sys.stderr)
     return folder / committed.name
+
+
+def pipe_table(df, floatfmt: str = ".4g") -> str:
+    """A markdown pipe table of a pandas DataFrame, floats formatted with ``floatfmt`` (no ``tabulate`` needed)."""
+    import numpy as np
+
+    def cell(v):
+        return format(v, floatfmt) if isinstance(v, (float, np.floating)) else str(v)
+    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
+    rule = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])

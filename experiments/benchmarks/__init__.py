@@ -1,0 +1,1 @@
+"""Benchmarks: speed and quality against the reference implementations (see ``experiments/INDEX.md``)."""

@@ -1,0 +1,31 @@
+"""``experiments/`` is a package indexed by question: INDEX.md is current and names every module, and no
+module shadows a top-level package."""
+
+from pathlib import Path
+
+from experiments import index
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"psro", "solvers", "games", "ranking", "experiments"}
+
+
+def test_the_index_is_current_and_names_every_module(capsys):
+    assert index.main(["--check"]) == 0, capsys.readouterr().err
+    text = index.INDEX.read_text()
+    for module in index.scripts():
+        assert f"`python -m experiments.{module.replace('/', '.')}`" in text
+    assert "mgce_metagames" in text and "reproduce/results/fxp/" in text   # results found for both layouts
+
+
+def test_the_check_fails_on_a_stale_index_or_an_unlisted_module(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(index, "INDEX", tmp_path / "INDEX.md")
+    assert index.main(["--check"]) == 1                  # none written yet
+    assert index.main([]) == 0 and index.main(["--check"]) == 0
+    monkeypatch.setitem(index.QUESTIONS, "Shared code and tools (not experiments themselves)", ["harness"])
+    assert index.main(["--check"]) == 1
+    assert "add ['index'" in capsys.readouterr().err
+
+
+def test_no_file_under_experiments_is_named_after_a_top_level_package():
+    named = [p for p in (ROOT / "experiments").rglob("*") if p.stem in PACKAGES]
+    assert named == []
