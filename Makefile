@@ -32,7 +32,7 @@ run: $(STAMP)
 # one pytest worker per core (pytest-xdist); `.venv/bin/python -m pytest` alone runs them in one process
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(PINNED) $(BIN)/python -m pytest -n auto --dist worksteal
+	$(PINNED) $(BIN)/python -m pytest -n auto --dist worksteal --durations=15
 
 # The API reference from the numpy docstrings (MkDocs + mkdocstrings); any warning fails the build. Output: site/.
 docs: $(DOCS_STAMP)

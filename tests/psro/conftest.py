@@ -1,5 +1,5 @@
 """Shared checks of the training loops' tests (the self-play family, the variants): two runs are the same run, and
-a run killed with SIGKILL."""
+a run interrupted in this process or killed with SIGKILL."""
 
 from __future__ import annotations
 
@@ -62,6 +62,45 @@ def _kill_after(script: str, checkpoint: Path, iteration: int) -> None:
     finally:
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+
+
+class Interrupted(BaseException):
+    """Raised in place of a file rename: the interrupted run stops there, as a killed process would."""
+
+
+def _interrupt_after(script: str, checkpoint: Path, iteration: int, monkeypatch) -> None:
+    """Run ``script`` in this process and interrupt it at its first file write after its checkpoint in
+    ``checkpoint`` reached ``iteration``: that write's temporary file is never renamed into place.
+
+    The in-process form of :func:`_kill_after` (no interpreter start, no second torch import). The atomic
+    rename that protects a file from a kill in the middle of its write is tested with SIGKILL once per
+    mechanism (``tests/psro/run/test_checkpoint_resume.py``, NFSP's and COffeE-PSRO's own tests).
+    """
+    rename, armed = os.replace, []
+
+    def replace(src, dst, *args, **kwargs):
+        if armed:
+            raise Interrupted
+        rename(src, dst, *args, **kwargs)
+        path = Path(dst)
+        if path == checkpoint / "checkpoint.json" and json.loads(path.read_bytes())["iteration"] >= iteration:
+            armed.append(True)
+
+    monkeypatch.setattr(os, "replace", replace)
+    try:
+        exec(compile(script, "<interrupted run>", "exec"), {})
+    except Interrupted:
+        pass
+    finally:
+        monkeypatch.setattr(os, "replace", rename)
+    assert armed, f"the run ended before its checkpoint reached iteration {iteration}"
+
+
+@pytest.fixture
+def interrupt_after(monkeypatch):
+    """``interrupt_after(script, checkpoint_dir, iteration)``: run a script in this process and stop it at its first
+    file write after that iteration's checkpoint."""
+    return lambda script, checkpoint, iteration: _interrupt_after(script, checkpoint, iteration, monkeypatch)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """FXP (Fictitious Cross-Play): the issue's bar on fxp_example, the main's and the counters' targets, options,
-roles, and bit-for-bit resumption (also after SIGKILL)."""
+roles, and bit-for-bit resumption (also after an interruption)."""
 
 from __future__ import annotations
 
@@ -110,9 +110,9 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, same_run):
 
 
 @pytest.mark.slow
-def test_fxp_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
+def test_fxp_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
     fields = "teams=[[0, 1, 2], [3, 4, 5]], oracle='team_pg', seed=1, progress=False"
-    kill_after("from games import catalog\nfrom psro.family.fxp import FXP\n"
+    interrupt_after("from games import catalog\nfrom psro.family.fxp import FXP\n"
                f"FXP(catalog.fxp_example(), {fields}, checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n",
                tmp_path, 3)
     resumed = FXP.resume(tmp_path, progress=False)

@@ -1,5 +1,5 @@
 """SelfPlay and FictitiousSelfPlay: their targets and outputs (checked against NashConv computed apart), team
-games through the team view, options, and bit-for-bit resumption (also after SIGKILL)."""
+games through the team view, options, and bit-for-bit resumption (also after an interruption)."""
 
 from __future__ import annotations
 
@@ -102,9 +102,9 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, cls, same_run):
 
 
 @pytest.mark.slow
-def test_self_play_of_teams_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
+def test_self_play_of_teams_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
     fields = "teams=[[0, 1, 2], [3, 4, 5]], oracle='team_pg', seed=2, progress=False"
-    kill_after("from games import catalog\nfrom psro.family.self_play import SelfPlay\n"
+    interrupt_after("from games import catalog\nfrom psro.family.self_play import SelfPlay\n"
                f"SelfPlay(catalog.fxp_example(), {fields}, checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n",
                tmp_path, 3)
     resumed = SelfPlay.resume(tmp_path, progress=False)

@@ -197,7 +197,7 @@ def test_psro_run_trains_a_users_sequential_game_and_batched_env_with_ppo(tmp_pa
 
     monkeypatch.syspath_prepend(str(USER_GAMES))
     common = ["--oracle", "ppo", "--oracle-steps", "512", "--iterations", "1", "--target-gap", "null",
-              "--rank-population", "false"]
+              "--rank-population", "false", "--set", "approx_gap_options={episodes: 100, total_steps: 512}"]
     assert main(["run", "--game", "usergames26.bluff:BluffDice", *common, "--out", str(tmp_path / "bluff")]) == 0
     history = pd.read_csv(tmp_path / "bluff" / "history.csv")
     assert history["population_0"].tolist() == [1, 2] and history["gap"].notna().all()   # exact gap: tree fits

@@ -1,6 +1,6 @@
 """Anytime PSRO and its least exploitable mixtures: hand-derived mixtures, the monotone exact gap (the issue's bar on
 a few of its games; the full 20 + Leduc is experiments/reproduce/anytime_psro.py), refusals, a learned run from the
-shipped config and SIGKILL-and-resume."""
+shipped config and interrupt-and-resume."""
 
 from __future__ import annotations
 
@@ -126,8 +126,8 @@ def test_learned_run_from_the_shipped_config_keeps_the_gap_monotone():
     assert np.isfinite(history["gap"]).all() and increases(history["gap"].to_numpy()) == 0
 
 
-def test_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
-    kill_after("from psro.variants.anytime import AnytimePSRO\n"
+def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
+    interrupt_after("from psro.variants.anytime import AnytimePSRO\n"
                f"AnytimePSRO('kuhn_poker', progress=False, checkpoint_dir={str(tmp_path)!r}).run(iterations=60)\n",
                tmp_path, 3)
     resumed = AnytimePSRO.resume(tmp_path, progress=False)

@@ -1,5 +1,5 @@
 """Diversity-aware PSRO (psro.variants.diverse, psro.variants.diversity_measures): the measures and the choice by
-hand, weight 0 is PSRO, the refusals, a learned run from its config on Leduc, and a run killed with SIGKILL resumed
+hand, weight 0 is PSRO, the refusals, a learned run from its config on Leduc, and a run interrupted and resumed
 bit for bit."""
 
 from pathlib import Path
@@ -128,9 +128,9 @@ def test_learned_run_from_its_config_on_leduc(tmp_path):
     assert history["env_steps"].tolist() == [2 * 2 * 128, 2 * 2 * 2 * 128]
 
 
-def test_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
+def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
     fields = dict(TINY_PPO, seed=5, progress=False, algorithm_options={"diversity": "unified", "candidates": 2})
-    kill_after("from psro.variants.diverse import DiversePSRO\n"
+    interrupt_after("from psro.variants.diverse import DiversePSRO\n"
                f"DiversePSRO('kuhn_poker', **{fields!r}, checkpoint_dir={str(tmp_path)!r}).run(iterations=100)\n",
                tmp_path, 1)
     resumed = PSRO.resume(tmp_path, progress=False)

@@ -1,5 +1,5 @@
 """Pipeline PSRO (psro/variants/pipeline.py): bad input, PSRO as its degenerate cases, the pipeline's levels, the
-same run on every engine, and a SIGKILL resume."""
+same run on every engine, and an interrupted run resumed."""
 
 from __future__ import annotations
 
@@ -174,8 +174,8 @@ def test_the_same_run_on_the_process_pool_and_on_ray(straight):
     _same_learned_run(straight, pooled)
 
 
-def test_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, straight):
-    kill_after("from psro.variants.pipeline import PipelinePSRO\n"
+def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, straight):
+    interrupt_after("from psro.variants.pipeline import PipelinePSRO\n"
                f"PipelinePSRO('kuhn_poker', **{TINY_PPO!r}, seed=1, algorithm_options={PIPELINE!r}, "
                f"checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n", tmp_path, 1)
     resumed = PipelinePSRO.resume(tmp_path, progress=False)

@@ -1,6 +1,6 @@
 """Rectified PSRO (psro.variants.rectified): the rectified mixtures by hand, runs on rock-paper-scissors and Kuhn
 poker (where it stalls away from Nash), the refusals, a learned run from its config on Leduc, and a run killed with
-SIGKILL resumed bit for bit."""
+interrupted and resumed bit for bit."""
 
 from pathlib import Path
 
@@ -123,9 +123,9 @@ def test_learned_rectified_responses_start_from_their_member():
             assert start is None or start is rect.populations[p].policies[member]
 
 
-def test_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
+def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
     fields = dict(TINY_PPO, seed=4, progress=False, algorithm_options={"tie_tolerance": 0.05})
-    kill_after("from psro.variants.rectified import RectifiedPSRO\n"
+    interrupt_after("from psro.variants.rectified import RectifiedPSRO\n"
                f"RectifiedPSRO('kuhn_poker', **{fields!r}, checkpoint_dir={str(tmp_path)!r}).run(iterations=100)\n",
                tmp_path, 1)
     resumed = PSRO.resume(tmp_path, progress=False)

@@ -1,5 +1,5 @@
 """Self-play PSRO: the averaged stochastic policy, roles, the monotone gap below anytime PSRO's, a learned run from
-the shipped config and SIGKILL-and-resume."""
+the shipped config and interrupt-and-resume."""
 
 from __future__ import annotations
 
@@ -72,9 +72,9 @@ def test_learned_run_from_the_shipped_config():
     assert np.isfinite(history["gap"]).all() and np.all(np.diff(history["gap"].to_numpy()) <= 1e-9)
 
 
-def test_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
+def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
     fields = "algorithm_options={'self_play_steps': 10}, progress=False"
-    kill_after("from psro.variants.self_play_psro import SelfPlayPSRO\n"
+    interrupt_after("from psro.variants.self_play_psro import SelfPlayPSRO\n"
                f"SelfPlayPSRO('kuhn_poker', {fields}, checkpoint_dir={str(tmp_path)!r}).run(iterations=60)\n",
                tmp_path, 3)
     resumed = SelfPlayPSRO.resume(tmp_path, progress=False)

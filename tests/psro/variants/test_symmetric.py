@@ -160,9 +160,9 @@ def test_a_learned_oracle_trains_one_network_that_plays_every_seat():
     assert len(targets) == 1 and targets[0][0].populations == [pop, pop]
 
 
-def test_a_learned_symmetric_run_killed_with_sigkill_resumes_bit_for_bit(tmp_path, kill_after, same_run):
+def test_a_learned_symmetric_run_interrupted_resumes_bit_for_bit(tmp_path, interrupt_after, same_run):
     fields = dict(seed=2, progress=False, **TINY_PPO)
-    kill_after("from psro import PSRO\n"
+    interrupt_after("from psro import PSRO\n"
                f"PSRO('blotto(coins=5,fields=3)', symmetric=True, **{fields!r}, "
                f"checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n", tmp_path, 2)
     resumed = PSRO.resume(tmp_path, progress=False)

@@ -122,8 +122,8 @@ def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap():
     assert (history["approx_gap"] > 0.2).all() and (history["approx_gap_time"] > 0).all()
 
 
-def test_xdo_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after, same_run):
-    kill_after("from psro.variants.xdo import XDO\n"
+def test_xdo_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
+    interrupt_after("from psro.variants.xdo import XDO\n"
                f"XDO('kuhn_poker', progress=False, checkpoint_dir={str(tmp_path)!r}).run(iterations=10**6)\n",
                tmp_path, 2)
     resumed = XDO.resume(tmp_path, progress=False)
@@ -136,9 +136,9 @@ def test_xdo_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill
     assert all(np.array_equal(a, b) for a, b in zip(straight.aggregate_policies(), resumed.aggregate_policies()))
 
 
-def test_nxdo_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, kill_after):
+def test_nxdo_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after):
     fields = ", ".join(f"{k}={v!r}" for k, v in TINY_NXDO.items())
-    kill_after("from psro.variants.xdo import XDO\n"
+    interrupt_after("from psro.variants.xdo import XDO\n"
                f"XDO('kuhn_poker', progress=False, {fields}, checkpoint_dir={str(tmp_path)!r}).run(iterations=100)\n",
                tmp_path, 1)
     resumed = XDO.resume(tmp_path, progress=False)
