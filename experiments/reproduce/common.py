@@ -17,10 +17,9 @@ matplotlib.use("Agg")   # the reproductions are headless scripts: they choose th
 
 import pandas as pd  # noqa: E402
 
+from experiments import harness  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
-
-
-from experiments import harness
 
 
 def parse_args(name: str, description: str, extra=None) -> argparse.Namespace:
