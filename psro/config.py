@@ -123,7 +123,7 @@ class PSROConfig:
 
     symmetric: bool = False
     """Symmetric (single-population) PSRO on a symmetric game: one population plays every seat, one best response
-    per iteration, the meta-game solved as a symmetric game (psro.variants.symmetric). A game that is not
+    per iteration, the meta-game solved as a symmetric game (psro.seating). A game that is not
     symmetric is refused (the payoffs of a normal-form game; a one-shot OpenSpiel game's payoff tensor, from its
     tree); only ``algorithm: psro`` takes it."""
 
@@ -548,7 +548,7 @@ class PSROConfig:
         if self.teams is not None:
             with_field("teams", check_teams, self.teams, n)
         if self.symmetric:
-            from psro.variants.symmetric import SYMMETRIC_ALGORITHMS
+            from psro.symmetric_games import SYMMETRIC_ALGORITHMS
 
             if self.algorithm not in SYMMETRIC_ALGORITHMS or self.teams is not None:
                 why = "a team game is played on its team view" if self.algorithm in SYMMETRIC_ALGORITHMS else \

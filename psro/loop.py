@@ -59,9 +59,9 @@ from psro.oracles.jobs import oracle_jobs, remember_tree, run_oracle_job
 from psro.policies import starting_policies
 from psro.population import PolicyPopulation, Provenance
 from psro.run import checkpoint
+from psro.seating import make_seating
 from psro.state import LoopState
 from psro.training_loop import PHASES, TrainingLoop
-from psro.variants import symmetric
 
 __all__ = ["PSRO", "PHASES"]
 
@@ -141,8 +141,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         start = time.perf_counter()
         self.learned = oracle_info(config.oracle).learned   # then the populations hold policy objects
         self.tree = needed_tree(self.game, config, self.learned)
-        if config.symmetric:   # (checked before the oracles are built: a game that is not symmetric fails fast)
-            symmetric.check(self)
+        # (a shared seat checks the game now, before the oracles are built: a game that is not symmetric fails fast)
+        self.seating = make_seating(self, config.symmetric)
         if self.tree is not None and self.normal_form is None:   # (a NormalFormGame's oracles run in-process)
             remember_tree(self.game_spec, self.tree)   # serial oracle jobs reuse it; workers rebuild it once
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
@@ -173,7 +173,10 @@ class PSRO(LoopMeasures, TrainingLoop):
             self.state.pending = starting_policies(config.initial_policies, self.tree.infostates)
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else utility_range(self.game, self.num_players))
-        self.seats = symmetric.setup(self) if config.symmetric else None   # (one population in every seat)
+        self.seating.setup(self)   # (a shared seat: one population, the meta-solvers wrapped)
+        # the training step's responses answer the gap's targets only in the base loop's targets and responses
+        self._reuse_responses = (type(self).targets is PSRO.targets and type(self).respond is PSRO.respond
+                                 and self.metric_oracle is self.oracle and not self.learned)
 
     @property
     def progress_label(self) -> str:
@@ -218,7 +221,7 @@ class PSRO(LoopMeasures, TrainingLoop):
             for policy, value in pending:
                 pop.add(policy, Provenance(t, "initial") if t == 0
                         else Provenance(t, self.oracle_name, self.meta_solver.name, value))
-            for axis in symmetric.grown_axes(self, p) if pending else ():
+            for axis in self.seating.grown_axes(p, self.num_players) if pending else ():
                 state.meta_game.grow(axis, len(pending))
         state.pending = [[] for _ in state.populations]
         state.in_iteration = True
@@ -228,13 +231,13 @@ class PSRO(LoopMeasures, TrainingLoop):
         the resumable Monte Carlo top-up (:func:`psro.evaluation.top_up.run_top_up`) when ``top_up_episodes``."""
         state = self.state
         sizes = (state.sizes_before, [len(pop) for pop in state.populations])
-        old, new = (symmetric.seat_sizes(self, k) for k in sizes)   # (symmetric: the one population per seat)
+        old, new = (self.seating.seat_sizes(k) for k in sizes)   # (a shared seat: the one population per seat)
         evaluated = self._tabular_populations() if self.evaluator.exact and self.learned else self.seat_populations()
-        for index in symmetric.evaluated_blocks(self, new_profile_blocks(old, new)):
+        for index in self.seating.evaluated_blocks(new_profile_blocks(old, new)):
             if not self.evaluator.done(state.meta_game, index):
                 self.evaluator.evaluate(evaluated, index, meta_game=state.meta_game,
                                         on_batch=lambda batch, index=index: self._stored(batch, index))
-        symmetric.after_evaluation(self)   # (symmetric: the seat-swapped new profiles, from the evaluated ones)
+        self.seating.after_evaluation(state)   # (a shared seat: the seat-swapped new profiles, from the evaluated)
         if self.top_up_episodes:
             whole = [range(len(pop)) for pop in state.populations]
             run_top_up(self.evaluator, state, self.top_up_episodes, self.top_up_method, self.top_up_rounds,
@@ -306,7 +309,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         state = self.state
         state.train_gap = state.gap = math.nan
         if self._measures_exact_gap():
-            reuse = responses if self.metric_oracle is self.oracle and not self.learned and self.seats is None else None
+            reuse = self.seating.responses_for_every_seat(responses) if self._reuse_responses else None
             state.train_gap = self._exact_gap(state.meta_strategy, meta_game, reuse)
             state.gap = (self._exact_gap(state.eval_meta_strategy, meta_game)
                          if self.eval_meta_solver is not self.meta_solver else state.train_gap)

@@ -38,6 +38,7 @@ from psro.metrics import gap_from_responses
 from psro.openspiel_policy import members_policy
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.population import PolicyPopulation
+from psro.seating import SeparateSeats
 from psro.state import EpisodeCounter
 from solvers import cce_gap, ce_gap, nash_conv
 
@@ -51,13 +52,12 @@ class LoopMeasures:
     ``config``, ``kind``, ``evaluator``, ``metric_oracle`` and ``learned``."""
 
     _exact_meta = None   # (EmpiricalGame, sizes, evaluator): exact payoffs of tabularised members, for the gap
-    seats = None   # symmetric runs: the one population's view per seat (psro.variants.symmetric.SeatMirrors)
+    seating = SeparateSeats()   # which population each seat plays from (psro.seating); the loop sets its own
 
     def seat_populations(self, populations=None) -> list:
         """The population each seat plays from (of ``populations``, by default the state's): one per player; in a
-        symmetric run (``symmetric=True``) the one population in every seat."""
-        populations = self.state.populations if populations is None else populations
-        return populations if self.seats is None else self.seats(populations)
+        symmetric run (``symmetric=True``) the one population in every seat (:mod:`psro.seating`)."""
+        return self.seating.populations(self.state.populations if populations is None else populations)
 
     def _measures_exact_gap(self) -> bool:
         return self.tree is not None and self.config.exact_gap is not False

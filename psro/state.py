@@ -99,7 +99,7 @@ class LoopState:
         symmetric run (one population, every seat) only those of the profiles evaluated, not of their mirrors."""
         counted = ~self.meta_game.exact
         if len(self.populations) == 1 < self.meta_game.num_players and counted.any():
-            from psro.variants.symmetric import evaluated_profiles
+            from psro.seating import evaluated_profiles
 
             generations = [p.iteration for p in self.populations[0].provenance]
             counted = counted & evaluated_profiles(generations, self.meta_game.num_players)

@@ -192,3 +192,30 @@ def test_shadowing_checker_detects_a_function_named_like_its_module(tmp_path, mo
         monkeypatch.delitem(sys.modules, name)
     shadowed = shadowed_submodules("planted")
     assert list(shadowed) == ["planted.score"] and "function score" in shadowed["planted.score"]
+
+
+def imported_modules(path: Path) -> set:
+    """Every module a source file imports by absolute name (including imports inside functions)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_the_loop_knows_none_of_its_variants():
+    # psro/variants/ holds subclasses of the loop: nothing else under psro/ imports from it (the registry of
+    # psro.algorithms names them as strings, imported on first use), and only psro/seating.py asks whether the
+    # seats share a population
+    outside = [p for p in source_files("psro") if "variants" not in p.relative_to(ROOT / "psro").parts]
+    assert ROOT / "psro" / "loop.py" in outside
+    importing = {p.relative_to(ROOT).as_posix(): sorted(m for m in imported_modules(p)
+                                                        if m == "psro.variants" or m.startswith("psro.variants."))
+                 for p in outside}
+    assert {k: v for k, v in importing.items() if v} == {}
+    asking = [p.relative_to(ROOT).as_posix() for p in source_files("psro")
+              if p.name != "seating.py" and ("seats is None" in p.read_text() or "seats is not None" in p.read_text())]
+    assert asking == []

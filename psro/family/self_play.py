@@ -40,7 +40,6 @@ from psro.config import PSROConfig
 from psro.family.teams import team_config
 from psro.loop import PSRO
 from psro.meta.solvers import MetaSolver
-from psro.oracles.exact import ExactOracle
 from solvers import make_equilibrium
 
 __all__ = ["SelfPlay", "FictitiousSelfPlay", "FamilyLoop", "LatestProfile"]
@@ -85,8 +84,6 @@ class FamilyLoop(PSRO):
                 raise ValueError(f"{field}: {type(self).__name__} adds every player's response each iteration; "
                                  f"leave {field}={default!r} (got {getattr(config, field)!r}).")
         super().__init__(self._prepared(team_config(config)), executor=executor, checkpoint_dir=checkpoint_dir)
-        if self.tree is not None:   # (the loop reuses its training responses for the gap when the metric oracle
-            self.metric_oracle = ExactOracle(self.tree)   # is the oracle: the family's targets are not the gap's)
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
         """The config the loop runs (a subclass fixes its meta-solver here)."""

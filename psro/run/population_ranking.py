@@ -105,7 +105,7 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
         if len(set(meta_game.shape)) != 1:
             raise ValueError(f"single_population: a {'x'.join(map(str, meta_game.shape))} meta-game has no one "
                              "population; rank it with single_population=False (one population per player).")
-        from psro.variants.symmetric import symmetrised
+        from psro.meta.symmetric import symmetrised
 
         meta_game = symmetrised(meta_game)   # (a sampled meta-game is symmetric only up to its noise)
     shape = "x".join(map(str, meta_game.shape))

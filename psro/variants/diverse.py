@@ -61,7 +61,6 @@ from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.loop_measures import is_exact
 from psro.oracles.base import BestResponse, Target
-from psro.oracles.exact import ExactOracle
 from psro.policies import realization_plans
 from psro.population import PolicyPopulation, tabular_policy
 from psro.variants.diversity_measures import (
@@ -170,8 +169,6 @@ class DiversePSRO(PSRO):
             raise ValueError(f"exact_gap: DiversePSRO scores payoff vectors exactly on the game tree, and this run has "
                              f"none (exact_gap={config.exact_gap!r}, max_histories={config.max_histories}); use "
                              "exact_gap auto or true on a game whose tree fits max_histories.")
-        if self.active:   # (the chosen responses are not the gap's best responses)
-            self.metric_oracle = ExactOracle(self.tree)
         self._best = None
 
     def respond(self, t: int, targets: list) -> list:

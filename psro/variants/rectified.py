@@ -60,7 +60,6 @@ from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.meta.targets import SUPPORT_TOL
 from psro.oracles.base import Target
-from psro.oracles.exact import ExactOracle
 from psro.variants.requirements import require_constant_sum, require_product_meta_solver
 
 __all__ = ["RectifiedPSRO", "RectifiedOptions", "rectified_mixtures", "BASELINES"]
@@ -169,8 +168,6 @@ class RectifiedPSRO(PSRO):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         require_constant_sum(self.game, self.normal_form, "RectifiedPSRO",
                              ", where 'beats or ties' is a payoff at least the opponent's")
-        if self.tree is not None:   # (the training responses answer rectified targets, not the gap's)
-            self.metric_oracle = ExactOracle(self.tree)
 
     def targets(self, meta_game) -> list:
         """Per player, one target per support member that beats or ties someone: the Nash-weighted opponents it
