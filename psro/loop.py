@@ -115,7 +115,7 @@ class PSRO(LoopMeasures, TrainingLoop):
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         if config.teams is not None and type(self) is PSRO:   # (the family's loops take their team view themselves)
-            from psro.family.teams import team_config
+            from psro.team_view import team_config
 
             config = team_config(config)   # a team game is played on its team view (one player per team)
         self.config = config
