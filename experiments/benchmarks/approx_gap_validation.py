@@ -93,7 +93,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 def markdown(table: pd.DataFrame, args, seconds: float) -> str:
     lines = ["# approx_gap against the exact gap (validation where the truth is known)", "",
              "Command: `" + " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
-                                      "experiments/benchmarks/approx_gap_validation.py",
+                                      "-m experiments.benchmarks.approx_gap_validation",
                                       *([] if args.merge else args.argv)]) + "`"
              + (" (the defaults) in two processes at once, `--games kuhn leduc` and `--games liars_dice --out ...`; "
                 "their rows joined with `--merge`" if args.merge else ""), "",

@@ -269,7 +269,7 @@ def main(argv=None) -> int:
                 print(f"{name} round {r} {label}: {wall:,.0f} steps/s wall, {cpu:,.0f} per CPU second",
                       file=sys.stderr)
     command = " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
-                        "experiments/benchmarks/env_throughput.py", *(argv if argv is not None else sys.argv[1:])])
+                        "-m experiments.benchmarks.env_throughput", *(argv if argv is not None else sys.argv[1:])])
     lines = ["# Environment throughput: steps per second on one core", "", f"Command: `{command}`", "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, the process pinned "
              f"to one core; load average at the end {os.getloadavg()[0]:.2f}. "

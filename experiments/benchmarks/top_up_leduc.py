@@ -112,7 +112,7 @@ def summarise(data: pd.DataFrame, args, seconds: float) -> str:
         f"# Sampled PSRO on {args.game}: Monte Carlo top-up against no top-up at equal total episodes",
         "",
         f"Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python "
-        f"experiments/benchmarks/top_up_leduc.py --seeds {args.seeds} --iterations {args.iterations} "
+        f"-m experiments.benchmarks.top_up_leduc --seeds {args.seeds} --iterations {args.iterations} "
         f"--episodes {args.episodes} --budget {args.budget} --rounds {args.rounds}` "
         f"({seconds:.0f} s; machine shared with other jobs, so compare medians and ratios).",
         "",

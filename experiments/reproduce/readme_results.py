@@ -102,7 +102,7 @@ def main() -> int:
     if new == args.readme.read_text():
         return 0
     if args.check:
-        print(f"{args.readme} is out of date; run experiments/reproduce/readme_results.py", file=sys.stderr)
+        print(f"{args.readme} is out of date; run python -m experiments.reproduce.readme_results", file=sys.stderr)
         return 1
     args.readme.write_text(new)
     return 0
