@@ -21,11 +21,13 @@ import math
 import numpy as np
 
 from games.environment import make_env, observation_size
+from psro.approximate_gap import approx_gap_due
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
 from psro.policies import as_tabular, batch_probabilities, policy_input
+from psro.variants.xdo import XDO
 
-__all__ = ["MetaPolicy", "RestrictedEnv", "RestrictedNFSP", "NXDO_STREAM", "restricted_approx_gap"]
+__all__ = ["NXDO", "MetaPolicy", "RestrictedEnv", "RestrictedNFSP", "NXDO_STREAM", "restricted_approx_gap"]
 
 #: The spawn key of NXDO's restricted-game NFSP generators: ``SeedSequence(seed, spawn_key=(NXDO_STREAM, t))``.
 NXDO_STREAM = 0x4E58444F
@@ -260,3 +262,68 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     loop.state.measure_episodes += counter.episodes
     return ({"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
              "approx_gap_time": time.perf_counter() - start}, oracle)
+
+
+class NXDO(XDO):
+    """Neural XDO: what ``XDO(..., oracle=<a learned oracle>)`` builds (algorithm ``xdo``; module docstring). The
+    restricted game is solved by NFSP on sampled play (:class:`RestrictedNFSP`), the responses answer its average
+    policy, and ``approx_gap`` is the restricted solution's."""
+
+    def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
+        super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir, **fields)
+        self._nfsp = RestrictedNFSP(self, self.xdo_options.nfsp)
+
+    def _solve(self):
+        return self._nfsp.solve(self.state.iteration)
+
+    def _note_solution(self, solution) -> None:
+        """NFSP's decisions on the restricted game count as the run's environment steps."""
+        self.state.env_steps += self._nfsp.decisions
+        self.state.extra.setdefault("nfsp_decisions", []).append(int(self._nfsp.decisions))
+
+    def targets(self, meta_game) -> list:
+        self._targets = self._nfsp.targets(self.restricted_solution())
+        return self._targets
+
+    def _restricted_nash_conv(self, gains: list) -> float:
+        """From fresh exact responses to the restricted solution (the learned ones only bound it from below)."""
+        exact = self._nfsp.exact_targets(self.restricted_solution())
+        return float(sum(self.metric_oracle.respond(p, t).value - t.on_policy_value for p, t in enumerate(exact)))
+
+    def row(self, times: dict) -> dict:
+        """PSRO's row, with ``approx_gap`` columns of the restricted solution (on ``approx_gap_every``'s schedule),
+        not of the meta-game's mixture."""
+        config = self.config
+        self.config = config.replace(approx_gap_every=None)   # (PSRO's own measure is of its meta-strategy)
+        try:
+            row = super().row(times)
+        finally:
+            self.config = config
+        if self._measures_restricted_gap() and approx_gap_due(config.approx_gap_every, self.state.iteration,
+                                                              self.state.gap):
+            row.update(self._restricted_approx_gap())
+            row["eval_episodes"] = self.state.eval_episodes()
+        return row
+
+    def finish_run(self) -> bool:
+        """The last row of a ``run`` call has the restricted solution's approximate gap."""
+        row = self.state.rows[-1] if self.state.rows else None
+        if row is not None and self._measures_restricted_gap() and math.isnan(row["approx_gap"]):
+            row.update(self._restricted_approx_gap())
+            row["eval_episodes"] = self.state.eval_episodes()
+            return True
+        return False
+
+    def _measures_restricted_gap(self) -> bool:
+        return self.config.approx_gap_every is not None and self._measures_approx_gap()
+
+    def _restricted_approx_gap(self) -> dict:
+        columns, self._restricted_oracle = restricted_approx_gap(self, self.restricted_solution(),
+                                                                 getattr(self, "_restricted_oracle", None))
+        return columns
+
+    def aggregate_policies(self) -> list:
+        """The run's output: the NFSP average policies of the restricted game, one ``(I, A)`` per player."""
+        if self.state.meta_strategy is None:
+            raise ValueError("run() has not evaluated any population yet; call run() first.")
+        return [np.asarray(t) for t in self._nfsp.tabular(self.restricted_solution())]

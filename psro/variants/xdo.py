@@ -38,13 +38,13 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
 import math
 
 import numpy as np
 
 from games.validation import check_int, check_real
-from psro.approximate_gap import approx_gap_due
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.variants.requirements import require_constant_sum, require_product_meta_solver
@@ -146,6 +146,21 @@ class XDO(PSRO):
 
     algorithm = "xdo"
 
+    #: The class ``XDO(...)`` builds with a learned oracle (``module:Class``, imported then): NXDO's phases.
+    learned_class = "psro.variants.nxdo:NXDO"
+
+    def __new__(cls, config=None, /, **fields):
+        """``XDO(...)`` with a learned oracle builds a :class:`psro.variants.nxdo.NXDO` (algorithm ``xdo`` either
+        way, so its configs and checkpoints are XDO's)."""
+        if cls is XDO:
+            from psro.oracles import learned_oracle_names
+
+            oracle = fields.get("oracle", getattr(config, "oracle", PSROConfig.oracle))
+            if oracle in learned_oracle_names():
+                module, _, name = cls.learned_class.partition(":")
+                cls = getattr(importlib.import_module(module), name)
+        return super().__new__(cls)
+
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.xdo_options = XDOOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree)
@@ -154,10 +169,6 @@ class XDO(PSRO):
         require_product_meta_solver(config, "XDO")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self._solution = None   # (iteration, RestrictedSolution or NXDO's solution), recomputed after a resume
-        if self.learned:
-            from psro.variants.nxdo import RestrictedNFSP  # (NXDO)
-
-            self._nfsp = RestrictedNFSP(self, self.xdo_options.nfsp)
 
     @property
     def converged(self):
@@ -181,8 +192,6 @@ class XDO(PSRO):
         return self._solution[1]
 
     def _solve(self):
-        if self.learned:
-            return self._nfsp.solve(self.state.iteration)
         masks = self.restricted_masks()
         if masks is None:   # (no restricted game yet: PSRO's meta-strategy)
             policies = [pop.aggregate(w) for pop, w in zip(self.state.populations, self.state.meta_strategy.marginals)]
@@ -196,22 +205,18 @@ class XDO(PSRO):
         """Phase 3: PSRO's meta-solve (the meta-game's Nash, for rankings), then the restricted game's solution."""
         meta_game = super().meta_solve()
         self._solution = None
-        solution = self.restricted_solution()
-        extra = self.state.extra
-        if self.learned:   # (NFSP's decisions on the restricted game count as the run's environment steps)
-            self.state.env_steps += self._nfsp.decisions
-            extra.setdefault("nfsp_decisions", []).append(int(self._nfsp.decisions))
-        else:
-            extra.setdefault("cfr_iterations", []).append(int(solution.iterations))
-            gap = float(solution.nash_conv)
-            extra.setdefault("restricted_gap", []).append(None if math.isnan(gap) else gap)
+        self._note_solution(self.restricted_solution())
         return meta_game
+
+    def _note_solution(self, solution) -> None:
+        """What the restricted solve cost, in ``state.extra``: CFR+ iterations and the restricted game's gap."""
+        extra = self.state.extra
+        extra.setdefault("cfr_iterations", []).append(int(solution.iterations))
+        gap = float(solution.nash_conv)
+        extra.setdefault("restricted_gap", []).append(None if math.isnan(gap) else gap)
 
     def targets(self, meta_game) -> list:
         """Phase 4: each player answers the other's restricted solution (one target per player)."""
-        if self.learned:
-            self._targets = self._nfsp.targets(self.restricted_solution())
-            return self._targets
         self._targets = solution_targets(self.tree, self.restricted_solution(), self.state.iteration)
         return self._targets
 
@@ -222,62 +227,19 @@ class XDO(PSRO):
         gains = [br.value - ts[0].on_policy_value for ts, br in zip(self._targets, (r[0] for r in responses))]
         state.gap = state.train_gap = math.nan
         if self.tree is not None and self.config.exact_gap is not False:
-            if self.learned:
-                exact = self._nfsp.exact_targets(self.restricted_solution())
-                state.gap = float(sum(self.metric_oracle.respond(p, t).value - t.on_policy_value
-                                      for p, t in enumerate(exact)))
-            else:
-                state.gap = float(sum(gains))
-            state.train_gap = state.gap
+            state.gap = state.train_gap = self._restricted_nash_conv(gains)
         if self.converged is None and self.state.iteration > 0 and all(g <= self.xdo_options.precision
                                                                       for g in gains):
             state.extra["converged"] = state.iteration
             logger.info("XDO converged at iteration %d: no best response gains more than %g", state.iteration,
                         self.xdo_options.precision)
 
-    def row(self, times: dict) -> dict:
-        """PSRO's row; NXDO's ``approx_gap`` columns are its restricted solution's (on ``approx_gap_every``'s
-        schedule), not the meta-game's mixture's."""
-        if not self.learned:
-            return super().row(times)
-        config = self.config
-        self.config = config.replace(approx_gap_every=None)   # (PSRO's own measure is of its meta-strategy)
-        try:
-            row = super().row(times)
-        finally:
-            self.config = config
-        if self._measures_restricted_gap() and approx_gap_due(config.approx_gap_every, self.state.iteration,
-                                                              self.state.gap):
-            row.update(self._restricted_approx_gap())
-            row["eval_episodes"] = self.state.eval_episodes()
-        return row
-
-    def finish_run(self) -> bool:
-        """The last row of a ``run`` call has its approximate gap (NXDO: of the restricted solution)."""
-        if not self.learned:
-            return super().finish_run()
-        row = self.state.rows[-1] if self.state.rows else None
-        if row is not None and self._measures_restricted_gap() and math.isnan(row["approx_gap"]):
-            row.update(self._restricted_approx_gap())
-            row["eval_episodes"] = self.state.eval_episodes()
-            return True
-        return False
-
-    def _measures_restricted_gap(self) -> bool:
-        return self.config.approx_gap_every is not None and self._measures_approx_gap()
-
-    def _restricted_approx_gap(self) -> dict:
-        from psro.variants.nxdo import restricted_approx_gap
-
-        columns, self._restricted_oracle = restricted_approx_gap(self, self.restricted_solution(),
-                                                                 getattr(self, "_restricted_oracle", None))
-        return columns
+    def _restricted_nash_conv(self, gains: list) -> float:
+        """The restricted solution's NashConv in the full game: the sum of the exact responses' ``gains``."""
+        return float(sum(gains))
 
     def aggregate_policies(self) -> list:
         """The run's output: the restricted game's solution, one behaviour policy ``(I, A)`` per player."""
         if self.state.meta_strategy is None:
             raise ValueError("run() has not evaluated any population yet; call run() first.")
-        if self.learned:
-            return [np.asarray(t) for t in self._nfsp.tabular(self.restricted_solution())]
         return [np.array(pi) for pi in self.restricted_solution().policies]
-

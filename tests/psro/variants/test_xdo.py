@@ -13,7 +13,7 @@ import psro
 from psro.game_tree import build_game_tree
 from psro.oracles.exact import best_response
 from psro.policies import realization_plans, uniform_policy
-from psro.variants.nxdo import MetaPolicy
+from psro.variants.nxdo import NXDO, MetaPolicy
 from psro.variants.restricted_game import cfr_plus, counterfactual_values, restricted_tree
 from psro.variants.xdo import XDO, XDOOptions
 
@@ -103,6 +103,7 @@ def test_nxdo_on_leduc_from_its_config_with_tiny_budgets():
     assert config.algorithm == "xdo" and config.oracle == "ppo"
     config = config.replace(progress=False, **{k: v for k, v in TINY_NXDO.items() if k not in ("oracle",)})
     nxdo = XDO(config)
+    assert type(nxdo) is NXDO and type(XDO("kuhn_poker", progress=False)) is XDO   # (the oracle picks the class)
     history = nxdo.run(iterations=2)
     assert np.isfinite(history["gap"]).all() and history["gap"].iloc[-1] < history["gap"].iloc[0]
     # the restricted solution mixes the members with the NFSP meta-policy; its decisions are environment steps
