@@ -71,7 +71,7 @@ from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.oracles.exact import best_response
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
-from psro.variants.requirements import require_constant_sum, require_product_meta_solver
+from psro.variants.requirements import check_two_player_zero_sum, require_product_meta_solver
 from solvers import make_equilibrium
 
 __all__ = ["AnytimePSRO", "AnytimeOptions", "METHODS", "REPEATED", "check_two_player_zero_sum"]
@@ -139,12 +139,6 @@ def check_anytime_config(config: PSROConfig, name: str) -> None:
         raise ValueError(f"teams: {name} is defined for two-player zero-sum games, not team games.")
 
 
-def check_two_player_zero_sum(solver, name: str) -> None:
-    """Refuse a game that is not two-player zero-sum (constant-sum): its declared utility, or a normal-form game's
-    payoffs (:func:`psro.variants.requirements.require_constant_sum`)."""
-    require_constant_sum(solver.game, solver.normal_form, name)
-
-
 class AnytimePSRO(PSRO):
     """Anytime PSRO: ``AnytimePSRO(game, **fields)`` or ``AnytimePSRO(PSROConfig(algorithm="anytime_psro", ...))``;
     see the module docstring.
@@ -170,7 +164,7 @@ class AnytimePSRO(PSRO):
         self.anytime_options = self.options_class.from_dict(config.algorithm_options)
         check_anytime_config(config, type(self).__name__)
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
-        check_two_player_zero_sum(self, type(self).__name__)
+        check_two_player_zero_sum(self.game, self.normal_form, type(self).__name__)
 
     def meta_solve(self):
         """Phase 3: each player's least exploitable mixture of its population (``state.meta_strategy``, also the

@@ -60,7 +60,7 @@ from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.meta.targets import SUPPORT_TOL
 from psro.oracles.base import Target
-from psro.variants.requirements import require_constant_sum, require_product_meta_solver
+from psro.variants.requirements import check_two_player_zero_sum, require_product_meta_solver
 
 __all__ = ["RectifiedPSRO", "RectifiedOptions", "rectified_mixtures", "BASELINES"]
 
@@ -166,7 +166,7 @@ class RectifiedPSRO(PSRO):
             raise ValueError("warm_start: RectifiedPSRO warm-starts each learned response from the support member it "
                              "rectifies; set warm_start=false.")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
-        require_constant_sum(self.game, self.normal_form, "RectifiedPSRO",
+        check_two_player_zero_sum(self.game, self.normal_form, "RectifiedPSRO",
                              ", where 'beats or ties' is a payoff at least the opponent's")
 
     def targets(self, meta_game) -> list:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from psro.config import PSROConfig, is_environment_game, num_players
 
-__all__ = ["require_product_meta_solver", "require_two_players", "require_constant_sum"]
+__all__ = ["require_product_meta_solver", "require_two_players", "check_two_player_zero_sum",
+           "require_constant_sum"]
 
 
 def require_product_meta_solver(config: PSROConfig, loop: str) -> None:
@@ -48,7 +49,7 @@ def require_two_players(game, loop: str) -> None:
         raise ValueError(f"game: {loop} is defined for two-player games; {game} has {n} players.")
 
 
-def require_constant_sum(game, normal_form, loop: str, why: str = "") -> None:
+def check_two_player_zero_sum(game, normal_form=None, loop: str = "XDO", why: str = "") -> None:
     """Refuse a game that is not two-player zero-sum or constant-sum (the ``game`` field): from the payoffs of a
     normal-form game, else from the OpenSpiel game's declared utility; an environment game declares neither.
     ``why``: the loop's reason, added to the message.
@@ -56,8 +57,8 @@ def require_constant_sum(game, normal_form, loop: str, why: str = "") -> None:
     Examples
     --------
     >>> import pyspiel
-    >>> require_constant_sum(pyspiel.load_game("kuhn_poker"), None, "XDO")
-    >>> require_constant_sum(pyspiel.load_game("matrix_pd"), None, "XDO")  # doctest: +ELLIPSIS
+    >>> check_two_player_zero_sum(pyspiel.load_game("kuhn_poker"), None, "XDO")
+    >>> check_two_player_zero_sum(pyspiel.load_game("matrix_pd"), None, "XDO")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: game: XDO is defined for two-player zero-sum (or constant-sum) games; matrix_pd() is general-sum ...
@@ -69,3 +70,7 @@ def require_constant_sum(game, normal_form, loop: str, why: str = "") -> None:
         name = game if normal_form is None else "the normal-form game"
         raise ValueError(f"game: {loop} is defined for two-player zero-sum (or constant-sum) games{why}; {name} is "
                          "general-sum (not declared or found constant-sum; algorithm psro takes any game).")
+
+
+#: The name the variants used before the check took its public name (the same function).
+require_constant_sum = check_two_player_zero_sum

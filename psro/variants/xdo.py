@@ -47,7 +47,7 @@ import numpy as np
 from games.validation import check_int, check_real
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
-from psro.variants.requirements import require_constant_sum, require_product_meta_solver
+from psro.variants.requirements import check_two_player_zero_sum, require_product_meta_solver
 from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
 __all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum", "pure_members"]
@@ -104,22 +104,6 @@ class XDOOptions:
         return algorithm_options(cls, options, "XDO")
 
 
-def check_two_player_zero_sum(game, normal_form=None, algorithm: str = "XDO") -> None:
-    """Refuse a game that is not two-player zero-sum (or constant-sum), naming it
-    (:func:`psro.variants.requirements.require_constant_sum`).
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> check_two_player_zero_sum(pyspiel.load_game("kuhn_poker"))
-    >>> check_two_player_zero_sum(pyspiel.load_game("kuhn_poker(players=3)"))
-    Traceback (most recent call last):
-    ...
-    ValueError: game: XDO is defined for two-player games; kuhn_poker(players=3) has 3 players.
-    """
-    require_constant_sum(game, normal_form, algorithm, " (as in McAleer et al. 2021)")
-
-
 def pure_members(policies: np.ndarray) -> np.ndarray:
     """The members of a stack of tabular policies ``(k, I, A)`` that are pure (every row one-hot).
 
@@ -165,7 +149,7 @@ class XDO(PSRO):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.xdo_options = XDOOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree)
         game, normal_form = config.checked_game()
-        check_two_player_zero_sum(game, normal_form)
+        check_two_player_zero_sum(game, normal_form, "XDO", " (as in McAleer et al. 2021)")
         require_product_meta_solver(config, "XDO")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self._solution = None   # (iteration, RestrictedSolution or NXDO's solution), recomputed after a resume
