@@ -56,18 +56,9 @@ from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, maske
 from psro.oracles.learned.oracle import isolated_torch
 from psro.oracles.learned.training import check_finite
 from psro.population import PolicyPopulation
-from psro.run.checkpoint import (
-    atomic_write,
-    member_arrays,
-    member_from_arrays,
-    previous_name,
-    read_or_advise,
-    replace_document,
-    restoring,
-    seal_document,
-    seal_problem,
-)
-from psro.run.run_files import check_directory, file_in, read_regular
+from psro.run.checkpoint import member_arrays, member_from_arrays, restoring
+from psro.run.run_files import check_directory
+from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays, write_document
 from psro.state import EpisodeCounter, LoopState
 from psro.training_loop import TrainingLoop
 
@@ -589,9 +580,6 @@ class NFSP(TrainingLoop):
         Adam states, buffers, populations, meta-game) and ``checkpoint.json`` naming it with its SHA-256, written
         atomically in that order (a kill at any moment leaves the last complete checkpoint). The checkpoint it
         replaces is kept as ``checkpoint.previous.json`` (``resume(..., previous=True)``)."""
-        import hashlib
-        import io
-
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         check_directory(directory)
@@ -611,23 +599,18 @@ class NFSP(TrainingLoop):
             members.append(archs)
         for name in ("count", "total", "total_sq", "exact"):
             arrays[f"meta_game__{name}"] = getattr(st.meta_game, name)
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        data = buffer.getvalue()
-        digest = hashlib.sha256(data).hexdigest()
-        name = f"nfsp-{st.iteration:06d}-{digest[:12]}.npz"
-        atomic_write(directory / name, lambda fh: fh.write(data))
+        entry = write_arrays(directory, "nfsp", f"{st.iteration:06d}", arrays)
         document = {"format": FORMAT, "version": 1, "iteration": st.iteration,
                     "options": {"algorithm": self.algorithm, "config": self.config.to_dict()},
-                    "config": self.run_config, "arrays": {"file": name, "sha256": digest},
+                    "config": self.run_config, "arrays": entry,
                     "rng": st.rng.bit_generator.state, "history": st.rows, "members": members,
                     "columns": list(st.rows[0]) if st.rows else [],
                     "learners": learners,
                     "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
                               "evaluations": st.evaluations, "extra": st.extra,
                               "measure_episodes": st.measure_episodes}}
-        return replace_document(directory, CHECKPOINT_FILE, seal_document(document),
-                                lambda doc: [doc["arrays"]["file"]], prefixes=("nfsp-",))
+        return write_document(directory, CHECKPOINT_FILE, document, lambda doc: [doc["arrays"]["file"]],
+                              prefixes=("nfsp-",))
 
     @classmethod
     def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:
@@ -639,28 +622,13 @@ class NFSP(TrainingLoop):
 
     @staticmethod
     def _read_checkpoint(directory: Path, previous: bool) -> dict:
-        import hashlib
-        import io
-        import json
-
         path = directory / (previous_name(CHECKPOINT_FILE) if previous else CHECKPOINT_FILE)
         if not path.is_file():
             raise ValueError(f"checkpoint_dir {str(directory)!r} holds no NFSP checkpoint ({path.name}).")
-        text = read_regular(path)
-        problem = seal_problem(text)
-        if problem is not None:
-            raise ValueError(f"{path} is damaged or refused: {problem}; the run cannot resume from it.")
-        document = json.loads(text)
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise ValueError(f"{path} is not an NFSP checkpoint (format "
-                             f"{document.get('format') if isinstance(document, dict) else None!r}).")
-        arrays = document.get("arrays")
-        npz = file_in(directory, arrays.get("file") if isinstance(arrays, dict) else None, "arrays.file")
-        data = read_regular(npz) if npz.is_symlink() or npz.exists() else None
-        if data is None or hashlib.sha256(data).hexdigest() != arrays.get("sha256"):
-            raise ValueError(f"{npz} is missing or damaged (its SHA-256 does not match {path}).")
-        with np.load(io.BytesIO(data), allow_pickle=False) as data:
-            document["_arrays"] = {k: data[k] for k in data.files}
+        path, document = read_document(directory, CHECKPOINT_FILE, previous, "NFSP")
+        if document.get("format") != FORMAT:
+            raise ValueError(f"{path} is not an NFSP checkpoint (format {document.get('format')!r}).")
+        document["_arrays"] = read_arrays(directory, document.get("arrays"), path)
         document["file"] = str(path)
         missing = [key for key in _DOCUMENT_KEYS if key not in document]
         if missing:

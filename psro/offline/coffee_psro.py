@@ -33,7 +33,6 @@ the same model (seeded) and continues bit for bit (timing columns aside).
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import math
@@ -45,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from games.empirical import EmpiricalGame
-from games.memory_limit import check_memory, check_npz
+from games.memory_limit import check_memory
 from games.validation import check_int, check_real
 from psro.config import algorithm_options
 from psro.evaluation.exact import SequenceFormEvaluator
@@ -55,16 +54,9 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
-from psro.run.checkpoint import (
-    atomic_write,
-    previous_name,
-    read_or_advise,
-    replace_document,
-    restoring,
-    seal_document,
-    seal_problem,
-)
+from psro.run.checkpoint import atomic_write, restoring
 from psro.run.run_files import check_directory, check_target, file_in, read_regular
+from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays, write_document
 from psro.state import LoopState
 from psro.training_loop import PHASES, TrainingLoop
 
@@ -491,33 +483,20 @@ class OfflinePSRO(TrainingLoop):
                 (-1, *pop.infostates.legal_mask.shape))
             arrays[f"pending_values_{p}"] = np.array([value for _, value in self.state.pending[p]],
                                                      dtype=np.float64)
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        data = buffer.getvalue()
-        digest = hashlib.sha256(data).hexdigest()
-        name = f"offline_arrays-{self.iteration}-{digest[:12]}.npz"
-        atomic_write(directory / name, lambda fh: fh.write(data))
+        entry = write_arrays(directory, "offline_arrays", str(self.iteration), arrays)
         rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                 for row in self.state.rows]   # (strict JSON: NaN is written as null and read back as NaN)
         document = {"options": self._options(), "config": self._run_config(), "iteration": self.iteration, "rows": rows,
-                    "wall": self.state.wall, "cpu": self.state.cpu, "arrays": {"file": name, "sha256": digest},
+                    "wall": self.state.wall, "cpu": self.state.cpu, "arrays": entry,
                     "dataset": {"path": self.dataset_path.name, "sha256": _sha256(self.dataset_path)}}
-        text = seal_document(json.loads(json.dumps(document, default=_json_default, allow_nan=False)))
-        return replace_document(directory, DOCUMENT, text, lambda doc: [doc["arrays"]["file"]],
-                                prefixes=("offline_arrays-",))
+        document = json.loads(json.dumps(document, default=_json_default, allow_nan=False))
+        return write_document(directory, DOCUMENT, document, lambda doc: [doc["arrays"]["file"]],
+                              prefixes=("offline_arrays-",))
 
     @classmethod
     def _read_checkpoint(cls, directory: Path, previous: bool) -> dict:
         """The document of the checkpoint in ``directory``, verified with its dataset and arrays files."""
-        path = directory / (previous_name(DOCUMENT) if previous else DOCUMENT)
-        try:
-            text = read_regular(path)
-            document = json.loads(text)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: not a readable offline PSRO checkpoint ({exc}).") from None
-        problem = seal_problem(text)
-        if problem is not None:
-            raise ValueError(f"{path} is damaged or refused: {problem}; the run cannot resume from it.")
+        path, document = read_document(directory, DOCUMENT, previous, "offline PSRO")
         _check_document(document, path)
         algorithm = document["options"]["algorithm"]
         if algorithm != cls.algorithm:
@@ -527,10 +506,7 @@ class OfflinePSRO(TrainingLoop):
         if not (dataset.is_symlink() or dataset.exists()) or _sha256(dataset) != document["dataset"]["sha256"]:
             raise ValueError(f"{dataset}: the dataset of this run is missing or has changed since the checkpoint "
                              "(its SHA-256 differs); restore the original file.")
-        arrays_file = file_in(directory, document["arrays"]["file"], "arrays.file")
-        if not (arrays_file.is_symlink() or arrays_file.exists()) \
-                or _sha256(arrays_file) != document["arrays"]["sha256"]:
-            raise ValueError(f"{arrays_file}: missing or damaged (its SHA-256 differs from {path.name}'s).")
+        read_arrays(directory, document["arrays"], path)   # (verified now: restore reads them again)
         return document
 
     @classmethod
@@ -547,16 +523,13 @@ class OfflinePSRO(TrainingLoop):
         SHA-256 checked), its model refit, its populations and history restored; :meth:`run` continues it.
         (``executor``: unused, the offline loop runs in-process.)"""
         directory = Path(checkpoint_dir)
-        dataset, arrays_file = directory / document["dataset"]["path"], directory / document["arrays"]["file"]
+        dataset = directory / document["dataset"]["path"]
         options = dict(document["options"])
         options.pop("algorithm")
         with restoring({"file": str(directory / DOCUMENT)}):   # (an option of the wrong type: names the file)
             solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
         solver.run_config = document.get("config")
-        data = read_regular(arrays_file)
-        check_npz(io.BytesIO(data), str(arrays_file))   # (the shapes its headers declare, before any array)
-        with np.load(io.BytesIO(data), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
+        arrays = read_arrays(directory, document["arrays"], directory / DOCUMENT)
         solver.iteration = int(document["iteration"])
         solver.state.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
         solver.state.wall, solver.state.cpu = float(document["wall"]), float(document["cpu"])

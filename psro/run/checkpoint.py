@@ -86,7 +86,8 @@ from psro.policies.codec import decode_policy, encode_policy
 from psro.population import PolicyPopulation, Provenance
 from psro.run.checkpoint_checks import Damage, check_arrays, check_document
 from psro.run.document_seal import KEY_VARIABLE, is_sealed, seal_document, seal_problem, sha256
-from psro.run.run_files import UnsafePath, atomic_write, check_directory, check_target, file_in, read_regular
+from psro.run.run_files import UnsafePath, atomic_write, check_directory, read_regular
+from psro.run.store import previous_name, read_or_advise, replace_document, write_named, write_saved
 from psro.state import LoopState
 from solvers import make_equilibrium
 
@@ -146,7 +147,7 @@ def _policy_files(directory: Path, solver) -> list:
                                             objects=isinstance(pop, PolicyPopulation), key=f"policies_{p}"))
         buffer = io.BytesIO()
         np.savez(buffer, **chunk)
-        name, digest = _write_named(directory, "policies", solver.state.iteration, buffer.getvalue())
+        name, digest = write_named(directory, "policies", f"{solver.state.iteration:06d}", buffer.getvalue())
         known = known + [{"file": name, "start": list(done), "end": list(sizes), "sha256": digest}]
     _POLICY_FILES.setdefault(solver, {})[key] = known
     return known
@@ -213,14 +214,6 @@ def _members(arch: list, arrays: dict, prefix: str) -> list:
     return out
 
 
-def _write_named(directory: Path, prefix: str, t: int, data: bytes) -> tuple:
-    """Write ``data`` as ``<prefix>-<t>-<digest>.npz`` (atomically); return ``(name, digest)``."""
-    digest = sha256(data)
-    name = f"{prefix}-{t:06d}-{digest[:12]}.npz"
-    atomic_write(directory / name, lambda fh: fh.write(data))
-    return name, digest
-
-
 def _state_arrays(state: LoopState) -> dict:
     """The arrays of a checkpoint's array file: each population's provenance and waiting best responses, the
     meta-strategies, the top-up's target and strategy."""
@@ -251,25 +244,6 @@ def _state_arrays(state: LoopState) -> dict:
     if topped.strategy is not None:
         arrays["top_up_strategy"] = np.asarray(topped.strategy, dtype=np.float64)
     return arrays
-
-
-def _write_meta_game(directory: Path, meta_game: EmpiricalGame, t: int) -> tuple:
-    """Write the meta-game as ``meta_game-<t>-<digest>.npz`` (on disk before a document names it); return
-    ``(name, SHA-256)``."""
-    meta_tmp = directory / f".meta_game-{os.getpid()}.npz.tmp"
-    try:
-        meta_game.save(meta_tmp)   # (a temporary file and a rename)
-        meta_digest = sha256(meta_tmp.read_bytes())
-        meta_name = f"meta_game-{t:06d}-{meta_digest[:12]}.npz"
-        fd = os.open(meta_tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)   # on disk before the JSON names it
-        finally:
-            os.close(fd)
-        os.replace(meta_tmp, directory / meta_name)
-    finally:
-        meta_tmp.unlink(missing_ok=True)
-    return meta_name, meta_digest
 
 
 def _state_entry(state: LoopState) -> dict:
@@ -334,9 +308,9 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     arrays = _state_arrays(state)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    arrays_name, arrays_digest = _write_named(directory, "arrays", t, buffer.getvalue())
+    arrays_name, arrays_digest = write_named(directory, "arrays", f"{t:06d}", buffer.getvalue())
     policy_files = _policy_files(directory, solver)
-    meta_name, meta_digest = _write_meta_game(directory, state.meta_game, t)
+    meta_name, meta_digest = write_saved(directory, "meta_game", f"{t:06d}", state.meta_game.save)
 
     document = {
         "version": SCHEMA_VERSION,
@@ -386,122 +360,6 @@ def _check_not_rolled_back(directory: Path, document: dict) -> None:
                          f"checkpoint {PREVIOUS_FILE} (its generation {latest} is not above {previous}): an older "
                          "checkpoint was copied over the latest (a rollback). It is not resumed; restore the latest "
                          "checkpoint, or resume the one before it with `psro resume RUN_DIR --previous`.")
-
-
-def previous_name(name: str) -> str:
-    """The file name the checkpoint document ``name`` keeps its predecessor under (``checkpoint.json`` ->
-    ``checkpoint.previous.json``)."""
-    return f"{name[:-5] if name.endswith('.json') else name}.previous.json"
-
-
-def read_or_advise(read, previous: bool, resume: str) -> dict:
-    """``read(previous)``: a checkpoint document. When the latest one (``previous=False``) is refused with a
-    ``ValueError`` but ``read(True)`` gives the previous one, the error also says that and how to resume from it
-    (``resume``: the call, e.g. ``"NFSP.resume('run/checkpoint', previous=True)"``).
-
-    Examples
-    --------
-    >>> def read(previous):
-    ...     if not previous:
-    ...         raise ValueError("checkpoint.json is damaged.")
-    ...     return {"iteration": 4}
-    >>> read_or_advise(read, False, "Loop.resume('dir', previous=True)")
-    Traceback (most recent call last):
-    ...
-    ValueError: checkpoint.json is damaged. The previous checkpoint (iteration 4) is intact: resume from it with \
-Loop.resume('dir', previous=True) or `psro resume RUN_DIR --previous`.
-    """
-    try:
-        return read(previous)
-    except ValueError as exc:
-        if previous:
-            raise
-        try:
-            kept = read(True)
-        except ValueError:
-            raise exc from None
-        raise ValueError(f"{exc} The previous checkpoint (iteration {kept['iteration']}) is intact: resume from it "
-                         f"with {resume} or `psro resume RUN_DIR --previous`.") from None
-
-
-def replace_document(directory, name: str, text: bytes, files_of, prefixes: tuple) -> Path:
-    """Make the sealed document ``text`` the latest checkpoint ``directory / name``, keeping the one it replaces.
-
-    The document there now (when its SHA-256 holds: a damaged one never becomes
-    the previous) is kept as :func:`previous_name` ``(name)``; then ``text`` is
-    written atomically and read back, and every file ``files_of(document)``
-    names must exist. Only then are the files the dropped document (the
-    previous one before this call) listed, and that neither document now
-    names, removed: only ``.npz`` files of this directory whose names start
-    with ``prefixes``, so no other file (a user's, another run's) is ever
-    deleted. A link or a non-regular file at either document's name is
-    refused (:class:`psro.run.run_files.UnsafePath`). Returns the path.
-
-    Examples
-    --------
-    >>> import json, tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "data-of-my-experiment.npz").write_bytes(b"mine")
-    >>> for k in (1, 2, 3):
-    ...     _ = (folder / f"data-{k}.npz").write_bytes(b"x")
-    ...     text = seal_document({"iteration": k, "file": f"data-{k}.npz"})
-    ...     _ = replace_document(folder, "run.json", text, lambda doc: [doc["file"]], prefixes=("data-",))
-    >>> sorted(f.name for f in folder.iterdir())
-    ['data-2.npz', 'data-3.npz', 'data-of-my-experiment.npz', 'run.json', 'run.previous.json']
-    >>> json.loads((folder / "run.previous.json").read_text())["iteration"]
-    2
-    """
-    directory = check_directory(directory)
-    latest, previous = file_in(directory, name), file_in(directory, previous_name(name))
-    latest, previous = check_target(latest, shared_with=previous), check_target(previous, shared_with=latest)
-    dropped = set()
-    shared = latest.is_file() and previous.is_file() and os.path.samefile(latest, previous)
-    if latest.is_file() and not shared and _document_intact(latest):   # (shared: kept already, by a stopped save)
-        dropped = _listed(previous, files_of)   # (the previous document is replaced: its files may go)
-        link = directory / f".{previous.name}.{os.getpid()}.tmp"
-        link.unlink(missing_ok=True)
-        try:
-            os.link(latest, link)   # the same, already durable, file under a second name: no copy
-            os.replace(link, previous)
-        except OSError:   # a file system without hard links: copy it
-            link.unlink(missing_ok=True)
-            old = read_regular(latest)
-            atomic_write(previous, lambda fh: fh.write(old))
-    atomic_write(latest, lambda fh: fh.write(text), shared_with=previous)   # (the one hard link: made just above)
-    if read_regular(latest) != text:
-        raise OSError(f"{latest} did not read back as written; the previous checkpoint is kept")
-    keep = set(files_of(json.loads(text)))
-    for file in keep:
-        if not file_in(directory, file).is_file():
-            raise OSError(f"{directory / file} is missing right after it was written; the previous checkpoint is "
-                          "kept")
-    keep |= _listed(previous, files_of)
-    for old_name in dropped - keep:
-        old_file = directory / old_name
-        if old_name.startswith(prefixes) and old_name.endswith(".npz") and old_file.is_file() \
-                and not old_file.is_symlink():
-            old_file.unlink(missing_ok=True)
-    return latest
-
-
-def _listed(path: Path, files_of) -> set:
-    """The file names (plain names of its directory) the sealed document ``path`` lists; none for a missing or
-    damaged one."""
-    try:
-        text = read_regular(path)
-        if not is_sealed(text):
-            return set()
-        names = set(files_of(json.loads(text)))
-        for name in names:
-            file_in(path.parent, name)
-        return names
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        return set()
-
-
-def _document_intact(path: Path) -> bool:
-    """Whether a checkpoint document matches its own SHA-256 (its array files are not read)."""
-    return is_sealed(read_regular(path))
 
 
 def _intact(directory: Path, name: str) -> bool:
