@@ -174,9 +174,6 @@ class PSRO(LoopMeasures, TrainingLoop):
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else utility_range(self.game, self.num_players))
         self.seating.setup(self)   # (a shared seat: one population, the meta-solvers wrapped)
-        # the training step's responses answer the gap's targets only in the base loop's targets and responses
-        self._reuse_responses = (type(self).targets is PSRO.targets and type(self).respond is PSRO.respond
-                                 and self.metric_oracle is self.oracle and not self.learned)
 
     @property
     def progress_label(self) -> str:
@@ -221,7 +218,7 @@ class PSRO(LoopMeasures, TrainingLoop):
             for policy, value in pending:
                 pop.add(policy, Provenance(t, "initial") if t == 0
                         else Provenance(t, self.oracle_name, self.meta_solver.name, value))
-            for axis in self.seating.grown_axes(p, self.num_players) if pending else ():
+            for axis in self.seating.grown_axes(p) if pending else ():
                 state.meta_game.grow(axis, len(pending))
         state.pending = [[] for _ in state.populations]
         state.in_iteration = True
@@ -309,7 +306,11 @@ class PSRO(LoopMeasures, TrainingLoop):
         state = self.state
         state.train_gap = state.gap = math.nan
         if self._measures_exact_gap():
-            reuse = self.seating.responses_for_every_seat(responses) if self._reuse_responses else None
+            # the step's responses are the gap's exact best responses only with the base loop's targets and
+            # respond (an override answers other targets) from the exact metric oracle itself
+            answered = (type(self).targets is PSRO.targets and type(self).respond is PSRO.respond
+                        and self.metric_oracle is self.oracle and not self.learned)
+            reuse = self.seating.responses_for_every_seat(responses) if answered else None
             state.train_gap = self._exact_gap(state.meta_strategy, meta_game, reuse)
             state.gap = (self._exact_gap(state.eval_meta_strategy, meta_game)
                          if self.eval_meta_solver is not self.meta_solver else state.train_gap)

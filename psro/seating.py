@@ -14,7 +14,7 @@ asks which it holds.
 Examples
 --------
 >>> seating = SeparateSeats()
->>> seating.seat_sizes([3, 4]), list(seating.grown_axes(1, num_players=2)), seating.shared
+>>> seating.seat_sizes([3, 4]), list(seating.grown_axes(1)), seating.shared
 ([3, 4], [1], False)
 """
 
@@ -132,7 +132,7 @@ class SeparateSeats:
         """Per seat, the size of the population it plays from (``sizes``: per population)."""
         return sizes
 
-    def grown_axes(self, p: int, num_players: int) -> range:
+    def grown_axes(self, p: int) -> range:
         """The meta-game axes that population ``p``'s new members grow."""
         return range(p, p + 1)
 
@@ -166,8 +166,8 @@ class SharedSeat(SeparateSeats):
     def seat_sizes(self, sizes: list) -> list:
         return sizes * self.num_players
 
-    def grown_axes(self, p: int, num_players: int) -> range:
-        return range(num_players)
+    def grown_axes(self, p: int) -> range:
+        return range(self.num_players)
 
     def evaluated_blocks(self, blocks: list) -> list:
         """Block 0 only (seat 0's member new): :meth:`after_evaluation` fills the others."""

@@ -506,7 +506,7 @@ class OfflinePSRO(TrainingLoop):
         if not (dataset.is_symlink() or dataset.exists()) or _sha256(dataset) != document["dataset"]["sha256"]:
             raise ValueError(f"{dataset}: the dataset of this run is missing or has changed since the checkpoint "
                              "(its SHA-256 differs); restore the original file.")
-        read_arrays(directory, document["arrays"], path)   # (verified now: restore reads them again)
+        document["_arrays"] = read_arrays(directory, document["arrays"], path)   # (verified now, restored from)
         return document
 
     @classmethod
@@ -529,7 +529,8 @@ class OfflinePSRO(TrainingLoop):
         with restoring({"file": str(directory / DOCUMENT)}):   # (an option of the wrong type: names the file)
             solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
         solver.run_config = document.get("config")
-        arrays = read_arrays(directory, document["arrays"], directory / DOCUMENT)
+        arrays = document["_arrays"] if "_arrays" in document else \
+            read_arrays(directory, document["arrays"], directory / DOCUMENT)
         solver.iteration = int(document["iteration"])
         solver.state.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
         solver.state.wall, solver.state.cpu = float(document["wall"]), float(document["cpu"])

@@ -18,7 +18,7 @@ from psro.seating import SeparateSeats, SharedSeat, make_seating
 def test_separate_seats_are_the_identity():
     seating, pops, blocks = SeparateSeats(), [object(), object()], [(0,), (1,)]
     assert seating.populations(pops) is pops and seating.seat_sizes([2, 3]) == [2, 3]
-    assert list(seating.grown_axes(1, 3)) == [1] and seating.evaluated_blocks(blocks) is blocks
+    assert list(seating.grown_axes(1)) == [1] and seating.evaluated_blocks(blocks) is blocks
     responses = [[1], [2]]
     assert seating.responses_for_every_seat(responses) is responses and not seating.shared
 
@@ -30,7 +30,7 @@ def test_a_shared_seat_mirrors_one_population_into_every_seat():
     seating = SharedSeat(tree, 2)
     seats = seating.populations([pop])
     assert seats[0] is pop and seats[1].infostates.player == 1 and len(seats[1]) == 1
-    assert seating.seat_sizes([4]) == [4, 4] and list(seating.grown_axes(0, 2)) == [0, 1]
+    assert seating.seat_sizes([4]) == [4, 4] and list(seating.grown_axes(0)) == [0, 1]
     assert seating.evaluated_blocks(["seat 0 new", "seat 1 new"]) == ["seat 0 new"]
     assert seating.responses_for_every_seat([[1]]) is None and seating.shared
     # after the evaluation, the profile (old, new) is the evaluated (new, old) with the seats swapped
