@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from games.validation import check_int, is_integer
-from psro.oracles.learned.env import sample_actions
+from psro.oracles.learned.env import PolicyBank, sample_actions
 from psro.policies import policy_input
 
 __all__ = ["profile_seed", "sample_mixture_returns", "sample_profiles", "sample_returns"]
@@ -116,7 +116,7 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
     env = make_env(game, width, rng=np.random.default_rng(chance_seq), **env_options)
     policies, weights = _mixture_seats(seats, env.num_players)
     offsets = np.cumsum([0] + [len(p) for p in policies[:-1]])
-    flat = [policy for seat in policies for policy in seat]
+    flat = PolicyBank([policy for seat in policies for policy in seat])
     draw_rng = np.random.default_rng(draw_seq)
     choice = np.zeros((width, env.num_players), dtype=np.int64)
 

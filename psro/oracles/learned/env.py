@@ -28,12 +28,14 @@ import numpy as np
 
 from games.validation import is_integer
 from psro.game_tree import PlayerInfostates
+from psro.oracles.learned.observation_table import ObservationTablePolicy, TableStack
 from psro.policies.acting import StatePolicy, TabularStatePolicy, UniformPolicy, batch_probabilities, policy_input
 
 __all__ = [
     "EpisodeStats",
     "Intermediate",
     "OpponentMixture",
+    "PolicyBank",
     "StatePolicy",
     "Step",
     "TabularStatePolicy",
@@ -190,9 +192,41 @@ def sample_rows(probs: np.ndarray, mask: np.ndarray, u: np.ndarray) -> np.ndarra
     return np.minimum(idx, last)
 
 
+class PolicyBank(Sequence):
+    """The policies of a batch of games, fixed for their whole play: the tables among them answer as one
+    :class:`~psro.oracles.learned.observation_table.TableStack` (one search a step, not one per member) where
+    their dense layout has at most ``max_entries`` probabilities.
+
+    Examples
+    --------
+    >>> table = ObservationTablePolicy(np.eye(2), np.ones((2, 2)))
+    >>> bank = PolicyBank([UniformPolicy(2), table, table])
+    >>> len(bank), bank.slot.tolist()
+    (3, [-1, 0, 1])
+    """
+
+    def __init__(self, policies: Sequence, max_entries: int = 1 << 22):
+        self.policies = tuple(policies)
+        tables = [k for k, p in enumerate(self.policies) if isinstance(p, ObservationTablePolicy)]
+        self.slot = np.full(len(self.policies), -1, dtype=np.int64)
+        self.stack = None
+        if len(tables) > 1 and len({(self.policies[k].obs_dim, self.policies[k].num_actions) for k in tables}) == 1:
+            stack = TableStack([self.policies[k] for k in tables])
+            if stack.fits(max_entries):
+                self.stack = stack
+                self.slot[tables] = np.arange(len(tables))
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+    def __getitem__(self, k):
+        return self.policies[k]
+
+
 def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng: np.random.Generator) -> np.ndarray:
     """Actions for the rows of ``step`` (an :class:`games.environment.EnvStep`), row ``j`` played by
-    ``policies[policy_index[j]]``; every distinct policy is asked once, for all its rows together.
+    ``policies[policy_index[j]]``; every distinct policy is asked once, for all its rows together (and the
+    tables of a :class:`PolicyBank` once in all).
 
     Examples
     --------
@@ -207,9 +241,16 @@ def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng:
     probs = np.empty((b, step.mask.shape[1]))
     if b == 0:
         return np.zeros(0, dtype=np.int64)
-    groups, inverse = np.unique(policy_index, return_inverse=True)
+    rest = np.arange(b)
+    if isinstance(policies, PolicyBank) and policies.stack is not None:
+        slot = policies.slot[policy_index]
+        stacked = slot >= 0
+        if stacked.any():
+            probs[stacked] = policies.stack.probabilities_np(slot[stacked], step.obs[stacked], step.mask[stacked])
+            rest = np.flatnonzero(~stacked)
+    groups, inverse = np.unique(policy_index[rest], return_inverse=True)
     for g, k in enumerate(groups.tolist()):
-        rows = np.flatnonzero(inverse == g) if groups.size > 1 else np.arange(b)
+        rows = rest[inverse == g] if groups.size > 1 else rest
         policy = policies[k]
         kind = policy_input(policy)
         _check_env_serves(env, policy, kind)
@@ -295,6 +336,7 @@ class VectorEnv:
                     seen[id(policy)] = len(self._policies)
                     self._policies.append(policy)
                 self._table[k, q] = seen[id(policy)]
+        self._policies = PolicyBank(self._policies)
         self._profile = np.zeros(self.num_envs, dtype=np.int64)
         self._drawn = np.full(self.num_envs, -1, dtype=np.int64)   # the episode each profile was drawn for
         self._acted = np.zeros(self.num_envs, dtype=bool)          # the learner moved in the current episode

@@ -37,7 +37,7 @@ import numpy as np
 
 from games.validation import check_real, is_integer
 from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
-from psro.oracles.learned.observation_table import ObservationTablePolicy, observation_keys
+from psro.oracles.learned.observation_table import ObservationTablePolicy, observation_rows
 from psro.oracles.learned.training import TrainingResult, check_positive_ints
 
 __all__ = ["ModelConfig", "DecisionModel", "DecisionSampler", "sample_decisions", "solve_decisions", "train_model"]
@@ -147,18 +147,23 @@ class DecisionSampler:
         self.overflow = False
 
     def numbered(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The state number of each row of ``obs`` (new observations get the next numbers)."""
-        out = np.empty(len(obs), dtype=np.int64)
-        ids = self.ids
+        """The state number of each row of ``obs`` (new observations get the next numbers, in order of first
+        appearance)."""
         rows = np.ascontiguousarray(obs, dtype=np.float32)
-        for j, key in enumerate(observation_keys(rows)):   # (the keys ObservationTablePolicy looks up)
+        distinct, first, inverse = np.unique(observation_rows(rows), return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        number = np.empty(distinct.size, dtype=np.int64)
+        ids, width = self.ids, distinct.dtype.itemsize
+        raw = distinct.tobytes()
+        for u in order.tolist():                 # (the keys ObservationTablePolicy looks up)
+            key = raw[u * width:(u + 1) * width]
             k = ids.get(key)
             if k is None:
                 k = ids[key] = len(ids)
-                self.observations.append(rows[j].copy())
-                self.legal.append(mask[j].copy())
-            out[j] = k
-        return out
+                self.observations.append(rows[first[u]].copy())
+                self.legal.append(mask[first[u]].copy())
+            number[u] = k
+        return number[inverse.reshape(-1)]
 
     def play(self, steps: int, greedy: np.ndarray | None = None, explore: float = 1.0) -> None:
         """One round of about ``steps`` decisions: with probability ``explore`` a uniform legal action, else

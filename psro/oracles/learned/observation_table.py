@@ -19,7 +19,7 @@ import numpy as np
 from games.validation import is_integer
 from psro.oracles.learned.networks import LearnedProvenance
 
-__all__ = ["ObservationTablePolicy", "observation_keys"]
+__all__ = ["ObservationTablePolicy", "TableStack", "observation_keys", "observation_rows"]
 
 FORMAT = "observation-table-v1"
 
@@ -37,6 +37,50 @@ def observation_keys(obs: np.ndarray) -> list:
     if rows.ndim != 2:
         raise ValueError(f"obs must have shape (batch, obs_dim); got {rows.shape}.")
     return [row.tobytes() for row in rows]
+
+
+def observation_rows(obs: np.ndarray) -> np.ndarray:
+    """The rows of ``obs`` as one array of raw float32 bytes (a numpy void scalar per row): the keys of
+    :func:`observation_keys`, in a form numpy sorts, compares and searches without a Python loop.
+
+    Examples
+    --------
+    >>> keys = observation_rows(np.array([[0, 1], [0, 1], [1, 0]]))
+    >>> keys.shape, bool(keys[0] == keys[1]), bool(keys[0] == keys[2])
+    ((3,), True, False)
+    """
+    rows = np.ascontiguousarray(np.asarray(obs, dtype=np.float32))
+    if rows.ndim != 2:
+        raise ValueError(f"obs must have shape (batch, obs_dim); got {rows.shape}.")
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape[0], dtype="V1")
+    return rows.view(np.dtype((np.void, 4 * rows.shape[1]))).reshape(-1)
+
+
+class _RowIndex:
+    """Where each key of a query lies in a fixed array of keys (the last of equal keys; -1 where absent)."""
+
+    def __init__(self, keys: np.ndarray):
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        if self.sorted.size == 0:
+            return np.full(keys.shape[0], -1, dtype=np.int64)
+        pos = np.searchsorted(self.sorted, keys, side="right") - 1
+        hit = pos >= 0
+        hit[hit] = self.sorted[pos[hit]] == keys[hit]
+        return np.where(hit, self.order[np.maximum(pos, 0)], -1).astype(np.int64)
+
+
+def _normalised(probs: np.ndarray, seen: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``rows`` where ``seen`` (ones elsewhere), restricted to ``mask`` and renormalised; uniform over the legal
+    actions where a row has no legal mass."""
+    probs[seen] = rows
+    probs *= mask
+    total = probs.sum(axis=1, keepdims=True)
+    probs = np.where(total > 0, probs, mask.astype(np.float64))
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
 class ObservationTablePolicy:
@@ -77,13 +121,25 @@ class ObservationTablePolicy:
         self.observations, self.table = obs, probs
         self.obs_dim, self.num_actions = int(obs.shape[1]), int(probs.shape[1])
         self.provenance = provenance
-        self._rows = {key: i for i, key in enumerate(observation_keys(obs))}
+        self.keys = observation_rows(obs)
+        self._index = _RowIndex(self.keys)
+        self._distinct = int(np.unique(self.keys).size) if self.keys.size else 0
 
     def __repr__(self) -> str:
-        return f"ObservationTablePolicy({len(self._rows)} observations, actions={self.num_actions})"
+        return f"ObservationTablePolicy({self._distinct} observations, actions={self.num_actions})"
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._distinct
+
+    def rows_of(self, obs: np.ndarray) -> np.ndarray:
+        """The table row of each row of ``obs`` (the last of equal observations), -1 where the table has none.
+
+        Examples
+        --------
+        >>> ObservationTablePolicy(np.eye(2), np.ones((2, 2))).rows_of(np.array([[0, 1], [1, 1]])).tolist()
+        [1, -1]
+        """
+        return self._index.find(observation_rows(obs))
 
     # ------------------------------------------------------------ acting
     def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -98,14 +154,9 @@ class ObservationTablePolicy:
         if obs.ndim != 2 or obs.shape[1] != self.obs_dim or mask.shape != (obs.shape[0], self.num_actions):
             raise ValueError(f"obs must have shape (batch, {self.obs_dim}) and mask (batch, {self.num_actions}); "
                              f"got {obs.shape} and {mask.shape}.")
-        index = np.array([self._rows.get(key, -1) for key in observation_keys(obs)], dtype=np.int64)
-        probs = np.ones(mask.shape)
+        index = self.rows_of(obs)
         seen = index >= 0
-        probs[seen] = self.table[index[seen]]
-        probs *= mask
-        total = probs.sum(axis=1, keepdims=True)
-        probs = np.where(total > 0, probs, mask.astype(np.float64))   # no mass on a legal action: uniform
-        return probs / probs.sum(axis=1, keepdims=True)
+        return _normalised(np.ones(mask.shape), seen, self.table[index[seen]], mask)
 
     def action_probabilities(self, state, player: int) -> np.ndarray:
         """Probabilities ``(num_actions,)`` at a pyspiel ``state`` for ``player`` (its information-state tensor).
@@ -175,3 +226,63 @@ class ObservationTablePolicy:
         if prov is not None:
             prov = LearnedProvenance(**{k: (math.nan if k == "value" and v is None else v) for k, v in prov.items()})
         return cls(obs, probs, provenance=prov)
+
+
+class TableStack:
+    """Several :class:`ObservationTablePolicy` acting as one: row ``j`` of a batch played by member
+    ``members[j]``, every row looked up in one search (a population of tables opposing a learner asks once per
+    step, not once per member).
+
+    The members' observations are merged into one sorted key array and their rows laid out densely,
+    ``(num_members, distinct observations, num_actions)``: :meth:`fits` says whether that stays under
+    ``max_entries``. Each row's probabilities are exactly its member's ``probabilities_np``.
+
+    Examples
+    --------
+    >>> a = ObservationTablePolicy(np.eye(2), np.array([[0.0, 1.0], [1.0, 0.0]]))
+    >>> b = ObservationTablePolicy(np.eye(2)[:1], np.array([[1.0, 0.0]]))
+    >>> stack = TableStack([a, b])
+    >>> obs, mask = np.eye(2, dtype=np.float32)[[0, 1, 0, 1]], np.ones((4, 2), bool)
+    >>> stack.probabilities_np(np.array([0, 0, 1, 1]), obs, mask).tolist()   # b has no row for [0, 1]
+    [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.5, 0.5]]
+    """
+
+    def __init__(self, members):
+        members = list(members)
+        if not members or not all(isinstance(m, ObservationTablePolicy) for m in members):
+            raise TypeError("members must be a non-empty sequence of ObservationTablePolicy.")
+        dims = {(m.obs_dim, m.num_actions) for m in members}
+        if len(dims) != 1:
+            raise ValueError(f"members must share obs_dim and num_actions; got {sorted(dims)}.")
+        (self.obs_dim, self.num_actions), = dims
+        self.members = members
+        union = np.unique(np.concatenate([m.keys for m in members]))
+        self._index = _RowIndex(union)
+        self.entries = len(members) * union.size * self.num_actions
+        self._union, self._table, self._seen = union, None, None
+
+    def fits(self, max_entries: int) -> bool:
+        """Whether the dense layout has at most ``max_entries`` probabilities."""
+        return self.entries <= max_entries
+
+    def _dense(self) -> tuple:
+        if self._table is None:
+            k = self._union.size
+            table = np.zeros((len(self.members), k, self.num_actions))
+            seen = np.zeros((len(self.members), k), dtype=bool)
+            for m, member in enumerate(self.members):
+                row = member._index.find(self._union)
+                seen[m] = row >= 0
+                table[m, seen[m]] = member.table[row[seen[m]]]
+            self._table, self._seen = table, seen
+        return self._table, self._seen
+
+    def probabilities_np(self, members: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``(batch, num_actions)`` probabilities of row ``j`` under ``self.members[members[j]]``."""
+        members = np.asarray(members, dtype=np.int64)
+        mask = np.asarray(mask, dtype=bool)
+        table, known = self._dense()
+        where = self._index.find(observation_rows(obs))
+        seen = where >= 0
+        seen[seen] = known[members[seen], where[seen]]
+        return _normalised(np.ones(mask.shape), seen, table[members[seen], where[seen]], mask)
