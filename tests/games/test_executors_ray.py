@@ -1,6 +1,7 @@
 """The Ray engine: same ordered, seeded results as the other engines; a dying worker costs a retry.
 
-Ray takes seconds to start, so one local instance (2 CPUs) serves the whole module.
+Ray takes seconds to start, so one local instance (2 CPUs) serves the whole module, while no other test worker
+has one (the `ray_turn` fixtures of tests/conftest.py).
 If Ray cannot start here, the fixture fails loudly (no skip).
 """
 
@@ -59,9 +60,10 @@ def _flaky_connection(task):
 
 
 @pytest.fixture(scope="module")
-def ray_ex():
+def ray_ex(ray_turn_for_module):
     assert not ray.is_initialized()
-    ex = RayExecutor(num_cpus=2, max_retries=2, worker_niceness=0, init_options={"log_to_driver": False})
+    ex = RayExecutor(num_cpus=2, max_retries=2, worker_niceness=0,
+                     init_options={"log_to_driver": False, "include_dashboard": False})
     ex.map(_square, [1])            # starts Ray; any start-up failure errors the tests using it
     yield ex
     ex.close()

@@ -159,12 +159,13 @@ def test_levels_train_in_chunks_and_the_lowest_is_fixed(straight):
     assert all(type(m).__name__ == "NeuralPolicy" for m in straight.populations[0].policies[1:])
 
 
-def test_the_same_run_on_the_process_pool_and_on_ray(straight):
+def test_the_same_run_on_the_process_pool_and_on_ray(straight, ray_turn):
     with ProcessPoolExecutor(workers=2, start_method="fork") as pool:   # (forked: torch comes imported)
         pooled = PipelinePSRO("kuhn_poker", **TINY_PPO, seed=1, algorithm_options=PIPELINE, executor=pool)
         pooled.run(iterations=ITERATIONS)
     ray_executor = RayExecutor(num_cpus=2, worker_niceness=0,   # a local instance on the loopback address only
-                               init_options={"log_to_driver": False, "_node_ip_address": "127.0.0.1"})
+                               init_options={"log_to_driver": False, "include_dashboard": False,
+                                             "_node_ip_address": "127.0.0.1"})
     try:
         on_ray = PipelinePSRO("kuhn_poker", **TINY_PPO, seed=1, algorithm_options=PIPELINE, executor=ray_executor)
         on_ray.run(iterations=ITERATIONS)
