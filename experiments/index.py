@@ -29,7 +29,7 @@ QUESTIONS: dict[str, list[str]] = {
         "benchmarks/deep_leduc_tuning/tuning_log",
     ],
     "Is measurement on games without a tree cheap and valid?": [
-        "benchmarks/approx_gap_validation", "benchmarks/env_throughput",
+        "benchmarks/approx_gap_validation", "benchmarks/approx_gap_share", "benchmarks/env_throughput",
     ],
     "How much do more cores or machines buy?": [
         "benchmarks/parallel_oracles", "benchmarks/pipeline_psro_workers", "benchmarks/ray_speedup",

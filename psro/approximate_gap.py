@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR",
            "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproximateGap", "Candidate", "approx_gap_due",
-           "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
+           "approx_gap_mode", "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
            "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "response_variants",
            "responder_seed"]
 
@@ -70,10 +70,11 @@ __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_
 #: only for targets the run's own responses of the same step do not answer, or with an ``oracle`` other than the
 #: run's, cheaper but only as strong as the run's responses; false: never), ``stderr_target`` (episodes
 #: are added, doubling, until the standard error is at most this fraction of the estimate or at most
-#: :data:`STDERR_FLOOR` of the payoff range; None: one round) and ``max_episodes`` (their cap per value; None:
-#: :data:`MAX_EPISODES_FACTOR` times ``episodes``)
+#: :data:`STDERR_FLOOR` of the payoff range; None: one round), ``max_episodes`` (their cap per value; None:
+#: :data:`MAX_EPISODES_FACTOR` times ``episodes``) and ``share`` (the most of the run's wall time measuring may
+#: take, :func:`approx_gap_mode`; None: no limit, the schedule alone decides)
 APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start": True, "oracle": None,
-                       "train": True, "stderr_target": 0.25, "max_episodes": None}
+                       "train": True, "stderr_target": 0.25, "max_episodes": None, "share": 0.2}
 
 #: The standard error that is always small enough, as a fraction of the payoff range (an estimate near zero cannot
 #: meet a target relative to itself)
@@ -510,6 +511,46 @@ def approx_gap_due(every, iteration: int, gap: float) -> bool:
     return every is not None and every > 0 and iteration % every == 0
 
 
+def approx_gap_mode(train, share, *, spent: float, other: float, trained_cost: float, untrained_cost: float,
+                    final: bool):
+    """How a due measurement is made so that measuring takes at most ``share`` of the run's wall time: ``train``
+    (its training as asked) where that fits, else False (no fresh training: the best member and the step's own
+    responses, which answer the same meta-strategy) where that fits or the row is the ``final`` one (the last row
+    of a run call is always measured), else None (the row is not measured).
+
+    ``spent`` is the wall time measurement took so far, ``other`` the rest of the run's wall time so far, and the
+    costs are the expected seconds of a measurement with and without training: one fits when
+    ``spent + cost <= share * (other + spent + cost)``, where a row before the final one also keeps room for the
+    final row's measurement without training (``untrained_cost`` more). ``share`` None: ``train``, always. It is a
+    wall-clock budget like ``time_limit``: which rows are measured (and how) depends on the machine's speed, their
+    values do not.
+
+    Examples
+    --------
+    >>> approx_gap_mode(True, 0.2, spent=0.0, other=100.0, trained_cost=20.0, untrained_cost=2.0, final=False)
+    True
+    >>> approx_gap_mode(True, 0.2, spent=8.0, other=100.0, trained_cost=20.0, untrained_cost=2.0, final=False)
+    False
+    >>> approx_gap_mode(True, 0.2, spent=25.0, other=100.0, trained_cost=20.0, untrained_cost=2.0, final=False)
+    >>> approx_gap_mode(True, 0.2, spent=25.0, other=100.0, trained_cost=20.0, untrained_cost=2.0, final=True)
+    False
+    >>> approx_gap_mode(True, None, spent=25.0, other=1.0, trained_cost=20.0, untrained_cost=2.0, final=False)
+    True
+    """
+    if share is None:
+        return train
+
+    def fits(cost: float) -> bool:
+        cost += 0.0 if final else untrained_cost   # (room for the final row)
+        return spent + cost <= share * (other + spent + cost)
+
+    if train is not False and fits(trained_cost):
+        return train
+    if final or fits(untrained_cost):
+        return False
+    return None
+
+
 def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None,
                         run_oracle: str | None = None) -> tuple:
     """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
@@ -564,6 +605,11 @@ fraction of the estimate), or null for one round of episodes; got 0.
         check_stderr_target(settings["stderr_target"], settings["max_episodes"], settings["episodes"])
     except ValueError as exc:
         raise ValueError(f"approx_gap_options: {exc}") from None
+    share = settings["share"]
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating))
+                              or not 0 < share < 1):
+        raise ValueError("approx_gap_options: share must be a number in (0, 1), the most of the run's wall time "
+                         f"measuring may take (e.g. 0.2), or null for no limit; got {share!r}.")
     return settings, options
 
 

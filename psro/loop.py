@@ -340,7 +340,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         measured = self.is_jpsro and self.config.extensive_form_gaps and self.tree is not None
         row.update(history_gaps(self.tree, self._tabular_populations() if measured else None,
                                 state.eval_meta_strategy if measured else None))
-        row.update(self._approx_gap() if self._approx_gap_due(state.iteration) else
+        row.update(self._approx_gap(times=times) if self._approx_gap_due(state.iteration) else
                    {"approx_gap": math.nan, "approx_gap_stderr": math.nan, "approx_gap_time": 0.0})
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
         start = time.perf_counter()
@@ -355,7 +355,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         rows = self.state.rows
         if rows and self.config.approx_gap_every is not None and self._approximates() \
                 and math.isnan(rows[-1]["approx_gap"]):
-            rows[-1].update(self._approx_gap())
+            rows[-1].update(self._approx_gap(final=True))
             rows[-1]["eval_episodes"] = self.state.eval_episodes()
             return True
         return False

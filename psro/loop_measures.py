@@ -28,7 +28,13 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import TaskError
-from psro.approximate_gap import approx_gap_due, approx_gap_settings, measure_with_oracle, responder_seed
+from psro.approximate_gap import (
+    approx_gap_due,
+    approx_gap_mode,
+    approx_gap_settings,
+    measure_with_oracle,
+    responder_seed,
+)
 from psro.config import is_environment_game, with_field
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
@@ -128,12 +134,15 @@ class LoopMeasures:
         return self._measures_approx_gap() and all(isinstance(pop, PolicyPopulation) and not any(
             isinstance(member, np.ndarray) for member in pop.policies) for pop in self.state.populations)
 
-    def _approx_gap(self) -> dict:
+    def _approx_gap(self, final: bool = False, times: dict | None = None) -> dict:
         """The ``approx_gap`` (a lower bound of the exact gap up to its sampling error) and ``approx_gap_stderr`` of
         the current eval meta-strategy (:func:`psro.approximate_gap.measure_with_oracle`): the best of the best
         member, the step's own learned response to the same target (:meth:`_step_response`) and, where
-        ``approx_gap_options``' ``train`` asks, a fresh and a warm-started learned response per target with its
-        budget (by default the run's oracle's), its cost in ``approx_gap_time``."""
+        ``approx_gap_options``' ``train`` asks and its ``share`` of the wall time allows
+        (:func:`psro.approximate_gap.approx_gap_mode`), a fresh and a warm-started learned response per target with
+        its budget (by default the run's oracle's), its cost in ``approx_gap_time``. A row the share leaves
+        unmeasured (never the ``final`` one) gets NaN; ``times`` are the phases' seconds of the step just done (not
+        yet in the history)."""
         start = time.perf_counter()
         if self._approx_gap_oracle is None:
             self._approx_gap_oracle = self._approx_oracle()
@@ -141,6 +150,11 @@ class LoopMeasures:
         train = settings["train"]
         if train == "auto" and settings["oracle"] not in (None, self.oracle_name):
             train = True   # (an oracle of its own is named to be used)
+        train = self._affordable(train, settings, oracle, final, times or {})
+        if train is None:
+            logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the wall "
+                        "time)", self.state.iteration, settings["share"])
+            return {"approx_gap": math.nan, "approx_gap_stderr": math.nan, "approx_gap_time": 0.0}
         low, high = utility_range(self.game, self.num_players)
         counter = EpisodeCounter()
         result = measure_with_oracle(self.game, self.kind, self.state.eval_meta_strategy, self.seat_populations(),
@@ -148,8 +162,30 @@ class LoopMeasures:
                                      payoffs=self.state.meta_game.mean_game().payoffs, counter=counter,
                                      ready=self._step_response, train=train, payoff_range=float(high[0] - low[0]))
         self.state.measure_episodes += counter.episodes
-        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
-                "approx_gap_time": time.perf_counter() - start}
+        seconds = time.perf_counter() - start
+        self._approx_costs = {**(self._approx_costs or {}), "untrained" if train is False else "trained": seconds}
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr, "approx_gap_time": seconds}
+
+    def _affordable(self, train, settings: dict, oracle, final: bool, times: dict):
+        """``train`` as :func:`psro.approximate_gap.approx_gap_mode` allows it under ``share``: the costs are those
+        of the latest measurement of each kind, or before one, the fresh responses' steps at the run's own
+        seconds per training step (and nothing for playing)."""
+        rows = self.state.rows
+        spent = float(sum(r["approx_gap_time"] for r in rows if math.isfinite(r.get("approx_gap_time", math.nan))))
+        costs = self._approx_costs or {}
+        untrained = costs.get("untrained", 0.0)
+        trained = costs.get("trained")
+        if trained is None:
+            oracle_seconds = sum(r.get("time_oracle", 0.0) for r in rows) + times.get("oracle", 0.0)
+            per_step = oracle_seconds / self.state.env_steps if self.state.env_steps else math.inf
+            steps = getattr(getattr(oracle, "config", None), "total_steps", 0)
+            trained = untrained + self.num_players * (2 if settings["warm_start"] else 1) * steps * per_step
+        return approx_gap_mode(train, settings["share"], spent=spent, other=max(self.state.wall - spent, 0.0),
+                               trained_cost=trained, untrained_cost=untrained, final=final)
+
+    #: The seconds of the latest measurement of the approximate gap with and without fresh training (``"trained"``,
+    #: ``"untrained"``), while the run is in memory
+    _approx_costs = None
 
     #: ``(iteration, targets, responses)`` of the latest respond phase (PSRO.step), while the run is in memory
     _answered = None

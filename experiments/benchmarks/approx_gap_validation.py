@@ -19,6 +19,10 @@ Run with BLAS pinned::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python -m experiments.benchmarks.approx_gap_validation
 
+``--share`` sets ``approx_gap_options``' ``share``: by default null, so that every due row is measured with the
+full estimator (fresh and warm-started responses); ``--share 0.2``, a run's default, measures what the share
+allows (the best member and the step's own responses where training does not fit) and skips rows it does not.
+
 ``--quick`` is a smoke run (Kuhn, one seed, the small budget, 2 iterations); ``--games`` picks games from
 :data:`GAMES` (``goofspiel5``: 5 cards, descending point order, imperfect information, whose tree fits).
 """
@@ -45,13 +49,15 @@ GAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice
          "goofspiel5": "goofspiel(num_cards=5,points_order=descending,imp_info=True)"}
 
 
-def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episodes_per_profile: int) -> list:
+def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episodes_per_profile: int,
+            share: float | None = None) -> list:
     """The measured rows of one deep-PSRO run."""
     from psro import PSRO
 
     solver = PSRO(GAMES[game], oracle="ppo", oracle_steps=steps, evaluator="monte_carlo",
                   episodes_per_profile=episodes_per_profile, oracle_options={"eval_episodes": 200},
-                  exact_gap=True, approx_gap_every=every, seed=seed, progress=False, rank_population=False)
+                  exact_gap=True, approx_gap_every=every, approx_gap_options={"share": share}, seed=seed,
+                  progress=False, rank_population=False)
     history = solver.run(iterations=iterations)
     rows = []
     for _, row in history[history["approx_gap"].notna()].iterrows():
@@ -101,7 +107,10 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
              "target the best of the best member, a fresh and a warm-started PPO response and their greedy versions, "
-             "picked on selection episodes, valued on 2,000 fresh ones); `gap` is the exact NashConv of the same "
+             "picked on selection episodes, valued on 2,000 fresh ones; "
+             + ("no share limit" if getattr(args, "share", None) is None else
+                f"share {args.share}: fresh responses only where they fit, due rows skipped where nothing does")
+             + "); `gap` is the exact NashConv of the same "
              "meta-strategy." + ("" if math.isnan(seconds) else f" {seconds / 60:.1f} minutes wall on a shared 2-core "
                                                            "machine."), "",
              harness.pipe_table(summary(table)), "",
@@ -120,6 +129,8 @@ def main(argv=None) -> None:
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--every", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=300, help="Monte Carlo episodes per meta-game profile")
+    parser.add_argument("--share", type=float, default=None,
+                        help="approx_gap_options' share (default: none, every due row with the full estimator)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=None,
                         help="where the .csv and .md go (default: results/ for a default run, else under runs/)")
@@ -146,7 +157,7 @@ def main(argv=None) -> None:
         for steps in args.steps:
             for seed in range(args.seeds):
                 t = time.perf_counter()
-                rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes))
+                rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes, args.share))
                 logging.warning("%s steps=%d seed=%d: %.0fs", game, steps, seed, time.perf_counter() - t)
                 table = checks(pd.DataFrame(rows))
                 args.out.parent.mkdir(parents=True, exist_ok=True)

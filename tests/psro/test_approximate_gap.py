@@ -3,9 +3,17 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from games import NormalFormGame, catalog
-from psro.approximate_gap import approximate_gap, approximate_seed, mixture_returns
+from psro.approximate_gap import (
+    approx_gap_mode,
+    approx_gap_settings,
+    approximate_gap,
+    approximate_seed,
+    mixture_returns,
+)
 from psro.oracles import BestResponse
 from solvers import make_equilibrium
 
@@ -197,7 +205,7 @@ def test_kuhn_run_the_lower_bound_holds_at_every_row():
     solver = PSRO("kuhn_poker", oracle="ppo", meta_solver="uniform", evaluator="monte_carlo",
                   episodes_per_profile=200, approx_gap_every=1, seed=1, progress=False,
                   oracle_options={"total_steps": 512, "num_envs": 16, "num_steps": 16, "eval_episodes": 32},
-                  approx_gap_options={"total_steps": 512, "episodes": 300})
+                  approx_gap_options={"total_steps": 512, "episodes": 300, "share": None})
     history = solver.run(iterations=2)
     approx, se = history["approx_gap"].to_numpy(), history["approx_gap_stderr"].to_numpy()
     assert np.isfinite(approx).all() and (se > 0).all() and (history["approx_gap_time"] > 0).all()
@@ -266,8 +274,6 @@ def test_bad_stderr_target_and_cap_name_the_option(options, message):
 
 
 def test_a_null_stderr_target_plays_one_round_whatever_the_cap():
-    from psro.approximate_gap import approx_gap_settings
-
     settings, _ = approx_gap_settings({}, {"stderr_target": None, "max_episodes": 1, "episodes": 300})
     assert settings["stderr_target"] is None
 
@@ -297,3 +303,62 @@ def test_wall_time_counts_the_final_measurement_and_it_is_logged(caplog):
     messages = [r.getMessage() for r in caplog.records if r.name == "psro.approximate_gap"]
     assert any("approx_gap of iteration 1: measuring" in m for m in messages)
     assert any(m.startswith("approx_gap of iteration 1: ") and "s wall" in m for m in messages)
+
+
+# ---------------------------------------------------------------- the share of the wall time
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([True, "auto", False]), st.floats(0.01, 0.99), st.floats(0, 1e4), st.floats(0, 1e4),
+       st.floats(0, 1e4), st.floats(0, 1e4), st.booleans())
+def test_a_mode_keeps_within_the_share(train, share, spent, other, trained, untrained, final):
+    mode = approx_gap_mode(train, share, spent=spent, other=other, trained_cost=trained, untrained_cost=untrained,
+                           final=final)
+    assert mode in (train, False, None)
+    if final:
+        assert mode is not None   # the last row is always measured
+    reserve = 0.0 if final else untrained   # (a row before the last keeps room for the last one's measurement)
+
+    def fits(cost):
+        return spent + (cost + reserve) <= share * (other + spent + (cost + reserve))
+
+    if mode is not None and mode is not False:   # fresh training only where it fits
+        assert fits(trained)
+    if mode is False and not final:
+        assert fits(untrained)
+    if mode is None:
+        assert not final and not fits(untrained)
+    assert approx_gap_mode(train, None, spent=spent, other=other, trained_cost=trained, untrained_cost=untrained,
+                           final=final) == train
+
+
+def test_share_skips_due_rows_and_measures_the_last_without_training(caplog):
+    # a share no measurement fits: row 0 is measured (nothing measured yet costs nothing; without training, since
+    # nothing is known of a response's cost), rows 1-2 are skipped, and the last row is measured without training
+    import logging
+
+    from psro import PSRO
+
+    solver = PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=50, approx_gap_every=1,
+                  exact_gap=False, seed=0, progress=False,
+                  oracle_options={"total_steps": 256, "num_envs": 8, "num_steps": 16, "eval_episodes": 16},
+                  approx_gap_options={"episodes": 100, "stderr_target": None, "total_steps": 256, "share": 1e-9})
+    with caplog.at_level(logging.INFO, logger="psro"):
+        history = solver.run(iterations=3)
+    assert np.isfinite(history["approx_gap"]).tolist() == [True, False, False, True]
+    assert (history["approx_gap_time"].iloc[[1, 2]] == 0).all()
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("measuring (oracle ppo, training nothing" in m for m in messages) == 2
+    assert sum("not measured (measuring has taken its share" in m for m in messages) == 3   # 1-3 (3 once more)
+    # no limit: every row, with fresh responses
+    solver = PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=50, approx_gap_every=1,
+                  exact_gap=False, seed=0, progress=False,
+                  oracle_options={"total_steps": 256, "num_envs": 8, "num_steps": 16, "eval_episodes": 16},
+                  approx_gap_options={"episodes": 100, "stderr_target": None, "total_steps": 256, "share": None})
+    assert np.isfinite(solver.run(iterations=1)["approx_gap"]).all()
+
+
+@pytest.mark.parametrize("share", [0, 1, -0.5, True, "half"])
+def test_a_share_outside_zero_one_is_refused(share):
+    with pytest.raises(ValueError, match=r"^approx_gap_options: share must be a number in \(0, 1\)"):
+        approx_gap_settings({}, {"share": share})

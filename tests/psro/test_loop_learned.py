@@ -18,7 +18,7 @@ from psro.population import PolicyPopulation
 
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
                                           "hidden": [16]},
-            approx_gap_options={"episodes": 200, "total_steps": 256}, progress=False)
+            approx_gap_options={"episodes": 200, "total_steps": 256, "share": None}, progress=False)
 SAMPLED = dict(evaluator="monte_carlo", episodes_per_profile=100)
 
 
@@ -95,7 +95,7 @@ def test_meta_gap_is_the_regret_in_the_empirical_game():
 def test_approx_gap_of_the_uniform_policy_bounds_its_nash_conv():
     # Kuhn's uniform profile has NashConv 11/12; fresh PPO responses find most of it, never (beyond noise) more
     solver = PSRO("kuhn_poker", **{**TINY, "approx_gap_options": {"episodes": 2000, "total_steps": 4096,
-                                                                  "eval_episodes": 100}}, **SAMPLED)
+                                                                  "eval_episodes": 100, "share": None}}, **SAMPLED)
     row = solver.run(iterations=0).iloc[0]
     assert row["gap"] == pytest.approx(11 / 12, abs=1e-12)
     assert 0.75 < row["approx_gap"] < 11 / 12 + 4 * row["approx_gap_stderr"]

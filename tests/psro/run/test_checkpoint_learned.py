@@ -26,7 +26,8 @@ TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evalua
          "approx_gap_time"]
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 512, "num_envs": 32, "num_steps": 16, "eval_episodes": 64,
                                           "hidden": [16]},
-            approx_gap_options={"episodes": 200, "total_steps": 512}, approx_gap_every=2, seed=4, progress=False)
+            approx_gap_options={"episodes": 200, "total_steps": 512, "share": None}, approx_gap_every=2, seed=4,
+            progress=False)
 
 
 class Killed(Exception):
