@@ -1,7 +1,5 @@
 """Shared pytest configuration: a hypothesis profile sized for 2-core CI, and the poker game-tree fixtures."""
 
-import contextlib
-import fcntl
 import os
 
 import pytest
@@ -37,30 +35,3 @@ def kuhn():
 def leduc():
     """The game tree of Leduc poker (built once per test module)."""
     return _poker_tree("leduc_poker")
-
-
-@contextlib.contextmanager
-def _one_local_ray(tmp_path_factory):
-    # The lock file sits in the folder the pytest-xdist workers' temporary folders share: one local Ray instance
-    # at a time on the machine (two at once on 2 cores crashed a worker now and then)
-    lock = tmp_path_factory.getbasetemp().parent / "local-ray.lock"
-    with open(lock, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-@pytest.fixture(scope="module")
-def ray_turn_for_module(tmp_path_factory):
-    """Holds this module's turn to start a local Ray instance (waits while another test worker has one)."""
-    with _one_local_ray(tmp_path_factory):
-        yield
-
-
-@pytest.fixture
-def ray_turn(tmp_path_factory):
-    """Holds this test's turn to start a local Ray instance (waits while another test worker has one)."""
-    with _one_local_ray(tmp_path_factory):
-        yield

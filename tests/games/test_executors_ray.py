@@ -1,7 +1,6 @@
 """The Ray engine: same ordered, seeded results as the other engines; a dying worker costs a retry.
 
-Ray takes seconds to start, so one local instance (2 CPUs) serves the whole module, while no other test worker
-has one (the `ray_turn` fixtures of tests/conftest.py).
+Ray takes seconds to start, so one local instance (2 CPUs) serves the whole module.
 If Ray cannot start here, the fixture fails loudly (no skip).
 """
 
@@ -60,7 +59,7 @@ def _flaky_connection(task):
 
 
 @pytest.fixture(scope="module")
-def ray_ex(ray_turn_for_module):
+def ray_ex():
     assert not ray.is_initialized()
     ex = RayExecutor(num_cpus=2, max_retries=2, worker_niceness=0,
                      init_options={"log_to_driver": False, "include_dashboard": False})
@@ -153,7 +152,7 @@ def test_a_dead_ray_system_process_is_an_engine_error_that_says_so():
         def put(self, value):
             return value
 
-        def wait(self, refs, num_returns):
+        def wait(self, refs, num_returns, timeout=None):
             raise ray.exceptions.LocalRayletDiedError()
 
         def cancel(self, ref, force):
@@ -172,6 +171,50 @@ def test_a_dead_ray_system_process_is_an_engine_error_that_says_so():
         ex.map(_square, [1, 2, 3], chunksize=1)
     assert "resume" in str(info.value) and isinstance(info.value.__cause__, ray.exceptions.LocalRayletDiedError)
     assert len(fake.cancelled) == 3
+
+
+class _ChunkRay:
+    """A stand-in for Ray whose chunk ``("ref", 0)`` has finished and fails with ``error``; the others run on."""
+    exceptions = ray.exceptions
+
+    def __init__(self, error):
+        self.error, self.cancelled = error, []
+
+    def put(self, value):
+        return value
+
+    def wait(self, refs, num_returns, timeout=None):
+        done = [r for r in refs if r == ("ref", 0)]
+        return done, [r for r in refs if r not in done]
+
+    def get(self, ref):
+        raise self.error
+
+    def cancel(self, ref, force):
+        self.cancelled.append(ref)
+
+
+class _ChunkRemote:
+    def remote(self, fn_ref, start, tasks, seeds, transient):
+        return ("ref", start)
+
+
+@pytest.mark.parametrize("error, cancelled", [
+    (TaskError(0, 1, ValueError("bad")), []),                          # no cancelling at all (the Ray race)
+    (ray.exceptions.RaySystemError("lost"), [("ref", 1), ("ref", 2)]),   # the unfinished ones only
+    (KeyboardInterrupt(), [("ref", 1), ("ref", 2)]),
+])
+def test_what_is_cancelled_when_a_chunk_fails(error, cancelled):
+    """Cancelling a Ray task as it completes can abort the driver (ray-project/ray#54846, seen in this module):
+    after a task's exception the chunks in flight run to the end, and otherwise only unfinished ones are
+    cancelled."""
+    fake = _ChunkRay(error)
+    ex = RayExecutor(num_cpus=2)
+    ex._ensure_ray = lambda: fake
+    ex._remote = _ChunkRemote()
+    with pytest.raises(type(error) if isinstance(error, (TaskError, KeyboardInterrupt)) else executors.EngineError):
+        ex.map(_square, [1, 2, 3], chunksize=1)
+    assert fake.cancelled == cancelled
 
 
 def test_an_unreachable_ray_cluster_is_an_engine_error_in_one_line(monkeypatch):
