@@ -16,6 +16,11 @@ agent into the episode's returns, and agents that are done are stepped with
 PettingZoo's own environment families (``classic``, ``butterfly``, ``sisl``,
 ``mpe``, ``atari``); it never imports an arbitrary path.
 
+A game knows its utility range (``min_utility()`` / ``max_utility()``, what the
+sampled gaps' precision targets and ResponseGraphUCB's bounds are relative to)
+where it is declared: ``utility_range=`` of :func:`from_pettingzoo`, or for
+:func:`load_pettingzoo` without options, :data:`UTILITY_RANGES`.
+
 PettingZoo is imported only inside the functions here (``pip install
 psro-toolkit[pettingzoo]``).
 """
@@ -33,10 +38,15 @@ import numpy as np
 from games.contracts import EnvStep
 from games.validation import check_int
 
-__all__ = ["FAMILIES", "PettingZooEnv", "PettingZooGame", "from_pettingzoo", "load_pettingzoo"]
+__all__ = ["FAMILIES", "UTILITY_RANGES", "PettingZooEnv", "PettingZooGame", "from_pettingzoo", "load_pettingzoo"]
 
 #: PettingZoo's environment families that :func:`load_pettingzoo` looks in.
 FAMILIES = ("classic", "butterfly", "sisl", "mpe", "atari")
+#: The utility range of PettingZoo environments with their default options, from their rules: a player's episode
+#: return lies in it, and both ends are reached. Limit hold'em (RLCard; returns are chips over the big blind of 2):
+#: a player puts in at most 10 chips before the flop (the big blind and four raises of 2), 8 on the flop (four of
+#: 2) and 16 on the turn and on the river (four of 4), 50 in all, which the other wins: +-25.
+UTILITY_RANGES = {"texas_holdem_v4": (-25.0, 25.0), "tictactoe_v3": (-1.0, 1.0), "connect_four_v3": (-1.0, 1.0)}
 _SPEC = re.compile(r"^pettingzoo:(?:(?P<family>" + "|".join(FAMILIES) + r")[./])?(?P<name>[a-z][a-z0-9_]*_v[0-9]+)$")
 
 
@@ -67,19 +77,24 @@ class PettingZooGame:
         The largest ``Discrete`` action space (smaller ones are masked).
     obs_dim : int
         Length of the flat observation.
+    utility_range : tuple of float or None
+        ``(low, high)`` of a player's episode return where declared.
 
     Examples
     --------
     >>> from pettingzoo.classic import tictactoe_v3
-    >>> game = from_pettingzoo(tictactoe_v3.env)
+    >>> game = from_pettingzoo(tictactoe_v3.env, utility_range=(-1, 1))
     >>> game.num_players, game.num_actions, game.obs_dim, game.agents
     (2, 9, 18, ('player_1', 'player_2'))
+    >>> game.min_utility(), game.max_utility()
+    (-1.0, 1.0)
     """
 
-    def __init__(self, make, name: str, spec: str | None = None):
+    def __init__(self, make, name: str, spec: str | None = None, utility_range=None):
         from gymnasium import spaces
 
         self._make, self.spec = make, spec
+        self.utility_range = _check_utility_range(utility_range)
         template = make()
         agents = tuple(getattr(template, "possible_agents", ()) or ())
         if not agents:
@@ -120,6 +135,20 @@ class PettingZooGame:
                             "games.pettingzoo_env.load_pettingzoo('pettingzoo:<name>') to send it to workers.")
         return load_pettingzoo, (self.spec,)
 
+    def min_utility(self) -> float:
+        """The lowest episode return of a player (``RuntimeError`` where no range is declared)."""
+        return self._declared_range()[0]
+
+    def max_utility(self) -> float:
+        """The highest episode return of a player (``RuntimeError`` where no range is declared)."""
+        return self._declared_range()[1]
+
+    def _declared_range(self) -> tuple:
+        if self.utility_range is None:
+            raise RuntimeError(f"{self.name} declares no utility range; pass utility_range=(low, high) to "
+                               "from_pettingzoo.")
+        return self.utility_range
+
     def new_env(self):
         """A fresh AEC environment (one per env slot)."""
         return self._make()
@@ -131,7 +160,21 @@ class PettingZooGame:
         return PettingZooEnv(self, num_envs, rng=rng)
 
 
-def from_pettingzoo(env, name: str | None = None) -> PettingZooGame:
+def _check_utility_range(utility_range) -> tuple | None:
+    if utility_range is None:
+        return None
+    try:
+        low, high = (float(v) for v in utility_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"utility_range must be (low, high), two numbers with low < high, or None; got "
+                         f"{utility_range!r}.") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"utility_range must be (low, high), two finite numbers with low < high; got "
+                         f"{utility_range!r}.")
+    return low, high
+
+
+def from_pettingzoo(env, name: str | None = None, utility_range=None) -> PettingZooGame:
     """A PettingZoo AEC environment (with ``Discrete`` action spaces) as a game for :func:`games.make_env`.
 
     Parameters
@@ -141,12 +184,16 @@ def from_pettingzoo(env, name: str | None = None) -> PettingZooGame:
         with no arguments that makes one (e.g. ``tictactoe_v3.env``).
     name : str, optional
         Default: the environment's ``metadata["name"]``.
+    utility_range : (float, float), optional
+        The lowest and highest episode return of a player, where known (the
+        game's ``min_utility()`` and ``max_utility()``).
 
     Raises
     ------
     ValueError
         For a non-discrete action space (naming it), observations of different
-        sizes, or an object that is not an AEC environment.
+        sizes, an object that is not an AEC environment, or a ``utility_range``
+        that is not two finite numbers with low < high.
 
     Examples
     --------
@@ -171,7 +218,7 @@ def from_pettingzoo(env, name: str | None = None) -> PettingZooGame:
     _check_aec(probe)
     if name is None:
         name = (getattr(probe, "metadata", None) or {}).get("name", type(probe).__name__)
-    return PettingZooGame(make, name)
+    return PettingZooGame(make, name, utility_range=utility_range)
 
 
 def _check_aec(env) -> None:
@@ -194,7 +241,9 @@ def load_pettingzoo(spec: str, **kwargs) -> PettingZooGame:
 
     Only the modules ``pettingzoo.<family>.<name>`` of :data:`FAMILIES` are
     resolved, with ``name`` a versioned environment name such as
-    ``tictactoe_v3``; ``kwargs`` go to the module's ``env()``.
+    ``tictactoe_v3``; ``kwargs`` go to the module's ``env()``. Without
+    ``kwargs`` the game has the utility range :data:`UTILITY_RANGES` gives
+    its name, if any (options may change the rules, and so the range).
 
     Raises
     ------
@@ -205,6 +254,8 @@ def load_pettingzoo(spec: str, **kwargs) -> PettingZooGame:
     --------
     >>> load_pettingzoo("pettingzoo:tictactoe_v3").agents
     ('player_1', 'player_2')
+    >>> load_pettingzoo("pettingzoo:texas_holdem_v4").utility_range
+    (-25.0, 25.0)
     >>> load_pettingzoo("pettingzoo:os.system_v1")
     Traceback (most recent call last):
     ...
@@ -229,7 +280,8 @@ def load_pettingzoo(spec: str, **kwargs) -> PettingZooGame:
             if entry is not None and str(getattr(entry, "entry_point", "")).startswith("pettingzoo."):
                 def make(env_id=env_id):
                     return pettingzoo.make("aec", env_id, **kwargs)
-                return PettingZooGame(make, name, spec=None if kwargs else f"pettingzoo:{family}.{name}")
+                return PettingZooGame(make, name, spec=None if kwargs else f"pettingzoo:{family}.{name}",
+                                      utility_range=None if kwargs else UTILITY_RANGES.get(name))
             continue
         module_name = f"pettingzoo.{family}.{name}"
         try:
@@ -241,7 +293,8 @@ def load_pettingzoo(spec: str, **kwargs) -> PettingZooGame:
 
             def make(module=module):
                 return module.env(**kwargs)
-            return PettingZooGame(make, name, spec=None if kwargs else f"pettingzoo:{family}.{name}")
+            return PettingZooGame(make, name, spec=None if kwargs else f"pettingzoo:{family}.{name}",
+                                      utility_range=None if kwargs else UTILITY_RANGES.get(name))
     raise ValueError(f"no PettingZoo environment {name!r} in {', '.join(families)}.")
 
 

@@ -1,11 +1,12 @@
 """games.pettingzoo_env: PettingZoo AEC environments in the batched env, and the safe config strings."""
 
 import functools
+import math
 
 import numpy as np
 import pytest
 from gymnasium import spaces
-from pettingzoo.classic import tictactoe_v3
+from pettingzoo.classic import texas_holdem_v4, tictactoe_v3
 
 from games import from_pettingzoo, load_pettingzoo, make_env
 from games.environment import num_actions, observation_size
@@ -82,11 +83,53 @@ def test_sizes_determinism_and_copies():
     assert env.step([0, 2], [4, 4]).player.tolist() == [1, 1]
 
 
+def test_hold_em_reaches_the_ends_of_its_declared_range():
+    # both players raise whenever they may and call otherwise: 50 chips each, all of it to the showdown's winner
+    env = texas_holdem_v4.env()
+    game = load_pettingzoo("pettingzoo:texas_holdem_v4")
+    low, high = game.min_utility(), game.max_utility()
+    for seed in range(3):
+        env.reset(seed=seed)
+        final = {}
+        for agent in env.agent_iter():
+            obs, reward, term, trunc, _ = env.last()
+            if term or trunc:
+                final[agent] = reward
+                env.step(None)
+                continue
+            mask = obs["action_mask"]   # 0 call, 1 raise, 2 fold, 3 check
+            env.step(1 if mask[1] else 0)
+        assert sorted(final.values()) in ([low, high], [0.0, 0.0])   # (a split pot: 0 each)
+
+
+def test_sampled_returns_lie_in_the_declared_ranges():
+    rng = np.random.default_rng(3)
+    for spec in ("pettingzoo:texas_holdem_v4", "pettingzoo:tictactoe_v3", "pettingzoo:connect_four_v3"):
+        game = load_pettingzoo(spec)
+        env = make_env(game, num_envs=16, rng=4)
+        s, seen = env.reset(), []
+        while len(seen) < 100:
+            s = env.step(s.envs, uniform(s, rng))
+            seen.extend(s.returns[s.done].ravel())
+        assert game.min_utility() <= min(seen) and max(seen) <= game.max_utility(), spec
+
+
+def test_a_utility_range_is_declared_or_refused_by_name():
+    assert from_pettingzoo(tictactoe_v3.env).utility_range is None
+    with pytest.raises(RuntimeError, match=r"declares no utility range; pass utility_range=\(low, high\)"):
+        from_pettingzoo(tictactoe_v3.env).min_utility()
+    assert load_pettingzoo("pettingzoo:tictactoe_v3", render_mode=None).utility_range is None   # options: unknown
+    for bad in [(1, 1), (0, math.inf), "ab", 3]:
+        with pytest.raises(ValueError, match="utility_range must be"):
+            from_pettingzoo(tictactoe_v3.env, utility_range=bad)
+
+
 def test_pickles_by_spec():
     import pickle
 
     game = load_pettingzoo("pettingzoo:tictactoe_v3")
     assert pickle.loads(pickle.dumps(game)).agents == game.agents
+    assert pickle.loads(pickle.dumps(game)).utility_range == (-1.0, 1.0)
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(from_pettingzoo(tictactoe_v3.env()))
 
