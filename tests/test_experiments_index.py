@@ -29,3 +29,20 @@ def test_the_check_fails_on_a_stale_index_or_an_unlisted_module(tmp_path, monkey
 def test_no_file_under_experiments_is_named_after_a_top_level_package():
     named = [p for p in (ROOT / "experiments").rglob("*") if p.stem in PACKAGES]
     assert named == []
+
+
+def test_every_import_of_a_sibling_script_goes_through_the_package():
+    """``import deep_psro_leduc`` worked only with the script's folder on ``sys.path``; under ``python -m`` it fails,
+    and it failed in worker processes of deep_psro_leduc.py (the psro_v2 side died at once). Every import, also one
+    inside a function, names ``experiments.…``."""
+    import ast
+
+    scripts = {p.stem for p in (ROOT / "experiments").rglob("*.py")}
+    bare = []
+    for path in (ROOT / "experiments").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            bare += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                     if name.split(".")[0] in scripts - {"experiments"}]
+    assert bare == []

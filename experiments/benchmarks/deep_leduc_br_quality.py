@@ -62,7 +62,7 @@ CANDIDATES = {
 
 def targets(config: Path, seed: int, at: list, game: str) -> dict:
     """The run's ``(members, meta-strategy marginals)`` after each iteration in ``at``."""
-    import deep_psro_leduc as deep
+    from experiments.benchmarks import deep_psro_leduc as deep
 
     solver, kept = deep.configured_solver(seed, config, game=game, executor="serial"), {}
 
@@ -147,10 +147,11 @@ def main() -> None:
     parser.add_argument("--candidates", nargs="+", choices=list(CANDIDATES), default=list(CANDIDATES))
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
     args = parser.parse_args()
-    import deep_psro_leduc as deep
     import pandas as pd
     import pyspiel
     import torch
+
+    from experiments.benchmarks import deep_psro_leduc as deep
 
     results, config, at = GAMES[args.game]
     config = Path(args.config) if args.config else config

@@ -353,7 +353,8 @@ def run_psro_v2(seed: int, budget: float, options: PSROv2Options, clock: str = "
     import torch
     from open_spiel.python import rl_environment
     from open_spiel.python.algorithms.psro_v2 import psro_v2, rl_oracle, strategy_selectors
-    from psro_leduc import _use_highs_for_openspiel_lp
+
+    from experiments.benchmarks.psro_leduc import _use_highs_for_openspiel_lp
 
     _use_highs_for_openspiel_lp()
     np.random.seed(seed)

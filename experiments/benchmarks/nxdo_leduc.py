@@ -48,10 +48,10 @@ def nxdo_solver(seed: int, options, nfsp_steps: int, episodes_per_profile: int):
 
 def run_nxdo(seed: int, budget: float, options, clock: str, nfsp_steps: int, episodes_per_profile: int) -> list:
     """NXDO for ``budget`` seconds of ``clock``; one row per iteration (the exact NashConv of its output)."""
-    import deep_psro_leduc as deep
     import pyspiel
     import torch
 
+    from experiments.benchmarks import deep_psro_leduc as deep
     from psro.population import tabular_policy
 
     torch.manual_seed(seed)
@@ -79,8 +79,9 @@ def run_nxdo(seed: int, budget: float, options, clock: str, nfsp_steps: int, epi
 
 def _side(side: str, seed: int, budget: float, clock: str, nfsp_steps: int, episodes: int) -> list:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    import deep_psro_leduc as deep
     import torch
+
+    from experiments.benchmarks import deep_psro_leduc as deep
 
     torch.set_num_threads(1)
     if side == "deep_psro":
@@ -89,7 +90,7 @@ def _side(side: str, seed: int, budget: float, clock: str, nfsp_steps: int, epis
 
 
 def summarise(rows: list, budget: float, clock: str, command: str) -> str:
-    import deep_psro_leduc as deep
+    from experiments.benchmarks import deep_psro_leduc as deep
 
     key = f"{clock}_s"
     times = [t for t in (30, 60, 120, 180, 300, 600) if t < budget] + [budget]
