@@ -27,6 +27,18 @@ the rounds. A step is one player decision (chance moves are not counted).
 * ``kernel env + MLP`` and ``kernel env, uniform (no policy)``: the same, on
   the game's numpy kernel (:mod:`games.kernels`, what ``make_env`` builds by
   default where there is one: phantom_ttt); only for games with a kernel.
+* ``PPO oracle (training)``: what the learned oracle does with the env:
+  :func:`psro.oracles.learned.ppo.train_ppo` for seat 0 against uniform
+  opponents (32 envs, 16 steps a chunk, one hidden layer of 64, the settings
+  of ``texas_holdem_pettingzoo.yaml``; 128 evaluation episodes), counting the
+  **learner's** decisions only (the opponents' are played but not counted, so
+  on a two-player game it understates the env steps by about half).
+
+A PettingZoo game (``--games pettingzoo:texas_holdem_v4``) is measured against
+``PettingZoo AEC loop``: one environment stepped through ``agent_iter()``
+with a uniform legal action from the ``action_mask`` (its observation read
+at every decision, as ``env.last()`` gives it), and the batched env there is
+:class:`games.pettingzoo_env.PettingZooEnv` (no cache, no kernel).
 
 The bar of issue #12: the batched env with the MLP (the kernel env where the
 game has one, else the generic env with a fresh cache) at >= 1x the pyspiel
@@ -42,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -106,6 +119,41 @@ def rl_environment(game, steps: int, seed: int) -> float:
     return clock.rates(done)
 
 
+def pettingzoo_loop(game, steps: int, seed: int) -> tuple:
+    """Steps per second of the plain PettingZoo AEC loop with uniform legal actions (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    env = game.new_env()
+    done = episodes = 0
+    clock = Clock()
+    while done < steps:
+        env.reset(seed=seed + episodes)
+        episodes += 1
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            done += 1
+    return clock.rates(done)
+
+
+def ppo_oracle(game, steps: int, seed: int) -> tuple:
+    """Learner decisions per second of :func:`psro.oracles.learned.ppo.train_ppo` against uniform opponents."""
+    from games.environment import num_actions
+    from psro.oracles.learned.env import OpponentMixture
+    from psro.oracles.learned.ppo import PPOConfig, train_ppo
+    from psro.policies import UniformPolicy
+
+    players = game.num_players() if callable(game.num_players) else game.num_players
+    opponents = OpponentMixture.single([None] + [UniformPolicy(num_actions(game))] * (players - 1))
+    config = PPOConfig(total_steps=steps, num_envs=32, num_steps=16, hidden=(64,), eval_episodes=128, seed=seed)
+    clock = Clock()
+    result = train_ppo(game, 0, opponents, config)
+    return clock.rates(result.training_steps)
+
+
 def make_policies(env, seed: int):
     import torch
 
@@ -123,7 +171,9 @@ def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy
     from games.environment import make_env
     from psro.oracles.learned.env import sample_rows
 
-    env = make_env(game, num_envs, rng=seed, cache_bytes=cache_bytes, share_cache=share_cache, kernel=kernel)
+    options = {} if is_pettingzoo(game) else {"cache_bytes": cache_bytes, "share_cache": share_cache,
+                                              "kernel": kernel}
+    env = make_env(game, num_envs, rng=seed, **options)
     nets = make_policies(env, seed) if policy else None
     rng = np.random.default_rng(seed)
     s = env.reset()
@@ -150,18 +200,37 @@ def batched(game, steps: int, seed: int, num_envs: int, cache_bytes: int, policy
         policy_cpu += time.process_time() - t0
         s = env.step(s.envs, actions)
         done += s.envs.size
-    DIAGNOSTICS.append({"hit_rate": env.cache_hit_rate, "policy_cpu_us": 1e6 * policy_cpu / done,
-                        "cached_nodes": env.cached_nodes})
+    DIAGNOSTICS.append({"hit_rate": getattr(env, "cache_hit_rate", math.nan),
+                        "policy_cpu_us": 1e6 * policy_cpu / done})
     return clock.rates(done)
 
 
+def is_pettingzoo(game) -> bool:
+    return type(game).__name__ == "PettingZooGame"
+
+
+def baselines(game) -> tuple:
+    """The labels of the plain loops the other rows are compared with."""
+    return ("PettingZoo AEC loop",) if is_pettingzoo(game) else ("pyspiel loop", "rl_environment")
+
+
 def methods(args, game) -> dict:
-    """The measurements for ``game``: label -> ``fn(game, steps, seed)`` (kernel rows where it has a kernel)."""
+    """The measurements for ``game``: label -> ``fn(game, steps, seed)`` (kernel rows where it has a kernel); the
+    :func:`baselines` first."""
     from games.kernels import kernel_for
 
     budget = args.cache_mib * 2**20
+    if is_pettingzoo(game):
+        out = {"PettingZoo AEC loop": pettingzoo_loop}
+        for b in args.num_envs:
+            out[f"batched env + MLP, {b} envs"] = lambda g, n, seed, b=b: batched(g, n, seed, b, 0, True)
+            out[f"batched env, uniform (no policy), {b} envs"] = \
+                lambda g, n, seed, b=b: batched(g, n, seed, b, 0, False)
+        out["PPO oracle (training)"] = ppo_oracle
+        return out
     out = {"pyspiel loop": lambda g, n, seed: pyspiel_loop(g, n, seed),
            "rl_environment": lambda g, n, seed: rl_environment(g, n, seed)}
+    out["PPO oracle (training)"] = ppo_oracle
     for b in args.num_envs:
         if kernel_for(game) is not None:
             out[f"kernel env + MLP, {b} envs"] = lambda g, n, seed, b=b: batched(g, n, seed, b, budget, True,
@@ -179,11 +248,12 @@ def methods(args, game) -> dict:
     return out
 
 
-def where_the_time_goes(rows: dict, num_envs: int) -> list:
+def where_the_time_goes(rows: dict, num_envs: int, baseline: str) -> list:
     """A paragraph from the measured CPU times: the plain loop's step against the env's and the policy's shares."""
-    loop = 1e6 / rows["pyspiel loop"]["cpu"]
+    loop = 1e6 / rows[baseline]["cpu"]
     out = []
-    for name, label in [("kernel env", f"kernel env + MLP, {num_envs} envs")] + [
+    for name, label in [("kernel env", f"kernel env + MLP, {num_envs} envs"),
+                        ("batched env", f"batched env + MLP, {num_envs} envs")] + [
             (f"generic env, {cache}", f"generic env + MLP, {num_envs} envs, {cache}")
             for cache in ("fresh cache", "warm shared cache", "no cache")]:
         row = rows.get(label)
@@ -191,9 +261,10 @@ def where_the_time_goes(rows: dict, num_envs: int) -> list:
             continue
         total = 1e6 / row["cpu"]
         hits = "" if row["hit_rate"] is None else f", {100 * row['hit_rate']:.0f}% of the actions stepped by the cache"
+        plain = baseline.replace(" loop", "")
         out.append(f"- {name}: {total:.2f} CPU us per decision = {total - row['policy_cpu_us']:.2f} in the env "
                    f"+ {row['policy_cpu_us']:.2f} in the policy (forward passes, masking, sampling){hits}; "
-                   f"the plain loop takes {loop:.2f} us per decision.")
+                   f"the plain {plain} loop takes {loop:.2f} us per decision.")
     return ["Where the time goes (CPU time, medians):", "", *out, ""] if out else []
 
 
@@ -216,13 +287,16 @@ def warm_up(game, args) -> int:
     """Fill the shared cache of ``game`` with ``--warm-steps`` decisions of the MLP policies; the nodes cached."""
     from games.environment import make_env
 
+    if is_pettingzoo(game):
+        return 0
     batched(game, args.warm_steps, 10_000, args.num_envs[0], args.cache_mib * 2**20, True, share_cache=True)
     return make_env(game, 1, cache_bytes=args.cache_mib * 2**20, kernel=False).cached_nodes
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--games", nargs="+", default=["leduc_poker", "phantom_ttt"])
+    parser.add_argument("--games", nargs="+", default=["leduc_poker", "phantom_ttt"],
+                        help="pyspiel game strings, or PettingZoo ones such as pettingzoo:texas_holdem_v4")
     parser.add_argument("--steps", type=int, default=300_000, help="decisions per measurement")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
     parser.add_argument("--num-envs", type=int, nargs="+", default=[1024])
@@ -241,20 +315,25 @@ def main(argv=None) -> int:
     import pyspiel
     import torch
 
+    from games.pettingzoo_env import load_pettingzoo
+
     torch.set_num_threads(1)
     if hasattr(os, "sched_setaffinity"):
         core = args.core if args.core is not None else min(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {core})
     raw: dict = {}
     warm: dict = {}
+    games: dict = {}
     for name in args.games:
-        game = pyspiel.load_game(name)
+        game = load_pettingzoo(name) if name.startswith("pettingzoo:") else pyspiel.load_game(name)
+        games[name] = game
         table = methods(args, game)
         for fn in table.values():   # warm-up: imports, first allocations
             fn(game, 2_000, 0)
         warm[name] = warm_up(game, args)
-        print(f"{name}: {warm[name]:,} nodes in the shared cache after {args.warm_steps:,} decisions",
-              file=sys.stderr)
+        if warm[name]:
+            print(f"{name}: {warm[name]:,} nodes in the shared cache after {args.warm_steps:,} decisions",
+                  file=sys.stderr)
         for r in range(args.rounds):
             for label, fn in table.items():
                 DIAGNOSTICS.clear()
@@ -279,32 +358,35 @@ def main(argv=None) -> int:
              "medians over the rounds, and the medians of the per-round ratios.", ""]
     summary = {}
     for name, res in raw.items():
-        lines += [f"## {name}", "", f"The warm shared cache held {warm[name]:,} nodes after the warm-up of "
-                  f"{args.warm_steps:,} decisions (it keeps filling during the rounds).", "",
-                  "| method | steps/s (wall) | steps per CPU s | vs pyspiel loop (wall / CPU) | "
-                  "vs rl_environment (wall / CPU) | CPU us per step | of which policy | cache hits |",
-                  "|---|---|---|---|---|---|---|---|"]
+        bases = baselines(games[name])
+        cached = (f"The warm shared cache held {warm[name]:,} nodes after the warm-up of {args.warm_steps:,} "
+                  "decisions (it keeps filling during the rounds).") if warm[name] else ""
+        lines += [f"## {name}", "", *([cached, ""] if cached else []),
+                  "| method | steps/s (wall) | steps per CPU s | "
+                  + "".join(f"vs {base} (wall / CPU) | " for base in bases)
+                  + "CPU us per step | of which policy | cache hits |", "|---" * (6 + len(bases)) + "|"]
         summary[name] = {}
         for label, vals in res.items():
             row = {"runs": vals}
             for clock in ("wall", "cpu"):
                 v = np.array(vals[clock])
                 row[clock] = float(np.median(v))
-                row[f"{clock}_vs_loop"] = float(np.median(v / np.array(res["pyspiel loop"][clock])))
-                row[f"{clock}_vs_rl_environment"] = float(np.median(v / np.array(res["rl_environment"][clock])))
+                for base, key in zip(bases, ("loop", "rl_environment")):
+                    row[f"{clock}_vs_{key}"] = float(np.median(v / np.array(res[base][clock])))
             summary[name][label] = row
             hits = [h for h in vals["hit_rate"] if h == h]
             pol = vals["policy_cpu_us"]
             row["hit_rate"] = float(np.median(hits)) if hits else None
             row["policy_cpu_us"] = float(np.median(pol)) if pol else None
-            lines.append(f"| {label} | {row['wall']:,.0f} | {row['cpu']:,.0f} | {row['wall_vs_loop']:.2f}x / "
-                         f"{row['cpu_vs_loop']:.2f}x | {row['wall_vs_rl_environment']:.2f}x / "
-                         f"{row['cpu_vs_rl_environment']:.2f}x | {1e6 / row['cpu']:.2f} | "
+            ratios = "".join(f"{row[f'wall_vs_{key}']:.2f}x / {row[f'cpu_vs_{key}']:.2f}x | "
+                             for key in ("loop", "rl_environment")[:len(bases)])
+            lines.append(f"| {label} | {row['wall']:,.0f} | {row['cpu']:,.0f} | {ratios}{1e6 / row['cpu']:.2f} | "
                          + (f"{row['policy_cpu_us']:.2f}" if pol else "") + " | "
                          + (f"{100 * row['hit_rate']:.0f}%" if hits else "") + " |")
         lines.append("")
-        lines += the_bar(summary[name], args.num_envs[0])
-        lines += where_the_time_goes(summary[name], args.num_envs[0])
+        if not is_pettingzoo(games[name]):
+            lines += the_bar(summary[name], args.num_envs[0])
+        lines += where_the_time_goes(summary[name], args.num_envs[0], bases[0])
     out.write_text("\n".join(lines))
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     print("\n".join(lines))
