@@ -164,14 +164,30 @@ class LoopMeasures:
         self.state.measure_episodes += counter.episodes
         seconds = time.perf_counter() - start
         self._approx_costs = {**(self._approx_costs or {}), "untrained" if train is False else "trained": seconds}
+        if final and settings["share"] is not None:
+            self._warn_over_share(settings["share"], seconds)
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr, "approx_gap_time": seconds}
+
+    def _measured_seconds(self) -> float:
+        """The seconds measuring the approximate gap has taken in the history's rows."""
+        return float(sum(r["approx_gap_time"] for r in self.state.rows
+                         if math.isfinite(r.get("approx_gap_time", math.nan))))
+
+    def _warn_over_share(self, share: float, last: float) -> None:
+        """A warning naming the options when the last row (always measured) took measuring over its share."""
+        spent = self._measured_seconds() + last
+        if spent > share * (self.state.wall + last):
+            logger.warning("approx_gap took %.0f%% of the run's wall time, more than approx_gap_options' share "
+                           "(%g): the last row, always measured, took %.1f s of it. Lower approx_gap_options' "
+                           "episodes or max_episodes, set its stderr_target to null, or raise its share.",
+                           100 * spent / (self.state.wall + last), share, last)
 
     def _affordable(self, train, settings: dict, oracle, final: bool, times: dict):
         """``train`` as :func:`psro.approximate_gap.approx_gap_mode` allows it under ``share``: the costs are those
         of the latest measurement of each kind, or before one, the fresh responses' steps at the run's own
         seconds per training step (and nothing for playing)."""
         rows = self.state.rows
-        spent = float(sum(r["approx_gap_time"] for r in rows if math.isfinite(r.get("approx_gap_time", math.nan))))
+        spent = self._measured_seconds()
         costs = self._approx_costs or {}
         untrained = costs.get("untrained", 0.0)
         trained = costs.get("trained")

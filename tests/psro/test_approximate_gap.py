@@ -350,6 +350,8 @@ def test_share_skips_due_rows_and_measures_the_last_without_training(caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert sum("measuring (oracle ppo, training nothing" in m for m in messages) == 2
     assert sum("not measured (measuring has taken its share" in m for m in messages) == 3   # 1-3 (3 once more)
+    over = [m for m in messages if "more than approx_gap_options' share (1e-09)" in m]
+    assert len(over) == 1 and "Lower approx_gap_options' episodes or max_episodes" in over[0]
     # no limit: every row, with fresh responses
     solver = PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=50, approx_gap_every=1,
                   exact_gap=False, seed=0, progress=False,
