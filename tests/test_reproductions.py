@@ -193,6 +193,26 @@ def test_the_leduc_benchmark_keeps_a_run_whose_budget_a_library_wrapped_and_read
     assert all(np.isnan(r["env_steps"]) for r in back)   # (not logged)
 
 
+def test_a_variant_side_runs_from_the_config_it_is_given(capsys):
+    from experiments.benchmarks import deep_psro_leduc as bench
+
+    parser = argparse.ArgumentParser()
+    tuned = ROOT / "experiments" / "configs" / "leduc_nxdo_tuned.yaml"
+    assert bench._parse_variant_config(parser, f"nxdo={tuned}") == ("nxdo", str(tuned))
+    for text, message in ((f"ours={tuned}", "SIDE one of ['nfsp', 'nxdo', 'p2sro']"), ("nxdo", "SIDE=PATH"),
+                          ("p2sro=no/such.yaml", "--variant-config p2sro: no file at 'no/such.yaml'")):
+        with pytest.raises(SystemExit):
+            bench._parse_variant_config(parser, text)
+        assert message in capsys.readouterr().err
+    # the tuned configs build their loops with the benchmark's fields: no game tree, the model-based oracle
+    for name in ("leduc_nxdo_tuned.yaml", "leduc_pipeline_psro_tuned.yaml"):
+        solver = bench.configured_solver(0, ROOT / "experiments" / "configs" / name, executor="serial")
+        try:
+            assert getattr(solver, "tree", None) is None and solver.config.oracle == "model_br"
+        finally:
+            solver.close()
+
+
 def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
     from experiments import harness
 

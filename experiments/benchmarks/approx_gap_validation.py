@@ -101,8 +101,9 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              "Command: `" + " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
                                       "-m experiments.benchmarks.approx_gap_validation",
                                       *([] if args.merge else args.argv)]) + "`"
-             + (" (the defaults) in two processes at once, `--games kuhn leduc` and `--games liars_dice --out ...`; "
-                "their rows joined with `--merge`" if args.merge else ""), "",
+             + (f" ({'the defaults' if args.share is None else f'`--share {args.share}`'}) in two processes at "
+                "once, `--games kuhn leduc` and `--games liars_dice --out ...`; their rows joined with `--merge`"
+                if args.merge else ""), "",
              f"Deep PSRO (PPO oracle, Monte Carlo meta-game with {args.episodes} episodes per profile, Nash "
              f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "

@@ -59,7 +59,9 @@ Run (about ``seeds x (budget + measuring)`` seconds)::
 ``--quick``: 60 s, one seed. ``--sides psro_v2`` or ``--sides ours`` runs one side only; ``--sides all`` (or any
 list of sides) adds the toolkit's other learned algorithms, each from its config in ``experiments/configs/``
 (:data:`VARIANT_CONFIGS`: NXDO, P2SRO and NFSP; one process each, ``executor: serial``), and OpenSpiel's NFSP
-(``openspiel_nfsp``, above), measured the same way: the exact NashConv of NXDO's restricted solution, the NFSPs'
+(``openspiel_nfsp``, above; ``--variant-config nxdo=experiments/configs/leduc_nxdo_tuned.yaml`` runs a side from
+another config: the ``model_br`` configs of NXDO and P2SRO, ``leduc_nxdo_tuned.yaml`` and
+``leduc_pipeline_psro_tuned.yaml``), measured the same way: the exact NashConv of NXDO's restricted solution, the NFSPs'
 average policies and P2SRO's meta-strategy over its fixed policies, against the clock and against environment steps
 (the history's ``env_steps``; psro_v2 does not count them). All sides of a seed run at the same time
 (``--concurrent-seeds``: all seeds too), so with more processes than cores use ``--clock cpu``; ``--processes N``
@@ -584,8 +586,9 @@ def loop_output(solver, iteration: int) -> tuple:
 
 
 def run_ours(seed: int, budget: float, options: OurOptions, clock: str = "wall", side: str = "ours") -> list:
-    """Our deep PSRO (or, for another ``side``, the variant of :data:`VARIANT_CONFIGS`) for ``budget`` seconds of
-    ``clock``; one row per iteration (row 0: the initial population).
+    """Our deep PSRO (or, for another ``side``, the variant of :data:`VARIANT_CONFIGS`, or of the config path
+    ``options`` where given) for ``budget`` seconds of ``clock``; one row per iteration (row 0: the initial
+    population).
 
     One ``run`` call; its history callback stops the clock, measures the output (:func:`loop_output`) and restarts
     it; the clock's timer ends the run at the budget (no per-call work, such as the last row's ``approx_gap``, is
@@ -612,7 +615,7 @@ def run_ours(seed: int, budget: float, options: OurOptions, clock: str = "wall",
         with until_budget():   # the iteration running at the end of the budget does not count
             clock.start()
             solver = our_solver(seed, options) if side == "ours" else configured_solver(
-                seed, CONFIGS / VARIANT_CONFIGS[side], executor="serial")
+                seed, options or CONFIGS / VARIANT_CONFIGS[side], executor="serial")
             if getattr(solver, "tree", None) is not None:
                 raise RuntimeError(f"the {side} solver built the game tree; the benchmark runs it without one "
                                    "(exact_gap=False).")
@@ -850,6 +853,9 @@ def main() -> None:
     parser.add_argument("--config", help="ours: the training loop and settings of this run config (YAML; its "
                         "algorithm, oracle, evaluator, ... replace the options above; the seed, the stopping rule "
                         "and exact_gap=false are the benchmark's)")
+    parser.add_argument("--variant-config", action="append", default=[], metavar="SIDE=PATH",
+                        help="run the side nxdo, p2sro or nfsp from this config instead of its own in "
+                        "VARIANT_CONFIGS (repeatable), e.g. nxdo=experiments/configs/leduc_nxdo_tuned.yaml")
     parser.add_argument("--executor", help="ours with --config: this executor instead of the config's (serial: "
                         "one process, so that --processes 2 gives each seed one core of its own)")
     parser.add_argument("--concurrent-seeds", action="store_true",
@@ -881,7 +887,8 @@ def main() -> None:
                "ours": OurOptions(args.oracle_steps, args.episodes_per_profile, args.meta_solver,
                                   tuple({**dict(OurOptions.oracle_options),
                                          **dict(_parse_option(o) for o in args.oracle_option)}.items()),
-                                  args.config, args.executor)}
+                                  args.config, args.executor),
+               **dict(_parse_variant_config(parser, text) for text in args.variant_config)}
     out = harness.output_path(parser, args, RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.from_log:
@@ -921,6 +928,16 @@ def check_measure(trials: int = 5, members: int = 6, rng=0) -> None:
         logger.info("trial %d: NashConv %.12f (sequence form), %.12f (OpenSpiel)", trial, ours, reference)
         if abs(ours - reference) > 1e-9:
             raise AssertionError(f"the measures differ: {ours!r} against {reference!r}")
+
+
+def _parse_variant_config(parser, text: str) -> tuple:
+    """``(side, path)`` from ``--variant-config SIDE=PATH``."""
+    side, _, path = text.partition("=")
+    if side not in VARIANT_CONFIGS or not path:
+        parser.error(f"--variant-config takes SIDE=PATH with SIDE one of {sorted(VARIANT_CONFIGS)}; got {text!r}.")
+    if not Path(path).is_file():
+        parser.error(f"--variant-config {side}: no file at {path!r}.")
+    return side, str(Path(path).resolve())
 
 
 def _parse_option(text: str) -> tuple:
