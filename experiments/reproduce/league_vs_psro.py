@@ -43,12 +43,12 @@ ALGORITHMS = {
     "PSRO": ("psro", {}),
 }
 
-QUICK = {"steps": 9216, "call_steps": 512, "eval_episodes": 32, "num_envs": 16, "hidden": [32],
+QUICK = {"steps": 9216, "large_steps": 3072, "call_steps": 512, "eval_episodes": 32, "num_envs": 16, "hidden": [32],
          "win_rate_episodes": 40, "episodes_per_profile": 40, "approx_steps": 1024, "approx_episodes": 100,
          "cross_episodes": 40}
-DEFAULT = {"steps": 196608, "call_steps": 8192, "eval_episodes": 100, "num_envs": 32, "hidden": [64],
-           "win_rate_episodes": 100, "episodes_per_profile": 100, "approx_steps": 32768, "approx_episodes": 500,
-           "cross_episodes": 200}
+DEFAULT = {"steps": 196608, "large_steps": 196608, "call_steps": 8192, "eval_episodes": 100, "num_envs": 32,
+           "hidden": [64], "win_rate_episodes": 100, "episodes_per_profile": 100, "approx_steps": 32768,
+           "approx_episodes": 500, "cross_episodes": 200}
 GAMES = {"leduc": "leduc_poker", "large": "phantom_ttt"}
 #: Seeds per game: Leduc's exact NashConv is cheap to measure, so it gets three in the default run.
 SEEDS = {"quick": {"leduc": [0], "large": [0]}, "default": {"leduc": [0, 1, 2], "large": [0]}}
@@ -200,8 +200,9 @@ def main() -> None:
           "(Heinrich & Silver 2016), fictitious self-play, FXP (Xu et al. 2023) and PSRO at the same budget of "
           "environment steps, on Leduc (exact NashConv) and on a game too large for its tree (approx_gap and a "
           "cross-play alpha-Rank).", "",
-          f"Budget: {budget['steps']} learner steps per algorithm and run (PPO calls of {budget['call_steps']} "
-          f"steps; NFSP: six iterations of {budget['steps'] // 6} decisions); seeds {seeds['leduc']} on Leduc, "
+          f"Budget: {budget['steps']} learner steps per algorithm and run on Leduc, {budget['large_steps']} on "
+          f"{GAMES['large']} (PPO calls of {budget['call_steps']} steps; NFSP: six iterations of a sixth of "
+          f"them); seeds {seeds['leduc']} on Leduc, "
           f"{seeds['large']} on {GAMES['large']}. What counts: the decisions the learning networks took in "
           "training; evaluation episodes (meta-game, League's win-rate games, gaps) do not count, for any "
           "algorithm.", "")
@@ -209,12 +210,13 @@ def main() -> None:
     curves, finals, missing, solvers_large = [], [], {}, {}
     for key in ("leduc", "large"):
         game = GAMES[key]
+        game_budget = budget if key == "leduc" else {**budget, "steps": budget["large_steps"]}
         for seed in seeds[key]:
             for label in ALGORITHMS:
                 if label in missing:
                     continue
                 try:
-                    solver, rows, seconds = train(label, game, budget, seed)
+                    solver, rows, seconds = train(label, game, game_budget, seed)
                 except (ImportError, AttributeError) as exc:   # (an algorithm another session has not built yet)
                     missing[label] = f"{type(exc).__name__}: {exc}"
                     logging.warning("%s is missing: %s", label, exc)

@@ -28,7 +28,7 @@ def main() -> None:
 
     args = parse_args("psro_vs_openspiel", __doc__.split("\n\n")[0], extra)
     s = Summary("PSRO against OpenSpiel's psro_v2 on Kuhn and Leduc poker", args.out, args.quick)
-    budget = 3.0 if args.quick else args.budget
+    budget = 1.0 if args.quick else args.budget
     sims = 100 if args.quick else args.sims_per_entry
     curves = []
     for game in ("kuhn_poker", "leduc_poker"):

@@ -4,17 +4,10 @@ Every best-response call is a pure function of its inputs (:mod:`psro.oracles.jo
 a learned response's seed comes from (run seed, iteration, player, target index),
 never from a counter. So a run gives the same populations, meta-game and gaps on
 every engine, and a run killed and resumed from its checkpoint ends exactly where
-an uninterrupted one does.
+an uninterrupted one does (killed by SIGKILL: ``tests/psro/run/test_checkpoint_learned.py``).
 """
 
 import math
-import os
-import signal
-import subprocess
-import sys
-import textwrap
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,14 +22,18 @@ from psro.oracles.learned.oracle import LearnedOracle
 from psro.oracles.learned.ppo import PPOConfig
 from psro.policies import realization_plans, uniform_policy
 
-ROOT = Path(__file__).resolve().parents[3]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-       "MKL_NUM_THREADS": "1"}
-
 # tiny budgets: a response takes a fraction of a second, and is still a function of its seed
 PPO = dict(total_steps=256, num_envs=8, num_steps=16, eval_episodes=32, hidden=(16,))
 DQN = dict(total_steps=256, num_envs=8, learning_starts=96, batch_size=32, buffer_size=256, eval_episodes=32,
            hidden=(16,))
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """One spawned pool for the module's engine tests: its workers import torch once, and every call through it
+    must still equal the serial one (a reused worker's state must not leak into a response)."""
+    with ProcessPoolExecutor(workers=2) as executor:
+        yield executor
 
 
 def same_policy(x, y) -> bool:
@@ -117,10 +114,8 @@ def test_a_learned_call_is_a_function_of_its_keys_and_leaves_no_state_behind():
 
 
 # ------------------------------------------------------------------ engines
-def test_serial_and_process_pool_give_the_same_learned_run(serial_ppo_run):
-    with ProcessPoolExecutor(workers=2) as pool:
-        parallel = learned_run(executor=pool)
-    assert_same_run(serial_ppo_run, parallel)
+def test_serial_and_process_pool_give_the_same_learned_run(serial_ppo_run, pool):
+    assert_same_run(serial_ppo_run, learned_run(executor=pool))
 
 
 def test_learned_ce_jpsro_jobs_equal_in_process_calls():
@@ -187,35 +182,6 @@ def test_learned_run_resumed_from_a_checkpoint_ends_like_the_uninterrupted_run(t
     assert_same_run(reference, resumed)
 
 
-CHILD = textwrap.dedent("""
-    import sys
-    from psro import PSRO
-    solver = PSRO("kuhn_poker", oracle="ppo", oracle_options={options!r}, seed=3, progress=False,
-                  approx_gap_every=None, checkpoint_dir=sys.argv[1])
-    solver.run(iterations=3, callback=lambda row: print("iteration", row["iteration"], flush=True))
-""")
-
-
-def test_learned_run_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path, serial_ppo_run):
-    child = subprocess.Popen([sys.executable, "-c", CHILD.format(options=PPO), str(tmp_path)], env=ENV,
-                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    try:
-        for line in child.stdout:
-            if line.strip() == "iteration 1":
-                break
-        time.sleep(0.05)   # now in iteration 2, most likely training its responses
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == -signal.SIGKILL
-    resumed = PSRO.resume(tmp_path, progress=False)
-    assert 0 <= resumed.iteration < 3   # iteration 1's checkpoint may still have been on its way to disk
-    resumed.run(iterations=3 - resumed.iteration)
-    assert_same_run(serial_ppo_run, resumed)
-
-
 # ------------------------------------------------------------------ options
 def test_one_executor_for_the_run():
     pool = ProcessPoolExecutor(workers=2)
@@ -273,7 +239,7 @@ def neural_targets(game, seed=0):
 
 @pytest.mark.parametrize("game_string, use_tree, warm_start", [("kuhn_poker()", True, True),
                                                                 ("leduc_poker()", False, False)])
-def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string, use_tree, warm_start):
+def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string, use_tree, warm_start, pool):
     """The job carries the networks as arrays; a worker's response equals the in-process one bit for bit
     (with a warm start too: the worker finds the same latest network in the responder's own population)."""
     from psro.oracles.jobs import game_for
@@ -284,8 +250,7 @@ def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string,
     options = {**PPO, "warm_start": warm_start}
     jobs = oracle_jobs("ppo", game_string, targets, iteration=2, seed=9, options=options, use_tree=use_tree)
     assert all(isinstance(e.arrays, dict) and e.obj is None for job in jobs for pol in job.policies for e in pol)
-    with ProcessPoolExecutor(workers=2) as pool:
-        remote = list(pool.map(run_oracle_job, jobs, chunksize=1))
+    remote = list(pool.map(run_oracle_job, jobs, chunksize=1))
     oracle = LearnedOracle(tree_for(game_string) if use_tree else None, "ppo", PPOConfig(**PPO), seed=9,
                            game=game, warm_start=warm_start)
     for p, answer in enumerate(remote):
