@@ -238,8 +238,10 @@ class PSROConfig:
     for targets the step's responses do not answer, or with an ``oracle`` other than the run's, cheaper but only as
     strong as the run's responses; false: never), ``warm_start`` (default
     true: a candidate warm-started from the best member), ``share`` (default 0.2: the most of the wall time
-    measuring may take; a due row measures without fresh training, or not at all, where training would exceed it,
-    the last row always; like time_limit it depends on the machine's speed; null: no limit),
+    measuring may take; a due row before the last measures without fresh training, or not at all, where training
+    would exceed it, keeping room for the last row, which is always measured as ``train`` asks (a run too short
+    for that goes over its share, with a warning); like time_limit it depends on the machine's speed; null: no
+    limit),
     ``oracle`` (the learned oracle; default the run's, e.g.
     model_br where the game's observations fit its table), and that oracle's options (default: the run's
     ``oracle_options``, with ``total_steps`` ``max(s, min(10 s, 40000))`` for the run's ``oracle_steps`` s; another

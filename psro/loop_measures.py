@@ -178,8 +178,9 @@ class LoopMeasures:
         spent = self._measured_seconds() + last
         if spent > share * (self.state.wall + last):
             logger.warning("approx_gap took %.0f%% of the run's wall time, more than approx_gap_options' share "
-                           "(%g): the last row, always measured, took %.1f s of it. Lower approx_gap_options' "
-                           "episodes or max_episodes, set its stderr_target to null, or raise its share.",
+                           "(%g): the last row, always measured with its fresh responses, took %.1f s of it. Lower "
+                           "approx_gap_options' total_steps, episodes or max_episodes, set its warm_start to false, "
+                           "its train to 'auto' or its stderr_target to null, or raise its share.",
                            100 * spent / (self.state.wall + last), share, last)
 
     def _affordable(self, train, settings: dict, oracle, final: bool, times: dict):

@@ -312,29 +312,31 @@ def test_wall_time_counts_the_final_measurement_and_it_is_logged(caplog):
 @given(st.sampled_from([True, "auto", False]), st.floats(0.01, 0.99), st.floats(0, 1e4), st.floats(0, 1e4),
        st.floats(0, 1e4), st.floats(0, 1e4), st.booleans())
 def test_a_mode_keeps_within_the_share(train, share, spent, other, trained, untrained, final):
+    assert approx_gap_mode(train, None, spent=spent, other=other, trained_cost=trained, untrained_cost=untrained,
+                           final=final) == train
     mode = approx_gap_mode(train, share, spent=spent, other=other, trained_cost=trained, untrained_cost=untrained,
                            final=final)
     assert mode in (train, False, None)
     if final:
-        assert mode is not None   # the last row is always measured
-    reserve = 0.0 if final else untrained   # (a row before the last keeps room for the last one's measurement)
+        assert mode is train   # the last row is always measured, with its training as asked
+        return
+    reserve = untrained if train is False else trained   # (room for the last row's measurement)
 
     def fits(cost):
         return spent + (cost + reserve) <= share * (other + spent + (cost + reserve))
 
     if mode is not None and mode is not False:   # fresh training only where it fits
         assert fits(trained)
-    if mode is False and not final:
+    if mode is False:
         assert fits(untrained)
     if mode is None:
-        assert not final and not fits(untrained)
-    assert approx_gap_mode(train, None, spent=spent, other=other, trained_cost=trained, untrained_cost=untrained,
-                           final=final) == train
+        assert not fits(untrained)
 
 
-def test_share_skips_due_rows_and_measures_the_last_without_training(caplog):
-    # a share no measurement fits: row 0 is measured (nothing measured yet costs nothing; without training, since
-    # nothing is known of a response's cost), rows 1-2 are skipped, and the last row is measured without training
+def test_share_skips_due_rows_and_measures_the_last_with_training(caplog):
+    # a share no measurement fits (each row keeps room for the last one's fresh responses, priced at the run's own
+    # seconds per training step): rows 0-2 are skipped, and the last row is measured with fresh responses (the
+    # value a reader takes away), going over the share with a warning
     import logging
 
     from psro import PSRO
@@ -345,13 +347,14 @@ def test_share_skips_due_rows_and_measures_the_last_without_training(caplog):
                   approx_gap_options={"episodes": 100, "stderr_target": None, "total_steps": 256, "share": 1e-9})
     with caplog.at_level(logging.INFO, logger="psro"):
         history = solver.run(iterations=3)
-    assert np.isfinite(history["approx_gap"]).tolist() == [True, False, False, True]
-    assert (history["approx_gap_time"].iloc[[1, 2]] == 0).all()
+    assert np.isfinite(history["approx_gap"]).tolist() == [False, False, False, True]
+    assert (history["approx_gap_time"].iloc[[0, 1, 2]] == 0).all()
     messages = [r.getMessage() for r in caplog.records]
-    assert sum("measuring (oracle ppo, training nothing" in m for m in messages) == 2
-    assert sum("not measured (measuring has taken its share" in m for m in messages) == 3   # 1-3 (3 once more)
+    assert sum("measuring (oracle ppo, training fresh responses" in m for m in messages) == 1
+    assert not any("training nothing" in m for m in messages)
+    assert sum("not measured (measuring has taken its share" in m for m in messages) == 4   # 0-3 (3 once more)
     over = [m for m in messages if "more than approx_gap_options' share (1e-09)" in m]
-    assert len(over) == 1 and "Lower approx_gap_options' episodes or max_episodes" in over[0]
+    assert len(over) == 1 and "Lower approx_gap_options' total_steps, episodes or max_episodes" in over[0]
     # no limit: every row, with fresh responses
     solver = PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=50, approx_gap_every=1,
                   exact_gap=False, seed=0, progress=False,
