@@ -30,9 +30,11 @@ run: $(STAMP)
 	$(BIN)/psro run experiments/configs/kuhn_poker.yaml
 
 # one pytest worker per core (pytest-xdist); `.venv/bin/python -m pytest` alone runs them in one process
+# (bytecode written even where the environment sets PYTHONDONTWRITEBYTECODE: the suite's subprocesses, pool and
+# Ray workers and notebook kernels then load the package compiled once instead of compiling it each)
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(PINNED) $(BIN)/python -m pytest -n auto --dist worksteal --durations=15
+	$(PINNED) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist worksteal --durations=15
 
 # The API reference from the numpy docstrings (MkDocs + mkdocstrings); any warning fails the build. Output: site/.
 docs: $(DOCS_STAMP)
