@@ -123,9 +123,15 @@ def model_trees(model, penalty: float = 0.0, max_histories: int = 1_000_000) -> 
     (3, True)
     """
     penalty = check_real(penalty, "penalty", minimum=0.0)
+    # a model's trees are a function of the model, which does not change: kept on it, so that solvers sharing a
+    # model (COffeE-PSRO beside naive offline PSRO) build each once (like the trees' own caches, outside __init__)
+    built = model.__dict__.setdefault("_model_trees", {})
 
     def tree_of(kind, **options):
-        return build_game_tree(_as_pyspiel(model.model_game(kind, **options)), max_histories=max_histories)
+        key = (kind, tuple(sorted(options.items())), max_histories)
+        if key not in built:
+            built[key] = build_game_tree(_as_pyspiel(model.model_game(kind, **options)), max_histories=max_histories)
+        return built[key]
 
     mean = tree_of("mean")
     # every member's tree is about the size of the mean model's: its arrays and, per history, the walk's records
