@@ -134,12 +134,7 @@ def test_sigkill_of_a_learned_psro_run_then_resume_gives_the_same_run(tmp_path):
     reference.run(iterations=3)
     history = pd.DataFrame(load_checkpoint(killed / "checkpoint", arrays=False)["history"])
     assert history[reference.history.columns].drop(columns=TIMES).equals(reference.history.drop(columns=TIMES))
-    restored = PSRO.resume(killed / "checkpoint", progress=False)
-    assert weights(restored) == weights(reference)
-    for pa, pb in zip(reference.populations, restored.populations):
-        assert pa.provenance_table().equals(pb.provenance_table())
-    for name in ("count", "total", "total_sq", "exact"):
-        assert np.array_equal(getattr(reference.meta_game, name), getattr(restored.meta_game, name), equal_nan=True)
+    assert_same_learned_run(reference, PSRO.resume(killed / "checkpoint", progress=False))
 
 
 def test_a_schema_2_checkpoint_still_resumes(tmp_path):
