@@ -58,23 +58,40 @@ from psro.meta.targets import SUPPORT_TOL, meta_targets
 logger = logging.getLogger(__name__)
 
 __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR",
-           "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproximateGap", "Candidate", "approx_gap_due",
+           "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproxGapSettings", "ApproximateGap", "Candidate", "approx_gap_due",
            "approx_gap_mode", "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
            "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "response_variants",
            "responder_seed"]
 
-#: ``approx_gap_options``' own keys and their defaults (its other keys are the learned oracle's options):
-#: ``episodes`` of each value in the estimate (the first round), ``selection_episodes`` of each candidate (None:
-#: ``episodes``), ``warm_start`` (a candidate warm-started from the best member), ``oracle`` (None: the run's),
-#: ``train`` (true, the default: train fresh responses, the step's own responses being one more candidate; "auto":
-#: only for targets the run's own responses of the same step do not answer, or with an ``oracle`` other than the
-#: run's, cheaper but only as strong as the run's responses; false: never), ``stderr_target`` (episodes
-#: are added, doubling, until the standard error is at most this fraction of the estimate or at most
-#: :data:`STDERR_FLOOR` of the payoff range; None: one round), ``max_episodes`` (their cap per value; None:
-#: :data:`MAX_EPISODES_FACTOR` times ``episodes``) and ``share`` (the most of the run's wall time measuring may
-#: take, :func:`approx_gap_mode`; None: no limit, the schedule alone decides)
-APPROX_GAP_SETTINGS = {"episodes": 2000, "selection_episodes": None, "warm_start": True, "oracle": None,
-                       "train": True, "stderr_target": 0.25, "max_episodes": None, "share": 0.2}
+@dataclass(frozen=True)
+class ApproxGapSettings:
+    """``approx_gap_options``' own keys and their defaults (its other keys are the learned oracle's options);
+    :func:`approx_gap_settings` checks them."""
+
+    episodes: int = 2000
+    """Episodes of each value in the estimate (the first round), at least 2."""
+    selection_episodes: int | None = None
+    """Episodes each candidate plays to pick the winner (null: episodes)."""
+    warm_start: bool = True
+    """A candidate warm-started from the best member."""
+    oracle: str | None = None
+    """The learned oracle of the fresh responses (null: the run's)."""
+    train: bool | str = True
+    """true: fresh responses are trained, the step's own being one more candidate; auto: only for targets the
+    step's responses do not answer, or with another oracle than the run's (cheaper, only as strong as the run's
+    responses); false: never."""
+    stderr_target: float | None = 0.25
+    """Rounds of episodes, each doubling them, are added until the standard error is at most this fraction of the
+    estimate or STDERR_FLOOR of the payoff range (null: one round)."""
+    max_episodes: int | None = None
+    """The cap of the episodes of each value (null: MAX_EPISODES_FACTOR times episodes)."""
+    share: float | None = 0.2
+    """The most of the run's wall time measuring may take (approx_gap_mode; null: no limit, the schedule alone
+    decides)."""
+
+
+#: :class:`ApproxGapSettings` as ``{key: default}``
+APPROX_GAP_SETTINGS = {f.name: f.default for f in dataclasses.fields(ApproxGapSettings)}
 
 #: The standard error that is always small enough, as a fraction of the payoff range (an estimate near zero cannot
 #: meet a target relative to itself)

@@ -34,7 +34,7 @@ from psro.config_checks import (
     field_check,
     with_field,
 )
-from psro.config_fields import DuplicateKey, FieldHelp, UniqueKeyLoader, coerce, describe_fields
+from psro.config_fields import DuplicateKey, FieldHelp, UniqueKeyLoader, assigned_values, checked_value, describe_fields
 from psro.config_game import is_environment_game, num_players, resolve_run_game, spec_kept
 
 logger = logging.getLogger(__name__)
@@ -361,7 +361,7 @@ class PSROConfig:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
                 hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise ValueError(f"unknown config field {key!r}.{hint} Known fields: {', '.join(known)}.")
-            values[key] = coerce(key, value, _field_types()[key], strict)
+            values[key] = checked_value(key, value, _field_types()[key], strict)
         return cls(**values)
 
     @classmethod
@@ -454,18 +454,17 @@ class PSROConfig:
         return PSROConfig.from_dict({**self.to_dict(), **changes})
 
     def replace_from_strings(self, assignments) -> "PSROConfig":
-        """Apply ``["field=value", ...]`` overrides; values are parsed as YAML scalars (``null``, ``5``, ``1e-6``)."""
-        changes = {}
-        for item in assignments:
-            if "=" not in item:
-                raise ValueError(f"override {item!r} must look like field=value, e.g. iterations=5.")
-            key, text = item.split("=", 1)
-            try:
-                changes[key.strip()] = yaml.safe_load(text) if text.strip() else ""
-            except yaml.YAMLError as exc:
-                raise ValueError(f"{key.strip()}: the value {text!r} is not a YAML value "
-                                 f"({' '.join(str(exc).split())}); quote it, e.g. --set '{key.strip()}=\"...\"'.") \
-                    from None
+        """Apply ``["field=value", ...]`` overrides; values are parsed as YAML (``null``, ``5``, ``1e-6``,
+        ``[64, 64]``). ``mapping.key=value`` sets one key of a mapping field, keeping its other keys.
+
+        Examples
+        --------
+        >>> config = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64})
+        >>> config.replace_from_strings(["oracle_options.hidden=[32, 32]"]).oracle_options
+        {'total_steps': 64, 'hidden': [32, 32]}
+        """
+        fields = {name: dict in typing.get_args(annotation) for name, annotation in _field_types().items()}
+        changes = assigned_values(assignments, fields, lambda field: getattr(self, field))
         return self.replace(**changes)
 
     def executor_spec(self):

@@ -1,23 +1,24 @@
 """What a config dataclass's fields say, read from the class itself: the help of each field (type, default,
-choices, the first sentence of its attribute docstring), a value checked against the field's type, and the YAML
-loader that refuses a key given twice. :mod:`psro.config` uses these for :class:`psro.PSROConfig`.
+choices, the first sentence of its attribute docstring, read by docstring_parser), a value checked against the
+field's type (by pydantic), and the YAML loader that refuses a key given twice. :mod:`psro.config` uses these
+for :class:`psro.PSROConfig`.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
 import inspect
-import numbers
 import re
-import textwrap
 import typing
 from dataclasses import dataclass
 
+import docstring_parser
+import pydantic
 import yaml
 
-__all__ = ["FieldHelp", "DuplicateKey", "UniqueKeyLoader", "coerce", "describe_fields", "field_docstrings"]
+__all__ = ["FieldHelp", "DuplicateKey", "UniqueKeyLoader", "assigned_values", "checked_value", "describe_fields",
+           "field_docstrings"]
 
 
 class DuplicateKey(yaml.YAMLError):
@@ -68,8 +69,8 @@ class FieldHelp:
 
 @functools.lru_cache(maxsize=8)
 def field_docstrings(cls: type) -> dict:
-    """``{field: docstring}`` read from the source of the dataclass ``cls`` (the string literal after each
-    annotated field).
+    """``{field: docstring}`` of the dataclass ``cls``: the string literal after each annotated field, read from its
+    source by docstring_parser.
 
     Examples
     --------
@@ -77,15 +78,8 @@ def field_docstrings(cls: type) -> dict:
     >>> field_docstrings(PSROConfig)["seed"]
     "Seed of the run's random generator."
     """
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) \
-                and isinstance(after.value.value, str):
-            docs[node.target.id] = inspect.cleandoc(after.value.value)
-    return docs
+    return {p.arg_name: inspect.cleandoc(p.description or "") for p in docstring_parser.parse_from_object(cls).params
+            if p.args[0] == "attribute"}
 
 
 def _plain(text: str) -> str:
@@ -120,72 +114,91 @@ def describe_fields(cls: type, choices: dict) -> list:
         allowed = choices[f.name]() if f.name in choices else None
         out.append(FieldHelp(name=f.name, type_text=" or ".join(b.__name__ for b in bases) + (" or null" if optional
                                                                                               else ""),
-                             default=f.default, choices=allowed,
+                             default=f.default if f.default_factory is dataclasses.MISSING else f.default_factory(),
+                             choices=allowed,
                              description=_first_sentence(_plain(docs.get(f.name, "")))))
     return out
 
 
-def coerce(key: str, value, annotation, strict: bool = False):
-    """Check ``value`` against the field's type; numbers written as strings (``"1e-6"``) are converted unless
-    ``strict`` (then a wrong type is a ``TypeError``, else a ``ValueError``).
+def checked_value(key: str, value, annotation, strict: bool = False):
+    """``value`` validated against the field's type by pydantic: numbers written as strings (``"1e-6"``) are
+    converted unless ``strict`` (then a wrong type is a ``TypeError``, else a ``ValueError`` naming the field);
+    a bool is never a number, a number never a bool, and an int is a str only where YAML read one (``executor: 2``).
 
     Examples
     --------
-    >>> coerce("target_gap", "1e-6", float), coerce("seed", 3.0, int)
+    >>> checked_value("target_gap", "1e-6", float), checked_value("seed", 3.0, int)
     (1e-06, 3)
+    >>> checked_value("checkpoint", 1, bool)
+    Traceback (most recent call last):
+    ...
+    ValueError: config field 'checkpoint' must be a bool; got 1 (int).
     """
-    optional = typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
-    alternatives = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) is typing.Union and len(alternatives) > 1 and value is not None:
-        for alternative in alternatives:   # (exact_gap: "auto" or a bool)
-            try:
-                return coerce(key, value, alternative, strict)
-            except (TypeError, ValueError):
-                continue
-        raise (TypeError if strict else ValueError)(
-            f"config field {key!r} must be {' or '.join(a.__name__ for a in alternatives)}; got {value!r}.")
-    base = next((a for a in typing.get_args(annotation) if a is not type(None)), annotation) if optional else annotation
+    arguments = typing.get_args(annotation) if typing.get_origin(annotation) is typing.Union else (annotation,)
+    alternatives = [a for a in arguments if a is not type(None)]
+    optional = len(alternatives) < len(arguments)
     if value is None:
         if optional:
             return None
-        raise ValueError(f"config field {key!r} cannot be null; give a {base.__name__}.")
-    if base is bool:
-        if isinstance(value, bool):
-            return value
-    elif base is int:
-        if isinstance(value, str) and not strict:
-            try:
-                value = int(value)
-            except ValueError:
-                pass
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            return int(value)
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif base is float:
-        if isinstance(value, str) and not strict:
-            try:
-                value = float(value)
-            except ValueError:
-                pass
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            return float(value)
-    elif base is dict:
-        if isinstance(value, dict):
-            return dict(value)
-    elif base is list:
-        if isinstance(value, (list, tuple)):
-            return [list(v) if isinstance(v, (list, tuple)) else v for v in value]
-    elif base is str:
-        if isinstance(value, str) or key == "game":   # in Python, game may be a game object (checked_game checks it)
-            return value
-        if isinstance(value, int) and not isinstance(value, bool):   # YAML reads `executor: 2` as an int
-            return str(value)
+        raise ValueError(f"config field {key!r} cannot be null; give {_article(alternatives[0].__name__)} "
+                         f"{alternatives[0].__name__}.")
+    if key == "game" and not isinstance(value, str):   # in Python, a game object (checked_game checks it)
+        return value
+    for base in alternatives:   # (exact_gap: "auto" or a bool, tried in the order of the annotation)
+        if (isinstance(value, bool) and base is not bool) or (strict and isinstance(value, str) and base is not str):
+            continue
+        if base is str and isinstance(value, int) and not isinstance(value, bool):   # YAML reads `executor: 2` as 2
+            value = str(value)
+        try:
+            checked = _adapter(base).validate_python(value)
+        except pydantic.ValidationError:
+            continue
+        return [list(v) if isinstance(v, tuple) else v for v in checked] if base is list else checked
+    wanted = " or ".join(f"{_article(a.__name__)} {a.__name__}" for a in alternatives)
     raise (TypeError if strict else ValueError)(
-        f"config field {key!r} must be {'null or ' if optional else ''}{_article(base.__name__)} {base.__name__}; "
-        f"got {value!r} "
-        f"({type(value).__name__})."
-    )
+        f"config field {key!r} must be {'null or ' if optional else ''}{wanted}; got {value!r} "
+        f"({type(value).__name__}).")
+
+
+@functools.lru_cache(maxsize=None)
+def _adapter(base: type) -> pydantic.TypeAdapter:
+    """pydantic's validator of one base type: lax numbers (``"3"``, ``3.0`` as an int), strict bools and str."""
+    strict = {bool: pydantic.StrictBool, str: pydantic.StrictStr}
+    return pydantic.TypeAdapter(strict.get(base, base))
+
+
+def assigned_values(assignments, fields: dict, current) -> dict:
+    """``{field: value}`` of ``["field=value", "mapping.key=value", ...]``: each value parsed as YAML, a
+    ``mapping.key`` (``fields[mapping]`` true: a mapping field) setting one key of the mapping ``current(mapping)``
+    (or of the one an earlier assignment gave), the later of two assignments winning; a name that is no field is
+    kept whole, for the config to report.
+
+    Examples
+    --------
+    >>> fields = {"seed": False, "options": True}
+    >>> assigned_values(["seed=3", "options.steps=1000", "options.hidden=[8]"], fields, lambda f: {"eta": 1})
+    {'seed': 3, 'options': {'eta': 1, 'steps': 1000, 'hidden': [8]}}
+    """
+    changes = {}
+    for item in assignments:
+        if "=" not in item:
+            raise ValueError(f"override {item!r} must look like field=value, e.g. iterations=5.")
+        key, text = (part.strip() for part in item.split("=", 1))
+        try:
+            value = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{key}: the value {text!r} is not a YAML value ({' '.join(str(exc).split())}); "
+                             f"quote it, e.g. --set '{key}=\"...\"'.") from None
+        field, _, inner = key.partition(".")
+        if not inner or field not in fields:
+            changes[key] = value
+            continue
+        if not fields[field]:
+            raise ValueError(f"{field}: is not a mapping field, so {key!r} names nothing; set a field whole, e.g. "
+                             f"--set {field}=VALUE.")
+        mapping = changes[field] if field in changes else current(field)
+        changes[field] = {**(mapping if isinstance(mapping, dict) else {}), inner: value}
+    return changes
 
 
 def _article(word: str) -> str:

@@ -64,6 +64,8 @@ class TrainingLoop:
 
     #: The :data:`psro.algorithms.ALGORITHMS` name of this training loop (a subclass sets its own).
     algorithm = None
+    #: The dataclass of the loop's ``algorithm_options`` (None: it takes none); ``psro run --help`` lists its fields.
+    options_class = None
     #: ``resume``'s progress bar when the caller does not say.
     default_progress = True
     #: "product" (a meta-strategy per player) or "cce" / "ce" (a joint one).

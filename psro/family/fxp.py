@@ -116,6 +116,7 @@ class FXP(FamilyLoop):
     """
 
     algorithm = "fxp"
+    options_class = FXPOptions
 
     def __init__(self, config, /, **kwargs):
         super().__init__(config, **kwargs)

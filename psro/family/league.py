@@ -345,6 +345,7 @@ class League(PSRO):
     """
 
     algorithm = "league"
+    options_class = LeagueOptions
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir, **fields)

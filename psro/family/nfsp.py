@@ -411,6 +411,7 @@ class NFSP(TrainingLoop):
     """
 
     algorithm = "nfsp"
+    options_class = NFSPOptions
     is_jpsro = False
     kind = "product"
 

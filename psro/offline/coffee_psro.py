@@ -272,6 +272,7 @@ class OfflinePSRO(TrainingLoop):
     """
 
     algorithm = "offline_psro"
+    options_class = OfflineOptions
     robust = False
     default_penalty, default_uniform_weight = 0.0, 0.0
     meta_solver = OfflineMetaSolver("nash", "nash")

@@ -157,6 +157,7 @@ class DiversePSRO(PSRO):
     """
 
     algorithm = "diverse_psro"
+    options_class = DiverseOptions
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)

@@ -178,6 +178,7 @@ class PipelinePSRO(PSRO):
     """
 
     algorithm = "pipeline_psro"
+    options_class = PipelineOptions
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)

@@ -157,6 +157,7 @@ class RectifiedPSRO(PSRO):
     """
 
     algorithm = "rectified_psro"
+    options_class = RectifiedOptions
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)

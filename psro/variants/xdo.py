@@ -129,6 +129,7 @@ class XDO(PSRO):
     """
 
     algorithm = "xdo"
+    options_class = XDOOptions
 
     #: The class ``XDO(...)`` builds with a learned oracle (``module:Class``, imported then): NXDO's phases.
     learned_class = "psro.variants.nxdo:NXDO"

@@ -7,12 +7,13 @@ import re
 import pytest
 
 from psro.config import PSROConfig, field_help
-from psro.run.cli import main
+from psro.run.cli import _resolve_config, main, parse_arguments
+from psro.run.cli_fields import NESTED, nested_fields
 
 
 @pytest.fixture
 def run_help(capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "500")   # one line per option
+    monkeypatch.setenv("COLUMNS", "120")   # one column of option boxes
     with pytest.raises(SystemExit) as info:
         main(["run", "--help"])
     assert info.value.code == 0
@@ -20,14 +21,16 @@ def run_help(capsys, monkeypatch):
 
 
 def option_lines(text: str) -> dict:
-    """``{option: its entry}``, an entry's continuation lines (argparse moves a long one's help down) joined."""
+    """``{option: its entry}``, an entry's continuation lines joined: argparse's options (the command's) and tyro's
+    (the config fields', inside a frame of box characters)."""
     lines, current = {}, None
     for line in text.splitlines():
-        match = re.match(r"^  (--[a-z-]+)", line)
+        line = line[1:-1] if line[:1] in "│|" and line else line   # (tyro's frame)
+        match = re.match(r"^ {1,2}(--[a-z][a-z.-]*)", line)
         if match:
             current = match.group(1)
             assert current not in lines, f"{current} is listed twice"
-            lines[current] = line
+            lines[current] = line.strip()
         elif current is not None and re.match(r"^ {6,}\S", line):
             lines[current] += " " + line.strip()
         else:
@@ -42,8 +45,17 @@ def test_one_option_per_config_field_with_no_duplicated_spellings(run_help):
         line = lines[f"--{name.replace('_', '-')}"]
         assert line.count("--") == 1, line   # not "--name VALUE, --name VALUE"
         assert f"--{name} " not in run_help or "_" not in name
+    nested = {f"--{group}.{key}".replace("_", "-") for group in NESTED for key in nested_fields(group)}
     assert set(lines) == {"--out", "--overwrite", "--resume", "--previous", "--set", "--import",
-                          *(f"--{n.replace('_', '-')}" for n in fields)}
+                          *(f"--{n.replace('_', '-')}" for n in fields), *nested}
+    assert "--oracle-options.total-steps" in nested and "--algorithm-options.eta" in nested
+
+
+def test_a_nested_option_shows_its_docstring_and_each_default(run_help):
+    lines = option_lines(run_help)
+    assert "learner decisions to train for, summed over the parallel games [int; default: 20000 (dqn, minimax_dqn), " \
+           "20000 (ppo), 300000 (model_br)]" in lines["--oracle-options.total-steps"]
+    assert "[float; default: 0.3 (fxp)]" in lines["--algorithm-options.eta"]
 
 
 def test_each_option_shows_its_choices_default_and_docstring(run_help):
@@ -69,7 +81,7 @@ def test_each_option_shows_its_choices_default_and_docstring(run_help):
 
 
 def test_resume_has_the_same_field_options(capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "500")
+    monkeypatch.setenv("COLUMNS", "120")
     with pytest.raises(SystemExit):
         main(["resume", "--help"])
     lines = option_lines(capsys.readouterr().out)
@@ -78,10 +90,40 @@ def test_resume_has_the_same_field_options(capsys, monkeypatch):
 
 
 def test_the_underscore_spelling_still_parses():
-    from psro.run.cli import build_parser
+    args = parse_arguments(["run", "c.yaml", "--meta_solver", "mgcce", "--target-gap", "1e-3"])
+    assert (args.config, args.fields) == ("c.yaml", ["meta_solver=mgcce", "target_gap=1e-3"])
 
-    args = build_parser().parse_args(["run", "c.yaml", "--meta_solver", "mgcce", "--target-gap", "1e-3"])
-    assert (args.meta_solver, args.target_gap) == ("mgcce", "1e-3")
+
+def test_nested_options_and_set_paths_reach_the_mapping_and_keep_its_other_keys(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("game: kuhn_poker\noracle: ppo\noracle_options: {total_steps: 64, hidden: [8]}\n")
+    args = parse_arguments(["run", str(config), "--oracle-options.total-steps", "128", "--set",
+                            "algorithm_options.eta=0.5", "--algorithm", "fxp"])
+    resolved = _resolve_config(args)
+    assert resolved.oracle_options == {"total_steps": 128, "hidden": [8]}
+    assert resolved.algorithm_options == {"eta": 0.5}
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--oracle-options.total-stepz", "5"], ["--oracle-options.total-stepz"]),
+    (["--iterations"], ["--iterations"]),
+    (["--iteratons", "3"], ["--iteratons", "did you mean --iterations?"]),
+    (["--set", "oracle_option.total_steps=3"], ["oracle_option.total_steps", "Did you mean 'oracle_options'?"]),
+    (["--set", "seed.x=1"], ["seed", "not a mapping"]),
+    (["--set", "oracle_options.total_steps=0", "--oracle", "ppo"], ["total_steps", "positive"]),
+])
+def test_a_bad_field_option_is_one_line_naming_it(tmp_path, capsys, monkeypatch, argv, words):
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "tiny.yaml"
+    config.write_text("game: kuhn_poker\n")
+    try:
+        status = main(["run", str(config), *argv])
+    except SystemExit as exc:   # (argparse's and tyro's parse errors exit, as argparse does)
+        status = exc.code
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("psro run: error: ") and all(w in err for w in words), err
+    assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize("yaml_text, option, field", [
