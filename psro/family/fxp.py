@@ -120,10 +120,10 @@ class FXP(FamilyLoop):
 
     def __init__(self, config, /, **kwargs):
         super().__init__(config, **kwargs)
-        self.fxp_options = FXPOptions.from_dict(self.config.algorithm_options)
+        self.fxp_options = self.options_class.from_dict(self.config.algorithm_options)
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
-        FXPOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree is built)
+        self.options_class.from_dict(config.algorithm_options)   # (bad options fail before the tree is built)
         if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
             raise ValueError(f"meta_solver: FXP mixes with Nash-style (product) meta-solutions; "
                              f"{config.meta_solver!r} is a correlated one (use nash, the default).")

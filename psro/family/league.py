@@ -350,7 +350,7 @@ class League(PSRO):
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir, **fields)
         config = self.config
-        self.league_options = LeagueOptions.from_dict(config.algorithm_options)
+        self.league_options = self.options_class.from_dict(config.algorithm_options)
         if self.num_players != 2:
             raise ValueError(f"game: League trains two-player games; {config.game!r} has {self.num_players} "
                              "players.")

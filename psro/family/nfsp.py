@@ -418,7 +418,7 @@ class NFSP(TrainingLoop):
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.config = config
-        self.options = NFSPOptions.from_options(config.algorithm_options)
+        self.options = self.options_class.from_options(config.algorithm_options)
         self.game, normal_form = config.checked_game()
         if normal_form is not None:
             raise ValueError("game: NFSP plays sequential games on games.make_env; a normal-form game has no "

@@ -288,7 +288,7 @@ class OfflinePSRO(TrainingLoop):
         self.config = None
         if isinstance(dataset, PSROConfig):
             self.config = config = dataset
-            options = OfflineOptions.from_dict(config.algorithm_options)
+            options = self.options_class.from_dict(config.algorithm_options)
             if options.dataset is None:
                 raise ValueError(f"algorithm_options: give the dataset's path (dataset: PATH) for {self.algorithm}.")
             if config.algorithm != self.algorithm:

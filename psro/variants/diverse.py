@@ -161,7 +161,7 @@ class DiversePSRO(PSRO):
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
-        self.diverse_options = DiverseOptions.from_dict(config.algorithm_options)
+        self.diverse_options = self.options_class.from_dict(config.algorithm_options)
         require_product_meta_solver(config, "DiversePSRO")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         require_two_players(self.game, "DiversePSRO")

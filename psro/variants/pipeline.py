@@ -182,7 +182,7 @@ class PipelinePSRO(PSRO):
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
-        options = PipelineOptions.from_dict(config.algorithm_options)
+        options = self.options_class.from_dict(config.algorithm_options)
         _check_config(config)
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self.pipeline_options = options

@@ -161,7 +161,7 @@ class RectifiedPSRO(PSRO):
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
-        self.rectified_options = RectifiedOptions.from_dict(config.algorithm_options)
+        self.rectified_options = self.options_class.from_dict(config.algorithm_options)
         require_product_meta_solver(config, "RectifiedPSRO")
         if config.warm_start:
             raise ValueError("warm_start: RectifiedPSRO warm-starts each learned response from the support member it "

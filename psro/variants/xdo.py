@@ -148,7 +148,7 @@ class XDO(PSRO):
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
-        self.xdo_options = XDOOptions.from_dict(config.algorithm_options)   # (bad options fail before the tree)
+        self.xdo_options = self.options_class.from_dict(config.algorithm_options)   # (bad options fail before the tree)
         game, normal_form = config.checked_game()
         check_two_player_zero_sum(game, normal_form, "XDO", " (as in McAleer et al. 2021)")
         require_product_meta_solver(config, "XDO")
