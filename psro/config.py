@@ -229,23 +229,15 @@ class PSROConfig:
     is the history's ``approx_gap_time``. Runs with a learned oracle only (else NaN)."""
 
     approx_gap_options: typing.Optional[dict] = None
-    """approx_gap's settings: ``episodes`` of each value in the estimate (default 2000, at least 2: the first
-    round), ``stderr_target`` (default 0.25: rounds of episodes, each doubling them, are added until the standard
-    error is at most this fraction of the estimate or 5% of the payoff range; null: one round), ``max_episodes``
-    (their cap per value, at least episodes; default 16 x episodes), ``selection_episodes`` each candidate plays to
-    pick the winner (default: episodes), ``train`` (default true: fresh and warm-started responses are trained,
-    the step's own learned responses to the same targets being one more candidate at no cost; auto: trained only
-    for targets the step's responses do not answer, or with an ``oracle`` other than the run's, cheaper but only as
-    strong as the run's responses; false: never), ``warm_start`` (default
-    true: a candidate warm-started from the best member), ``share`` (default 0.2: the most of the wall time
-    measuring may take; a due row before the last measures without fresh training, or not at all, where training
-    would exceed it, keeping room for the last row, which is always measured as ``train`` asks (a run too short
-    for that goes over its share, with a warning); like time_limit it depends on the machine's speed; null: no
-    limit),
-    ``oracle`` (the learned oracle; default the run's, e.g.
-    model_br where the game's observations fit its table), and that oracle's options (default: the run's
-    ``oracle_options``, with ``total_steps`` ``max(s, min(10 s, 40000))`` for the run's ``oracle_steps`` s; another
-    oracle's own defaults: psro.approximate_gap.approx_gap_settings)."""
+    """approx_gap's settings, e.g. ``{episodes: 500, total_steps: 4096}`` (null: the defaults): the keys of
+    :class:`psro.approximate_gap.ApproxGapSettings` (``episodes``, ``selection_episodes``, ``warm_start``,
+    ``oracle``, ``train``, ``stderr_target``, ``max_episodes``, ``share``, each a nested option of psro run, with its
+    default) and the options of its learned oracle (default: the run's ``oracle_options``, with ``total_steps``
+    ``max(s, min(10 s, 40000))`` for the run's ``oracle_steps`` s; another oracle's own defaults:
+    psro.approximate_gap.approx_gap_settings). ``share`` (default 0.2) is the most of the wall time measuring may
+    take: a due row before the last measures without fresh training, or not at all, where training would exceed it,
+    keeping room for the last row, which is always measured as ``train`` asks (a run too short for that goes over
+    its share, with a warning); like time_limit it depends on the machine's speed."""
 
     device: str = "cpu"
     """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that

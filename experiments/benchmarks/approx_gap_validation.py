@@ -108,7 +108,7 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
              "target the best of the best member, a fresh and a warm-started PPO response and their greedy versions, "
-             "picked on selection episodes, valued on 2,000 fresh ones; "
+             "raced by successive halving on selection episodes, the winner valued on 2,000 fresh ones; "
              + ("no share limit" if getattr(args, "share", None) is None else
                 f"share {args.share}: fresh responses only where they fit, due rows skipped where nothing does")
              + "); `gap` is the exact NashConv of the same "

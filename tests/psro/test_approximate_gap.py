@@ -367,3 +367,33 @@ def test_share_skips_due_rows_and_measures_the_last_with_training(caplog):
 def test_a_share_outside_zero_one_is_refused(share):
     with pytest.raises(ValueError, match=r"^approx_gap_options: share must be a number in \(0, 1\)"):
         approx_gap_settings({}, {"share": share})
+
+
+# -- the candidates' race: successive halving --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values, winner", [([0.3], 0), ([0.1, 0.4], 1), ([0.2, 0.9, 0.1, 0.5, 0.3, 0.4, 0.0], 1),
+                                            ([0.5, 0.5, 0.1], 0)])
+def test_successive_halving_picks_the_best_arm_and_ties_go_to_the_earlier(values, winner):
+    from psro.approximate_gap import successive_halving
+
+    played = {}
+
+    def returns(arm, count):
+        played[arm] = played.get(arm, 0) + count
+        return np.full(count, values[arm])
+
+    best, means = successive_halving(list(range(len(values))), returns, 200)
+    assert best == winner and means == pytest.approx(values)
+    assert played[winner] == 200   # the winner always played every selection episode
+    finalists = sorted(played.values())[-2:]
+    assert finalists == [200] * min(2, len(values))
+
+
+def test_successive_halving_spends_about_half_the_episodes_of_a_full_race_on_seven_arms():
+    from psro.approximate_gap import successive_halving
+
+    rng = np.random.default_rng(0)
+    counts = []
+    successive_halving(list(range(7)), lambda arm, k: counts.append(k) or rng.normal(arm / 10, 1.0, k), 200)
+    assert sum(counts) == 7 * 50 + 4 * 50 + 2 * 100 == 750   # rounds of 50, 100 and 200 episodes a survivor
