@@ -22,8 +22,7 @@ phases, each a public method that a loop built on PSRO may override:
    ``extensive_form_gaps``, its EFCE and EFCCE gaps (:mod:`psro.efce_gaps`), its regret in the empirical meta-game
    (``meta_gap``) and, on ``approx_gap_every``'s schedule (by default, where there is no exact gap: iterations 0,
    1, 2, 4, 8, ...) and on the last row of each :meth:`PSRO.run` call, the approximate gap, a lower bound of the
-   exact gap from learned best responses (:mod:`psro.approximate_gap`), timed in ``approx_gap_time``; the
-   measures are :class:`psro.loop_measures.LoopMeasures`'.
+   exact gap from learned responses (:mod:`psro.approximate_gap`), timed in ``approx_gap_time``.
 
 The game tree is built only when something needs it: an exact oracle or evaluator, or the exact gap
 (``exact_gap``), and only within ``max_histories``. With a learned oracle the populations hold policy objects
@@ -120,6 +119,7 @@ class PSRO(LoopMeasures, TrainingLoop):
             config = team_config(config)   # a team game is played on its team view (one player per team)
         self.config = config
         self.game, self.normal_form = config.checked_game()   # the one validator (every field named)
+        type(self).requirements.check(config, self.game, self.normal_form, type(self).__name__)   # (before building)
         self.meta_solver, self.eval_meta_solver = loop_meta_solvers(config)
         self.kind = self.meta_solver.kind   # "product" (PSRO), "cce" or "ce" (JPSRO)
         spec = executor if executor is not None else config.executor_spec()

@@ -37,6 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from games.validation import check_int, check_real
+from psro.loop_requirements import LoopRequirements
 from psro.state import HISTORY_COLUMNS
 
 __all__ = ["TrainingLoop", "PHASES"]
@@ -66,6 +67,8 @@ class TrainingLoop:
     algorithm = None
     #: The dataclass of the loop's ``algorithm_options`` (None: it takes none); ``psro run --help`` lists its fields.
     options_class = None
+    #: What the loop needs of its config and game, checked before anything is built (:mod:`psro.loop_requirements`).
+    requirements = LoopRequirements()
     #: ``resume``'s progress bar when the caller does not say.
     default_progress = True
     #: "product" (a meta-strategy per player) or "cce" / "ce" (a joint one).

@@ -1,9 +1,15 @@
-"""Shared pytest configuration: a hypothesis profile sized for 2-core CI, and the poker game-tree fixtures."""
+"""Shared pytest configuration: one BLAS / OpenMP thread, a hypothesis profile sized for 2-core CI, and the poker
+game-tree fixtures."""
 
 import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# one BLAS / OpenMP thread however the suite is started (`make test` pins them too): torch's OpenMP pool in a
+# process that then forks a worker pool deadlocks the forked workers (tests/psro/variants/test_pipeline.py forks)
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 settings.register_profile(
     "ci",

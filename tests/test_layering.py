@@ -219,10 +219,10 @@ def test_the_loop_knows_none_of_its_variants():
     asking = [p.relative_to(ROOT).as_posix() for p in source_files("psro")
               if p.name != "seating.py" and ("seats is None" in p.read_text() or "seats is not None" in p.read_text())]
     assert asking == []
-    # one function checks that a game is two-player zero-sum (psro/variants/requirements.py)
+    # one function checks that a game is two-player zero-sum (psro/loop_requirements.py)
     defining = [p.relative_to(ROOT).as_posix() for p in source_files("psro")
                 if "def check_two_player_zero_sum" in p.read_text()]
-    assert defining == ["psro/variants/requirements.py"]
+    assert defining == ["psro/loop_requirements.py"]
     # nor does the base loop know its family: the team view a team game is played on is psro/team_view.py
     base = ["loop.py", "loop_measures.py", "state.py", "training_loop.py", "seating.py", "team_view.py"]
     assert {name: sorted(m for m in imported_modules(ROOT / "psro" / name) if m.startswith("psro.family"))

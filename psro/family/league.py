@@ -68,6 +68,7 @@ import numpy as np
 from games.memory_limit import check_memory
 from psro.config import algorithm_options
 from psro.loop import PSRO
+from psro.loop_requirements import LoopRequirements
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
 from solvers import make_equilibrium
@@ -346,29 +347,19 @@ class League(PSRO):
 
     algorithm = "league"
     options_class = LeagueOptions
+    requirements = LoopRequirements(
+        two_players=True, product_meta_solver=True,
+        learned_oracle="trains networks that continue from their own weights",
+        own_eval_meta_solver="outputs its main agents' latest snapshots (the eval meta-strategy)",
+        fixed=(("warm_start", (False,), "warm-starts each agent from its own weights and restarts exploiters from "
+                                        "fresh ones"),
+               ("update_players", ("all",), "trains every agent every iteration"),
+               ("br_selection", ("all", "novel"), "trains every agent every iteration")))
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir, **fields)
         config = self.config
         self.league_options = self.options_class.from_dict(config.algorithm_options)
-        if self.num_players != 2:
-            raise ValueError(f"game: League trains two-player games; {config.game!r} has {self.num_players} "
-                             "players.")
-        if not self.learned:
-            raise ValueError(f"oracle: League trains networks that continue from their own weights; use a learned "
-                             f"oracle ('ppo' or 'dqn'), not {config.oracle!r}.")
-        # (a checkpoint stores the resolved eval_meta_solver: the meta-solver's own name)
-        if self.kind != "product" or config.eval_meta_solver not in (None, config.meta_solver):
-            raise ValueError("meta_solver / eval_meta_solver: League's output is its main agents' latest snapshots "
-                             "(the eval meta-strategy) and its meta-solver a product one (e.g. 'nash'); got "
-                             f"meta_solver={config.meta_solver!r}, eval_meta_solver={config.eval_meta_solver!r}.")
-        if config.warm_start:
-            raise ValueError("warm_start: League warm-starts each agent from its own weights and restarts "
-                             "exploiters from fresh ones; leave warm_start false.")
-        if config.update_players != "all" or config.br_selection == "largest_gap":
-            raise ValueError("update_players / br_selection: League trains every agent every iteration; keep "
-                             f"update_players='all' and br_selection 'novel' or 'all' (got "
-                             f"{config.update_players!r}, {config.br_selection!r}).")
         options = self.league_options
         self._exploiter_oracle = None
         name = options.main_exploiter_oracle

@@ -69,9 +69,9 @@ import numpy as np
 from games.validation import check_int
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
+from psro.loop_requirements import LoopRequirements, check_two_player_zero_sum
 from psro.oracles.exact import best_response
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
-from psro.variants.requirements import check_two_player_zero_sum, require_product_meta_solver
 from solvers import make_equilibrium
 
 __all__ = ["AnytimePSRO", "AnytimeOptions", "METHODS", "REPEATED", "check_two_player_zero_sum"]
@@ -129,16 +129,6 @@ class AnytimeOptions:
         return algorithm_options(cls, options, cls.loop_name)
 
 
-def check_anytime_config(config: PSROConfig, name: str) -> None:
-    """Refuse what a least-exploitable-mixture loop cannot honour (before anything is built)."""
-    require_product_meta_solver(config, name)
-    if config.eval_meta_solver not in (None, config.meta_solver):   # (a checkpoint names the meta-solver itself)
-        raise ValueError(f"eval_meta_solver: {name} reports the gap of its restricted distribution; leave "
-                         f"eval_meta_solver unset (got {config.eval_meta_solver!r}).")
-    if config.teams is not None:
-        raise ValueError(f"teams: {name} is defined for two-player zero-sum games, not team games.")
-
-
 class AnytimePSRO(PSRO):
     """Anytime PSRO: ``AnytimePSRO(game, **fields)`` or ``AnytimePSRO(PSROConfig(algorithm="anytime_psro", ...))``;
     see the module docstring.
@@ -158,13 +148,14 @@ class AnytimePSRO(PSRO):
 
     algorithm = "anytime_psro"
     options_class = AnytimeOptions
+    requirements = LoopRequirements(
+        zero_sum="", product_meta_solver=True, own_eval_meta_solver="reports the gap of its restricted distribution",
+        no_teams="is defined for two-player zero-sum games, not team games")
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.anytime_options = self.options_class.from_dict(config.algorithm_options)
-        check_anytime_config(config, type(self).__name__)
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
-        check_two_player_zero_sum(self.game, self.normal_form, type(self).__name__)
 
     def meta_solve(self):
         """Phase 3: each player's least exploitable mixture of its population (``state.meta_strategy``, also the

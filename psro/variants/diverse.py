@@ -60,6 +60,7 @@ from psro import selection
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.loop_measures import is_exact
+from psro.loop_requirements import LoopRequirements
 from psro.oracles.base import BestResponse, Target
 from psro.policies import realization_plans
 from psro.population import PolicyPopulation, tabular_policy
@@ -71,7 +72,6 @@ from psro.variants.diversity_measures import (
     terminal_distributions,
     total_variation,
 )
-from psro.variants.requirements import require_product_meta_solver, require_two_players
 
 __all__ = ["DiversePSRO", "DiverseOptions", "DIVERSITY_KINDS", "diversity_gains"]
 
@@ -158,13 +158,12 @@ class DiversePSRO(PSRO):
 
     algorithm = "diverse_psro"
     options_class = DiverseOptions
+    requirements = LoopRequirements(two_players=True, product_meta_solver=True)
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.diverse_options = self.options_class.from_dict(config.algorithm_options)
-        require_product_meta_solver(config, "DiversePSRO")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
-        require_two_players(self.game, "DiversePSRO")
         self.active = self.diverse_options.diversity_weight > 0.0
         if self.active and self.tree is None:
             raise ValueError(f"exact_gap: DiversePSRO scores payoff vectors exactly on the game tree, and this run has "

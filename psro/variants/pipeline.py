@@ -79,10 +79,10 @@ from psro.config import PSROConfig, algorithm_options
 from psro.evaluation.base import new_profile_blocks
 from psro.loop import PSRO
 from psro.loop_measures import is_exact
+from psro.loop_requirements import LoopRequirements
 from psro.meta.targets import meta_targets
 from psro.oracles.base import Target
 from psro.population import PolicyPopulation, Population, Provenance, tabular_policy
-from psro.variants.requirements import require_product_meta_solver
 
 __all__ = ["NEW_ACTIVE", "PipelineOptions", "PipelinePSRO", "check_workers"]
 
@@ -179,11 +179,16 @@ class PipelinePSRO(PSRO):
 
     algorithm = "pipeline_psro"
     options_class = PipelineOptions
+    requirements = LoopRequirements(
+        product_meta_solver=True, no_teams="has no team view",
+        fixed=(("warm_start", (False,), "continues every active policy from its own network (and starts new ones by "
+                                        "algorithm_options: new_active)"),
+               ("update_players", ("all",), "fixes every player's lowest level together"),
+               ("br_selection", ("all",), "fixes every player's lowest level together")))
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         options = self.options_class.from_dict(config.algorithm_options)
-        _check_config(config)
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self.pipeline_options = options
         check_workers(options.active_policies, self.executor)
@@ -300,20 +305,6 @@ class PipelinePSRO(PSRO):
         solver = dataclasses.replace(self.meta_solver, warm_lp=None)
         marginals = solver(NormalFormGame(payoffs)).marginals
         return [np.concatenate([m, np.zeros(total - len(m))]) for m, total in zip(marginals, game.shape)]
-
-
-def _check_config(config: PSROConfig) -> None:
-    """What P2SRO cannot honour, refused before the tree is built."""
-    require_product_meta_solver(config, "P2SRO")
-    if config.warm_start:
-        raise ValueError("warm_start: P2SRO continues every active policy from its own network (and starts new ones "
-                         "by algorithm_options: new_active); set warm_start=false.")
-    if config.teams is not None:
-        raise ValueError("teams: P2SRO has no team view; leave teams unset.")
-    for field, default in (("update_players", "all"), ("br_selection", "all")):
-        if getattr(config, field) != default:
-            raise ValueError(f"{field}: P2SRO fixes every player's lowest level together; leave "
-                             f"{field}={default!r} (got {getattr(config, field)!r}).")
 
 
 def _extended(pop, policies: list, iteration: int):

@@ -58,9 +58,9 @@ import numpy as np
 from games.validation import check_real
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
+from psro.loop_requirements import LoopRequirements
 from psro.meta.targets import SUPPORT_TOL
 from psro.oracles.base import Target
-from psro.variants.requirements import check_two_player_zero_sum, require_product_meta_solver
 
 __all__ = ["RectifiedPSRO", "RectifiedOptions", "rectified_mixtures", "BASELINES"]
 
@@ -158,17 +158,14 @@ class RectifiedPSRO(PSRO):
 
     algorithm = "rectified_psro"
     options_class = RectifiedOptions
+    requirements = LoopRequirements(
+        zero_sum=", where 'beats or ties' is a payoff at least the opponent's", product_meta_solver=True,
+        fixed=(("warm_start", (False,), "warm-starts each learned response from the support member it rectifies"),))
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.rectified_options = self.options_class.from_dict(config.algorithm_options)
-        require_product_meta_solver(config, "RectifiedPSRO")
-        if config.warm_start:
-            raise ValueError("warm_start: RectifiedPSRO warm-starts each learned response from the support member it "
-                             "rectifies; set warm_start=false.")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
-        check_two_player_zero_sum(self.game, self.normal_form, "RectifiedPSRO",
-                             ", where 'beats or ties' is a payoff at least the opponent's")
 
     def targets(self, meta_game) -> list:
         """Per player, one target per support member that beats or ties someone: the Nash-weighted opponents it

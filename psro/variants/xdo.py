@@ -47,7 +47,7 @@ import numpy as np
 from games.validation import check_int, check_real
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
-from psro.variants.requirements import check_two_player_zero_sum, require_product_meta_solver
+from psro.loop_requirements import LoopRequirements, check_two_player_zero_sum
 from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
 __all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum", "pure_members"]
@@ -130,6 +130,7 @@ class XDO(PSRO):
 
     algorithm = "xdo"
     options_class = XDOOptions
+    requirements = LoopRequirements(zero_sum=" (as in McAleer et al. 2021)", product_meta_solver=True)
 
     #: The class ``XDO(...)`` builds with a learned oracle (``module:Class``, imported then): NXDO's phases.
     learned_class = "psro.variants.nxdo:NXDO"
@@ -149,9 +150,6 @@ class XDO(PSRO):
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         self.xdo_options = self.options_class.from_dict(config.algorithm_options)   # (bad options fail before the tree)
-        game, normal_form = config.checked_game()
-        check_two_player_zero_sum(game, normal_form, "XDO", " (as in McAleer et al. 2021)")
-        require_product_meta_solver(config, "XDO")
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self._solution = None   # (iteration, RestrictedSolution or NXDO's solution), recomputed after a resume
 

@@ -86,7 +86,7 @@ def test_options_name_the_bad_key_and_value():
         League("kuhn_poker", progress=False)
     with pytest.raises(ValueError, match="needs oracle='dqn'"):
         League("kuhn_poker", oracle="ppo", progress=False, algorithm_options={"main_exploiter_oracle": "minimax_dqn"})
-    with pytest.raises(ValueError, match="eval_meta_solver: League's output"):
+    with pytest.raises(ValueError, match="eval_meta_solver: League outputs its main agents' latest snapshots"):
         League("kuhn_poker", oracle="ppo", eval_meta_solver="uniform", progress=False)
     with pytest.raises(ValueError, match="warm_start"):
         League("kuhn_poker", oracle="ppo", warm_start=True, progress=False)
