@@ -43,7 +43,7 @@ from games.normal_form import NormalFormGame
 from games.validation import check_real
 from psro.config import PSROConfig, algorithm_options
 from psro.family.self_play import FamilyLoop
-from psro.meta.solvers import get_meta_solver
+from psro.loop_requirements import LoopRequirements
 from psro.oracles.base import Target
 
 __all__ = ["FXP", "FXPOptions", "OPPONENT_SAMPLING"]
@@ -117,6 +117,8 @@ class FXP(FamilyLoop):
 
     algorithm = "fxp"
     options_class = FXPOptions
+    requirements = LoopRequirements(product_meta_solver=True, fixed=(
+        ("warm_start", (False,), "warm-starts its main policy itself and trains every counter from a fresh network"),))
 
     def __init__(self, config, /, **kwargs):
         super().__init__(config, **kwargs)
@@ -124,12 +126,6 @@ class FXP(FamilyLoop):
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
         self.options_class.from_dict(config.algorithm_options)   # (bad options fail before the tree is built)
-        if get_meta_solver(config.meta_solver, **(config.meta_solver_options or {})).kind != "product":
-            raise ValueError(f"meta_solver: FXP mixes with Nash-style (product) meta-solutions; "
-                             f"{config.meta_solver!r} is a correlated one (use nash, the default).")
-        if config.warm_start:
-            raise ValueError("warm_start: FXP warm-starts its main policy itself and trains every counter from a "
-                             "fresh network; set warm_start=false.")
         return config
 
     def roles(self, player: int) -> list:

@@ -84,7 +84,7 @@ def test_options_are_checked_by_name():
         FXPOptions(opponent_sampling="latest")
     with pytest.raises(ValueError, match="deep_weights"):
         FXPOptions(deep_weights=(0.5, 0.5, 0.5))
-    with pytest.raises(ValueError, match="meta_solver: FXP mixes with Nash-style"):
+    with pytest.raises(ValueError, match="meta_solver: FXP needs a product"):
         FXP("kuhn_poker", meta_solver="mgcce", progress=False)
     with pytest.raises(ValueError, match="warm_start"):
         FXP("kuhn_poker", oracle="ppo", evaluator="monte_carlo", warm_start=True, progress=False)
