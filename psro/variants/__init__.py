@@ -6,7 +6,7 @@ options from ``algorithm_options`` and keeps its own state in ``state.extra`` so
 for bit:
 
 - rectified PSRO (:mod:`psro.variants.rectified`) and diversity-aware PSRO (:mod:`psro.variants.diverse`), with
-  the checks they share in :mod:`psro.variants.requirements`;
+  the requirements they declare checked by :mod:`psro.loop_requirements`;
 - anytime PSRO (:mod:`psro.variants.anytime`: each player's least exploitable mixture of its population, the
   exploitability never increasing) and self-play PSRO (:mod:`psro.variants.self_play_psro`: a near-optimal
   stochastic policy joins with every best response), with the least-exploitable-mixture machinery they share in
