@@ -455,7 +455,7 @@ class PSROConfig:
         >>> config.replace_from_strings(["oracle_options.hidden=[32, 32]"]).oracle_options
         {'total_steps': 64, 'hidden': [32, 32]}
         """
-        fields = {name: dict in typing.get_args(annotation) for name, annotation in _field_types().items()}
+        fields = {name: _is_mapping(annotation) for name, annotation in _field_types().items()}
         changes = assigned_values(assignments, fields, lambda field: getattr(self, field))
         return self.replace(**changes)
 
@@ -765,9 +765,14 @@ def _field_types() -> dict:
     return typing.get_type_hints(PSROConfig)
 
 
+def _is_mapping(annotation) -> bool:
+    """Whether a field's annotation is a mapping (``dict``, or ``dict`` or None)."""
+    return annotation is dict or dict in typing.get_args(annotation)
+
+
 def _copied(value, annotation):
     """A field's value as a solver option: a mapping copied (an unset one as ``{}``), a list and its lists copied."""
-    if dict in typing.get_args(annotation) or annotation is dict:
+    if _is_mapping(annotation):
         return dict(value or {})
     if isinstance(value, (list, tuple)):
         return [list(v) if isinstance(v, (list, tuple)) else v for v in value]

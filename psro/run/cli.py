@@ -35,7 +35,7 @@ from pathlib import Path
 from games.executor_tasks import TaskError
 from games.executors import EngineError
 from games.registry import allow_imports
-from psro.config import PSROConfig, field_help, spec_engine
+from psro.config import PSROConfig, spec_engine
 from psro.run.cli_fields import parse_field_options, print_field_help, split_field_options
 
 __all__ = ["main", "build_parser", "parse_arguments"]
@@ -552,7 +552,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     args, unknown = parser.parse_known_args(argv)
     command = getattr(args, "subparser", None)
     if unknown:
-        options = [f"--{h.name.replace('_', '-')}" for h in field_help()] if command is not None else []
+        options = [f"--{name.replace('_', '-')}" for name in PSROConfig.field_names()] if command is not None else []
         close = difflib.get_close_matches(unknown[0].split("=")[0], options, n=1)
         (command or parser).error(f"unrecognized arguments: {' '.join(unknown)}"
                                   + (f" (did you mean {close[0]}?)" if close else ""))

@@ -26,18 +26,10 @@ import typing
 
 import tyro
 
-from psro.config import field_help
+from psro.config import PSROConfig, field_help
 from psro.config_fields import describe_fields
 
 __all__ = ["NESTED", "nested_fields", "parse_field_options", "print_field_help", "split_field_options"]
-
-#: The mapping fields whose keys are fields of known dataclasses, each with a function giving
-#: ``[(dataclass, who takes it), ...]``; their keys get options of their own (``--oracle-options.total-steps``)
-NESTED = {
-    "oracle_options": lambda: _learned_oracle_configs(),
-    "algorithm_options": lambda: _algorithm_options_classes(),
-    "approx_gap_options": lambda: [(_approx_gap_settings(), "")],
-}
 
 #: Keys of an oracle's config that a run sets itself (a job's seed derives from the run's)
 _SET_BY_THE_RUN = ("seed",)
@@ -51,10 +43,10 @@ def _learned_oracle_configs() -> list:
     return [(DQNConfig, "dqn, minimax_dqn"), (PPOConfig, "ppo"), (ModelConfig, "model_br")]
 
 
-def _approx_gap_settings() -> type:
+def _approx_gap_settings() -> list:
     from psro.approximate_gap import ApproxGapSettings
 
-    return ApproxGapSettings
+    return [(ApproxGapSettings, "")]
 
 
 def _algorithm_options_classes() -> list:
@@ -66,6 +58,13 @@ def _algorithm_options_classes() -> list:
         if options is not None:
             classes.setdefault(options, []).append(name)
     return [(options, ", ".join(names)) for options, names in classes.items()]
+
+
+#: The mapping fields whose keys are fields of known dataclasses, each with a function giving
+#: ``[(dataclass, who takes it), ...]`` (called when needed: each imports the classes that declare it); their
+#: keys get options of their own (``--oracle-options.total-steps``)
+NESTED = {"oracle_options": _learned_oracle_configs, "algorithm_options": _algorithm_options_classes,
+          "approx_gap_options": _approx_gap_settings}
 
 
 def nested_fields(field: str) -> dict:
@@ -117,13 +116,24 @@ def _options_type(groups: tuple) -> type:
     return dataclasses.make_dataclass("ConfigFieldOptions", fields, frozen=True)
 
 
+def _option_name(token: str):
+    """The field an option token names, in the underscore spelling (``--oracle-options.total-steps=9`` ->
+    ``oracle_options.total_steps``); None for a token that is not an option."""
+    return token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") else None
+
+
+def _group(name) -> str | None:
+    """The nested mapping a field name's ``mapping.key`` form points into, or None."""
+    group, dot, _ = (name or "").partition(".")
+    return group if dot and group in NESTED else None
+
+
 def _groups_of(argv) -> tuple:
     """The nested groups ``argv`` uses (all of them for ``--help``): only those are built, since each imports the
     classes that declare it."""
     if "-h" in argv or "--help" in argv:
-        return tuple(NESTED)
-    prefixes = {f"--{group.replace('_', '-')}.": group for group in NESTED} | {f"--{group}.": group for group in NESTED}
-    return tuple(group for prefix, group in prefixes.items() if any(a.startswith(prefix) for a in argv))
+        return tuple(sorted(NESTED))
+    return tuple(sorted({_group(_option_name(token)) for token in argv} - {None}))
 
 
 def split_field_options(argv: list) -> tuple:
@@ -136,12 +146,12 @@ def split_field_options(argv: list) -> tuple:
     >>> split_field_options(["c.yaml", "--game", "leduc_poker", "--out", "r", "--oracle_options.total_steps=9"])
     (['--game', 'leduc_poker', '--oracle_options.total_steps=9'], ['c.yaml', '--out', 'r'])
     """
-    names = {h.name for h in field_help()}
+    names = set(PSROConfig.field_names())
     fields, rest, argv = [], [], list(argv)
     while argv:
         token = argv.pop(0)
-        name = token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") else None
-        if name is not None and (name in names or name.split(".", 1)[0] in NESTED and "." in name):
+        name = _option_name(token)
+        if name in names or _group(name) is not None:
             fields.append(token)
             if "=" not in token and argv:
                 fields.append(argv.pop(0))
@@ -154,7 +164,7 @@ def parse_field_options(argv: list, prog: str) -> list:
     """The config assignments the field options of ``argv`` make, as ``["field=value", "mapping.key=value"]``
     (the config fields first, in declaration order, then the nested keys); an option that is not a field is a
     ``ValueError`` naming it. ``--help`` prints the options and exits."""
-    groups = tuple(sorted(set(_groups_of(argv))))
+    groups = _groups_of(argv)
     options_type = _options_type(groups)
     stderr = io.StringIO()
     try:
@@ -168,7 +178,8 @@ def parse_field_options(argv: list, prog: str) -> list:
         raise
     if unknown:
         raise ValueError(f"unrecognized arguments: {' '.join(unknown)} (see {prog} --help).")
-    assignments = [f"{h.name}={getattr(parsed, h.name)}" for h in field_help() if getattr(parsed, h.name) is not None]
+    assignments = [f"{name}={getattr(parsed, name)}" for name in PSROConfig.field_names()
+                   if getattr(parsed, name) is not None]
     for group in groups:
         values = getattr(parsed, f"{group}_keys")
         assignments += [f"{group}.{f.name}={getattr(values, f.name)}" for f in dataclasses.fields(values)
