@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` (the main job) and `make test` (the tests), plus `make docs` (the API
-# reference) and `make bench` (benchmarks against reference implementations).
+# reference) and `make bench` (the quick form of every benchmark).
 # Each creates or reuses the virtual environment in .venv and installs what it needs, with the versions pinned in
 # constraints.txt (setup.cfg keeps the ranges a library user gets). Extra pip options: make install PIP_ARGS="...".
 PYTHON ?= python3
@@ -48,12 +48,15 @@ fuzz: $(STAMP)
 	$(PINNED) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_REPORT=runs/fuzz-report.json \
 		$(BIN)/python -m pytest tests/solvers/test_fuzz.py -q --timeout=0
 
+# The quick form (`--quick`) of every benchmark that `python -m experiments.index --benchmarks` lists, one after
+# another, stopping at the first failure: small sizes and budgets, written under runs/ (or nowhere), never over the
+# committed results. The full runs are the commands of experiments/INDEX.md, without --quick.
 bench: $(STAMP)
-	$(PINNED) $(BIN)/python -m experiments.benchmarks.solver_speed
-	$(PINNED) $(BIN)/python -m experiments.benchmarks.ranking_speed
-	$(PINNED) $(BIN)/python -m experiments.benchmarks.ranking_ucb
-	$(PINNED) $(BIN)/python -m experiments.benchmarks.psro_leduc
-	$(PINNED) $(BIN)/python -m experiments.benchmarks.jpsro
+	set -e; modules=$$($(BIN)/python -m experiments.index --benchmarks); \
+	for module in $$modules; do \
+		echo "== $$module --quick"; \
+		$(PINNED) $(BIN)/python -m $$module --quick; \
+	done
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis site build dist

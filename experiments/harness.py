@@ -30,6 +30,17 @@ def pin_threads() -> None:
         os.environ.setdefault(var, "1")
 
 
+def installed(package: str, script: str, skipping: str, extra: str) -> bool:
+    """Whether optional ``package`` is importable; if not, one line on stdout saying that ``script`` skips
+    ``skipping`` and how to install it (``pip install <extra>``)."""
+    import importlib.util
+
+    if importlib.util.find_spec(package) is not None:
+        return True
+    print(f"{script}: skipping {skipping}: {package} is not installed (pip install {extra})")
+    return False
+
+
 def command_line() -> str:
     """The command that is running, as a results file quotes it: the pinned thread variables, then
     ``python -m <module> <arguments>``, quoted for a shell."""

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psro.approx_gap_schedule import approx_gap_due, approx_gap_mode  # (re-exported: public names of this module)
 from psro.meta.targets import SUPPORT_TOL, meta_targets
 
 logger = logging.getLogger(__name__)
@@ -110,6 +111,11 @@ APPROX_GAP_STEPS = 40_000
 #: How many times the run's oracle's budget the default may spend, at most (up to :data:`APPROX_GAP_STEPS`)
 APPROX_GAP_STEPS_FACTOR = 10
 
+#: The episodes a learned oracle plays to value each of the approximate gap's responses (``eval_episodes``, at
+#: least one per environment), unless ``approx_gap_options`` sets them: the race and the estimate value them on
+#: episodes of their own, so the oracle's value is never read
+RESPONSE_EVAL_EPISODES = 1
+
 #: The key that separates the approximate gap's random streams from the run's (the CRC-32 of "approx_gap")
 APPROX_GAP_KEY = zlib.crc32(b"approx_gap")
 
@@ -121,8 +127,8 @@ class Candidate:
     Attributes
     ----------
     source : str
-        ``"member <i>"`` (population member ``i``), ``"fresh"`` or ``"warm"`` (the learned responses), with
-        ``" (<variant>)"`` for a variant of a learned one.
+        ``"member <i>"`` (population member ``i``), ``"step"`` (the step's own response), ``"fresh"`` or
+        ``"warm"`` (the learned responses), with ``" (<variant>)"`` for a variant of a learned one.
     selection_value : float
         Its mean return over the selection episodes.
     """
@@ -543,68 +549,6 @@ def oracle_responder(oracle, iteration: int, *, warm_start: bool = True) -> Call
     return respond
 
 
-def approx_gap_due(every, iteration: int, gap: float) -> bool:
-    """Whether ``approx_gap_every`` schedules a measurement on row ``iteration`` (the last row of each run call is
-    measured whatever this says, unless ``every`` is None).
-
-    ``"auto"``: where the exact ``gap`` is NaN (no tree), at iterations 0, 1, 2, 4, 8, 16, ... (a learning curve
-    whose cost grows with the log of the run's length); where the exact gap is measured, never. An int ``k > 0``:
-    every ``k`` iterations. 0 or None: never.
-
-    Examples
-    --------
-    >>> [t for t in range(20) if approx_gap_due("auto", t, float("nan"))]
-    [0, 1, 2, 4, 8, 16]
-    >>> approx_gap_due("auto", 4, 0.5), [t for t in range(7) if approx_gap_due(3, t, 0.5)]
-    (False, [0, 3, 6])
-    """
-    if every == "auto":
-        return math.isnan(gap) and (iteration & (iteration - 1)) == 0
-    return every is not None and every > 0 and iteration % every == 0
-
-
-def approx_gap_mode(train, share, *, spent: float, other: float, trained_cost: float, untrained_cost: float,
-                    final: bool):
-    """How a due measurement is made so that measuring takes at most ``share`` of the run's wall time: the
-    ``final`` row (the last of a run call, the value a reader takes away) always with its training as asked
-    (``train``); an earlier row with ``train`` where that fits, else False (no fresh training: the best member and
-    the step's own responses, which answer the same meta-strategy) where that fits, else None (not measured).
-
-    ``spent`` is the wall time measurement took so far, ``other`` the rest of the run's wall time so far, and the
-    costs are the expected seconds of a measurement with and without training: one fits when
-    ``spent + cost <= share * (other + spent + cost)``, where a row before the final one also keeps room for the
-    final row's measurement (``trained_cost`` more, ``untrained_cost`` where ``train`` is False). A run too short
-    for the final row's fresh responses goes over its share (the loop warns, naming the options): without them the
-    final bound of a short run is weak (on the shipped dark hex config 0.56 where fresh responses find 1.38).
-    ``share`` None: ``train``, always. It is a wall-clock budget like ``time_limit``: which rows are measured (and
-    how) depends on the machine's speed, their values do not.
-
-    Examples
-    --------
-    >>> approx_gap_mode(True, 0.2, spent=0.0, other=200.0, trained_cost=20.0, untrained_cost=2.0, final=False)
-    True
-    >>> approx_gap_mode(True, 0.2, spent=8.0, other=150.0, trained_cost=20.0, untrained_cost=2.0, final=False)
-    False
-    >>> approx_gap_mode(True, 0.2, spent=25.0, other=100.0, trained_cost=20.0, untrained_cost=2.0, final=False)
-    >>> approx_gap_mode(True, 0.2, spent=25.0, other=100.0, trained_cost=20.0, untrained_cost=2.0, final=True)
-    True
-    >>> approx_gap_mode(True, None, spent=25.0, other=1.0, trained_cost=20.0, untrained_cost=2.0, final=False)
-    True
-    """
-    if share is None or final:
-        return train
-    reserve = untrained_cost if train is False else trained_cost   # (room for the final row)
-
-    def fits(cost: float) -> bool:
-        return spent + cost + reserve <= share * (other + spent + cost + reserve)
-
-    if train is not False and fits(trained_cost):
-        return train
-    if fits(untrained_cost):
-        return False
-    return None
-
-
 def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None,
                         run_oracle: str | None = None) -> tuple:
     """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
@@ -665,6 +609,25 @@ fraction of the estimate), or null for one round of episodes; got 0.
         raise ValueError("approx_gap_options: share must be a number in (0, 1), the most of the run's wall time "
                          f"measuring may take (e.g. 0.2), or null for no limit; got {share!r}.")
     return settings, options
+
+
+def unvalued(oracle, approx_gap_options: dict | None):
+    """``oracle`` (a learned oracle, changed in place) playing :data:`RESPONSE_EVAL_EPISODES` to value each
+    response, where its config has ``eval_episodes`` and ``approx_gap_options`` does not set them.
+
+    Examples
+    --------
+    >>> from psro.oracles.learned.oracle import make_learned_oracle
+    >>> def ppo(episodes):
+    ...     return make_learned_oracle("ppo", None, game="kuhn_poker", eval_episodes=episodes)
+    >>> unvalued(ppo(500), {}).config.eval_episodes, unvalued(ppo(64), {"eval_episodes": 64}).config.eval_episodes
+    (1, 64)
+    """
+    config = getattr(oracle, "config", None)
+    if "eval_episodes" not in (approx_gap_options or {}) and dataclasses.is_dataclass(config) \
+            and hasattr(config, "eval_episodes"):
+        oracle.config = dataclasses.replace(config, eval_episodes=RESPONSE_EVAL_EPISODES)
+    return oracle
 
 
 def _is_int(value) -> bool:

@@ -28,12 +28,14 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import TaskError
+from psro.approx_gap_schedule import measured_seconds
 from psro.approximate_gap import (
     approx_gap_due,
     approx_gap_mode,
     approx_gap_settings,
     measure_with_oracle,
     responder_seed,
+    unvalued,
 )
 from psro.config import is_environment_game, with_field
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
@@ -168,14 +170,9 @@ class LoopMeasures:
             self._warn_over_share(settings["share"], seconds)
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr, "approx_gap_time": seconds}
 
-    def _measured_seconds(self) -> float:
-        """The seconds measuring the approximate gap has taken in the history's rows."""
-        return float(sum(r["approx_gap_time"] for r in self.state.rows
-                         if math.isfinite(r.get("approx_gap_time", math.nan))))
-
     def _warn_over_share(self, share: float, last: float) -> None:
         """A warning naming the options when the last row (always measured) took measuring over its share."""
-        spent = self._measured_seconds() + last
+        spent = measured_seconds(self.state.rows) + last
         if spent > share * (self.state.wall + last):
             logger.warning("approx_gap took %.0f%% of the run's wall time, more than approx_gap_options' share "
                            "(%g): the last row, always measured with its fresh responses, took %.1f s of it. Lower "
@@ -188,7 +185,7 @@ class LoopMeasures:
         of the latest measurement of each kind, or before one, the fresh responses' steps at the run's own
         seconds per training step (and nothing for playing)."""
         rows = self.state.rows
-        spent = self._measured_seconds()
+        spent = measured_seconds(self.state.rows)
         costs = self._approx_costs or {}
         untrained = costs.get("untrained", 0.0)
         trained = costs.get("trained")
@@ -235,7 +232,7 @@ class LoopMeasures:
                                                 self.oracle_name)
         oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or self.oracle_name, None,
                             seed=responder_seed(self.seed), game=self.game, **options)
-        return oracle, settings
+        return unvalued(oracle, self.config.approx_gap_options), settings
 
     def _approx_gap_due(self, iteration: int) -> bool:
         """Whether the approximate gap is measured on row ``iteration`` (besides the last row of a run call)."""

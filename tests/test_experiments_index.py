@@ -46,3 +46,24 @@ def test_every_import_of_a_sibling_script_goes_through_the_package():
             bare += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
                      if name.split(".")[0] in scripts - {"experiments"}]
     assert bare == []
+
+
+def _options(module: str) -> set:
+    """The option strings of every ``add_argument`` call in the module's source."""
+    import ast
+
+    tree = ast.parse((index.HERE / f"{module}.py").read_text())
+    return {arg.value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+            for arg in node.args if isinstance(arg, ast.Constant)}
+
+
+def test_every_benchmark_has_a_quick_form(capsys):
+    """``make bench`` runs ``python -m <module> --quick`` for every module ``--benchmarks`` prints: each is a
+    benchmarks/ module with a ``main`` and a ``--quick`` option, and only the tuning log is left out."""
+    listed = index.benchmarks()
+    under = {m for m in index.scripts() if m.startswith("benchmarks/")}
+    assert set(listed) == under - set(index.NOT_BENCHMARKS) and len(listed) == len(set(listed))
+    assert [m for m in listed if "--quick" not in _options(m)] == []
+    assert index.main(["--benchmarks"]) == 0
+    assert capsys.readouterr().out.split() == ["experiments." + m.replace("/", ".") for m in listed]

@@ -8,6 +8,8 @@ Run with BLAS threads pinned::
 
 Prints the median wall time of several runs for each side, the ratio
 (OpenSpiel / ours) and the largest difference between the two answers.
+
+``--quick`` runs the smallest sizes only, one timed run each, 20 bootstrap resamples.
 """
 
 from __future__ import annotations
@@ -45,11 +47,15 @@ def random_counts(rng, n, games=20):
     return wins, draws
 
 
-def bench_elo(repeats):
+#: Sizes (players) of each table; ``--quick`` keeps the smallest of each.
+SIZES = {"elo": (10, 50, 200), "bootstrap": (10, 30), "nash_averaging": (5, 10, 20, 40)}
+
+
+def bench_elo(repeats, sizes=SIZES["elo"]):
     print("\n## Batch Elo (Bradley-Terry MLE), smoothing 0.01")
     print(f"{'n':>5} {'openspiel ms':>13} {'ours newton ms':>15} {'ratio':>7} {'ours mm ms':>11} "
           f"{'|newton - os|':>14} {'|mm - os|':>10}")
-    for n in (10, 50, 200):
+    for n in sizes:
         rng = np.random.default_rng(n)
         wins, draws = random_counts(rng, n)
         t_os, r_os = median_time(lambda: openspiel_elo.compute_ratings_from_matrices(wins, draws), repeats)
@@ -59,10 +65,10 @@ def bench_elo(repeats):
               f"{np.abs(r_nt - r_os).max():>14.2e} {np.abs(r_mm - r_os).max():>10.2e}")
 
 
-def bench_bootstrap(repeats, resamples=200):
+def bench_bootstrap(repeats, resamples=200, sizes=SIZES["bootstrap"]):
     print(f"\n## Bootstrap Elo, {resamples} resamples of the matches (OpenSpiel: one call per resample)")
     print(f"{'n':>5} {'openspiel loop ms':>18} {'ours ms':>9} {'ratio':>7}")
-    for n in (10, 30):
+    for n in sizes:
         rng = np.random.default_rng(n)
         wins, draws = random_counts(rng, n)
         off = ~np.eye(n, dtype=bool)
@@ -82,11 +88,11 @@ def bench_bootstrap(repeats, resamples=200):
         print(f"{n:>5} {1e3 * t_os:>18.1f} {1e3 * t_us:>9.1f} {t_os / t_us:>7.2f}")
 
 
-def bench_nash_averaging(repeats):
+def bench_nash_averaging(repeats, sizes=SIZES["nash_averaging"]):
     print("\n## Nash averaging (max-entropy Nash of an antisymmetric game)")
     print(f"{'n':>5} {'kind':>8} {'openspiel ms':>13} {'ours ms':>9} {'ratio':>7} {'|p - p_os|':>11} "
           f"{'os violation':>13} {'our violation':>14}")
-    for n in (5, 10, 20, 40):
+    for n in sizes:
         for kind in ("float", "integer"):
             rng = np.random.default_rng(n)
             x = rng.standard_normal((n, n))
@@ -105,11 +111,15 @@ def bench_nash_averaging(repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="the smallest sizes, 1 repeat, 20 resamples")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    bench_elo(args.repeats)
-    bench_bootstrap(args.repeats)
-    bench_nash_averaging(args.repeats)
+    repeats, resamples, sizes = args.repeats, 200, SIZES
+    if args.quick:
+        repeats, resamples, sizes = 1, 20, {name: all_sizes[:1] for name, all_sizes in SIZES.items()}
+    bench_elo(repeats, sizes["elo"])
+    bench_bootstrap(repeats, resamples, sizes["bootstrap"])
+    bench_nash_averaging(repeats, sizes["nash_averaging"])
 
 
 if __name__ == "__main__":

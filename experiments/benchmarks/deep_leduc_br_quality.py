@@ -24,6 +24,9 @@ Run (about 30 minutes on one core for Leduc, most of it the PPO run that makes t
 
 Results: ``results/deep_leduc_br_quality.{csv,md}`` and ``results/deep_liars_dice_br_quality.{csv,md}`` (every
 response; the median error per setting).
+
+``--quick`` keeps the target of iteration 1 of a run with small responses and trains one response per setting of
+:data:`QUICK_CANDIDATES` (a few thousand steps each), writing under ``runs/``.
 """
 
 from __future__ import annotations
@@ -59,12 +62,23 @@ CANDIDATES = {
     "dqn 100k fresh": ("dqn", dict(total_steps=100_000), False),
 }
 
+#: ``--quick``: every learner (and a warm start) at a tiny budget, against the target of iteration 1 of a run whose
+#: fields are :data:`QUICK_RUN` over its config's.
+QUICK_CANDIDATES = {
+    "model_br 2k": ("model", dict(total_steps=2_000, num_envs=64), False),
+    "ppo 1k warm": ("ppo", dict(total_steps=1_024, num_envs=16), True),
+    "ppo 1k fresh, greedy": ("ppo greedy", dict(total_steps=1_024, num_envs=16), False),
+    "dqn 1k fresh": ("dqn", dict(total_steps=1_000), False),
+}
+QUICK_RUN = dict(oracle_steps=1_024, episodes_per_profile=20)
 
-def targets(config: Path, seed: int, at: list, game: str) -> dict:
-    """The run's ``(members, meta-strategy marginals)`` after each iteration in ``at``."""
+
+def targets(config: Path, seed: int, at: list, game: str, **fields) -> dict:
+    """The run's ``(members, meta-strategy marginals)`` after each iteration in ``at`` (``fields`` over the
+    config's)."""
     from experiments.benchmarks import deep_psro_leduc as deep
 
-    solver, kept = deep.configured_solver(seed, config, game=game, executor="serial"), {}
+    solver, kept = deep.configured_solver(seed, config, game=game, executor="serial", **fields), {}
 
     def keep(row):
         if row["iteration"] in at:
@@ -146,6 +160,8 @@ def main() -> None:
     parser.add_argument("--train-seeds", type=int, default=2, help="responses trained per setting and target")
     parser.add_argument("--candidates", nargs="+", choices=list(CANDIDATES), default=list(CANDIDATES))
     parser.add_argument("--out", help="markdown summary path (the CSV goes next to it)")
+    parser.add_argument("--quick", action="store_true",
+                        help="iteration 1 of a run with small responses, one training seed, QUICK_CANDIDATES")
     args = parser.parse_args()
     import pandas as pd
     import pyspiel
@@ -155,13 +171,17 @@ def main() -> None:
 
     results, config, at = GAMES[args.game]
     config = Path(args.config) if args.config else config
+    at, train_seeds, fields = args.at or at, args.train_seeds, {}
+    candidates = {k: CANDIDATES[k] for k in args.candidates}
+    if args.quick:
+        at, train_seeds, candidates, fields = [1], 1, QUICK_CANDIDATES, QUICK_RUN
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     measure = deep.Measure(pyspiel.load_game(args.game))
     rows = []
-    for iteration, (members, marginals) in targets(config, args.seed, args.at or at, args.game).items():
+    for iteration, (members, marginals) in targets(config, args.seed, at, args.game, **fields).items():
         rows += [dict(r, iteration=iteration, seed=args.seed) for r in response_errors(
-            members, marginals, list(range(args.train_seeds)), {k: CANDIDATES[k] for k in args.candidates}, measure)]
+            members, marginals, list(range(train_seeds)), candidates, measure)]
     out = harness.output_path(parser, args, results)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)

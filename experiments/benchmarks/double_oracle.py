@@ -11,6 +11,8 @@ NashConv in the full game and both values against the full LP.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python -m experiments.benchmarks.double_oracle
+
+``--quick`` runs the 20x20 games once each and writes under ``runs/``.
 """
 
 from __future__ import annotations
@@ -54,11 +56,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 500])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="20x20 games, one run each")
     parser.add_argument("--out", type=Path, default=None,
                         help="markdown file to write (default: results/double_oracle.md for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args()
     out = harness.output_path(parser, args, RESULTS / "double_oracle.md")
+    if args.quick:
+        args.sizes, args.repeats = [20], 1
 
     import cvxpy as cp
     from open_spiel.python.algorithms import lp_solver

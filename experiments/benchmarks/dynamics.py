@@ -16,6 +16,8 @@ Both sides run in one process on the same seeded random games. Two tables:
   with its defaults (the same horizon in 5,000 steps of dt=0.02, stopping once
   the NashConv of the average is <= 1e-2). The NashConv of both outputs is
   reported next to the times.
+
+``--quick`` runs 200 fixed steps once per shape, and the meta-solver call on rock-paper-scissors only.
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--os-repeats", type=int, default=1, help="runs of OpenSpiel's 1e5-step PRD (slow)")
     parser.add_argument("--shapes", nargs="*", default=["10x10", "3x3x3", "2x2x2x2"])
+    parser.add_argument("--quick", action="store_true",
+                        help="200 steps, one run, the meta-solver call on rock-paper-scissors only")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.repeats, args.steps, args.os_repeats = 1, 200, 1
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("solvers").setLevel(logging.WARNING)  # the solvers' "stopped after" notes
     shapes = [tuple(int(k) for k in s.split("x")) for s in args.shapes]
@@ -78,6 +84,8 @@ def main(argv=None) -> None:
              "biased_rps": catalog.biased_rock_paper_scissors(),
              "zero_sum 10x10": catalog.random_game((10, 10), kind="zero_sum", rng=1),
              "general 3x3x3": catalog.random_game((3, 3, 3), rng=2)}
+    if args.quick:   # (OpenSpiel's 1e5 PRD steps take seconds per game)
+        games = {"rock_paper_scissors": games["rock_paper_scissors"]}
     for name, game in games.items():
         t_ours, ours = median_time(lambda game=game: prd(game), args.repeats)
         t_os, ref = median_time(lambda game=game: projected_replicator_dynamics(_tensors(game)), args.os_repeats)

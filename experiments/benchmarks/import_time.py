@@ -7,6 +7,8 @@ run, so the disk cache is warm), from the folder ``--source`` (default: this
 checkout), so that another checkout (``git worktree add /tmp/before REV``) can
 be measured with the same interpreter and libraries. The times include the
 interpreter's start, which ``python -c pass`` shows on its own.
+
+``--quick`` times each statement in one process (after the warm-up) and writes under ``runs/``.
 """
 
 from __future__ import annotations
@@ -55,12 +57,15 @@ def loaded_heavy_modules(statement: str, source: Path) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed fresh processes per statement")
+    parser.add_argument("--quick", action="store_true", help="one timed process per statement")
     parser.add_argument("--source", type=Path, default=harness.REPO_ROOT, help="checkout to import from")
     parser.add_argument("--out", type=Path, default=None,
                         help="markdown table to write (default: import_time.md under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
     out = harness.output_path(parser, args, harness.BENCHMARKS / "results" / "import_time.md")
+    if args.quick:
+        args.repeats = 1
     lines = ["# Import time", "",
              f"Median wall seconds of {args.repeats} fresh `python -c STATEMENT` processes (warm disk), "
              f"interpreter start included; Python {sys.version.split()[0]}; imports from `{args.source.name}`; "

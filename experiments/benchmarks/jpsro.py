@@ -13,6 +13,8 @@ OpenSpiel's loop is stopped from its callback, so one of its iterations can
 overrun the budget. Run with BLAS threads pinned::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.jpsro --budget 60
+
+``--quick`` gives each implementation one run of a 3-second budget per concept.
 """
 
 from __future__ import annotations
@@ -88,7 +90,10 @@ def main(argv=None) -> None:
                         help="runs of OpenSpiel's per concept (each can take minutes)")
     parser.add_argument("--target", type=float, default=1e-3)
     parser.add_argument("--concepts", default="cce,ce")
+    parser.add_argument("--quick", action="store_true", help="one run of 3 s per implementation and concept")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.budget, args.repeats, args.openspiel_repeats = 3.0, 1, 1
     logging.getLogger().setLevel(logging.WARNING)
     for concept in args.concepts.split(","):
         results = {}

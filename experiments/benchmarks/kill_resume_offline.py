@@ -10,6 +10,8 @@ counts as "finished before the kill" and is resumed all the same: ``psro resume`
 ``psro resume`` then finishes it, and its ``population.npz`` (every array, bit for bit) and ``history.csv`` (every
 column but the timing ones) are compared with the reference's. The table counts, per algorithm, trials identical
 to the uninterrupted run.
+
+``--quick`` runs one trial per algorithm on runs of 2 iterations and writes under ``runs/``.
 """
 
 from __future__ import annotations
@@ -157,11 +159,14 @@ def main(argv=None) -> None:
     parser.add_argument("--trials", type=int, default=20, help="kill-and-resume trials per algorithm")
     parser.add_argument("--iterations", type=int, default=4, help="iterations of each run")
     parser.add_argument("--seed", type=int, default=0, help="seeds the kill points")
+    parser.add_argument("--quick", action="store_true", help="one trial per algorithm, 2 iterations")
     parser.add_argument("--out", type=Path, default=None,
                         help="CSV of the trials (default: kill_resume_offline.csv under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
     out = harness.output_path(parser, args, harness.BENCHMARKS / "results" / "kill_resume_offline.csv")
+    if args.quick:
+        args.trials, args.iterations = 1, 2
     rng = np.random.default_rng(args.seed)
     rows = []
     with tempfile.TemporaryDirectory() as scratch:

@@ -11,6 +11,9 @@ checkpoint of a uniform iteration ``k < iterations``, plus a delay of up to 1.5 
 it with ``psro resume``; its ``population.npz`` (every array, bit for bit) and ``history.csv`` (every column but the
 timing ones) are compared with the reference's (:mod:`kill_resume_offline`'s trial). The table counts, per
 config, the trials identical to the uninterrupted run.
+
+``--quick`` runs one trial of the first config (unless ``--only`` names others) on runs of 2 iterations of 512-step
+PPO calls, and writes under ``runs/``.
 """
 
 from __future__ import annotations
@@ -62,12 +65,17 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=1024, help="steps of each PPO call")
     parser.add_argument("--seed", type=int, default=0, help="seeds the kill points")
     parser.add_argument("--only", default=None, help="comma-separated names of CONFIGS to run (default: all)")
+    parser.add_argument("--quick", action="store_true",
+                        help="one trial of the first config (or of --only's), 2 iterations of 512-step calls")
     parser.add_argument("--out", type=Path, default=None,
                         help="CSV of the trials (default: kill_resume_variants.csv under results/ for a default run, "
                              "a new folder under runs/ otherwise)")
     args = parser.parse_args(argv)
     out = harness.output_path(parser, args, harness.BENCHMARKS / "results" / "kill_resume_variants.csv")
     names = list(CONFIGS) if args.only is None else args.only.split(",")
+    if args.quick:
+        args.trials, args.iterations, args.steps = 1, 2, 512
+        names = names[:1] if args.only is None else names
     unknown = sorted(set(names) - set(CONFIGS))
     if unknown:
         parser.error(f"--only: unknown {unknown}; choose from {list(CONFIGS)}")

@@ -27,6 +27,9 @@ Run with BLAS threads pinned::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.mgce_jpsro_metagames --capture
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.mgce_jpsro_metagames --bench
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m experiments.benchmarks.mgce_jpsro_metagames --jpsro
+
+``--quick`` runs each asked step once, ``--bench`` on the smallest saved meta-game only and ``--jpsro`` with a
+10-second budget; it writes nothing (it refuses ``--capture``, which writes the committed meta-games).
 """
 
 from __future__ import annotations
@@ -71,6 +74,21 @@ def baseline_dual(rev: str):
     return module
 
 
+def _as_current(solve_regularised_dual):
+    """``solve_regularised_dual`` of an older revision, its result as today's ``DualSolution``: revisions before
+    the interior point had no ``method`` field, which ``solvers.correlated.equilibria`` reads (its default, the
+    dual projected Newton method, is what they ran)."""
+    import dataclasses
+
+    from solvers.correlated.correlated_dual import DualSolution
+
+    def solve(*args, **kwargs):
+        sol = solve_regularised_dual(*args, **kwargs)
+        return DualSolution(**{f.name: getattr(sol, f.name) for f in dataclasses.fields(sol)})
+
+    return solve
+
+
 @contextlib.contextmanager
 def patched_dual(module):
     """Make ``solvers.correlated.equilibria`` call ``module.solve_regularised_dual`` (``None``: leave it)."""
@@ -78,7 +96,7 @@ def patched_dual(module):
 
     original = correlated.solve_regularised_dual
     if module is not None:
-        correlated.solve_regularised_dual = module.solve_regularised_dual
+        correlated.solve_regularised_dual = _as_current(module.solve_regularised_dual)
     try:
         yield
     finally:
@@ -129,12 +147,13 @@ def _median_time(fn, repeats: int):
     return float(np.median(times)), out
 
 
-def bench(repeats: int, openspiel_repeats: int, baseline) -> None:
+def bench(repeats: int, openspiel_repeats: int, baseline, games: int | None = None) -> None:
+    """Time the solvers on the first ``games`` saved meta-games, smallest first (``None``: all of them)."""
     from games import NormalFormGame
     from solvers import cce_gap, ce_gap, solve
     from solvers.correlated.correlated_constraints import correlated_constraints
 
-    files = sorted(OUT.glob("kuhn3_ce_*.npz"), key=lambda f: int(f.stem.rsplit("_", 1)[1]))
+    files = sorted(OUT.glob("kuhn3_ce_*.npz"), key=lambda f: int(f.stem.rsplit("_", 1)[1]))[:games]
     if not files:
         raise SystemExit(f"no meta-games under {OUT}; run with --capture first")
     print(f"{'game':>13} {'solver':>6} {'ours s':>8} {'iters':>5} {'conv':>5} {'|x-clar|':>9} {'gap':>9} "
@@ -197,12 +216,19 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=1e-3)
     parser.add_argument("--budget", type=float, default=120.0, help="wall seconds per JPSRO run")
     parser.add_argument("--baseline-rev", default="f576def", help="git revision of the solver to compare with")
+    parser.add_argument("--quick", action="store_true",
+                        help="one run of each step: --bench on the smallest meta-game, --jpsro for at most 10 s")
     args = parser.parse_args()
+    games = None
+    if args.quick:
+        if args.capture:
+            parser.error("--quick --capture: a capture writes the committed meta-games; run it without --quick")
+        args.repeats, args.budget, games = 1, min(args.budget, 10.0), 1
     baseline = baseline_dual(args.baseline_rev) if args.baseline_rev else None
     if args.capture:
         capture(args.sizes, args.time_limit)
     if args.bench or not (args.capture or args.jpsro):
-        bench(args.repeats, args.openspiel_repeats, baseline)
+        bench(args.repeats, args.openspiel_repeats, baseline, games)
     if args.jpsro:
         jpsro_time_to_gap(args.repeats, args.target, args.budget, baseline)
 

@@ -22,6 +22,9 @@ auto``, which calls it in-process (PSRO's default for exact oracles).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python -m experiments.benchmarks.parallel_oracles --oracle ppo --steps 8192 --iterations 3
+
+``--quick`` times one iteration of 512-step responses once per engine, leaving Ray out (with a line saying so)
+where it is not installed.
 """
 
 from __future__ import annotations
@@ -44,8 +47,13 @@ def load() -> str:
 
 
 def fingerprint(solver) -> list:
-    """Everything that must agree across engines, as arrays."""
-    arrays = [np.asarray(pop.policies) for pop in solver.populations]
+    """Everything that must agree across engines, as arrays (a network member by its weights)."""
+    def weights(policy) -> np.ndarray:
+        if hasattr(policy, "to_arrays"):
+            return np.concatenate([a.ravel() for a in policy.to_arrays().values()])
+        return np.asarray(policy)
+
+    arrays = [weights(member) for pop in solver.populations for member in pop.policies]
     arrays += [solver.meta_game.count, solver.meta_game.total, solver.meta_game.total_sq]
     arrays.append(solver.history["gap"].to_numpy())
     return arrays
@@ -67,7 +75,11 @@ def main() -> None:
     parser.add_argument("--engines", default="serial,process,ray")
     parser.add_argument("--ray-niceness", type=int, default=0,
                         help="niceness of the Ray workers (Ray's default, 15, starves them on a loaded machine)")
+    parser.add_argument("--quick", action="store_true",
+                        help="one iteration of 512-step responses, one run per engine; no Ray if not installed")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.eval_episodes, args.iterations, args.repeats = 512, 20, 1, 1
 
     from games.executors import make_executor
     from psro import PSRO
@@ -82,6 +94,10 @@ def main() -> None:
     unknown = sorted(set(names) - set(specs))
     if unknown:
         parser.error(f"--engines: unknown engine(s) {unknown}; choose from {sorted(specs)}")
+    if args.quick:
+        ray = "ray" not in names or harness.installed("ray", "parallel_oracles --quick", "the ray engine",
+                                                      "-e '.[ray]'")
+        names = [name for name in names if ray or name != "ray"]
     learned = args.oracle != "exact"
     options = {"total_steps": args.steps, "eval_episodes": args.eval_episodes} if learned else {}
     budget = f" with {args.steps} steps and {args.eval_episodes} evaluation episodes per response" if learned else ""

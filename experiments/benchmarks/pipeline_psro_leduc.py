@@ -19,7 +19,8 @@ Run (about ``seeds x 2 x seconds`` of wall time)::
         python -m experiments.benchmarks.pipeline_psro_leduc
 
 ``--seeds`` (default 0), ``--seconds`` (default 150), ``--workers`` (default 2). Results:
-``results/pipeline_psro_leduc.{csv,md,png}`` with the default options, else under ``runs/``.
+``results/pipeline_psro_leduc.{csv,md,png}`` with the default options, else under ``runs/``. ``--quick`` gives each
+side 8 seconds with the small PPO calls of :data:`QUICK_FIELDS`.
 """
 
 from __future__ import annotations
@@ -41,27 +42,33 @@ logger = logging.getLogger("pipeline_psro_leduc")
 CONFIGS = {"PSRO": "leduc_deep.yaml", "P2SRO": "leduc_pipeline_psro.yaml"}
 RESULTS = harness.BENCHMARKS / "results" / "pipeline_psro_leduc.md"
 COLUMNS = ["iteration", "gap", "wall_time", "cpu_time", "env_steps", "population_0"]
+#: ``--quick``: each side's config with PPO calls of one rollout and short evaluations.
+QUICK_FIELDS = dict(oracle_steps=1024, episodes_per_profile=20)
+QUICK_SECONDS = 8.0
 
 
-def single_run(side: str, seed: int, seconds: float, workers: int) -> dict:
-    """One run of ``side`` in this process: its config with ``seed`` and the wall budget."""
+def single_run(side: str, seed: int, seconds: float, workers: int, quick: bool = False) -> dict:
+    """One run of ``side`` in this process: its config with ``seed`` and the wall budget (and, ``quick``,
+    :data:`QUICK_FIELDS`)."""
     import yaml
 
     from psro import PSROConfig, algorithm_class
 
     fields = yaml.safe_load((harness.REPO_ROOT / "experiments" / "configs" / CONFIGS[side]).read_text())
     fields.update(seed=seed, progress=False, time_limit=seconds, iterations=None, approx_gap_every=None,
-                  executor="serial" if side == "PSRO" else str(workers))
+                  executor="serial" if side == "PSRO" else str(workers), **(QUICK_FIELDS if quick else {}))
     config = PSROConfig.from_dict(fields)
     with algorithm_class(config.algorithm)(config) as solver:
         history = solver.run(time_limit=seconds, iterations=10_000)
     return {"rows": history[COLUMNS].to_dict(orient="list")}
 
 
-def measured(side: str, seed: int, seconds: float, workers: int) -> list:
+def measured(side: str, seed: int, seconds: float, workers: int, quick: bool = False) -> list:
     load = os.getloadavg()[0]
-    out = subprocess.run([sys.executable, __file__, "--single", side, str(seed), "--seconds", str(seconds),
-                          "--workers", str(workers)], check=True, capture_output=True, text=True)
+    # (as a module from the repository root: run by its path, the script cannot import the experiments package)
+    out = subprocess.run([sys.executable, "-m", __spec__.name, "--single", side, str(seed), "--seconds", str(seconds),
+                          "--workers", str(workers), *(["--quick"] if quick else [])],
+                         cwd=harness.REPO_ROOT, check=True, capture_output=True, text=True)
     rows = json.loads(out.stdout.strip().splitlines()[-1])["rows"]
     n = len(rows["iteration"])
     return [{"side": side, "seed": seed, "load_before": load, **{c: rows[c][i] for c in COLUMNS}} for i in range(n)]
@@ -91,9 +98,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--single", nargs=2, metavar=("SIDE", "SEED"), help=argparse.SUPPRESS)
     parser.add_argument("--out", default=None, help="where to write the markdown summary (CSV and PNG beside it)")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_SECONDS:g} s per side, PPO calls of 1024 steps")
     args = parser.parse_args()
+    seconds = QUICK_SECONDS if args.quick else args.seconds
     if args.single is not None:
-        print(json.dumps(single_run(args.single[0], int(args.single[1]), args.seconds, args.workers)))
+        print(json.dumps(single_run(args.single[0], int(args.single[1]), seconds, args.workers, args.quick)))
         return
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     import pandas as pd
@@ -101,7 +110,7 @@ def main() -> None:
     rows = []
     for seed in args.seeds:
         for side in CONFIGS:
-            rows += measured(side, seed, args.seconds, args.workers)
+            rows += measured(side, seed, seconds, args.workers, args.quick)
             last = rows[-1]
             logger.info("%s seed %d: NashConv %.4f after %d iterations, %.0f s, %d env steps", side, seed,
                         last["gap"], last["iteration"], last["wall_time"], last["env_steps"])
@@ -113,7 +122,7 @@ def main() -> None:
     final = frame.groupby(["side", "seed"]).tail(1)
     lines = ["# Pipeline PSRO beside deep PSRO on Leduc poker", "",
              f"`experiments/benchmarks/pipeline_psro_leduc.py --seeds {' '.join(map(str, args.seeds))} --seconds "
-             f"{args.seconds:g} --workers {args.workers}`, measured "
+             f"{seconds:g} --workers {args.workers}{' --quick' if args.quick else ''}`, measured "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} CPUs (load average before "
              "each run in the table).", "",
              "| side | seed | iterations | exact NashConv | wall s | env steps | population per player | load before |",

@@ -21,6 +21,7 @@ Run (one command; at the defaults six runs of 20-30 CPU-seconds each)::
 
 ``--seeds 0 1 2`` (default), ``--iterations`` (default 8), ``--steps`` (PPO steps per chunk, default 8192): the
 budget. Results: ``results/pipeline_psro_workers.{csv,md}`` with the default options, else under ``runs/``.
+``--quick`` makes the two runs of seed 0 only, of 2 iterations with chunks of 1024 steps.
 """
 
 from __future__ import annotations
@@ -75,8 +76,10 @@ def measured_run(seed: int, workers: int, iterations: int, steps: int) -> dict:
     """:func:`single_run` in a fresh process; its CPU seconds are that process's and its children's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load, capacity = os.getloadavg()[0], parallel_capacity()
-    out = subprocess.run([sys.executable, __file__, "--single", str(seed), str(workers), "--iterations",
-                          str(iterations), "--steps", str(steps)], check=True, capture_output=True, text=True)
+    # (as a module from the repository root: run by its path, the script cannot import the experiments package)
+    out = subprocess.run([sys.executable, "-m", __spec__.name, "--single", str(seed), str(workers), "--iterations",
+                          str(iterations), "--steps", str(steps)], cwd=harness.REPO_ROOT, check=True,
+                         capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result.update(seed=seed, workers=workers, load_before=load, parallel_capacity=capacity,
@@ -137,11 +140,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8192, help="PPO steps per training chunk")
     parser.add_argument("--single", type=int, nargs=2, metavar=("SEED", "WORKERS"), help=argparse.SUPPRESS)
     parser.add_argument("--out", default=None, help="where to write the markdown table (the CSV beside it)")
+    parser.add_argument("--quick", action="store_true", help="seed 0 only, 2 iterations, chunks of 1024 steps")
     args = parser.parse_args()
     if args.single is not None:
         print(json.dumps(single_run(*args.single, args.iterations, args.steps)))
         return
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    path = harness.output_path(parser, args, RESULTS)
+    if args.quick:
+        args.seeds, args.iterations, args.steps = [0], 2, 1024
     rows = []
     for seed in args.seeds:
         order = WORKERS if seed % 2 == 0 else WORKERS[::-1]
@@ -152,7 +159,6 @@ def main() -> None:
             rows.append(runs[w])
             logger.info("seed %d, %d worker(s): NashConv %.4f, wall %.1f s, CPU %.1f s, same history: %s", seed, w,
                         runs[w]["nash_conv"], runs[w]["wall_s"], runs[w]["cpu_s"], same)
-    path = harness.output_path(parser, args, RESULTS)
     path.parent.mkdir(parents=True, exist_ok=True)
     import pandas as pd
 

@@ -14,6 +14,8 @@ random meta-strategy, it times (median of ``--repeats`` runs, BLAS pinned):
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python -m experiments.benchmarks.psro_components
+
+``--quick`` times each phase once, for 5 policies per player and a 21x21 meta-game.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ def main() -> None:
     parser.add_argument("--policies", type=int, default=50)
     parser.add_argument("--meta-size", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="5 policies, a 21x21 meta-game, one timed run")
     args = parser.parse_args()
+    if args.quick:
+        args.policies, args.meta_size, args.repeats = 5, 20, 1
 
     import cvxpy as cp
     import pyspiel

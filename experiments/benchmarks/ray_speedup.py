@@ -22,6 +22,9 @@ with the figures.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python -m experiments.benchmarks.ray_speedup --policies 10 --episodes 1000
+
+``--quick`` times 2 x 2 profiles of 100 episodes once per engine (OpenSpiel's sampling on one profile), leaving Ray
+out (with a line saying so) where it is not installed.
 """
 
 from __future__ import annotations
@@ -84,7 +87,14 @@ def main() -> None:
     parser.add_argument("--engines", default="serial,process,ray")
     parser.add_argument("--ray-niceness", type=int, default=0,
                         help="niceness of the Ray workers (Ray's default, 15, starves them on a loaded machine)")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 x 2 profiles of 100 episodes, one run per engine; no Ray if not installed")
     args = parser.parse_args()
+    names = args.engines.split(",")
+    if args.quick:
+        args.policies, args.episodes, args.repeats, args.openspiel_profiles = 2, 100, 1, 1
+        ray = "ray" not in names or harness.installed("ray", "ray_speedup --quick", "the ray engine", "-e '.[ray]'")
+        names = [name for name in names if ray or name != "ray"]
 
     import pyspiel
     from open_spiel.python.algorithms.psro_v2.abstract_meta_trainer import (
@@ -112,7 +122,6 @@ def main() -> None:
         "ray": {"engine": "ray", "num_cpus": args.workers, "worker_niceness": args.ray_niceness,
                 "init_options": {"log_to_driver": False}},
     }
-    names = args.engines.split(",")
     executors = {name: make_executor(specs[name]) for name in names}
     evaluators = {name: MonteCarloEvaluator(tree, episodes_per_profile=args.episodes, executor=ex, seed=args.seed,
                                             episodes_per_task=args.episodes_per_task)

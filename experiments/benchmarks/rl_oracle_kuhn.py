@@ -17,6 +17,8 @@ NashConv <= ``--target``, and medians over seeds. torch and BLAS run on one thre
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         python -m experiments.benchmarks.rl_oracle_kuhn --seeds 3
+
+``--quick`` runs one seed of 3 iterations with 512-step responses and writes under ``runs/``.
 """
 
 from __future__ import annotations
@@ -112,8 +114,11 @@ def main() -> None:
     parser.add_argument("--out", default=None,
                         help="path prefix of the .md and _history.csv files (default: results/rl_oracle_kuhn for a "
                              "default run, a new folder under runs/ otherwise)")
+    parser.add_argument("--quick", action="store_true", help="one seed, 3 iterations, 512-step responses")
     args = parser.parse_args()
     args.out = str(harness.output_path(parser, args, RESULTS / "rl_oracle_kuhn"))
+    if args.quick:
+        args.seeds, args.iterations, args.steps, args.eval_episodes = 1, 3, 512, 20
 
     import pyspiel
     import torch

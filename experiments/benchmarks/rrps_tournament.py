@@ -12,6 +12,8 @@ of the 43 bots) on ``--workers`` processes and reports wall time, the CPU-second
 of all tasks and the load average.
 
     OMP_NUM_THREADS=1 python -m experiments.benchmarks.rrps_tournament [--pairs 60] [--repeats 3] [--full]
+
+``--quick`` compares on 5 pairs, one match each, once (``--full`` still plays the whole tournament).
 """
 
 from __future__ import annotations
@@ -61,7 +63,10 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="also play the full 43-bot tournament")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="5 pairs, one match each, one repeat")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.pairs, args.matches, args.repeats = 5, 1, 1
     names = bot_names()
     rng = np.random.default_rng(0)
     idx = rng.integers(0, len(names), size=(args.pairs, 2))

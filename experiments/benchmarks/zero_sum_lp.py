@@ -9,6 +9,8 @@ Every variant solves the same random zero-sum games (uniform payoffs in
 [-1, 1], seeded) in one process. The table reports the median wall time, the
 ratio to OpenSpiel's median, the worst NashConv relative to the payoff range
 and the largest difference between the value and OpenSpiel's value.
+
+``--quick`` solves one 50x50 game with every variant.
 """
 
 from __future__ import annotations
@@ -113,7 +115,10 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="games (seeds) per size; one run each")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="one 50x50 game")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.repeats = [50], 1
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if "openspiel" in args.variants:
         print(f"OpenSpiel lp_solver backend: {_openspiel_backend()}")

@@ -47,7 +47,14 @@ from torch import nn
 from games.empirical import EmpiricalGame
 from games.environment import make_env, num_actions, observation_size
 from games.validation import is_integer
-from psro.approximate_gap import approx_gap_due, approx_gap_settings, measure_with_oracle, responder_seed
+from psro.approx_gap_schedule import share_allows
+from psro.approximate_gap import (
+    approx_gap_due,
+    approx_gap_settings,
+    measure_with_oracle,
+    responder_seed,
+    unvalued,
+)
 from psro.config import PSROConfig, algorithm_options
 from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.metrics import nash_conv
@@ -441,6 +448,7 @@ class NFSP(TrainingLoop):
                                rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players)
         self.state.extra = {"decisions": 0}
         self._approx_oracle = None
+        self._approx_cost = 0.0   # (seconds of the latest approx_gap measurement, while the run is in memory)
 
     def _game_tree(self, config: PSROConfig):
         if config.exact_gap is False:
@@ -534,7 +542,12 @@ class NFSP(TrainingLoop):
                "approx_gap_time": 0.0, "meta_gap": float(st.meta_strategy.gap),
                "env_steps": int(st.extra["decisions"]), "response_ok": True}
         if self.tree is None and approx_gap_due(self.config.approx_gap_every, t, st.gap):
-            row.update(self._approx_gap())
+            share = approx_gap_settings({}, self.config.approx_gap_options)[0]["share"]
+            if share_allows(share, st.rows, st.wall, self._approx_cost):
+                row.update(self._approx_gap())
+            else:
+                logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the "
+                            "wall time)", t, share)
         row["eval_episodes"] = st.eval_episodes()
         return row
 
@@ -565,15 +578,16 @@ class NFSP(TrainingLoop):
         start = time.perf_counter()
         settings, options = approx_gap_settings({}, self.config.approx_gap_options)
         if self._approx_oracle is None:
-            self._approx_oracle = make_learned_oracle(settings["oracle"] or "dqn", None,
-                                                      seed=responder_seed(self.seed), game=self.game, **options)
+            self._approx_oracle = unvalued(make_learned_oracle(settings["oracle"] or "dqn", None,
+                                                               seed=responder_seed(self.seed), game=self.game,
+                                                               **options), self.config.approx_gap_options)
         counter = EpisodeCounter()
         result = measure_with_oracle(self.game, "product", self.state.meta_strategy, self.state.populations,
                                      self._approx_oracle, settings, seed=self.seed, iteration=self.state.iteration,
                                      payoffs=self.state.meta_game.mean_game().payoffs, counter=counter)
         self.state.measure_episodes += counter.episodes
-        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr,
-                "approx_gap_time": time.perf_counter() - start}
+        self._approx_cost = time.perf_counter() - start
+        return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr, "approx_gap_time": self._approx_cost}
 
     # ------------------------------------------------------------------ checkpoints
     def write_checkpoint(self, directory) -> Path:

@@ -16,16 +16,26 @@ restricted solution is a function of the populations and the iteration, recomput
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
 
 from games.environment import make_env, observation_size
-from psro.approximate_gap import approx_gap_due
+from psro.approx_gap_schedule import share_allows
+from psro.approximate_gap import (
+    approx_gap_due,
+    approx_gap_settings,
+    measure_with_oracle,
+    responder_seed,
+    unvalued,
+)
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
 from psro.policies import as_tabular, batch_probabilities, policy_input
 from psro.variants.xdo import XDO
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["NXDO", "MetaPolicy", "RestrictedEnv", "RestrictedNFSP", "NXDO_STREAM", "restricted_approx_gap"]
 
@@ -241,7 +251,6 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     import time
 
     from games.normal_form import NormalFormGame
-    from psro.approximate_gap import approx_gap_settings, measure_with_oracle, responder_seed
     from psro.config import with_field
     from psro.oracles import make_oracle
     from psro.state import EpisodeCounter
@@ -251,8 +260,9 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     settings, options = approx_gap_settings(loop.config.oracle_settings(), loop.config.approx_gap_options,
                                             loop.oracle_name)
     if oracle is None:
-        oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or loop.oracle_name, None,
-                            seed=responder_seed(loop.seed), game=loop.game, **options)
+        oracle = unvalued(with_field("approx_gap_options", make_oracle, settings["oracle"] or loop.oracle_name, None,
+                                     seed=responder_seed(loop.seed), game=loop.game, **options),
+                          loop.config.approx_gap_options)
     n = len(solution)
     profile = make_equilibrium(NormalFormGame(np.zeros((n,) + (1,) * n)), marginals=[np.ones(1)] * n,
                                concept="nash", method="xdo restricted solution")
@@ -268,6 +278,9 @@ class NXDO(XDO):
     """Neural XDO: what ``XDO(..., oracle=<a learned oracle>)`` builds (algorithm ``xdo``; module docstring). The
     restricted game is solved by NFSP on sampled play (:class:`RestrictedNFSP`), the responses answer its average
     policy, and ``approx_gap`` is the restricted solution's."""
+
+    #: The seconds of the latest measurement of the restricted solution's approx_gap, while the run is in memory
+    _restricted_cost = 0.0
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir, **fields)
@@ -301,8 +314,13 @@ class NXDO(XDO):
             self.config = config
         if self._measures_restricted_gap() and approx_gap_due(config.approx_gap_every, self.state.iteration,
                                                               self.state.gap):
-            row.update(self._restricted_approx_gap())
-            row["eval_episodes"] = self.state.eval_episodes()
+            share = approx_gap_settings(config.oracle_settings(), config.approx_gap_options)[0]["share"]
+            if share_allows(share, self.state.rows, self.state.wall, self._restricted_cost):
+                row.update(self._restricted_approx_gap())
+                row["eval_episodes"] = self.state.eval_episodes()
+            else:
+                logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the "
+                            "wall time)", self.state.iteration, share)
         return row
 
     def finish_run(self) -> bool:
@@ -320,6 +338,7 @@ class NXDO(XDO):
     def _restricted_approx_gap(self) -> dict:
         columns, self._restricted_oracle = restricted_approx_gap(self, self.restricted_solution(),
                                                                  getattr(self, "_restricted_oracle", None))
+        self._restricted_cost = columns["approx_gap_time"]
         return columns
 
     def aggregate_policies(self) -> list:

@@ -246,10 +246,15 @@ def check_finite(value, what: str, config, algorithm: str, steps: int, limit: fl
     ...
     ValueError: learning_rate: ppo training diverged (its loss became nan after 512 learner steps); lower \
 learning_rate (now 10000.0).
+    >>> check_finite(float("inf"), "loss", SimpleNamespace(learning_rate=1e4), "ppo", 512)
+    Traceback (most recent call last):
+    ...
+    ValueError: learning_rate: ppo training diverged (its loss became inf after 512 learner steps); lower \
+learning_rate (now 10000.0).
     """
     array = value.detach().cpu().double().numpy() if isinstance(value, torch.Tensor) \
         else np.asarray(value, dtype=np.float64)
-    healthy = np.abs(array) <= limit   # (False for NaN too)
+    healthy = np.isfinite(array) & (np.abs(array) <= limit)
     if healthy.all():
         return
     bad = float(array[~healthy].reshape(-1)[0])

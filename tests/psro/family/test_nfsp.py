@@ -161,6 +161,12 @@ def test_without_a_tree_the_gap_is_nan_and_the_meta_game_sampled():
     history = solver.run(iterations=2)
     assert history["approx_gap"].iloc[:2].isna().all()
     assert np.isfinite(history["approx_gap"].iloc[2]) and history["approx_gap_stderr"].iloc[2] > 0
+    # every row due, and a share that only the first measurement fits (its cost unknown before it): the rows
+    # after it are skipped, the last one measured all the same
+    solver = NFSP("kuhn_poker", progress=False, exact_gap=False, episodes_per_profile=20, approx_gap_every=1,
+                  approx_gap_options={"total_steps": 256, "episodes": 100, "share": 1e-9},
+                  algorithm_options=dict(SMALL, steps_per_iteration=64))
+    assert np.isfinite(solver.run(iterations=3)["approx_gap"]).tolist() == [True, False, False, True]
 
 
 def test_learners_past_the_memory_limit_are_refused_before_allocating(monkeypatch):
@@ -176,7 +182,7 @@ def test_learners_past_the_memory_limit_are_refused_before_allocating(monkeypatc
 def test_a_diverging_learner_stops_naming_its_learning_rate():
     options = dict(SMALL, steps_per_iteration=128, rl_learning_rate=1e30)
     with pytest.raises(ValueError, match=r"^rl_learning_rate: nfsp training diverged \(its best-response loss became "
-                                         r"nan after \d+ updates\); lower rl_learning_rate \(now 1e\+30\)"):
+                                         r"(nan|inf) after \d+ updates\); lower rl_learning_rate \(now 1e\+30\)"):
         NFSP("kuhn_poker", progress=False, algorithm_options=options).run(iterations=2)
 
 

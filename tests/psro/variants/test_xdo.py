@@ -121,6 +121,11 @@ def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap():
     # the restricted solution's (NXDO's output's) gap, not the meta-game mixture's: below its exact NashConv
     assert (history["approx_gap"] <= history["gap"] + 3 * history["approx_gap_stderr"]).all()
     assert (history["approx_gap"] > 0.2).all() and (history["approx_gap_time"] > 0).all()
+    # a share only the first measurement fits (its cost unknown before it): the next due row is skipped, the last
+    # measured all the same
+    fields["approx_gap_options"]["share"] = 1e-9
+    history = XDO("kuhn_poker", progress=False, **fields).run(iterations=2)
+    assert np.isfinite(history["approx_gap"]).tolist() == [True, False, True]
 
 
 def test_xdo_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
