@@ -2,7 +2,8 @@
 
 The schedule (:func:`approx_gap_due`: which rows are due), the mode of a due row under ``approx_gap_options``'
 ``share`` (:func:`approx_gap_mode`: with training, without, or not at all; :func:`share_allows` for the loops that
-always train) and the seconds measuring took so far (:func:`measured_seconds`). Pure functions of the history's
+always train), the seconds measuring took so far (:func:`measured_seconds`) and the episodes a measurement plays
+(:func:`expected_episodes`, to price one before the first). Pure functions of the history's
 numbers; :mod:`psro.approximate_gap` re-exports the first two.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["approx_gap_due", "approx_gap_mode", "measured_seconds", "share_allows"]
+__all__ = ["approx_gap_due", "approx_gap_mode", "measured_seconds", "share_allows", "expected_episodes"]
 
 
 def approx_gap_due(every, iteration: int, gap: float) -> bool:
@@ -104,3 +105,23 @@ def share_allows(share, rows: Sequence, wall: float, cost: float) -> bool:
     spent = measured_seconds(rows)
     return approx_gap_mode(True, share, spent=spent, other=max(wall - spent, 0.0), trained_cost=cost,
                            untrained_cost=cost, final=False) is True
+
+
+def expected_episodes(targets: int, arms: int, selection_episodes: int, episodes: int) -> int:
+    """The episodes a measurement plays in its first round: per target, the race of its ``arms`` candidates
+    (:func:`psro.approximate_gap.successive_halving` with ``selection_episodes``), then ``episodes`` of each
+    winner and of the meta-strategy itself (the rounds a ``stderr_target`` adds are not counted).
+
+    Examples
+    --------
+    >>> expected_episodes(2, 3, 200, 500)   # (2 rounds: 3 arms x 100, then 2 arms x 100 more; 3 x 500 values)
+    2500
+    >>> expected_episodes(2, 7, 200, 500)   # (3 rounds: 7 x 50, 4 x 50, 2 x 100)
+    3000
+    """
+    rounds, alive, played, race = max(1, math.ceil(math.log2(arms))) if arms > 1 else 1, arms, 0, 0
+    for k in range(1, rounds + 1):
+        count = max(1, selection_episodes >> (rounds - k))
+        race += alive * (count - played)
+        played, alive = count, math.ceil(alive / 2)
+    return targets * (race + episodes) + episodes

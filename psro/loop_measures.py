@@ -28,7 +28,7 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import TaskError
-from psro.approx_gap_schedule import measured_seconds
+from psro.approx_gap_schedule import expected_episodes, measured_seconds
 from psro.approximate_gap import (
     approx_gap_due,
     approx_gap_mode,
@@ -182,18 +182,30 @@ class LoopMeasures:
 
     def _affordable(self, train, settings: dict, oracle, final: bool, times: dict):
         """``train`` as :func:`psro.approximate_gap.approx_gap_mode` allows it under ``share``: the costs are those
-        of the latest measurement of each kind, or before one, the fresh responses' steps at the run's own
-        seconds per training step (and nothing for playing)."""
+        of the latest measurement of each kind, or before one, its episodes
+        (:func:`psro.approx_gap_schedule.expected_episodes`) at the evaluation's seconds per episode and the fresh
+        responses' steps at the run's own seconds per training step."""
         rows = self.state.rows
         spent = measured_seconds(self.state.rows)
         costs = self._approx_costs or {}
-        untrained = costs.get("untrained", 0.0)
+
+        def per_unit(phase: str, units: int) -> float:
+            seconds = sum(r.get(f"time_{phase}", 0.0) for r in rows) + times.get(phase, 0.0)
+            return seconds / units if units else 0.0
+
+        per_episode = per_unit("evaluation", self.state.meta_game_episodes())
+        responses = 2 if settings["warm_start"] else 1
+        untrained = costs.get("untrained")
+        if untrained is None:   # (the best member and the step's response, each with its greedy variant)
+            untrained = per_episode * expected_episodes(self.num_players, 3, settings["selection_episodes"]
+                                                        or settings["episodes"], settings["episodes"])
         trained = costs.get("trained")
         if trained is None:
-            oracle_seconds = sum(r.get("time_oracle", 0.0) for r in rows) + times.get("oracle", 0.0)
-            per_step = oracle_seconds / self.state.env_steps if self.state.env_steps else math.inf
             steps = getattr(getattr(oracle, "config", None), "total_steps", 0)
-            trained = untrained + self.num_players * (2 if settings["warm_start"] else 1) * steps * per_step
+            played = expected_episodes(self.num_players, 3 + 2 * responses, settings["selection_episodes"]
+                                       or settings["episodes"], settings["episodes"])
+            trained = per_episode * played + self.num_players * responses * steps * (
+                per_unit("oracle", self.state.env_steps) if self.state.env_steps else math.inf)
         return approx_gap_mode(train, settings["share"], spent=spent, other=max(self.state.wall - spent, 0.0),
                                trained_cost=trained, untrained_cost=untrained, final=final)
 

@@ -397,3 +397,15 @@ def test_successive_halving_spends_about_half_the_episodes_of_a_full_race_on_sev
     counts = []
     successive_halving(list(range(7)), lambda arm, k: counts.append(k) or rng.normal(arm / 10, 1.0, k), 200)
     assert sum(counts) == 7 * 50 + 4 * 50 + 2 * 100 == 750   # rounds of 50, 100 and 200 episodes a survivor
+
+
+@pytest.mark.parametrize("arms", [1, 2, 3, 5, 7, 8, 9])
+@pytest.mark.parametrize("selection", [1, 64, 200])
+def test_expected_episodes_counts_what_successive_halving_plays(arms, selection):
+    from psro.approx_gap_schedule import expected_episodes
+    from psro.approximate_gap import successive_halving
+
+    counts = []
+    successive_halving(list(range(arms)), lambda arm, k: counts.append(k) or np.full(k, float(arm)), selection)
+    targets, episodes = 3, 500
+    assert expected_episodes(targets, arms, selection, episodes) == targets * (sum(counts) + episodes) + episodes
