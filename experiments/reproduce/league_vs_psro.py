@@ -43,7 +43,7 @@ ALGORITHMS = {
     "PSRO": ("psro", {}),
 }
 
-QUICK = {"steps": 9216, "large_steps": 3072, "call_steps": 512, "eval_episodes": 32, "num_envs": 16, "hidden": [32],
+QUICK = {"steps": 7168, "large_steps": 2048, "call_steps": 512, "eval_episodes": 32, "num_envs": 16, "hidden": [32],
          "win_rate_episodes": 40, "episodes_per_profile": 40, "approx_steps": 1024, "approx_episodes": 100,
          "cross_episodes": 40}
 DEFAULT = {"steps": 196608, "large_steps": 196608, "call_steps": 8192, "eval_episodes": 100, "num_envs": 32,

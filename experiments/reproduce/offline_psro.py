@@ -37,6 +37,8 @@ from psro.policies import uniform_policy
 GAMES = {"leduc": "leduc_poker", "bargaining": "bargaining(max_num_instances=10,max_turns=3)"}
 METHODS = ("coffee_psro", "offline_psro", "behaviour_cloning")
 MEMBERS = 5
+#: The cases ``--quick`` runs: the bar's and one of the other game with the other behaviour.
+QUICK_CASES = {("leduc", "uniform"), ("bargaining", "mixture")}
 
 logger = logging.getLogger("offline_psro")
 
@@ -129,7 +131,7 @@ def main() -> None:
         for kind in ("uniform", "mixture"):
             for episodes in sizes:
                 bar = (game_name, kind, episodes) == ("leduc", "uniform", 1000)
-                if args.quick and not bar and game_name == "leduc" and kind == "mixture":
+                if args.quick and (game_name, kind) not in QUICK_CASES:
                     continue
                 for seed in bar_seeds if bar else other_seeds:
                     rows += one_case(game, true_tree, trained, game_name, kind, episodes, seed, iterations)

@@ -77,17 +77,16 @@ def test_report_redraws_plots_and_summary(kuhn_run):
     out, _ = kuhn_run
     (out / "nash_conv.png").unlink()
     (out / "report.md").unlink()
-    result = psro("report", out)
-    assert result.returncode == 0, result.stderr
+    assert main(["report", str(out)]) == 0   # (in process: the run above is the command's subprocess)
     assert (out / "nash_conv.png").is_file()
     report = (out / "report.md").read_text()
     assert "kuhn_poker" in report and "iterations: 3" in report
 
 
-def test_unknown_field_fails_naming_it(tmp_path):
-    result = psro("run", KUHN, "--set", "iteration=3", "--out", tmp_path / "x")
-    assert result.returncode != 0
-    assert "iteration" in result.stderr and "iterations" in result.stderr
+def test_unknown_field_fails_naming_it(tmp_path, capsys):
+    assert main(["run", str(KUHN), "--set", "iteration=3", "--out", str(tmp_path / "x")]) != 0
+    err = capsys.readouterr().err
+    assert "iteration" in err and "iterations" in err
 
 
 def test_bad_values_fail_at_start(tmp_path, capsys):
