@@ -164,8 +164,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         self.evaluator = with_field("evaluator_options", make_evaluator, config.evaluator,
                                     None if sampled_policies else self.tree, **evaluator_options)
         self.setup_time = time.perf_counter() - start
-        self.state = (LoopState.of_policies(self.num_players, num_actions(self.game), self.seed) if self.learned
-                      else LoopState.initial(self.tree, self.seed))
+        self.state = (LoopState.of_policies(self.num_players, num_actions(self.game), self.seed, type(self).Extra())
+                      if self.learned else LoopState.initial(self.tree, self.seed, type(self).Extra()))
         if config.initial_policies is not None:   # start from the user's policies instead of the uniform one
             if self.learned:
                 raise ValueError(f"initial_policies: needs tabular populations; the learned oracle "

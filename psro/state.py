@@ -8,8 +8,10 @@ touches its private attributes.
 
 from __future__ import annotations
 
+import copy
+import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -18,7 +20,78 @@ from psro.evaluation.top_up import TopUpProgress
 from psro.policies import uniform_policy
 from psro.population import PolicyPopulation, Population
 
-__all__ = ["LoopState", "STATE_FIELDS", "HISTORY_COLUMNS", "EpisodeCounter"]
+__all__ = ["LoopState", "LoopExtra", "RolesExtra", "STATE_FIELDS", "HISTORY_COLUMNS", "EpisodeCounter"]
+
+
+@dataclass
+class LoopExtra:
+    """A training loop's own state beyond :class:`LoopState` (none for PSRO): each loop that keeps some (roles,
+    win rates, step counters) subclasses it with typed fields of JSON values (numbers, strings, lists, dicts),
+    names it as its ``Extra`` and finds it in ``state.extra``; the checkpoint saves it as its ``"extra"``
+    (:meth:`to_document`) and a resumed run reads it back (:meth:`from_document`).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass, field
+    >>> @dataclass
+    ... class Counted(LoopExtra):
+    ...     counts: dict = field(default_factory=dict)
+    ...     steps: int = 0
+    >>> saved = Counted({1: 2}, steps=5).to_document()
+    >>> saved, Counted.from_document(saved)   # (JSON: integer keys come back as strings, as from the file)
+    ({'counts': {'1': 2}, 'steps': 5}, Counted(counts={'1': 2}, steps=5))
+    >>> Counted.from_document({"stepz": 5})
+    Traceback (most recent call last):
+    ...
+    ValueError: the checkpoint's extra state has field(s) ['stepz'] that Counted does not know (its fields: ...
+    """
+
+    def to_document(self) -> dict:
+        """The fields as the checkpoint's JSON holds them (a copy)."""
+        return json.loads(json.dumps(asdict(self)))
+
+    @classmethod
+    def from_document(cls, document: dict) -> "LoopExtra":
+        """The state a checkpoint's ``"extra"`` holds (a copy; a field it lacks, as in older checkpoints, keeps
+        its default)."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(document) - set(known))
+        if unknown:
+            raise ValueError(f"the checkpoint's extra state has field(s) {unknown} that {cls.__name__} does not "
+                             f"know (its fields: {known}); was it written by another training loop?")
+        return cls(**copy.deepcopy(document))
+
+
+@dataclass
+class RolesExtra(LoopExtra):
+    """The state of a loop whose members have roles (FXP's ``main`` and ``counter``, self-play PSRO's
+    ``best_response`` and ``self_play``): each player's members' roles, and those of the policies waiting to
+    join (``pending_roles``; None: every waiting policy is ``initial``).
+
+    Examples
+    --------
+    >>> extra = RolesExtra()
+    >>> extra.join([[0], [0]])   # (each player's waiting policies: the uniform one)
+    >>> extra.pending_roles = [["main", "counter"], ["main", "counter"]]
+    >>> extra.join([[1, 2], [1, 2]])
+    >>> extra.of(0), extra.pending_roles
+    (['initial', 'main', 'counter'], None)
+    """
+
+    roles: list = field(default_factory=list)
+    pending_roles: list | None = None
+
+    def of(self, player: int) -> list:
+        """The roles of ``player``'s members (none before the first join)."""
+        return list(self.roles[player]) if self.roles else []
+
+    def join(self, pending: list) -> None:
+        """The roles of the waiting policies (``pending``: each player's) join those of the members."""
+        if not self.roles:
+            self.roles = [[] for _ in pending]
+        for p, joining in enumerate(self.pending_roles or [["initial"] * len(waiting) for waiting in pending]):
+            self.roles[p].extend(joining)
+        self.pending_roles = None
 
 
 @dataclass(eq=False)
@@ -61,9 +134,9 @@ class LoopState:
         opponents; :meth:`eval_episodes` adds the meta-game's.
     top_up : psro.evaluation.TopUpProgress
         Where the Monte Carlo top-up of the current iteration stands.
-    extra : dict
-        A training loop's own state beyond PSRO's (roles, win rates, step counters): JSON values only (numbers,
-        strings, lists, dicts), saved in the checkpoint and restored with it.
+    extra : LoopExtra
+        A training loop's own state beyond PSRO's (roles, win rates, step counters): an instance of the loop's
+        ``Extra`` (a :class:`LoopExtra`), saved in the checkpoint and restored with it.
 
     Examples
     --------
@@ -92,7 +165,7 @@ class LoopState:
     env_steps: int = 0
     measure_episodes: int = 0
     top_up: TopUpProgress = field(default_factory=TopUpProgress)
-    extra: dict = field(default_factory=dict)
+    extra: LoopExtra = field(default_factory=LoopExtra)
 
     def meta_game_episodes(self) -> int:
         """Episodes recorded in the sampled entries of the meta-game (evaluation and top-up; 0 when exact); in a
@@ -110,15 +183,18 @@ class LoopState:
         return self.meta_game_episodes() + int(self.measure_episodes)
 
     @classmethod
-    def initial(cls, tree, seed: int) -> "LoopState":
-        """The state before the first step: empty tabular populations, each waiting for its uniform policy."""
+    def initial(cls, tree, seed: int, extra: LoopExtra | None = None) -> "LoopState":
+        """The state before the first step: empty tabular populations, each waiting for its uniform policy (and
+        ``extra``, the loop's own state, at its start)."""
         return cls(populations=[Population(info) for info in tree.infostates],
                    meta_game=EmpiricalGame((0,) * tree.num_players),
                    pending=[[(uniform_policy(info), math.nan)] for info in tree.infostates],
-                   rng=np.random.default_rng(seed), sizes_before=[0] * tree.num_players)
+                   rng=np.random.default_rng(seed), sizes_before=[0] * tree.num_players,
+                   extra=LoopExtra() if extra is None else extra)
 
     @classmethod
-    def of_policies(cls, num_players: int, num_actions: int, seed: int) -> "LoopState":
+    def of_policies(cls, num_players: int, num_actions: int, seed: int,
+                    extra: LoopExtra | None = None) -> "LoopState":
         """The state before the first step of a run whose populations hold policy objects (a learned oracle, on a
         game of any size): empty :class:`psro.population.PolicyPopulation`, each waiting for a
         :class:`psro.oracles.learned.env.UniformPolicy`.
@@ -134,7 +210,8 @@ class LoopState:
         return cls(populations=[PolicyPopulation(p, num_actions) for p in range(num_players)],
                    meta_game=EmpiricalGame((0,) * num_players),
                    pending=[[(UniformPolicy(num_actions), math.nan)] for _ in range(num_players)],
-                   rng=np.random.default_rng(seed), sizes_before=[0] * num_players)
+                   rng=np.random.default_rng(seed), sizes_before=[0] * num_players,
+                   extra=LoopExtra() if extra is None else extra)
 
 
 class EpisodeCounter:

@@ -38,7 +38,7 @@ import pandas as pd
 
 from games.validation import check_int, check_real
 from psro.loop_requirements import LoopRequirements
-from psro.state import HISTORY_COLUMNS
+from psro.state import HISTORY_COLUMNS, LoopExtra
 
 __all__ = ["TrainingLoop", "PHASES"]
 
@@ -69,6 +69,9 @@ class TrainingLoop:
     options_class = None
     #: What the loop needs of its config and game, checked before anything is built (:mod:`psro.loop_requirements`).
     requirements = LoopRequirements()
+    #: The loop's own state beyond :class:`psro.state.LoopState` (``state.extra``): a subclass of
+    #: :class:`psro.state.LoopExtra` where the loop keeps some, saved in and restored from its checkpoints.
+    Extra = LoopExtra
     #: ``resume``'s progress bar when the caller does not say.
     default_progress = True
     #: "product" (a meta-strategy per player) or "cce" / "ce" (a joint one).

@@ -91,7 +91,7 @@ def run(name: str, game, algorithm: str, start, iterations: int, seed: int) -> l
 
     def record(row):
         calls = 2 * (row["iteration"] + 1) if algorithm == "PSRO-N" else \
-            sum(len(m) for step in solver.state.extra["rectified"] for m in step)   # (trained by this row)
+            sum(len(m) for step in solver.state.extra.rectified for m in step)   # (trained by this row)
         out = {"game": name, "seed": seed, "algorithm": algorithm, "iteration": row["iteration"],
                "exploitability": row["gap"], "population": row["population_0"], "oracle_calls": calls}
         if payoffs is not None:

@@ -16,7 +16,7 @@ The output, and so the history's ``gap``, is the Nash mixture over all (the meta
 For team games (``teams`` set) FXP plays the team view (:func:`psro.family.teams.team_payoffs`, as
 :mod:`psro.family.self_play` does), so its Nash mixtures are the team-level ones of the two-team meta-game; with
 oracle ``team_pg`` every team's main and counters are learned by its members, each its own learner. The roles of
-the members (``initial``, ``main``, ``counter``) are kept in ``state.extra["roles"]`` (in the checkpoint).
+the members (``initial``, ``main``, ``counter``) are kept in ``state.extra.roles`` (in the checkpoint).
 
 The options (:class:`FXPOptions`) come from ``algorithm_options``. With a learned oracle (``dqn``, ``ppo``) the
 main's warm start is FXP's (the main's latest network), so ``warm_start`` must stay off (the counters start
@@ -27,7 +27,7 @@ Examples
 >>> from games import catalog
 >>> fxp = FXP(catalog.biased_rock_paper_scissors(), progress=False)
 >>> history = fxp.run(iterations=3)
->>> history["population_0"].tolist(), fxp.state.extra["roles"][0]
+>>> history["population_0"].tolist(), fxp.state.extra.roles[0]
 ([1, 3, 5, 7], ['initial', 'main', 'counter', 'main', 'counter', 'main', 'counter'])
 >>> [round(g, 4) for g in history["gap"]]    # NashConv of the Nash mixture over all
 [0.3333, 1.0, 0.2, 0.0]
@@ -45,6 +45,7 @@ from psro.config import PSROConfig, algorithm_options
 from psro.family.self_play import FamilyLoop
 from psro.loop_requirements import LoopRequirements
 from psro.oracles.base import Target
+from psro.state import RolesExtra
 
 __all__ = ["FXP", "FXPOptions", "OPPONENT_SAMPLING"]
 
@@ -117,6 +118,7 @@ class FXP(FamilyLoop):
 
     algorithm = "fxp"
     options_class = FXPOptions
+    Extra = RolesExtra
     requirements = LoopRequirements(product_meta_solver=True, fixed=(
         ("warm_start", (False,), "warm-starts its main policy itself and trains every counter from a fresh network"),))
 
@@ -130,15 +132,11 @@ class FXP(FamilyLoop):
 
     def roles(self, player: int) -> list:
         """The role of each member of ``player``'s population: ``initial``, ``main`` or ``counter``."""
-        return list(self.state.extra.get("roles", [[]] * self.num_players)[player])
+        return self.state.extra.of(player)
 
     def add(self) -> None:
         """The waiting responses join with their roles: the initial policies, then a main and a counter each."""
-        extra, n = self.state.extra, self.num_players
-        roles = extra.setdefault("roles", [[] for _ in range(n)])
-        pending = extra.pop("pending_roles", None) or [["initial"] * len(p) for p in self.state.pending]
-        for p in range(n):
-            roles[p].extend(pending[p])
+        self.state.extra.join(self.state.pending)
         super().add()
 
     def targets(self, meta_game) -> list:
@@ -149,7 +147,7 @@ class FXP(FamilyLoop):
         counters = [np.array([i for i, r in enumerate(rs) if r == "counter"], dtype=int) for rs in roles]
         main_mix = [self._main_mixture(state.meta_strategy.marginals[q], mains[q], counters[q]) for q in range(n)]
         counter_mix = self._mains_nash(meta_game, mains)
-        state.extra["pending_roles"] = [["main", "counter"] for _ in range(n)]
+        state.extra.pending_roles = [["main", "counter"] for _ in range(n)]
         targets = []
         for p in range(n):
             current = np.eye(len(roles[p]))[mains[p][-1]]

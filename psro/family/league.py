@@ -34,7 +34,7 @@ without games counts as a win rate of ½. A restarted agent starts with no count
 (uniform over a seat's main agents), as the ``eval_meta_strategy``. The training meta-solver (``meta_solver``)
 still solves the snapshots' meta-game (``train_gap``), which League's training does not use.
 
-**Steps**: ``state.extra["learner_steps"]`` counts the environment steps the oracle trained on (each response's
+**Steps**: ``state.extra.learner_steps`` counts the environment steps the oracle trained on (each response's
 ``training_steps``); the win-rate games are evaluation, like the evaluator's episodes, and are not counted.
 
 Like PSRO's best responses, the snapshots decided at iteration ``t`` join the population at ``t + 1``, so a
@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -71,6 +71,7 @@ from psro.loop import PSRO
 from psro.loop_requirements import LoopRequirements
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
+from psro.state import LoopExtra
 from solvers import make_equilibrium
 
 __all__ = ["League", "LeagueOptions", "WEIGHTINGS", "ROLES", "pfsp_weights", "decayed_update", "win_rates",
@@ -324,11 +325,28 @@ class _MainAgentsOutput:
         marginals = []
         for p, size in enumerate(meta_game.shape):
             m = np.zeros(size)
-            for a, role in enumerate(extra["roles"]):
+            for a, role in enumerate(extra.roles):
                 if role == "main":
-                    m[extra["last_snapshot"][p][a]] += 1.0
+                    m[extra.last_snapshot[p][a]] += 1.0
             marginals.append(m / m.sum())
         return make_equilibrium(meta_game, concept="nash", method=self.name, marginals=marginals)
+
+
+@dataclass
+class LeagueExtra(LoopExtra):
+    """The league's state (:class:`League` says what each field holds); per seat and agent where a list of
+    lists."""
+
+    roles: list = field(default_factory=list)
+    members: list = field(default_factory=list)
+    last_snapshot: list = field(default_factory=list)
+    counts: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    agent_steps: list = field(default_factory=list)
+    fresh: list = field(default_factory=list)
+    snapshot: list = field(default_factory=list)
+    last_win_rate: list = field(default_factory=list)
+    learner_steps: int = 0
 
 
 class League(PSRO):
@@ -338,15 +356,16 @@ class League(PSRO):
 
     It is a :class:`psro.loop.PSRO` whose targets are the agents' league mixtures (:meth:`targets`) and whose
     populations grow by snapshots only; ``history``, ``state``, checkpoints and :meth:`resume` are PSRO's.
-    ``state.extra`` holds the league: ``roles`` (per agent), ``members`` (per seat, ``[role, agent]`` of each
-    population member; the initial policy ``["initial", -1]``), ``last_snapshot``, ``counts`` (decayed win-rate
-    counts per seat, agent and opponent key ``m<member>`` or ``a<agent>``), ``steps`` (since the last snapshot),
-    ``agent_steps`` (total), ``fresh`` (the next call starts from fresh weights), ``snapshot`` (the last call's
-    decision), ``last_win_rate`` and ``learner_steps``.
+    ``state.extra`` holds the league (:class:`LeagueExtra`): ``roles`` (per agent), ``members`` (per seat,
+    ``[role, agent]`` of each population member; the initial policy ``["initial", -1]``), ``last_snapshot``,
+    ``counts`` (decayed win-rate counts per seat, agent and opponent key ``m<member>`` or ``a<agent>``), ``steps``
+    (since the last snapshot), ``agent_steps`` (total), ``fresh`` (the next call starts from fresh weights),
+    ``snapshot`` (the last call's decision), ``last_win_rate`` and ``learner_steps``.
     """
 
     algorithm = "league"
     options_class = LeagueOptions
+    Extra = LeagueExtra
     requirements = LoopRequirements(
         two_players=True, product_meta_solver=True,
         learned_oracle="trains networks that continue from their own weights",
@@ -381,12 +400,11 @@ class League(PSRO):
     def _init_extra(self) -> None:
         roles = self.league_options.roles()
         k = len(roles)
-        self.state.extra = {
-            "roles": roles, "members": [[["initial", -1]] for _ in range(2)],
-            "last_snapshot": [[0] * k for _ in range(2)], "counts": [[{} for _ in roles] for _ in range(2)],
-            "steps": [[0] * k for _ in range(2)], "agent_steps": [[0] * k for _ in range(2)],
-            "fresh": [[True] * k for _ in range(2)], "snapshot": [[False] * k for _ in range(2)],
-            "last_win_rate": [[math.nan] * k for _ in range(2)], "learner_steps": 0}
+        self.state.extra = LeagueExtra(
+            roles=roles, members=[[["initial", -1]] for _ in range(2)], last_snapshot=[[0] * k for _ in range(2)],
+            counts=[[{} for _ in roles] for _ in range(2)], steps=[[0] * k for _ in range(2)],
+            agent_steps=[[0] * k for _ in range(2)], fresh=[[True] * k for _ in range(2)],
+            snapshot=[[False] * k for _ in range(2)], last_win_rate=[[math.nan] * k for _ in range(2)])
 
     def add(self) -> None:
         """The snapshots of the last call join (the uniform policies at the start); every agent's newest weights
@@ -397,31 +415,31 @@ class League(PSRO):
             super().add()
             return
         extra, carried = state.extra, [list(pending) for pending in state.pending]
-        state.pending = [[pair for pair, joins in zip(carried[p], extra["snapshot"][p]) if joins] for p in range(2)]
+        state.pending = [[pair for pair, joins in zip(carried[p], extra.snapshot[p]) if joins] for p in range(2)]
         sizes = [len(pop) for pop in state.populations]
         super().add()
         for p in range(2):
-            joined = [a for a, joins in enumerate(extra["snapshot"][p]) if joins]
+            joined = [a for a, joins in enumerate(extra.snapshot[p]) if joins]
             for offset, a in enumerate(joined):
-                extra["members"][p].append([extra["roles"][a], a])
-                extra["last_snapshot"][p][a] = sizes[p] + offset
+                extra.members[p].append([extra.roles[a], a])
+                extra.last_snapshot[p][a] = sizes[p] + offset
         state.pending = carried
 
     def _learners(self) -> list:
         """Per seat and agent, its current network (None before its first call)."""
         pending = self.state.pending
-        k = len(self.state.extra["roles"])
+        k = len(self.state.extra.roles)
         return [[pol for pol, _ in pending[p]] if len(pending[p]) == k else [None] * k for p in range(2)]
 
     def _current(self, q: int, a: int, learners):
         """Seat ``q``'s agent ``a`` as an opponent: its current network, else its latest snapshot (member index)."""
-        return learners[q][a] if learners[q][a] is not None else int(self.state.extra["last_snapshot"][q][a])
+        return learners[q][a] if learners[q][a] is not None else int(self.state.extra.last_snapshot[q][a])
 
     def _mixture(self, p: int, a: int, learners) -> tuple:
         """Agent ``a`` of seat ``p``'s opponents: ``(pool, weights, keys)`` over the other seat's population and
         current learners (see the module docstring for each role's mixture)."""
         extra, options, q = self.state.extra, self.league_options, 1 - p
-        role, counts = extra["roles"][a], extra["counts"][p][a]
+        role, counts = extra.roles[a], extra.counts[p][a]
         members = list(self.state.populations[q].policies)
         pool, keys = list(members), [f"m{i}" for i in range(len(members))]
         weights = np.zeros(len(members))
@@ -441,12 +459,12 @@ class League(PSRO):
                 weights[i] += mass * w
 
         def current_mains(mass):
-            mains = [b for b, r in enumerate(extra["roles"]) if r == "main"]
+            mains = [b for b, r in enumerate(extra.roles) if r == "main"]
             for b in mains:
                 add(self._current(q, b, learners), mass / len(mains), f"a{b}")
 
         everyone = list(range(len(members)))
-        of_role = {r: [i for i, (role_i, _) in enumerate(extra["members"][q]) if role_i == r] for r in ROLES}
+        of_role = {r: [i for i, (role_i, _) in enumerate(extra.members[q]) if role_i == r] for r in ROLES}
         if role == "main":
             pfsp_over(everyone, options.pfsp, "squared")
             verification = 1.0 - options.self_play - options.pfsp
@@ -458,7 +476,7 @@ class League(PSRO):
                 pfsp_over(indices, verification / len(parts), weighting)
             current_mains(options.self_play + (0.0 if parts else verification))
         elif role == "main_exploiter":
-            mains = [f"a{b}" for b, r in enumerate(extra["roles"]) if r == "main"]
+            mains = [f"a{b}" for b, r in enumerate(extra.roles) if r == "main"]
             beaten = float(np.mean(win_rates(counts, mains)))
             if beaten < options.exploiter_fallback_win_rate and of_role["main"]:
                 pfsp_over(of_role["main"], 1.0, "variance")
@@ -478,11 +496,11 @@ class League(PSRO):
         for p in range(2):
             own = state.populations[p]
             seat_targets, seat_plans = [], []
-            for a in range(len(extra["roles"])):
+            for a in range(len(extra.roles)):
                 pool, weights, keys = self._mixture(p, a, learners)
                 pops = [own, PolicyList(pool)] if p == 0 else [PolicyList(pool), own]
                 mixtures = (np.full(len(own), 1.0 / len(own)), weights)
-                initial = None if extra["fresh"][p][a] else learners[p][a]
+                initial = None if extra.fresh[p][a] else learners[p][a]
                 seat_targets.append(Target(player=p, populations=pops, mixtures=mixtures if p == 0 else mixtures[::-1],
                                            initial_policy=initial))
                 seat_plans.append((pool, weights, keys))
@@ -494,7 +512,7 @@ class League(PSRO):
     def respond(self, t: int, targets: list) -> list:
         """Every agent's training call (the main exploiters with their own oracle when it differs), then its
         win-rate games, counts, snapshot and restart decisions."""
-        roles = self.state.extra["roles"]
+        roles = self.state.extra.roles
         if self._exploiter_oracle is None:
             responses = super().respond(t, targets)
         else:
@@ -515,7 +533,7 @@ class League(PSRO):
         key = (t, p, a, 0x1EA6)   # (the league's own key space: pure in the run's seed and the call)
         rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
         episodes = rng.multinomial(options.win_rate_episodes, weights)
-        counts = extra["counts"][p][a]
+        counts = extra.counts[p][a]
         score = 0.0
         for j in np.flatnonzero(episodes):
             profile = [response.policy, pool[j]] if p == 0 else [pool[j], response.policy]
@@ -527,14 +545,14 @@ class League(PSRO):
         rate = score / options.win_rate_episodes
         self.state.measure_episodes += int(episodes.sum())
         steps = int(getattr(getattr(response, "training", None), "training_steps", 0) or 0)
-        extra["learner_steps"] += steps
-        extra["agent_steps"][p][a] += steps
-        extra["steps"][p][a] += steps
-        extra["last_win_rate"][p][a] = rate
-        snapshot, reset = snapshot_rule(extra["roles"][a], rate, extra["steps"][p][a], options, self._snapshot_steps,
+        extra.learner_steps += steps
+        extra.agent_steps[p][a] += steps
+        extra.steps[p][a] += steps
+        extra.last_win_rate[p][a] = rate
+        snapshot, reset = snapshot_rule(extra.roles[a], rate, extra.steps[p][a], options, self._snapshot_steps,
                                         draw=float(rng.random()))
-        extra["snapshot"][p][a], extra["fresh"][p][a] = snapshot, reset
+        extra.snapshot[p][a], extra.fresh[p][a] = snapshot, reset
         if snapshot:
-            extra["steps"][p][a] = 0
+            extra.steps[p][a] = 0
         if reset:
-            extra["counts"][p][a] = {}
+            extra.counts[p][a] = {}

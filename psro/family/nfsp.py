@@ -66,7 +66,7 @@ from psro.population import PolicyPopulation
 from psro.run.checkpoint import member_arrays, member_from_arrays, restoring
 from psro.run.run_files import check_directory
 from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays, write_document
-from psro.state import EpisodeCounter, LoopState
+from psro.state import EpisodeCounter, LoopExtra, LoopState
 from psro.training_loop import TrainingLoop
 
 __all__ = ["NFSP", "NFSPOptions", "NFSPLearner", "play_and_learn"]
@@ -402,6 +402,13 @@ def play_and_learn(env, learners: list, options: NFSPOptions, rng: np.random.Gen
                 learner.learn(o, rng)
 
 
+@dataclass
+class NFSPExtra(LoopExtra):
+    """NFSP's own state: the decisions its learners took so far (epsilon's schedule and the run's steps)."""
+
+    decisions: int = 0
+
+
 class NFSP(TrainingLoop):
     """Neural Fictitious Self-Play, a :class:`psro.training_loop.TrainingLoop` (its step: learn, then snapshot;
     see the module docstring).
@@ -419,6 +426,7 @@ class NFSP(TrainingLoop):
 
     algorithm = "nfsp"
     options_class = NFSPOptions
+    Extra = NFSPExtra
     is_jpsro = False
     kind = "product"
 
@@ -446,7 +454,7 @@ class NFSP(TrainingLoop):
         self.state = LoopState(populations=[PolicyPopulation(p, self.num_actions) for p in range(self.num_players)],
                                meta_game=EmpiricalGame((0,) * self.num_players), pending=[[]] * self.num_players,
                                rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players)
-        self.state.extra = {"decisions": 0}
+        self.state.extra = self.Extra()
         self._approx_oracle = None
         self._approx_cost = 0.0   # (seconds of the latest approx_gap measurement, while the run is in memory)
 
@@ -492,8 +500,10 @@ class NFSP(TrainingLoop):
     def _train_iteration(self) -> None:
         """``steps_per_iteration`` decisions of all players on fresh games, learning as they go."""
         env = make_env(self.game, self.options.num_envs, rng=self.state.rng)
-        play_and_learn(env, self.learners, self.options, self.state.rng, self.state.extra)
-        t, steps = self.state.iteration + 1, int(self.state.extra["decisions"])
+        counters = {"decisions": self.state.extra.decisions}
+        play_and_learn(env, self.learners, self.options, self.state.rng, counters)
+        self.state.extra.decisions = counters["decisions"]
+        t, steps = self.state.iteration + 1, int(self.state.extra.decisions)
         self.emit_learner_rows([{"iteration": t, "player": p, "env_steps": steps, **chunk, "value": math.nan,
                                  "index": 0} for p, learner in enumerate(self.learners)
                                 for chunk in learner.curve_rows(self.options)])
@@ -507,7 +517,7 @@ class NFSP(TrainingLoop):
         for p, learner in enumerate(self.learners):
             member = learner.avg.copy()
             member.provenance = LearnedProvenance(iteration=t, oracle="nfsp", meta_solver="",
-                                                  training_steps=int(st.extra["decisions"]), seed=self.seed)
+                                                  training_steps=int(st.extra.decisions), seed=self.seed)
             st.populations[p].add(member, member.provenance)
             st.meta_game.grow(p, 1)
             if self.tree is not None:
@@ -527,7 +537,7 @@ class NFSP(TrainingLoop):
         t_metric = time.perf_counter() - t_metric
         st.iteration = t
         st.evaluations = int(st.meta_game.evaluated().sum())
-        st.env_steps = int(st.extra["decisions"])
+        st.env_steps = int(st.extra.decisions)
         return {"evaluation": t_eval, "metric": t_metric}
 
     def row(self, times: dict) -> dict:
@@ -540,7 +550,7 @@ class NFSP(TrainingLoop):
                "episodes": int(st.meta_game.count[0][~st.meta_game.exact].sum()),
                "efce_gap": math.nan, "efcce_gap": math.nan, "approx_gap": math.nan, "approx_gap_stderr": math.nan,
                "approx_gap_time": 0.0, "meta_gap": float(st.meta_strategy.gap),
-               "env_steps": int(st.extra["decisions"]), "response_ok": True}
+               "env_steps": int(st.extra.decisions), "response_ok": True}
         if self.tree is None and approx_gap_due(self.config.approx_gap_every, t, st.gap):
             share = approx_gap_settings({}, self.config.approx_gap_options)[0]["share"]
             if share_allows(share, st.rows, st.wall, self._approx_cost):
@@ -622,7 +632,7 @@ class NFSP(TrainingLoop):
                     "columns": list(st.rows[0]) if st.rows else [],
                     "learners": learners,
                     "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
-                              "evaluations": st.evaluations, "extra": st.extra,
+                              "evaluations": st.evaluations, "extra": st.extra.to_document(),
                               "measure_episodes": st.measure_episodes}}
         return write_document(directory, CHECKPOINT_FILE, document, lambda doc: [doc["arrays"]["file"]],
                               prefixes=("nfsp-",))
@@ -692,9 +702,9 @@ class NFSP(TrainingLoop):
         st.rows = [{c: row[c] for c in columns} for row in document["history"]]
         saved = document["state"]
         st.gap, st.train_gap, st.wall, st.cpu = saved["gap"], saved["train_gap"], saved["wall"], saved["cpu"]
-        st.evaluations, st.extra = saved["evaluations"], dict(saved["extra"])
+        st.evaluations, st.extra = saved["evaluations"], cls.Extra.from_document(saved["extra"])
         st.measure_episodes = int(saved.get("measure_episodes", 0))   # (0 in a checkpoint written before it counted)
-        st.env_steps = int(st.extra["decisions"])
+        st.env_steps = int(st.extra.decisions)
         st.sizes_before = list(shape)
         if st.iteration >= 0:
             from solvers import make_equilibrium

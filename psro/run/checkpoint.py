@@ -322,7 +322,7 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "config": config,
         "state": _state_entry(state),
         "rng": state.rng.bit_generator.state,
-        "extra": state.extra,
+        "extra": state.extra.to_document(),
         "history": state.rows,
         "policy_files": [{k: v for k, v in entry.items() if k != "sha256"} for entry in policy_files],
         "members": _member_architectures(state),
@@ -599,7 +599,7 @@ def _restore_rest(document: dict, restored: LoopState, same_eval: bool) -> LoopS
     restored.wall, restored.cpu = float(state["wall_time"]), float(state["cpu_time"])
     restored.env_steps, restored.measure_episodes = _counter(state, "env_steps"), _counter(state, "measure_episodes")
     restored.rows = [dict(row) for row in document["history"]]
-    restored.extra = json.loads(json.dumps(document.get("extra", {})))   # (a copy; older checkpoints: none)
+    restored.extra = type(restored.extra).from_document(document.get("extra", {}))   # (older checkpoints: none)
     restored.rng.bit_generator.state = document["rng"]
     if "top_up" in state:   # a checkpoint written during a Monte Carlo top-up resumes it at its batch
         topped = state["top_up"]

@@ -2,8 +2,8 @@
 
 Every variant is a registered training loop (``algorithm:`` in a config, a class exported from :mod:`psro`) that
 overrides one or two of PSRO's phases (``meta_solve``, ``targets``, ``respond``, ``select``, ...), reads its own
-options from ``algorithm_options`` and keeps its own state in ``state.extra`` so that a checkpoint resumes it bit
-for bit:
+options from ``algorithm_options`` and keeps its own state in ``state.extra`` (its ``Extra``, a typed
+:class:`psro.state.LoopExtra`) so that a checkpoint resumes it bit for bit:
 
 - rectified PSRO (:mod:`psro.variants.rectified`) and diversity-aware PSRO (:mod:`psro.variants.diverse`), with
   the requirements they declare checked by :mod:`psro.loop_requirements`;

@@ -20,7 +20,7 @@ built (an exact oracle, or a learned one whose members are tabularised on a game
 
 Either way the new mixture is kept only when its exactly measured exploitability (an exact best response in the
 tree) is lower than that of the previous iteration's mixture padded with zeros for the new members; otherwise the
-previous one stays (``state.extra["restricted"]``, in the checkpoint). So the reported exact gap never increases:
+previous one stays (``state.extra.restricted``, in the checkpoint). So the reported exact gap never increases:
 by construction, not up to a solver's tolerance (only the float round-off of mixing the same plans, ~1e-15).
 
 What joins: each player's best response to the opponent's restricted distribution, as in the paper. Taken
@@ -71,6 +71,7 @@ from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.loop_requirements import LoopRequirements, check_two_player_zero_sum
 from psro.oracles.exact import best_response
+from psro.state import LoopExtra
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
 from solvers import make_equilibrium
 
@@ -129,6 +130,14 @@ class AnytimeOptions:
         return algorithm_options(cls, options, cls.loop_name)
 
 
+@dataclasses.dataclass
+class AnytimeExtra(LoopExtra):
+    """Anytime PSRO's own state: the restricted meta-strategy of the last iteration (its marginals; None before
+    the first)."""
+
+    restricted: list | None = None
+
+
 class AnytimePSRO(PSRO):
     """Anytime PSRO: ``AnytimePSRO(game, **fields)`` or ``AnytimePSRO(PSROConfig(algorithm="anytime_psro", ...))``;
     see the module docstring.
@@ -138,7 +147,7 @@ class AnytimePSRO(PSRO):
     >>> anytime = AnytimePSRO("kuhn_poker", progress=False)
     >>> history = anytime.run(iterations=4)
     >>> gaps = history["gap"].to_numpy()
-    >>> bool((gaps[1:] <= gaps[:-1] + 1e-12).all()), len(anytime.state.extra["restricted"][0])
+    >>> bool((gaps[1:] <= gaps[:-1] + 1e-12).all()), len(anytime.state.extra.restricted[0])
     (True, 5)
     >>> AnytimePSRO("kuhn_poker(players=3)", progress=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -148,6 +157,7 @@ class AnytimePSRO(PSRO):
 
     algorithm = "anytime_psro"
     options_class = AnytimeOptions
+    Extra = AnytimeExtra
     requirements = LoopRequirements(
         zero_sum="", product_meta_solver=True, own_eval_meta_solver="reports the gap of its restricted distribution",
         no_teams="is defined for two-player zero-sum games, not team games")
@@ -168,7 +178,7 @@ class AnytimePSRO(PSRO):
         state.meta_strategy = make_equilibrium(meta_game, concept="least_exploitable",
                                                method=f"anytime_{self.anytime_options.method}", marginals=weights)
         state.eval_meta_strategy = state.meta_strategy
-        state.extra["restricted"] = [[float(w) for w in m] for m in state.meta_strategy.marginals]
+        state.extra.restricted = [[float(w) for w in m] for m in state.meta_strategy.marginals]
         return meta_game
 
     def restricted_distribution(self, player: int) -> np.ndarray:
@@ -180,7 +190,7 @@ class AnytimePSRO(PSRO):
         else:
             found = rm_br_mixture(self.tree, player, plans, steps=self.anytime_options.rm_br_steps)
         self._minimax = {**getattr(self, "_minimax", {}), player: found.opponent_plan}
-        previous = self.state.extra.get("restricted")
+        previous = self.state.extra.restricted
         if previous is None:
             return found.weights
         padded = np.zeros(len(plans))

@@ -27,7 +27,7 @@ tabular one, equal to a member) is not scored; when every candidate is, the best
 joins when it is new (a diverse response joins for its diversity even when it gains nothing over the
 meta-strategy's value; ``br_selection`` has one response per player to pass), except at an exact oracle's fixed
 point (no best response to the meta-strategy gains anything: nothing joins, as in PSRO). The compute of the
-candidates that do not join counts in ``env_steps`` too. Per iteration ``state.extra["diversity"]`` keeps the
+candidates that do not join counts in ``env_steps`` too. Per iteration ``state.extra.diversity`` keeps the
 chosen candidate's index, score terms and each population's expected cardinality.
 
 With ``diversity_weight = 0`` the loop is PSRO (one best response per player; the same history).
@@ -64,6 +64,7 @@ from psro.loop_requirements import LoopRequirements
 from psro.oracles.base import BestResponse, Target
 from psro.policies import realization_plans
 from psro.population import PolicyPopulation, tabular_policy
+from psro.state import LoopExtra
 from psro.variants.diversity_measures import (
     dpp_gain,
     expected_cardinality,
@@ -144,6 +145,13 @@ def diversity_gains(kind: str, rows: np.ndarray, candidate_rows: np.ndarray, can
     return response if kind == "response" else response + behavioural
 
 
+@dataclasses.dataclass
+class DiverseExtra(LoopExtra):
+    """Diverse PSRO's own state: per iteration, the diversity record of each player's response."""
+
+    diversity: list = dataclasses.field(default_factory=list)
+
+
 class DiversePSRO(PSRO):
     """Diversity-aware PSRO: ``DiversePSRO(game, **fields)`` or ``DiversePSRO(PSROConfig(algorithm="diverse_psro",
     ...))``; see the module docstring.
@@ -158,6 +166,7 @@ class DiversePSRO(PSRO):
 
     algorithm = "diverse_psro"
     options_class = DiverseOptions
+    Extra = DiverseExtra
     requirements = LoopRequirements(two_players=True, product_meta_solver=True)
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
@@ -185,7 +194,7 @@ class DiversePSRO(PSRO):
             chosen.append([response])
             for key, value in terms.items():
                 record[key].append(value)
-        self.state.extra.setdefault("diversity", []).append(record)
+        self.state.extra.diversity.append(record)
         return chosen
 
     def _candidate_targets(self, player: int, target: Target):

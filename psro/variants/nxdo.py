@@ -16,6 +16,7 @@ restricted solution is a function of the populations and the iteration, recomput
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 
@@ -33,7 +34,7 @@ from psro.approximate_gap import (
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
 from psro.policies import as_tabular, batch_probabilities, policy_input
-from psro.variants.xdo import XDO
+from psro.variants.xdo import XDO, XDOExtra
 
 logger = logging.getLogger(__name__)
 
@@ -274,11 +275,19 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
              "approx_gap_time": time.perf_counter() - start}, oracle)
 
 
+@dataclasses.dataclass
+class NXDOExtra(XDOExtra):
+    """NXDO's own state: XDO's, and per iteration the decisions NFSP took on the restricted game."""
+
+    nfsp_decisions: list = dataclasses.field(default_factory=list)
+
+
 class NXDO(XDO):
     """Neural XDO: what ``XDO(..., oracle=<a learned oracle>)`` builds (algorithm ``xdo``; module docstring). The
     restricted game is solved by NFSP on sampled play (:class:`RestrictedNFSP`), the responses answer its average
     policy, and ``approx_gap`` is the restricted solution's."""
 
+    Extra = NXDOExtra
     #: The seconds of the latest measurement of the restricted solution's approx_gap, while the run is in memory
     _restricted_cost = 0.0
 
@@ -292,7 +301,7 @@ class NXDO(XDO):
     def _note_solution(self, solution) -> None:
         """NFSP's decisions on the restricted game count as the run's environment steps."""
         self.state.env_steps += self._nfsp.decisions
-        self.state.extra.setdefault("nfsp_decisions", []).append(int(self._nfsp.decisions))
+        self.state.extra.nfsp_decisions.append(int(self._nfsp.decisions))
 
     def targets(self, meta_game) -> list:
         self._targets = self._nfsp.targets(self.restricted_solution())

@@ -47,9 +47,9 @@ refused at construction, naming ``algorithm_options: active_policies``. A Ray cl
 its size only once joined and is not checked.
 
 The active policies are kept in ``state.pending`` (checkpointed with their weights, as League keeps its learners),
-their bookkeeping in ``state.extra["pipeline"]``: the chunks each level has trained, whether it is still fresh,
-the lowest level's values since it became the lowest, whether the lowest level joins at the next step and the
-iterations at which a level was fixed; so a run killed at any point resumes bit for bit.
+their bookkeeping in ``state.extra`` (:class:`PipelineExtra`): the chunks each level has trained, whether it is
+still fresh, the lowest level's values since it became the lowest, whether the lowest level joins at the next step
+and the iterations at which a level was fixed; so a run killed at any point resumes bit for bit.
 
 Examples
 --------
@@ -58,7 +58,7 @@ Examples
 >>> [round(g, 6) for g in pipeline.run(iterations=3)["gap"]] == \\
 ...     [round(g, 6) for g in PSRO("kuhn_poker", progress=False).run(iterations=3)["gap"]]
 True
->>> pipeline.state.extra["pipeline"]["fixed_at"], len(pipeline.state.pending[0])
+>>> pipeline.state.extra.fixed_at, len(pipeline.state.pending[0])
 ([0, 1, 2, 3], 2)
 """
 
@@ -83,6 +83,7 @@ from psro.loop_requirements import LoopRequirements
 from psro.meta.targets import meta_targets
 from psro.oracles.base import Target
 from psro.population import PolicyPopulation, Population, Provenance, tabular_policy
+from psro.state import LoopExtra
 
 __all__ = ["NEW_ACTIVE", "PipelineOptions", "PipelinePSRO", "check_workers"]
 
@@ -164,6 +165,30 @@ def check_workers(active_policies: int, executor) -> None:
                          "active_policies, give the executor more workers, or run serially (executor: serial).")
 
 
+@dataclasses.dataclass
+class PipelineExtra(LoopExtra):
+    """The pipeline's bookkeeping: per level (lowest first) the chunks it has trained and whether it is still
+    fresh; the lowest level's values after each of its chunks; which players' lowest level joins at the next
+    step (None: none); the iterations at which a lowest level was fixed."""
+
+    chunks: list = dataclasses.field(default_factory=list)
+    fresh: list = dataclasses.field(default_factory=list)
+    lowest_values: list = dataclasses.field(default_factory=list)
+    joins: list | None = None
+    fixed_at: list = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def from_document(cls, document: dict) -> "PipelineExtra":
+        """As :meth:`psro.state.LoopExtra.from_document`; older checkpoints kept the fields under ``"pipeline"``.
+
+        Examples
+        --------
+        >>> PipelineExtra.from_document({"pipeline": {"chunks": [2, 1], "fresh": [False, True]}}).chunks
+        [2, 1]
+        """
+        return super().from_document(document.get("pipeline", document))
+
+
 class PipelinePSRO(PSRO):
     """Pipeline PSRO: ``PipelinePSRO(game, **fields)`` or ``PipelinePSRO(PSROConfig(algorithm="pipeline_psro",
     ...))``; see the module docstring.
@@ -179,6 +204,7 @@ class PipelinePSRO(PSRO):
 
     algorithm = "pipeline_psro"
     options_class = PipelineOptions
+    Extra = PipelineExtra
     requirements = LoopRequirements(
         product_meta_solver=True, no_teams="has no team view",
         fixed=(("warm_start", (False,), "continues every active policy from its own network (and starts new ones by "
@@ -198,9 +224,9 @@ class PipelinePSRO(PSRO):
         return "P2SRO"
 
     @property
-    def pipeline(self) -> dict:
-        """The pipeline's bookkeeping (``state.extra["pipeline"]``)."""
-        return self.state.extra["pipeline"]
+    def pipeline(self) -> "PipelineExtra":
+        """The pipeline's bookkeeping (``state.extra``)."""
+        return self.state.extra
 
     def active_policies(self, player: int) -> list:
         """``player``'s active policies, lowest level first."""
@@ -212,22 +238,21 @@ class PipelinePSRO(PSRO):
         state, a = self.state, self.pipeline_options.active_policies
         if state.iteration < 0:   # the initial policies join; every level starts fresh, playing as the first one
             super().add()
-            state.extra["pipeline"] = {"chunks": [0] * a, "fresh": [True] * a, "lowest_values": [], "joins": None,
-                                       "fixed_at": []}
+            state.extra = PipelineExtra(chunks=[0] * a, fresh=[True] * a)
             state.pending = [[(pop.policies[0], math.nan)] * a for pop in state.populations]
             return
         book, actives = self.pipeline, [list(pending) for pending in state.pending]
-        joins = book["joins"]
+        joins = book.joins
         state.pending = [[actives[p][0]] if joins and joins[p] else [] for p in range(self.num_players)]
         super().add()
         if joins is not None:   # the lowest level was fixed: the others move down, a new one starts on top
             warm = self.pipeline_options.new_active == "warm"
             for p, levels in enumerate(actives):
-                top = levels[-1] if warm and not book["fresh"][-1] else (state.populations[p].policies[0], math.nan)
+                top = levels[-1] if warm and not book.fresh[-1] else (state.populations[p].policies[0], math.nan)
                 actives[p] = levels[1:] + [top]
-            book["chunks"] = book["chunks"][1:] + [0]
-            book["fresh"] = book["fresh"][1:] + [not warm or book["fresh"][-1]]
-            book["lowest_values"], book["joins"] = [], None
+            book.chunks = book.chunks[1:] + [0]
+            book.fresh = book.fresh[1:] + [not warm or book.fresh[-1]]
+            book.lowest_values, book.joins = [], None
         state.pending = actives
 
     def targets(self, meta_game) -> list:
@@ -252,14 +277,14 @@ class PipelinePSRO(PSRO):
         then passes PSRO's selection)."""
         state, book = self.state, self.pipeline
         actives = [[(br.policy, br.value) for br in player_responses] for player_responses in responses]
-        book["chunks"] = [c + 1 for c in book["chunks"]]
-        book["fresh"] = [False] * len(book["fresh"])
-        book["lowest_values"].append([float(rs[0].value) for rs in responses])
+        book.chunks = [c + 1 for c in book.chunks]
+        book.fresh = [False] * len(book.fresh)
+        book.lowest_values.append([float(rs[0].value) for rs in responses])
         if self._plateaued():
             state.pending = [[] for _ in range(self.num_players)]
             super().select(t, [ts[:1] for ts in targets], [rs[:1] for rs in responses])
-            book["joins"] = [bool(pending) for pending in state.pending]
-            book["fixed_at"].append(int(t))
+            book.joins = [bool(pending) for pending in state.pending]
+            book.fixed_at.append(int(t))
         state.pending = actives
 
     def measure(self, meta_game, responses: list) -> None:
@@ -269,15 +294,15 @@ class PipelinePSRO(PSRO):
     def _plateaued(self) -> bool:
         """Whether the lowest level is fixed now (module docstring): always with an exact oracle."""
         book, options = self.pipeline, self.pipeline_options
-        if is_exact(self.oracle) or book["chunks"][0] >= options.max_chunks:
+        if is_exact(self.oracle) or book.chunks[0] >= options.max_chunks:
             return True
-        values = book["lowest_values"]
+        values = book.lowest_values
         return len(values) >= 2 and max(now - before for now, before in zip(values[-1], values[-2])) \
             < options.plateau_threshold
 
     def _start(self, player: int, level: int):
         """What level ``level``'s chunk starts from: None for a fresh learner, else its current policy."""
-        return None if self.pipeline["fresh"][level] else self.state.pending[player][level][0]
+        return None if self.pipeline.fresh[level] else self.state.pending[player][level][0]
 
     def _extended_game(self, lower: list) -> tuple:
         """The populations with ``lower[p]`` (the active policies of the lower levels) appended, and their mean

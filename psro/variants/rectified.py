@@ -61,6 +61,7 @@ from psro.loop import PSRO
 from psro.loop_requirements import LoopRequirements
 from psro.meta.targets import SUPPORT_TOL
 from psro.oracles.base import Target
+from psro.state import LoopExtra
 
 __all__ = ["RectifiedPSRO", "RectifiedOptions", "rectified_mixtures", "BASELINES"]
 
@@ -144,6 +145,13 @@ def rectified_mixtures(margin: np.ndarray, own: np.ndarray, opponent: np.ndarray
     return out
 
 
+@dataclasses.dataclass
+class RectifiedExtra(LoopExtra):
+    """Rectified PSRO's own state: per iteration, the members each player's responses were rectified against."""
+
+    rectified: list = dataclasses.field(default_factory=list)
+
+
 class RectifiedPSRO(PSRO):
     """Rectified PSRO (PSRO-rN): ``RectifiedPSRO(game, **fields)`` or
     ``RectifiedPSRO(PSROConfig(algorithm="rectified_psro", ...))``; see the module docstring.
@@ -158,6 +166,7 @@ class RectifiedPSRO(PSRO):
 
     algorithm = "rectified_psro"
     options_class = RectifiedOptions
+    Extra = RectifiedExtra
     requirements = LoopRequirements(
         zero_sum=", where 'beats or ties' is a payoff at least the opponent's", product_meta_solver=True,
         fixed=(("warm_start", (False,), "warm-starts each learned response from the support member it rectifies"),))
@@ -170,7 +179,7 @@ class RectifiedPSRO(PSRO):
     def targets(self, meta_game) -> list:
         """Per player, one target per support member that beats or ties someone: the Nash-weighted opponents it
         beats or ties (:func:`rectified_mixtures`), warm-started from that member; the members rectified this
-        iteration are recorded in ``state.extra["rectified"]``."""
+        iteration are recorded in ``state.extra.rectified``."""
         state, payoffs = self.state, meta_game.payoffs
         sigma = state.meta_strategy.marginals
         targets, rectified = [], []
@@ -192,7 +201,7 @@ class RectifiedPSRO(PSRO):
                     on_policy_value=float(own_payoffs[i] @ weights), initial_policy=self._start(p, i)))
             targets.append(player_targets)
             rectified.append(list(mixtures))
-        state.extra.setdefault("rectified", []).append(rectified)
+        state.extra.rectified.append(rectified)
         return targets
 
     def select(self, t: int, targets: list, responses: list) -> None:

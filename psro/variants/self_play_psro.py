@@ -24,7 +24,7 @@ What ``nu-bar`` is here:
   makes ``nu`` near-optimal beyond what its training reaches. The monotone exact gap still holds where the tree is
   built (it depends only on the restricted distributions, over tabularised members).
 
-Each member's role (``initial``, ``best_response``, ``self_play``) is kept in ``state.extra["roles"]`` (in the
+Each member's role (``initial``, ``best_response``, ``self_play``) is kept in ``state.extra.roles`` (in the
 checkpoint). The options (:class:`SelfPlayOptions`: anytime PSRO's plus ``self_play_steps``) come from
 ``algorithm_options``; the refusals are anytime PSRO's (two-player zero-sum games, product meta-solvers, no
 ``eval_meta_solver``, no ``teams``).
@@ -48,7 +48,8 @@ import numpy as np
 
 from games.validation import check_int
 from psro.oracles.base import Target
-from psro.variants.anytime import AnytimeOptions, AnytimePSRO
+from psro.state import RolesExtra
+from psro.variants.anytime import AnytimeExtra, AnytimeOptions, AnytimePSRO
 from psro.variants.least_exploitable import self_play_policy
 
 __all__ = ["SelfPlayPSRO", "SelfPlayOptions", "ROLES"]
@@ -85,24 +86,26 @@ class SelfPlayOptions(AnytimeOptions):
                                                               "algorithm_options: self_play_steps", minimum=1))
 
 
+@dataclasses.dataclass
+class SelfPlayExtra(AnytimeExtra, RolesExtra):
+    """Self-play PSRO's own state: anytime PSRO's restricted meta-strategy and the members' roles."""
+
+
 class SelfPlayPSRO(AnytimePSRO):
     """Self-play PSRO: ``SelfPlayPSRO(game, **fields)`` or ``SelfPlayPSRO(PSROConfig(algorithm="self_play_psro",
     ...))``; see the module docstring."""
 
     algorithm = "self_play_psro"
     options_class = SelfPlayOptions
+    Extra = SelfPlayExtra
 
     def roles(self, player: int) -> list:
         """The role of each member of ``player``'s population: ``initial``, ``best_response`` or ``self_play``."""
-        return list(self.state.extra.get("roles", [[], []])[player])
+        return self.state.extra.of(player)
 
     def add(self) -> None:
         """The waiting policies join with their roles (the initial policies, then best responses and ``nu-bar``)."""
-        extra = self.state.extra
-        roles = extra.setdefault("roles", [[] for _ in range(self.num_players)])
-        pending = extra.pop("pending_roles", None) or [["initial"] * len(p) for p in self.state.pending]
-        for p in range(self.num_players):
-            roles[p].extend(pending[p])
+        self.state.extra.join(self.state.pending)
         super().add()
 
     def targets(self, meta_game) -> list:
@@ -132,7 +135,7 @@ class SelfPlayPSRO(AnytimePSRO):
         for p in range(self.num_players):
             state.pending[p].append(self._new_policy(p, responses[p]))
             roles[p].append("self_play")
-        state.extra["pending_roles"] = roles
+        state.extra.pending_roles = roles
 
     def _new_policy(self, player: int, responses: list) -> tuple:
         """``(policy, value)`` of ``player``'s ``nu-bar``: the learned oracle's ``nu``, or the tabular inner loop's

@@ -48,6 +48,7 @@ from games.validation import check_int, check_real
 from psro.config import PSROConfig, algorithm_options
 from psro.loop import PSRO
 from psro.loop_requirements import LoopRequirements, check_two_player_zero_sum
+from psro.state import LoopExtra
 from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
 __all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum", "pure_members"]
@@ -116,6 +117,17 @@ def pure_members(policies: np.ndarray) -> np.ndarray:
     return policies[np.all((policies == 0) | (policies == 1), axis=(1, 2))]
 
 
+@dataclasses.dataclass
+class XDOExtra(LoopExtra):
+    """XDO's own state: per iteration, the CFR+ iterations of the restricted solve and the restricted game's gap
+    (None where not measured), and the first iteration whose restricted solution was an equilibrium of the game
+    (``converged``; None before)."""
+
+    cfr_iterations: list = dataclasses.field(default_factory=list)
+    restricted_gap: list = dataclasses.field(default_factory=list)
+    converged: int | None = None
+
+
 class XDO(PSRO):
     """Extensive-form double oracle: ``XDO(game, **fields)`` or ``XDO(PSROConfig(algorithm="xdo", ...))``; NXDO
     with a learned oracle. See the module docstring.
@@ -130,6 +142,7 @@ class XDO(PSRO):
 
     algorithm = "xdo"
     options_class = XDOOptions
+    Extra = XDOExtra
     requirements = LoopRequirements(zero_sum=" (as in McAleer et al. 2021)", product_meta_solver=True)
 
     #: The class ``XDO(...)`` builds with a learned oracle (``module:Class``, imported then): NXDO's phases.
@@ -156,7 +169,7 @@ class XDO(PSRO):
     @property
     def converged(self):
         """The first iteration at which no best response gained more than ``precision`` (None: not yet)."""
-        return self.state.extra.get("converged")
+        return self.state.extra.converged
 
     # ------------------------------------------------------------------ the restricted game
     def restricted_masks(self) -> list | None:
@@ -194,9 +207,9 @@ class XDO(PSRO):
     def _note_solution(self, solution) -> None:
         """What the restricted solve cost, in ``state.extra``: CFR+ iterations and the restricted game's gap."""
         extra = self.state.extra
-        extra.setdefault("cfr_iterations", []).append(int(solution.iterations))
+        extra.cfr_iterations.append(int(solution.iterations))
         gap = float(solution.nash_conv)
-        extra.setdefault("restricted_gap", []).append(None if math.isnan(gap) else gap)
+        extra.restricted_gap.append(None if math.isnan(gap) else gap)
 
     def targets(self, meta_game) -> list:
         """Phase 4: each player answers the other's restricted solution (one target per player)."""
@@ -213,7 +226,7 @@ class XDO(PSRO):
             state.gap = state.train_gap = self._restricted_nash_conv(gains)
         if self.converged is None and self.state.iteration > 0 and all(g <= self.xdo_options.precision
                                                                       for g in gains):
-            state.extra["converged"] = state.iteration
+            state.extra.converged = state.iteration
             logger.info("XDO converged at iteration %d: no best response gains more than %g", state.iteration,
                         self.xdo_options.precision)
 

@@ -1,6 +1,8 @@
 """The training-loop registry (psro/algorithms.py) and the plumbing every algorithm relies on: the
 ``algorithm`` / ``algorithm_options`` / ``teams`` config fields, ``PSRO.targets`` and ``LoopState.extra``."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ from psro import PSRO, PSROConfig
 from psro.algorithms import ALGORITHMS, algorithm_class
 from psro.config import check_teams
 from psro.meta.targets import meta_targets
+from psro.state import LoopExtra
 
 
 def test_psro_is_registered_under_its_own_name():
@@ -98,13 +101,26 @@ def test_a_subclass_s_targets_are_what_its_oracles_answer():
     assert not np.allclose(base.history["gap"], ours.history["gap"])
 
 
-def test_the_extra_state_is_checkpointed_and_restored(tmp_path):
-    solver = PSRO("kuhn_poker", progress=False, checkpoint_dir=tmp_path)
-    solver.state.extra["win_rates"] = [[0.5, 0.25]]
+@dataclasses.dataclass
+class _RatedExtra(LoopExtra):
+    win_rates: list = dataclasses.field(default_factory=list)
+
+
+class _Rated(PSRO):
+    Extra = _RatedExtra
+
+
+def test_the_extra_state_is_typed_checkpointed_and_restored(tmp_path):
+    assert PSRO("kuhn_poker", progress=False).state.extra == LoopExtra()   # (PSRO keeps none)
+    solver = _Rated("kuhn_poker", progress=False, checkpoint_dir=tmp_path)
+    assert solver.state.extra == _RatedExtra(win_rates=[])
+    solver.state.extra.win_rates = [[0.5, 0.25]]
     solver.run(iterations=1)
-    restored = PSRO.resume(tmp_path, progress=False)
-    assert restored.state.extra == {"win_rates": [[0.5, 0.25]]}
+    restored = _Rated.resume(tmp_path, progress=False)
+    assert restored.state.extra == _RatedExtra(win_rates=[[0.5, 0.25]])
     assert restored.config.algorithm == "psro"
+    with pytest.raises(ValueError, match=r"field\(s\) \['win_rates'\] that LoopExtra does not know"):
+        PSRO.resume(tmp_path, progress=False)   # (the base loop keeps no such state)
 
 
 def test_psro_plays_a_team_game_on_its_team_view():

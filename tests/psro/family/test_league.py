@@ -102,10 +102,10 @@ def league_with_history():
     for p in range(2):
         pop = league.state.populations[p]
         pop.add([UniformPolicy(2)] * 3, [Provenance(0, "initial")] * 3)
-    extra["members"][1] += [["main", 0], ["main_exploiter", 1]]
-    extra["last_snapshot"][1] = [1, 2, 0]
+    extra.members[1] += [["main", 0], ["main_exploiter", 1]]
+    extra.last_snapshot[1] = [1, 2, 0]
     rates = {"m0": [1.0, 1.0], "m1": [1.0, 2.0], "m2": [0.2, 1.0]}   # x = 1, 0.5, 0.2
-    extra["counts"][0] = [dict(rates), {"a0": [0.05, 1.0]}, dict(rates)]
+    extra.counts[0] = [dict(rates), {"a0": [0.05, 1.0]}, dict(rates)]
     return league
 
 
@@ -130,10 +130,10 @@ def test_exploiter_mixtures_by_hand():
     # main exploiter: win rate 0.05 < 0.1 against the current main -> PFSP "variance" over its snapshots (member 1)
     _, weights, _ = league._mixture(0, 1, none)
     assert weights.tolist() == [0.0, 1.0, 0.0]
-    league.state.extra["counts"][0][1] = {"a0": [0.5, 1.0]}   # 0.5: it plays the current main (its snapshot here)
+    league.state.extra.counts[0][1] = {"a0": [0.5, 1.0]}   # 0.5: it plays the current main (its snapshot here)
     _, weights, _ = league._mixture(0, 1, none)
     assert weights.tolist() == [0.0, 1.0, 0.0]
-    league.state.extra["last_snapshot"][1][0] = 2
+    league.state.extra.last_snapshot[1][0] = 2
     assert league._mixture(0, 1, none)[1].tolist() == [0.0, 0.0, 1.0]
     # league exploiter: PFSP "capped" over all: min(0.5, 1 - x) = (0, 0.5, 0.5)
     assert league._mixture(0, 2, none)[1].tolist() == [0.0, 0.5, 0.5]
@@ -145,12 +145,12 @@ def test_a_tiny_league_on_kuhn_grows_by_snapshots_and_reports_its_main_agents():
     history = league.run(iterations=2)
     extra = league.state.extra
     sizes = [len(pop) for pop in league.populations]
-    assert [len(members) for members in extra["members"]] == sizes
+    assert [len(members) for members in extra.members] == sizes
     assert history["population_0"].iloc[0] == 1 and history["population_0"].iloc[-1] <= 1 + 2 * 3
-    assert extra["learner_steps"] == 3 * 2 * 3 * 256   # 3 calls (iterations 0, 1, 2) x 2 seats x 3 agents
+    assert extra.learner_steps == 3 * 2 * 3 * 256   # 3 calls (iterations 0, 1, 2) x 2 seats x 3 agents
     assert len(league.state.pending[0]) == 3   # every agent's newest weights wait there
     # the gap is the exact NashConv of the main agents' latest snapshots (OpenSpiel's, on their tabular form)
-    mains = [extra["last_snapshot"][p][0] for p in range(2)]
+    mains = [extra.last_snapshot[p][0] for p in range(2)]
     assert league.eval_meta_strategy.marginals[0][mains[0]] == 1.0
     nash_conv = exploitability.nash_conv(league.game, league.openspiel_policy(members=mains))
     assert math.isclose(history["gap"].iloc[-1], nash_conv, rel_tol=1e-9, abs_tol=1e-12)
@@ -229,7 +229,7 @@ def test_main_exploiters_can_train_with_the_minimax_exploiter():
     league.run(iterations=0)   # the initial population and one call of every agent
     assert type(exploiter).__name__ == "MinimaxOracle"
     assert asked == [(0, (0, 1)), (1, (0, 1))]   # only the main exploiters (agent 1 of each seat)
-    assert league.state.extra["learner_steps"] == 2 * 3 * 200
+    assert league.state.extra.learner_steps == 2 * 3 * 200
 
 
 def test_the_shipped_config_holds_league_options():

@@ -88,7 +88,7 @@ def test_rm_br_keeps_the_previous_mixture_when_it_is_not_better():
     gaps = solver.run(iterations=8)["gap"].to_numpy()
     assert increases(gaps) == 0
     assert solver.meta_strategy.method == "anytime_rm_br"
-    assert [len(w) for w in solver.state.extra["restricted"]] == [9, 9]
+    assert [len(w) for w in solver.state.extra.restricted] == [9, 9]
 
 
 @pytest.mark.parametrize("fields, field", [

@@ -54,7 +54,7 @@ def test_the_weight_trades_payoff_for_dpp_diversity(weight, chosen):
     diverse = DiversePSRO(game, initial_policies=[[0], [0, 1]], algorithm_options={"diversity_weight": weight},
                           progress=False)
     diverse.run(iterations=0)
-    record = diverse.state.extra["diversity"][0]
+    record = diverse.state.extra.diversity[0]
     assert record["chosen"][0] == chosen
     assert record["value"][0] == pytest.approx([0.0, 0.6, 0.5][chosen], abs=1e-12)
     assert record["gain"][0] == pytest.approx([0.0, 2 - 4.36 / 3.72 - 0.5, 2 - 7.25 / 6.5 - 0.5][chosen], abs=1e-12)
@@ -72,7 +72,7 @@ def test_behavioural_and_response_choices_on_rock_paper_scissors():
         diverse = DiversePSRO(catalog.rock_paper_scissors(), initial_policies=[[0], [0]], progress=False,
                               algorithm_options={"diversity": kind, "diversity_weight": 1.0})
         diverse.run(iterations=0)
-        record = diverse.state.extra["diversity"][0]
+        record = diverse.state.extra.diversity[0]
         assert record["chosen"] == [1, 1] and record["gain"] == pytest.approx([1.0, 1.0], abs=1e-9)
 
 
@@ -91,7 +91,7 @@ def test_exact_candidates_on_kuhn():
     diverse = DiversePSRO("kuhn_poker", algorithm_options={"diversity": "unified"}, progress=False)
     history = diverse.run(iterations=4)
     assert history["population_0"].tolist() == [1, 2, 3, 4, 5] and np.isfinite(history["gap"]).all()
-    records = diverse.state.extra["diversity"]
+    records = diverse.state.extra.diversity
     assert len(records) == 5 and all(g >= 0 for r in records for g in r["gain"])
     # candidates: the best response to the meta-strategy and one per opponent member (the 0th is the former)
     assert all(0 <= c <= i + 1 for i, r in enumerate(records) for c in r["chosen"])

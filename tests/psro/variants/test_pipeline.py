@@ -12,7 +12,7 @@ from games import EmpiricalGame
 from games.executors import ProcessPoolExecutor, RayExecutor
 from psro import PSRO
 from psro.policies import codec
-from psro.variants.pipeline import PipelinePSRO
+from psro.variants.pipeline import PipelineExtra, PipelinePSRO
 from solvers import nash_conv
 
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
@@ -96,7 +96,7 @@ def test_with_an_exact_oracle_it_is_psro():
     assert a["gap"].tolist() == b["gap"].tolist() and a["population_0"].tolist() == [1, 2, 3, 4, 5]
     for pa, pb in zip(pipeline.populations, plain.populations):
         assert np.array_equal(pa.policies, pb.policies)
-    assert pipeline.pipeline["fixed_at"] == [0, 1, 2, 3, 4]
+    assert pipeline.pipeline.fixed_at == [0, 1, 2, 3, 4]
 
 
 def test_each_level_targets_the_meta_nash_of_the_policies_below_it():
@@ -135,21 +135,21 @@ def test_the_plateau_rule_by_hand():
     """Fixed when every player's value rose by less than plateau_threshold over its last chunk as the lowest level,
     or after max_chunks chunks in all."""
     solver = PipelinePSRO("kuhn_poker", **TINY_PPO, algorithm_options={"plateau_threshold": 0.02, "max_chunks": 4})
-    solver.state.extra["pipeline"] = book = {"chunks": [1, 0], "lowest_values": [[0.1, 0.2]]}
+    solver.state.extra = book = PipelineExtra(chunks=[1, 0], lowest_values=[[0.1, 0.2]])
     assert not solver._plateaued()                                  # one value: no improvement to judge yet
-    book.update(chunks=[2, 1], lowest_values=[[0.1, 0.2], [0.2, 0.21]])
+    book.chunks, book.lowest_values = [2, 1], [[0.1, 0.2], [0.2, 0.21]]
     assert not solver._plateaued()                                  # player 0 still gained 0.1
-    book.update(lowest_values=[[0.1, 0.2], [0.11, 0.21], [0.1, 0.3]])
+    book.lowest_values = [[0.1, 0.2], [0.11, 0.21], [0.1, 0.3]]
     assert not solver._plateaued()                                  # only the last two chunks count
-    book.update(lowest_values=[[0.1, 0.2], [0.2, 0.21], [0.19, 0.225]])
+    book.lowest_values = [[0.1, 0.2], [0.2, 0.21], [0.19, 0.225]]
     assert solver._plateaued()                                      # -0.01 and 0.015: both below 0.02
-    book.update(chunks=[4, 3], lowest_values=[[0.1, 0.2]])
+    book.chunks, book.lowest_values = [4, 3], [[0.1, 0.2]]
     assert solver._plateaued()                                      # max_chunks
 
 
 def test_levels_train_in_chunks_and_the_lowest_is_fixed(straight):
     book = straight.pipeline
-    assert book["fixed_at"] == [1, 2] and book["chunks"] == [3, 1] and book["fresh"] == [False, False]
+    assert book.fixed_at == [1, 2] and book.chunks == [3, 1] and book.fresh == [False, False]
     history = straight.history
     assert history["population_0"].tolist() == [1, 1, 2] == history["population_1"].tolist()
     # every chunk of both levels and players is counted: 2 levels x 2 players x 256 steps per iteration

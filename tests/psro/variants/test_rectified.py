@@ -41,7 +41,7 @@ def test_rock_paper_scissors_from_rock_by_hand():
     # uniform, each member trains against the half it beats or ties (R: R and S) -> its best response is already in
     assert history["population_0"].tolist() == [1, 2, 3, 3]
     assert np.allclose(history["gap"], [2.0, 2.0, 0.0, 0.0], rtol=0, atol=1e-12)
-    assert rect.state.extra["rectified"] == [[[0], [0]], [[1], [1]], [[0, 1, 2], [0, 1, 2]], [[0, 1, 2], [0, 1, 2]]]
+    assert rect.state.extra.rectified == [[[0], [0]], [[1], [1]], [[0, 1, 2], [0, 1, 2]], [[0, 1, 2], [0, 1, 2]]]
     targets = rect.targets(rect.meta_game.mean_game())
     rock = targets[0][0]   # rock (member 0) trains against rock and scissors (members 0 and 2) at 1/2 each
     assert np.allclose(rock.mixtures[1], [0.5, 0.0, 0.5], atol=1e-9) and rock.mixtures[0].tolist() == [1, 0, 0]
@@ -60,7 +60,7 @@ def test_baselines_in_a_constant_sum_game():
                              progress=False)
         rect.run(iterations=0)
         assert [m.round(9).tolist() for m in rect.state.meta_strategy.marginals] == [[1.0, 0.0], [1.0, 0.0]]
-        assert rect.state.extra["rectified"] == [expected]
+        assert rect.state.extra.rectified == [expected]
         targets = rect.targets(rect.meta_game.mean_game())
         assert [len(ts) for ts in targets] == [len(e) for e in expected]
         assert targets[0][0].mixtures[1].tolist() == [1.0, 0.0]
@@ -115,7 +115,7 @@ def test_learned_rectified_responses_start_from_their_member():
     rect = RectifiedPSRO("kuhn_poker", **TINY_PPO, seed=2, progress=False)
     rect.run(iterations=1)
     targets = rect.targets(rect.meta_game.mean_game())
-    members = rect.state.extra["rectified"][-1]
+    members = rect.state.extra.rectified[-1]
     for p, ts in enumerate(targets):
         for member, target in zip(members[p], ts):
             start = target.initial_policy

@@ -37,7 +37,7 @@ def test_xdo_on_kuhn_reaches_nash_conv_zero_in_a_few_iterations():
     assert history["gap"].iloc[0] == pytest.approx(11 / 12)   # row 0: the uniform policy, PSRO's meta-strategy
     # the population is the best responses (for rankings), and the meta-game between them is evaluated
     assert xdo.meta_game.shape == tuple(len(p) for p in xdo.populations)
-    assert all(c <= 1e-4 for c in xdo.state.extra["restricted_gap"][1:])
+    assert all(c <= 1e-4 for c in xdo.state.extra.restricted_gap[1:])
 
 
 def test_cfr_plus_on_a_hand_checked_restricted_game():
@@ -109,7 +109,7 @@ def test_nxdo_on_leduc_from_its_config_with_tiny_budgets():
     # the restricted solution mixes the members with the NFSP meta-policy; its decisions are environment steps
     solution = nxdo.restricted_solution()
     assert all(isinstance(policy, MetaPolicy) and len(policy.members) == 3 for policy in solution)
-    assert nxdo.state.extra["nfsp_decisions"] == [0, 256, 256]
+    assert nxdo.state.extra.nfsp_decisions == [0, 256, 256]
     assert history["env_steps"].iloc[-1] >= 2 * 256 + 4 * 256
     output = nxdo.aggregate_policies()
     assert [o.shape for o in output] == [(468, 3), (468, 3)] and np.allclose(output[0].sum(axis=1), 1.0)
