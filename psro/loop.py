@@ -382,19 +382,12 @@ class PSRO(LoopMeasures, TrainingLoop):
         return checkpoint.load_checkpoint(checkpoint_dir, previous=previous)
 
     @classmethod
-    def restore(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> "PSRO":
-        """The solver a checkpoint document describes: ``PSRO`` of its options, given its
-        :class:`psro.state.LoopState`; a warm-started meta-solver replays its solves. A document the solver cannot
-        take raises ``ValueError`` naming the file."""
-        loop = cls.writer_of(document)
-        if loop is not cls:   # (``PSRO.resume`` of any algorithm's checkpoint)
-            return loop.restore(document, checkpoint_dir=checkpoint_dir, progress=progress, executor=executor)
-        with checkpoint.restoring(document):
-            options = checkpoint.solver_options(document, executor)
-            solver = cls(options.pop("game"), **options, progress=progress, checkpoint_dir=checkpoint_dir)
-            solver.run_config = document.get("config")
-            checkpoint.adopt_policy_files(solver, document, checkpoint_dir)
-            solver.state = checkpoint.state_from_document(document, solver.state,
-                                                          solver.eval_meta_solver is solver.meta_solver)
-            checkpoint.replay_warm_start((solver.meta_solver, solver.eval_meta_solver), solver.state)
-        return solver
+    def from_checkpoint(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> "PSRO":
+        options = checkpoint.solver_options(document, executor)
+        return cls(options.pop("game"), **options, progress=progress, checkpoint_dir=checkpoint_dir)
+
+    def load_state_dict(self, document: dict) -> None:
+        """The document's :class:`psro.state.LoopState`; a warm-started meta-solver replays its solves."""
+        checkpoint.adopt_policy_files(self, document, self.checkpoint_dir)
+        self.state = checkpoint.state_from_document(document, self.state, self.eval_meta_solver is self.meta_solver)
+        checkpoint.replay_warm_start((self.meta_solver, self.eval_meta_solver), self.state)

@@ -264,8 +264,33 @@ class TrainingLoop:
 
     @classmethod
     def restore(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None):
-        """The run a checkpoint document (:meth:`load_checkpoint`) describes."""
-        raise NotImplementedError(f"{cls.__name__} must implement restore()")
+        """The run a checkpoint document (:meth:`load_checkpoint`) describes: the loop its options build
+        (:meth:`from_checkpoint`; the subclass its ``options.algorithm`` names, for the base of several loops),
+        then given the document's state (:meth:`load_state_dict`). Anything in the document the loop cannot take
+        raises ``ValueError`` naming the file; a game the file names as ``module:Name`` is imported only where the
+        user allowed its module (:mod:`games.imported_games`)."""
+        from psro.run.checkpoint import restoring
+
+        loop = cls.writer_of(document)
+        if loop is not cls:   # (``PSRO.resume`` of any algorithm's checkpoint)
+            return loop.restore(document, checkpoint_dir=checkpoint_dir, progress=progress, executor=executor)
+        with restoring(document):
+            solver = cls.from_checkpoint(document, checkpoint_dir=checkpoint_dir, progress=progress,
+                                         executor=executor)
+            solver.run_config = document.get("config")
+            solver.load_state_dict(document)
+        return solver
+
+    @classmethod
+    def from_checkpoint(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None):
+        """The loop of a checkpoint document's options, before its state is loaded (``executor``, where given,
+        replaces the document's; results do not depend on it)."""
+        raise NotImplementedError(f"{cls.__name__} must implement from_checkpoint()")
+
+    def load_state_dict(self, document: dict) -> None:
+        """Take the state a checkpoint document (:meth:`load_checkpoint`) holds: populations, meta-game, random
+        generator, history, clocks and :attr:`Extra`, so that :meth:`run` continues the saved run bit for bit."""
+        raise NotImplementedError(f"{type(self).__name__} must implement load_state_dict()")
 
     # ------------------------------------------------------------------------------------------ resources
     def close(self) -> None:

@@ -63,7 +63,7 @@ from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, maske
 from psro.oracles.learned.oracle import isolated_torch
 from psro.oracles.learned.training import check_finite
 from psro.population import PolicyPopulation
-from psro.run.checkpoint import member_arrays, member_from_arrays, restoring
+from psro.run.checkpoint import member_arrays, member_from_arrays
 from psro.run.run_files import check_directory
 from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays, write_document
 from psro.state import EpisodeCounter, LoopExtra, LoopState
@@ -662,36 +662,30 @@ class NFSP(TrainingLoop):
         return document
 
     @classmethod
-    def restore(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> NFSP:
-        """The run a checkpoint document (:meth:`load_checkpoint`) describes."""
-        if "_arrays" not in document and checkpoint_dir is not None:
-            document = cls.load_checkpoint(checkpoint_dir)
-        with restoring(document):   # (a field of the wrong type or shape: a ValueError naming the file)
-            return cls._restore(document, checkpoint_dir, progress)
+    def from_checkpoint(cls, document: dict, checkpoint_dir=None, progress: bool = True, executor=None) -> NFSP:
+        return cls(PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress),
+                   checkpoint_dir=checkpoint_dir)
 
-    @classmethod
-    def _restore(cls, document: dict, checkpoint_dir, progress: bool) -> NFSP:
-        from games.imported_games import from_untrusted_file
-
-        config = PSROConfig.from_dict(document["options"]["config"]).replace(progress=progress)
-        with from_untrusted_file():   # a game named "module:Name" in the file is imported only if confirmed
-            solver = cls(config, checkpoint_dir=checkpoint_dir)
-        solver.run_config = document.get("config")
+    def load_state_dict(self, document: dict) -> None:
+        """The learners, the members, the meta-game and the history of the document (its arrays under
+        ``"_arrays"``, else read again from :attr:`checkpoint_dir`)."""
+        if "_arrays" not in document:
+            document = self.load_checkpoint(self.checkpoint_dir)
         arrays = document["_arrays"]
-        if len(document["learners"]) != solver.num_players:
+        if len(document["learners"]) != self.num_players:
             raise ValueError(f"learners holds {len(document['learners'])} learners but the game has "
-                             f"{solver.num_players} players.")
+                             f"{self.num_players} players.")
         with isolated_torch():
-            for p, (learner, meta) in enumerate(zip(solver.learners, document["learners"])):
+            for p, (learner, meta) in enumerate(zip(self.learners, document["learners"])):
                 learner.load_arrays(f"learner_{p}_", arrays, meta)
-        st = solver.state
+        st = self.state
         for p, archs in enumerate(document["members"]):
             for k, arch in enumerate(archs):
                 head = f"member_{p}_{k}__"
                 member = member_from_arrays(arch, {n[len(head):]: v for n, v in arrays.items() if n.startswith(head)})
                 st.populations[p].add(member, member.provenance)
-                if solver.tree is not None:
-                    solver._tables[p].append(member.to_tabular(solver.tree, p))
+                if self.tree is not None:
+                    self._tables[p].append(member.to_tabular(self.tree, p))
         shape = tuple(len(pop) for pop in st.populations)
         st.meta_game = EmpiricalGame(shape)
         for name in ("count", "total", "total_sq", "exact"):
@@ -702,7 +696,7 @@ class NFSP(TrainingLoop):
         st.rows = [{c: row[c] for c in columns} for row in document["history"]]
         saved = document["state"]
         st.gap, st.train_gap, st.wall, st.cpu = saved["gap"], saved["train_gap"], saved["wall"], saved["cpu"]
-        st.evaluations, st.extra = saved["evaluations"], cls.Extra.from_document(saved["extra"])
+        st.evaluations, st.extra = saved["evaluations"], self.Extra.from_document(saved["extra"])
         st.measure_episodes = int(saved.get("measure_episodes", 0))   # (0 in a checkpoint written before it counted)
         st.env_steps = int(st.extra.decisions)
         st.sizes_before = list(shape)
@@ -711,4 +705,3 @@ class NFSP(TrainingLoop):
 
             st.meta_strategy = st.eval_meta_strategy = make_equilibrium(
                 st.meta_game.mean_game(), concept="nash", method="nfsp", marginals=[np.eye(k)[k - 1] for k in shape])
-        return solver

@@ -54,7 +54,7 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
-from psro.run.checkpoint import atomic_write, restoring
+from psro.run.checkpoint import atomic_write
 from psro.run.run_files import check_directory, check_target, file_in, read_regular
 from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays, write_document
 from psro.state import LoopState
@@ -514,6 +514,7 @@ class OfflinePSRO(TrainingLoop):
             raise ValueError(f"{dataset}: the dataset of this run is missing or has changed since the checkpoint "
                              "(its SHA-256 differs); restore the original file.")
         document["_arrays"] = read_arrays(directory, document["arrays"], path)   # (verified now, restored from)
+        document["file"] = str(path)
         return document
 
     @classmethod
@@ -525,38 +526,40 @@ class OfflinePSRO(TrainingLoop):
                               f"{cls.__name__}.resume({str(directory)!r}, previous=True)")
 
     @classmethod
-    def restore(cls, document: dict, checkpoint_dir=None, progress: bool = False, executor=None) -> "OfflinePSRO":
-        """The run a checkpoint document of ``checkpoint_dir`` describes (:meth:`resume`): its dataset re-read (its
-        SHA-256 checked), its model refit, its populations and history restored; :meth:`run` continues it.
-        (``executor``: unused, the offline loop runs in-process.)"""
+    def from_checkpoint(cls, document: dict, checkpoint_dir=None, progress: bool = False,
+                        executor=None) -> "OfflinePSRO":
+        """The run of the document's options on its dataset, re-read from ``checkpoint_dir`` (its SHA-256 checked)
+        with its model refit. (``executor``: unused, the offline loop runs in-process.)"""
         directory = Path(checkpoint_dir)
-        dataset = directory / document["dataset"]["path"]
         options = dict(document["options"])
         options.pop("algorithm")
-        with restoring({"file": str(directory / DOCUMENT)}):   # (an option of the wrong type: names the file)
-            solver = cls(dataset, game=options.pop("game"), **options, checkpoint_dir=directory, progress=progress)
-        solver.run_config = document.get("config")
+        return cls(directory / document["dataset"]["path"], game=options.pop("game"), **options,
+                   checkpoint_dir=directory, progress=progress)
+
+    def load_state_dict(self, document: dict) -> None:
+        """The populations, the waiting responses and the history of the document; the last meta-solve is
+        recomputed (deterministic)."""
+        directory = self.checkpoint_dir
         arrays = document["_arrays"] if "_arrays" in document else \
             read_arrays(directory, document["arrays"], directory / DOCUMENT)
-        solver.iteration = int(document["iteration"])
-        solver.state.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
-        solver.state.wall, solver.state.cpu = float(document["wall"]), float(document["cpu"])
-        for p in range(solver.num_players):
+        self.iteration = int(document["iteration"])
+        self.state.rows = [{k: (math.nan if v is None else v) for k, v in row.items()} for row in document["rows"]]
+        self.state.wall, self.state.cpu = float(document["wall"]), float(document["cpu"])
+        for p in range(self.num_players):
             values = arrays[f"values_{p}"]
             for k, policy in enumerate(arrays[f"policies_{p}"]):
                 # one response per player joins each iteration, so member k joined at iteration k: the provenance
                 # is rebuilt exactly as _step wrote it (the meta-solver's name included)
-                solver.populations[p].add(policy, solver._provenance(k, float(values[k])))
-                for tree, mapped in zip(solver.trees.members, solver._mapped):
-                    mapped[p].add(map_policy(policy, solver.trees.mean, tree, p), Provenance(k, "mapped"))
-            solver.state.pending[p] = [(policy, float(v)) for policy, v in
-                                 zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
-        if solver.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
-            solver._evaluate()
-            marginals, solver._meta_gap = solver.meta_solve()
-            solver.meta_strategy = solver._equilibrium(marginals)
-            solver.gap = float(solver.state.rows[-1]["gap"])
-        return solver
+                self.populations[p].add(policy, self._provenance(k, float(values[k])))
+                for tree, mapped in zip(self.trees.members, self._mapped):
+                    mapped[p].add(map_policy(policy, self.trees.mean, tree, p), Provenance(k, "mapped"))
+            self.state.pending[p] = [(policy, float(v)) for policy, v in
+                                     zip(arrays[f"pending_{p}"], arrays[f"pending_values_{p}"])]
+        if self.iteration >= 0:   # the last meta-solve, for policies() (deterministic: recomputed)
+            self._evaluate()
+            marginals, self._meta_gap = self.meta_solve()
+            self.meta_strategy = self._equilibrium(marginals)
+            self.gap = float(self.state.rows[-1]["gap"])
 
 
 class COffeEPSRO(OfflinePSRO):
