@@ -3,8 +3,8 @@
 The schedule (:func:`approx_gap_due`: which rows are due), the mode of a due row under ``approx_gap_options``'
 ``share`` (:func:`approx_gap_mode`: with training, without, or not at all; :func:`share_allows` for the loops that
 always train), the seconds measuring took so far (:func:`measured_seconds`) and the episodes a measurement plays
-(:func:`expected_episodes`, to price one before the first). Pure functions of the history's
-numbers; :mod:`psro.approximate_gap` re-exports the first two.
+(:func:`expected_episodes`, to price one before the first; :func:`halving_counts`, the race's schedule). Pure
+functions of the history's numbers; :mod:`psro.approximate_gap` re-exports the first two.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["approx_gap_due", "approx_gap_mode", "measured_seconds", "share_allows", "expected_episodes"]
+__all__ = ["approx_gap_due", "approx_gap_mode", "measured_seconds", "share_allows", "expected_episodes",
+           "halving_counts"]
 
 
 def approx_gap_due(every, iteration: int, gap: float) -> bool:
@@ -119,9 +120,22 @@ def expected_episodes(targets: int, arms: int, selection_episodes: int, episodes
     >>> expected_episodes(2, 7, 200, 500)   # (3 rounds: 7 x 50, 4 x 50, 2 x 100)
     3000
     """
-    rounds, alive, played, race = max(1, math.ceil(math.log2(arms))) if arms > 1 else 1, arms, 0, 0
-    for k in range(1, rounds + 1):
-        count = max(1, selection_episodes >> (rounds - k))
+    alive, played, race = arms, 0, 0
+    for count in halving_counts(arms, selection_episodes):
         race += alive * (count - played)
         played, alive = count, math.ceil(alive / 2)
     return targets * (race + episodes) + episodes
+
+
+def halving_counts(arms: int, episodes: int) -> list:
+    """Successive halving's schedule over ``arms`` arms (:func:`psro.approximate_gap.successive_halving`): per
+    round ``k`` of ``r = ceil(log2 arms)`` (at least one), the episodes every arm still in has played by its end,
+    ``episodes / 2 ** (r - k)`` (at least one).
+
+    Examples
+    --------
+    >>> halving_counts(7, 200), halving_counts(2, 200), halving_counts(1, 200), halving_counts(0, 200)
+    ([50, 100, 200], [200], [200], [])
+    """
+    rounds = max(1, math.ceil(math.log2(arms))) if arms else 0
+    return [max(1, episodes >> (rounds - k)) for k in range(1, rounds + 1)]

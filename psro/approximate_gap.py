@@ -55,7 +55,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from psro.approx_gap_schedule import approx_gap_due, approx_gap_mode  # (re-exported: public names of this module)
+from psro.approx_gap_schedule import (  # (the first two re-exported: public names of this module)
+    approx_gap_due,
+    approx_gap_mode,
+    halving_counts,
+)
 from psro.meta.targets import SUPPORT_TOL, meta_targets
 
 logger = logging.getLogger(__name__)
@@ -431,14 +435,13 @@ def successive_halving(arms: Sequence, returns: Callable, episodes: int) -> tupl
     """
     played = [np.empty(0) for _ in arms]
     alive = list(range(len(arms)))
-    rounds = max(1, math.ceil(math.log2(len(arms)))) if arms else 0
-    for k in range(1, rounds + 1):
-        count = max(1, episodes >> (rounds - k))
+    counts = halving_counts(len(arms), episodes)
+    for k, count in enumerate(counts, start=1):
         for arm in alive:
             played[arm] = np.concatenate([played[arm], returns(arms[arm], count - len(played[arm]))])
         means = [float(played[arm].mean()) for arm in alive]
         order = sorted(range(len(alive)), key=lambda i: -means[i])   # (stable: ties keep the earlier arm first)
-        alive = sorted(alive[i] for i in order[:max(1, math.ceil(len(alive) / 2))]) if k < rounds else \
+        alive = sorted(alive[i] for i in order[:max(1, math.ceil(len(alive) / 2))]) if k < len(counts) else \
             [alive[order[0]]]
     return alive[0], [float(r.mean()) for r in played]
 
