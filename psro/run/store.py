@@ -153,6 +153,23 @@ Loop.resume('dir', previous=True) or `psro resume RUN_DIR --previous`.
                          f"with {resume} or `psro resume RUN_DIR --previous`.") from None
 
 
+def _link_name(previous: Path, pid) -> Path:
+    """The temporary second name :func:`replace_document` gives the latest document before it becomes
+    ``previous``."""
+    return previous.with_name(f".{previous.name}.{pid}.tmp")
+
+
+def _drop_stale_links(latest: Path, previous: Path) -> None:
+    """Remove what a save killed between making its temporary link (:func:`_link_name`) and renaming it left: a
+    second name of ``latest``, which would make ``latest`` a hard link the next save refuses. Only names of that
+    pattern that are ``latest`` itself are removed; the document stays as it is under its own name."""
+    if latest.is_symlink() or not latest.is_file():
+        return
+    for stale in latest.parent.glob(_link_name(previous, "*").name):
+        if not stale.is_symlink() and stale.is_file() and os.path.samefile(stale, latest):
+            stale.unlink()
+
+
 def replace_document(directory, name: str, text: bytes, files_of, prefixes: tuple) -> Path:
     """Make the sealed document ``text`` the latest checkpoint ``directory / name``, keeping the one it replaces.
 
@@ -182,12 +199,13 @@ def replace_document(directory, name: str, text: bytes, files_of, prefixes: tupl
     """
     directory = check_directory(directory)
     latest, previous = file_in(directory, name), file_in(directory, previous_name(name))
+    _drop_stale_links(latest, previous)
     latest, previous = check_target(latest, shared_with=previous), check_target(previous, shared_with=latest)
     dropped = set()
     shared = latest.is_file() and previous.is_file() and os.path.samefile(latest, previous)
     if latest.is_file() and not shared and _document_intact(latest):   # (shared: kept already, by a stopped save)
         dropped = _listed(previous, files_of)   # (the previous document is replaced: its files may go)
-        link = directory / f".{previous.name}.{os.getpid()}.tmp"
+        link = _link_name(previous, os.getpid())
         link.unlink(missing_ok=True)
         try:
             os.link(latest, link)   # the same, already durable, file under a second name: no copy

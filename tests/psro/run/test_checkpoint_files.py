@@ -154,6 +154,22 @@ def test_a_save_stopped_between_keeping_the_previous_and_writing_the_latest_stil
     assert load_checkpoint(folder)["state"]["iteration"] == 3
 
 
+def test_a_save_stopped_after_linking_the_latest_to_its_temporary_name_still_resumes(tmp_path):
+    # the earlier kill point: the latest document got its temporary second name, which was not yet renamed
+    # (found by the SIGKILL test in a lone clone: every later save refused the latest as a hard link)
+    folder = tmp_path / "c"
+    PSRO("kuhn_poker", checkpoint_dir=folder, progress=False).run(iterations=2)
+    stale = folder / f".{PREVIOUS_FILE}.999999.tmp"
+    stale.hardlink_to(folder / CHECKPOINT_FILE)
+    mine = folder / ".notes.999999.tmp"   # (a file of that shape but another name, and not the document: kept)
+    mine.write_text("mine")
+    solver = PSRO.resume(folder, progress=False)
+    solver.run(iterations=1)
+    assert load_checkpoint(folder)["state"]["iteration"] == 3
+    assert load_checkpoint(folder, previous=True)["state"]["iteration"] == 2
+    assert not stale.exists() and mine.read_text() == "mine"
+
+
 def test_an_array_file_whose_header_declares_a_huge_shape_is_refused_before_loading(ckpt, monkeypatch):
     import io
     import zipfile
