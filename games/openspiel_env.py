@@ -155,8 +155,12 @@ class OpenSpielEnv:
         self._mask = np.zeros((n, self.num_actions), dtype=bool)   # ... its legal actions,
         self._live_returns = np.zeros((n, self.num_players))      # ... and the returns at terminals
         self._episode = np.zeros(n, dtype=np.int64)
+        self._draws = np.zeros(n, dtype=np.int64)              # chance draws in each env's episode so far
         self._started = False
         self._decisions = self._hits = 0
+        #: A :class:`games.keyed_chance.KeyedChance` (set before ``reset``): chance drawn per episode, not from
+        #: ``rng`` (paired episodes); None: from ``rng``
+        self.chance_keys = None
 
     def __repr__(self) -> str:
         return f"OpenSpielEnv({self.game}, num_envs={self.num_envs}, cached_nodes={self.cached_nodes})"
@@ -386,6 +390,7 @@ class OpenSpielEnv:
     def _restart(self, envs: np.ndarray) -> None:
         """Put ``envs`` at the root of a new episode."""
         self._episode[envs] += 1
+        self._draws[envs] = 0
         if self._cache is not None:
             self._node[envs] = 0
             self._kind[envs] = self._cache.kind[0]
@@ -431,7 +436,11 @@ class OpenSpielEnv:
 
     def _chance_edges(self, envs: np.ndarray) -> tuple:
         """Outcome positions and actions of ``envs`` at chance nodes, one uniform draw each (in ``envs`` order)."""
-        u = self.rng.random(envs.size)
+        if self.chance_keys is None:
+            u = self.rng.random(envs.size)
+        else:
+            u = self.chance_keys.uniform(envs, self._episode[envs], self._draws[envs])
+            self._draws[envs] += 1
         live = self._is_live[envs]
         edges = np.empty(envs.size, dtype=np.int64)
         actions = np.empty(envs.size, dtype=np.int64)

@@ -304,7 +304,8 @@ class PettingZooEnv:
 
     Every episode is reset with a seed drawn from the env's generator, so a
     run is a pure function of that generator's seed (for environments whose
-    randomness comes from ``reset(seed=...)``).
+    randomness comes from ``reset(seed=...)``); with ``chance_keys`` set, a
+    seed keyed by the episode (:mod:`games.keyed_chance`).
 
     Examples
     --------
@@ -335,6 +336,9 @@ class PettingZooEnv:
         self._returns = np.zeros((n, self.num_players))
         self._episode = np.zeros(n, dtype=np.int64)
         self._started = False
+        #: A :class:`games.keyed_chance.KeyedChance` (set before ``reset``): each episode's reset seed from it
+        #: (paired episodes); None: from ``rng``
+        self.chance_keys = None
 
     def __repr__(self) -> str:
         return f"PettingZooEnv({self.game.name!r}, num_envs={self.num_envs})"
@@ -357,8 +361,10 @@ class PettingZooEnv:
 
     def _start(self, i: int) -> None:
         env = self._envs[i]
-        env.reset(seed=int(self.rng.integers(2**31)))
         self._episode[i] += 1
+        seed = self.rng.integers(2**31) if self.chance_keys is None else \
+            self.chance_keys.seeds(np.array([i]), self._episode[i:i + 1])[0]
+        env.reset(seed=int(seed))
         self._returns[i] = 0.0
         self._collect(i)
         if self._skip_done(i):

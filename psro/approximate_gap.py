@@ -21,6 +21,12 @@ winner's curse), which is at most the best response's. The meta-strategy's own v
 ``episodes`` fresh episodes of profiles drawn from the meta-strategy (for CE targets: from the joint conditioned on
 the recommendation).
 
+**Paired episodes.** Episodes are played with chance keyed by episode (:func:`psro.evaluation.env_play.
+paired_returns`, common random numbers): the candidates of one race round play the same opponents on the same
+deals, and (product and CCE) each winner's episode ``j`` replays the meta-strategy's episode ``j`` with the winner
+in its seat, so a gain is measured as the mean of per-episode differences, without the variance of the deals (in
+hold'em, most of it).
+
 With ``BR`` the winners' values and ``v`` the on-policy values:
 
 * PSRO (product): ``max(0, sum_p (BR_p - v_p))``;
@@ -34,9 +40,10 @@ towards a true value that is never negative (``|max(0, x) - g| <= |x - g|`` for 
 kept in :attr:`ApproximateGap.unclipped`. Because the best member is a candidate, the estimate is never below the
 regret the meta-game itself shows (``meta_gap``) beyond the sampling errors of the two. The standard error is the
 Monte Carlo one of the winners' and on-policy values before clipping (clipping can only narrow a term's spread, so
-it is conservative): the winners' episodes are independent of the meta-strategy's, and the meta-strategy's values
-of all players come from the same episodes, so their sum's error is that of the per-episode sum of returns (zero
-in a constant-sum game). The selection's episodes pick the winner and add nothing to the estimate.
+it is conservative). PSRO: the error of the mean of the per-episode sum over players of the paired differences
+(winner's return minus the meta-strategy's), exact whatever their correlation; CCE: the sum of the players'
+errors, which bounds the error of a sum of correlated terms; CE: the winners' and the conditional values' episodes
+are independent, their variances add. The selection's episodes pick the winner and add nothing to the estimate.
 
 Every random choice is derived from ``(seed, iteration, "approx_gap")`` (:func:`approximate_seed`): the
 profiles drawn for each sampled value and the seeds of their episodes. It never touches the run's own random
@@ -67,8 +74,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR",
            "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproxGapSettings", "ApproximateGap", "Candidate", "approx_gap_due",
            "approx_gap_mode", "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
-           "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "response_variants",
-           "responder_seed", "successive_halving"]
+           "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "paired_draw",
+           "response_variants", "responder_seed", "successive_halving"]
 
 @dataclass(frozen=True)
 class ApproxGapSettings:
@@ -202,8 +209,9 @@ def mixture_returns(game, populations: Sequence, profiles: np.ndarray, weights: 
     population profiles (``seat``, when given, is played by ``policy`` instead).
 
     How many episodes each profile gets is one multinomial draw from ``rng``; each profile's episodes are
-    ``play(game, policies, count, seed)`` (default :func:`psro.evaluation.env_play.sample_returns`) with a seed
-    from ``rng``, so the rows are i.i.d. episodes of the mixture.
+    ``play(game, policies, count, seed)`` (default :func:`psro.evaluation.env_play.paired_returns`) with a seed
+    from ``rng``, so the rows are i.i.d. episodes of the mixture. Two calls from generators in the same state
+    draw the same profiles and seeds, so their rows are paired episodes (see :func:`paired_draw`).
 
     Examples
     --------
@@ -214,12 +222,40 @@ def mixture_returns(game, populations: Sequence, profiles: np.ndarray, weights: 
     >>> r.shape, bool(abs(r[:, 0].mean() - 0.5) < 0.05)
     ((1000, 2), True)
     """
-    if play is None:
-        from psro.evaluation.env_play import sample_returns as play
-    profiles = np.asarray(profiles, dtype=np.int64)
+    return paired_draw(game, populations, profiles, _draw(rng, weights, episodes), seat=seat, policy=policy,
+                       play=play)
+
+
+def _draw(rng: np.random.Generator, weights, episodes: int) -> tuple:
+    """``(counts, seeds)``: the episodes of each profile (one multinomial draw) and each profile's seed."""
     weights = np.asarray(weights, dtype=np.float64)
     counts = rng.multinomial(int(episodes), weights / weights.sum())
-    seeds = rng.integers(0, 2 ** 32, size=len(profiles), dtype=np.uint64)
+    return counts, rng.integers(0, 2 ** 32, size=len(weights), dtype=np.uint64)
+
+
+def paired_draw(game, populations: Sequence, profiles: np.ndarray, draw: tuple, *, seat: int | None = None,
+                policy=None, play: Callable | None = None) -> np.ndarray:
+    """The returns of one draw ``(counts, seeds)`` of ``profiles``: ``counts[k]`` episodes of profile ``k`` played
+    with ``seeds[k]``, profile after profile (``seat``, when given, played by ``policy``).
+
+    Played with :func:`psro.evaluation.env_play.paired_returns` (the default ``play``), row ``j`` of two calls with
+    the same draw is the same profile's episode on the same deal: a response's row and the meta-strategy's row
+    differ only by who sits in ``seat`` and by the actions (common random numbers).
+
+    Examples
+    --------
+    >>> pops = [[0.0, 1.0], [0.0, 1.0]]
+    >>> play = lambda game, profile, count, seed: np.tile([profile[0] - profile[1], seed % 7], (count, 1))
+    >>> draw = (np.array([2, 1]), np.array([10, 20], dtype=np.uint64))
+    >>> paired_draw(None, pops, np.array([[0, 1], [1, 1]]), draw, play=play).tolist()
+    [[-1.0, 3.0], [-1.0, 3.0], [0.0, 6.0]]
+    >>> paired_draw(None, pops, np.array([[0, 1], [1, 1]]), draw, seat=0, policy=5.0, play=play)[:, 0].tolist()
+    [4.0, 4.0, 4.0]
+    """
+    if play is None:
+        from psro.evaluation.env_play import paired_returns as play
+    profiles = np.asarray(profiles, dtype=np.int64)
+    counts, seeds = draw
     rows = []
     for k in np.flatnonzero(counts):
         members = [policy if q == seat else _member(populations[q], int(i)) for q, i in enumerate(profiles[k])]
@@ -338,14 +374,18 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     >>> approximate_gap(None, "product", pure, pops, respond, episodes=100, seed=0, iteration=0, play=play).gap
     2.0
 
-    With a standard-error target, noisy play gets more episodes until the error is small enough:
+    With a standard-error target, noisy play gets more episodes until the error is small enough; noise that
+    depends on the seed only (the deals of paired episodes) cancels in the paired differences, the policies' own
+    does not:
 
-    >>> noisy = lambda game, profile, count, seed: (play(game, profile, count, seed)
-    ...                                             + np.random.default_rng(seed).normal(0, 4, (count, 2)))
+    >>> actions = np.random.default_rng(1)
+    >>> def noisy(game, profile, count, seed):
+    ...     deals = np.random.default_rng(seed).normal(0, 4, (count, 2))
+    ...     return play(game, profile, count, seed) + deals + actions.normal(0, 2, (count, 2))
     >>> result = approximate_gap(None, "product", pure, pops, respond, episodes=100, seed=0, iteration=0,
     ...                          play=noisy, stderr_target=0.1, max_episodes=10_000)
     >>> result.episodes, bool(result.stderr <= 0.1 * result.gap)
-    (1600, True)
+    (400, True)
     """
     if kind not in ("product", "cce", "ce"):
         raise ValueError(f"kind must be 'product', 'cce' or 'ce'; got {kind!r}.")
@@ -372,11 +412,9 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
             candidates = _candidates(p, i, target, populations[p], respond, profiles, weights, payoffs,
                                      warm_start, variants or (lambda policy: []), mine,
                                      train is True or (train == "auto" and mine is None))
-            def returns(policy, count, p=p, profiles=profiles, weights=weights):
-                return mixture_returns(game, populations, profiles, weights, count, rng, seat=p, policy=policy,
-                                       play=play)[:, p]
-
-            winner, values = successive_halving([policy for _, policy in candidates], returns, selection_episodes)
+            race = _race(game, populations, profiles, weights, p, int(rng.integers(2 ** 63)), play)
+            winner, values = successive_halving(list(enumerate(policy for _, policy in candidates)), race,
+                                                selection_episodes)
             tried.append(tuple(Candidate(name, float(v)) for (name, _), v in zip(candidates, values)))
             plans.append((p, float(target.mass), profiles, weights, *candidates[winner]))
     samples, done, size = None, 0, episodes
@@ -446,17 +484,41 @@ def successive_halving(arms: Sequence, returns: Callable, episodes: int) -> tupl
     return alive[0], [float(r.mean()) for r in played]
 
 
+def _race(game, populations: Sequence, profiles, weights, seat: int, key: int, play) -> Callable:
+    """The ``returns(arm, count)`` of :func:`successive_halving` for arms ``(index, policy)`` in ``seat``: an arm's
+    episodes ``n .. n + count - 1`` are drawn from ``(key, n)``, so the arms of one round play the same opponents on
+    the same deals (paired: the race compares the responses, not their luck)."""
+    played: dict = {}
+
+    def returns(arm, count):
+        index, policy = arm
+        start = played.get(index, 0)
+        played[index] = start + count
+        draw = _draw(np.random.default_rng([key, start]), weights, count)
+        return paired_draw(game, populations, profiles, draw, seat=seat, policy=policy, play=play)[:, seat]
+
+    return returns
+
+
 def _more_samples(game, kind: str, populations, joint, plans: list, size: int, rng, play, samples) -> dict:
     """``samples`` (None at first) with ``size`` more episodes of every value in the estimate: the meta-strategy's
     (``"on"``, all players' returns; per target ``"conditional"`` for CE targets) and each winner's (``"response"``,
-    its seat's returns)."""
-    new = {"on": None if kind == "ce" else mixture_returns(game, populations, *_support(joint), size, rng, play=play),
-           "response": [], "conditional": []}
-    for p, _, profiles, weights, _, policy in plans:
-        new["response"].append(mixture_returns(game, populations, profiles, weights, size, rng, seat=p,
-                                               policy=policy, play=play)[:, p])
-        new["conditional"].append(mixture_returns(game, populations, profiles, weights, size, rng,
-                                                  play=play)[:, p] if kind == "ce" else None)
+    its seat's returns). Product and CCE: each winner's episode ``j`` replays the meta-strategy's episode ``j``
+    (the same profile, the same deal) with the winner in its seat."""
+    if kind == "ce":
+        new = {"on": None, "response": [], "conditional": []}
+        for p, _, profiles, weights, _, policy in plans:
+            new["response"].append(mixture_returns(game, populations, profiles, weights, size, rng, seat=p,
+                                                   policy=policy, play=play)[:, p])
+            new["conditional"].append(mixture_returns(game, populations, profiles, weights, size, rng,
+                                                      play=play)[:, p])
+    else:
+        profiles, weights = _support(joint)
+        draw = _draw(rng, weights, size)
+        new = {"on": paired_draw(game, populations, profiles, draw, play=play),
+               "response": [paired_draw(game, populations, profiles, draw, seat=p, policy=policy, play=play)[:, p]
+                            for p, _, _, _, _, policy in plans],
+               "conditional": [None] * len(plans)}
     if samples is None:
         return new
     join = (lambda a, b: None if a is None else np.concatenate([a, b]))
@@ -467,19 +529,22 @@ def _more_samples(game, kind: str, populations, joint, plans: list, size: int, r
 
 def _estimate(kind: str, plans: list, samples: dict) -> tuple:
     """``(unclipped estimate, standard error, terms)`` of the samples (module docstring)."""
-    terms, gains, variance = [], [], []
+    terms, gains, variance, differences = [], [], [], []
     for (p, mass, _, _, winner, _), response, conditional in zip(plans, samples["response"],
                                                                  samples["conditional"]):
         value = float((conditional if kind == "ce" else samples["on"][:, p]).mean())
         gain = float(response.mean()) - value
         terms.append((p, mass, float(response.mean()), value, winner))
         gains.append(mass * (gain if kind == "product" else max(gain, 0.0)))
-        variance.append(mass ** 2 * _mean_variance(response))
-        if conditional is not None:
-            variance.append(mass ** 2 * _mean_variance(conditional))
-    if samples["on"] is not None:
-        variance.append(_mean_variance(samples["on"].sum(axis=1)))
-    return float(np.sum(gains)), float(math.sqrt(np.sum(variance))), tuple(terms)
+        if kind == "ce":
+            variance.append(mass ** 2 * (_mean_variance(response) + _mean_variance(conditional)))
+        else:
+            differences.append(mass * (response - samples["on"][:, p]))
+    if kind == "product":   # (the per-episode sum of the paired gains)
+        variance.append(_mean_variance(np.sum(differences, axis=0)))
+    stderr = math.sqrt(np.sum(variance)) if kind != "cce" else \
+        float(np.sum([math.sqrt(_mean_variance(d)) for d in differences]))
+    return float(np.sum(gains)), float(stderr), tuple(terms)
 
 def _candidates(player: int, index: int, target, population, respond: Callable, profiles, weights, payoffs,
                 warm_start: bool, variants: Callable, ready=None, train: bool = True) -> list:

@@ -87,7 +87,7 @@ from psro.population import PolicyPopulation, Provenance
 from psro.run.checkpoint_checks import Damage, check_arrays, check_document
 from psro.run.document_seal import KEY_VARIABLE, is_sealed, seal_document, seal_problem, sha256
 from psro.run.run_files import UnsafePath, atomic_write, check_directory, read_regular
-from psro.run.store import previous_name, read_or_advise, replace_document, write_named, write_saved
+from psro.run.store import previous_name, read_or_advise, replace_document, write_arrays, write_saved
 from psro.state import LoopState
 from solvers import make_equilibrium
 
@@ -145,10 +145,8 @@ def _policy_files(directory: Path, solver) -> list:
         for p, pop in enumerate(solver.state.populations):
             chunk.update(_population_arrays(f"member_{p}", pop.policies[done[p]:], start=done[p],
                                             objects=isinstance(pop, PolicyPopulation), key=f"policies_{p}"))
-        buffer = io.BytesIO()
-        np.savez(buffer, **chunk)
-        name, digest = write_named(directory, "policies", f"{solver.state.iteration:06d}", buffer.getvalue())
-        known = known + [{"file": name, "start": list(done), "end": list(sizes), "sha256": digest}]
+        entry = write_arrays(directory, "policies", f"{solver.state.iteration:06d}", chunk)
+        known = known + [{"file": entry["file"], "start": list(done), "end": list(sizes), "sha256": entry["sha256"]}]
     _POLICY_FILES.setdefault(solver, {})[key] = known
     return known
 
@@ -305,10 +303,8 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
             logger.warning("the checkpoint in %s is damaged; the new one is written without its run config",
                            directory)
 
-    arrays = _state_arrays(state)
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    arrays_name, arrays_digest = write_named(directory, "arrays", f"{t:06d}", buffer.getvalue())
+    arrays = write_arrays(directory, "arrays", f"{t:06d}", _state_arrays(state))
+    arrays_name, arrays_digest = arrays["file"], arrays["sha256"]
     policy_files = _policy_files(directory, solver)
     meta_name, meta_digest = write_saved(directory, "meta_game", f"{t:06d}", state.meta_game.save)
 

@@ -27,6 +27,16 @@ def play(game, profile, count, seed):
     return np.tile(PAYOFFS[:, profile[0], profile[1]], (count, 1))
 
 
+def noisy(deal_scale, action_scale, rng):
+    """``play`` plus two noises per episode and seat: the deal's (a function of the seed, as chance is in paired
+    episodes) and the actions' (independent draws from ``rng``)."""
+    def noisy_play(game, profile, count, seed):
+        deal = np.random.default_rng(seed).normal(0, deal_scale, size=(count, 2))
+        return play(game, profile, count, seed) + deal + rng.normal(0, action_scale, size=(count, 2))
+
+    return noisy_play
+
+
 def respond(player, target, index):
     """The exact pure best response to a product or joint target of the stand-in game."""
     values = np.zeros(2)
@@ -82,19 +92,18 @@ def test_a_pure_profile_is_measured_without_error():
 
 
 def test_standard_error_matches_the_spread_over_seeds():
-    noisy = np.random.default_rng(7)
-
-    def noisy_play(game, profile, count, seed):   # payoffs plus independent unit noise per episode and seat
-        return play(game, profile, count, seed) + np.random.default_rng(seed).normal(size=(count, 2))
-
+    seeds = np.random.default_rng(7)
+    noisy_play = noisy(3.0, 1.0, np.random.default_rng(8))
     eq = make_equilibrium(CHICKEN, joint=np.array([[0.0, 1.0], [0.0, 0.0]]), concept="nash", method="x")
     gaps, errors = [], []
-    for seed in noisy.integers(0, 2 ** 31, size=40):
+    for seed in seeds.integers(0, 2 ** 31, size=40):
         result = approximate_gap(None, "product", eq, POPS, respond, episodes=400, seed=int(seed), iteration=0,
                                  play=noisy_play)
         gaps.append(result.unclipped)   # (the spread before clipping at zero)
         errors.append(result.stderr)
-    # two response estimates (variance 1/400 each) and the on-policy sum of two seats (2/400): sqrt(4/400) = 0.1
+    # paired episodes: the deals' noise cancels in each (response - on-policy) difference; the actions' does not,
+    # four unit terms per episode (two responses, the on-policy episode's two seats): sqrt(4/400) = 0.1 (unpaired,
+    # the deals' would add 4 * 9)
     assert np.mean(errors) == pytest.approx(np.sqrt(4 / 400), rel=0.1)
     assert np.std(gaps, ddof=1) == pytest.approx(np.mean(errors), rel=0.35)
     assert np.mean(gaps) == pytest.approx(by_hand(eq.joint, "nash"), abs=3 * np.mean(errors) / np.sqrt(40))
@@ -145,8 +154,10 @@ def test_a_better_fresh_response_wins_and_every_candidate_is_reported():
 def test_the_winner_is_valued_on_fresh_episodes_so_no_winners_curse():
     # 30 identical members (true value 0 against the target) and noisy play: the best selection value is biased
     # upwards (the max of 30 noisy means), the winner's reported value is not
-    def noisy(game, profile, count, seed):
-        return np.random.default_rng(seed).normal(size=(count, 2)) * [1.0, 0.0]
+    actions = np.random.default_rng(0)
+
+    def noisy(game, profile, count, seed):   # (the policies' own noise: paired episodes do not share it)
+        return actions.normal(size=(count, 2)) * [1.0, 0.0]
 
     pops = [list(range(30)), [0]]
     eq = make_equilibrium(NormalFormGame(np.zeros((2, 30, 1))), joint=np.eye(30, 1), concept="nash", method="x")
@@ -236,22 +247,20 @@ def test_a_ready_response_is_a_candidate_and_auto_trains_only_where_none_answers
 
 
 def test_episodes_are_added_until_the_stderr_target_or_the_cap():
-    def noisy(game, profile, count, seed):
-        return play(game, profile, count, seed) + np.random.default_rng(seed).normal(0, 2, (count, 2))
-
+    play = noisy(2.0, 2.0, np.random.default_rng(0))
     eq = make_equilibrium(CHICKEN, joint=np.array([[1.0, 0.0], [0.0, 0.0]]), concept="nash", method="x")
     gap = by_hand(eq.joint, "nash")
     assert gap > 0
-    one = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy)
-    met = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy,
+    one = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=play)
+    met = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=play,
                           stderr_target=0.05, max_episodes=100_000)
-    capped = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy,
+    capped = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=play,
                              stderr_target=0.01, max_episodes=300)
     assert one.episodes == 50 and one.stderr > 0.05 * gap
     assert met.stderr <= 0.05 * met.gap and met.episodes in (50 * 2 ** k for k in range(12))
     assert abs(met.gap - gap) <= 4 * met.stderr
     assert capped.episodes == 300 and capped.stderr > 0.01 * capped.gap   # 50, 100, 200, then the last 100
-    floor = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=noisy,
+    floor = approximate_gap(None, "product", eq, POPS, respond, episodes=50, seed=0, iteration=0, play=play,
                             stderr_target=0.01, stderr_floor=10.0)
     assert floor.episodes == 50   # a standard error under the floor is small enough whatever the estimate
 
