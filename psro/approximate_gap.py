@@ -8,7 +8,7 @@ meaningful one when the response is strong. For every best-response target the m
 
 * the responder's population members: its best member against the target by the empirical meta-game's payoffs
   (``payoffs``), or every member when no payoffs are given;
-* a fresh learned response (``respond``);
+* a fresh learned response (``respond``; unless ``fresh`` is false);
 * a response warm-started from that best member (``warm_start``: the same call with the target's
   ``initial_policy`` set to the member; ``respond`` may decline by returning None);
 * the ``variants`` of each learned response (for instance the greedy version of a softmax network).
@@ -89,6 +89,9 @@ class ApproxGapSettings:
     halving; null: episodes)."""
     warm_start: bool = True
     """A candidate warm-started from the best member."""
+    fresh: bool = True
+    """A candidate trained from scratch (false: with warm_start, only the warm-started one is trained, at half the
+    cost; where the population is strong, as on hold'em, the warm one is the one that finds the gap)."""
     oracle: str | None = None
     """The learned oracle of the fresh responses (null: the run's)."""
     train: bool | str = True
@@ -291,7 +294,7 @@ def member_values(payoffs: np.ndarray, player: int, profiles: np.ndarray, weight
 
 def approximate_gap(game, kind: str, solution, populations: Sequence, respond: Callable, *, episodes: int,
                     seed: int, iteration: int, play: Callable | None = None, payoffs: np.ndarray | None = None,
-                    selection_episodes: int | None = None, warm_start: bool = False,
+                    selection_episodes: int | None = None, warm_start: bool = False, fresh: bool = True,
                     variants: Callable | None = None, ready: Callable | None = None, train=True,
                     stderr_target: float | None = None, stderr_floor: float = 0.0,
                     max_episodes: int | None = None) -> ApproximateGap:
@@ -325,6 +328,8 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
         others play fewer), default ``episodes``, at least 1.
     warm_start : bool
         Also ask ``respond`` for a response warm-started from the best member.
+    fresh : bool
+        Ask ``respond`` for a fresh response (default; False with ``warm_start``: only the warm-started one).
     variants : callable, optional
         ``variants(policy) -> list of (name, policy)``: more candidates from a learned response (default none;
         :func:`response_variants` adds a softmax network's greedy version).
@@ -410,7 +415,7 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
                 profiles, weights = _support(joint.sum(axis=p, keepdims=True))
             mine = None if ready is None else ready(p, i, target)
             candidates = _candidates(p, i, target, populations[p], respond, profiles, weights, payoffs,
-                                     warm_start, variants or (lambda policy: []), mine,
+                                     (fresh, warm_start), variants or (lambda policy: []), mine,
                                      train is True or (train == "auto" and mine is None))
             race = _race(game, populations, profiles, weights, p, int(rng.integers(2 ** 63)), play)
             winner, values = successive_halving(list(enumerate(policy for _, policy in candidates)), race,
@@ -547,10 +552,11 @@ def _estimate(kind: str, plans: list, samples: dict) -> tuple:
     return float(np.sum(gains)), float(stderr), tuple(terms)
 
 def _candidates(player: int, index: int, target, population, respond: Callable, profiles, weights, payoffs,
-                warm_start: bool, variants: Callable, ready=None, train: bool = True) -> list:
+                learned: tuple, variants: Callable, ready=None, train: bool = True) -> list:
     """``(source, policy)`` for every candidate response of ``player`` to ``target`` (see the module docstring):
     the best member (every member without ``payoffs``), the ``ready`` response and, when ``train``, the fresh and
-    warm-started ones, each with its ``variants``."""
+    warm-started ones that ``learned`` ``(fresh, warm_start)`` asks for (``respond``'s index ``2 index`` and
+    ``2 index + 1``), each with its ``variants``."""
     size = len(population.policies if hasattr(population, "policies") else population)
     if payoffs is None:
         best, members = 0, range(size)
@@ -558,15 +564,16 @@ def _candidates(player: int, index: int, target, population, respond: Callable, 
         best = int(np.argmax(member_values(payoffs, player, profiles, weights)))
         members = [best]
     out = [(f"member {m}", _member(population, m)) for m in members]
-    learned = [] if ready is None else [("step", ready)]
-    calls = [("fresh", target)] if train else []
+    fresh, warm_start = learned
+    calls = [("fresh", target, 0)] if fresh and train else []
     if warm_start and train:
-        calls.append(("warm", dataclasses.replace(target, initial_policy=_member(population, best))))
-    for k, (name, call) in enumerate(calls):
+        calls.append(("warm", dataclasses.replace(target, initial_policy=_member(population, best)), 1))
+    responses = [] if ready is None else [("step", ready)]
+    for name, call, k in calls:
         br = respond(player, call, 2 * index + k)
         if br is not None:
-            learned.append((name, br.policy))
-    for name, policy in learned:
+            responses.append((name, br.policy))
+    for name, policy in responses:
         out.append((name, policy))
         out.extend((f"{name} ({variant})", other) for variant, other in variants(policy))
     return out
@@ -663,8 +670,13 @@ fraction of the estimate), or null for one round of episodes; got 0.
                                                        or settings["selection_episodes"] < 1):
         raise ValueError("approx_gap_options: selection_episodes must be a positive int (or null: episodes); got "
                          f"{settings['selection_episodes']!r}.")
-    if not isinstance(settings["warm_start"], bool):
-        raise ValueError(f"approx_gap_options: warm_start must be true or false; got {settings['warm_start']!r}.")
+    for key in ("warm_start", "fresh"):
+        if not isinstance(settings[key], bool):
+            raise ValueError(f"approx_gap_options: {key} must be true or false; got {settings[key]!r}.")
+    if not (settings["fresh"] or settings["warm_start"]) and settings["train"] is not False:
+        raise ValueError("approx_gap_options: fresh and warm_start are both false, so no response would be trained; "
+                         "set one of them to true, or train to false (the best member and the step's responses "
+                         "only).")
     if settings["train"] not in (True, False, "auto"):
         raise ValueError(f"approx_gap_options: train must be true, false or 'auto'; got {settings['train']!r}.")
     try:
@@ -751,11 +763,13 @@ def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle
     result = approximate_gap(game, kind, solution, populations, respond,
                              episodes=int(settings["episodes"]), selection_episodes=settings["selection_episodes"],
                              seed=seed, iteration=iteration, payoffs=payoffs, warm_start=settings["warm_start"],
+                             fresh=settings["fresh"],
                              variants=response_variants, play=None if counter is None else counter.play,
                              ready=ready, train=train, stderr_target=settings["stderr_target"],
                              stderr_floor=STDERR_FLOOR * float(payoff_range), max_episodes=settings["max_episodes"])
-    logger.info("approx_gap of iteration %d: %.4g +- %.2g (winners %s; %d episodes per value) in %.1f s wall, "
-                "%.1f s CPU", iteration, result.gap, result.stderr, ", ".join(term[4] for term in result.terms),
+    logger.info("approx_gap of iteration %d: %.4g +- %.2g (winners and their gains %s; %d episodes per value) in "
+                "%.1f s wall, %.1f s CPU", iteration, result.gap, result.stderr,
+                ", ".join(f"{term[4]} {term[2] - term[3]:+.3g}" for term in result.terms),
                 result.episodes, time.perf_counter() - start, time.process_time() - cpu)
     return result
 

@@ -141,10 +141,10 @@ class LoopMeasures:
         the current eval meta-strategy (:func:`psro.approximate_gap.measure_with_oracle`): the best of the best
         member, the step's own learned response to the same target (:meth:`_step_response`) and, where
         ``approx_gap_options``' ``train`` asks and its ``share`` of the wall time allows
-        (:func:`psro.approximate_gap.approx_gap_mode`), a fresh and a warm-started learned response per target with
-        its budget (by default the run's oracle's), its cost in ``approx_gap_time``. A row the share leaves
-        unmeasured (never the ``final`` one) gets NaN; ``times`` are the phases' seconds of the step just done (not
-        yet in the history)."""
+        (:func:`psro.approximate_gap.approx_gap_mode`), a fresh and a warm-started learned response per target (as
+        its ``fresh`` and ``warm_start`` ask) with its budget (by default the run's oracle's), its cost in
+        ``approx_gap_time``. A row the share leaves unmeasured (never the ``final`` one) gets NaN; ``times`` are the
+        phases' seconds of the step just done (not yet in the history)."""
         start = time.perf_counter()
         if self._approx_gap_oracle is None:
             self._approx_gap_oracle = self._approx_oracle()
@@ -176,8 +176,8 @@ class LoopMeasures:
         if spent > share * (self.state.wall + last):
             logger.warning("approx_gap took %.0f%% of the run's wall time, more than approx_gap_options' share "
                            "(%g): the last row, always measured with its fresh responses, took %.1f s of it. Lower "
-                           "approx_gap_options' total_steps, episodes or max_episodes, set its warm_start to false, "
-                           "its train to 'auto' or its stderr_target to null, or raise its share.",
+                           "approx_gap_options' total_steps, episodes or max_episodes, set its warm_start or fresh "
+                           "to false, its train to 'auto' or its stderr_target to null, or raise its share.",
                            100 * spent / (self.state.wall + last), share, last)
 
     def _affordable(self, train, settings: dict, oracle, final: bool, times: dict):
@@ -194,7 +194,7 @@ class LoopMeasures:
             return seconds / units if units else 0.0
 
         per_episode = per_unit("evaluation", self.state.meta_game_episodes())
-        responses = 2 if settings["warm_start"] else 1
+        responses = int(settings["fresh"]) + int(settings["warm_start"])
         untrained = costs.get("untrained")
         if untrained is None:   # (the best member and the step's response, each with its greedy variant)
             untrained = per_episode * expected_episodes(self.num_players, 3, settings["selection_episodes"]

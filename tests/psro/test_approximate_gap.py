@@ -184,6 +184,10 @@ def test_warm_start_asks_for_a_response_from_the_best_member():
     approximate_gap(None, "product", eq, POPS, record, episodes=10, seed=0, iteration=0, play=play, payoffs=PAYOFFS,
                     warm_start=True)
     assert asked == [(0, 0, None), (0, 1, 0), (1, 0, None), (1, 1, 1)]   # the best members: 0 and 1
+    asked.clear()
+    approximate_gap(None, "product", eq, POPS, record, episodes=10, seed=0, iteration=0, play=play, payoffs=PAYOFFS,
+                    warm_start=True, fresh=False)
+    assert asked == [(0, 1, 0), (1, 1, 1)]   # only the warm-started ones, under the same index (the same seeds)
 
 
 def test_bad_episodes():
@@ -197,6 +201,9 @@ def test_bad_episodes():
 
 @pytest.mark.parametrize("options, message", [
     ({"episodes": 1}, "^approx_gap_options: episodes must be an int >= 2"),
+    ({"fresh": "no"}, "^approx_gap_options: fresh must be true or false"),
+    ({"fresh": False, "warm_start": False}, "^approx_gap_options: fresh and warm_start are both false, so no "
+                                            "response would be trained; set one of them to true, or train to false"),
     ({"total_steps": 0}, "^approx_gap_options: total_steps must be a positive int"),
     ({"warm_start": "yes"}, "^approx_gap_options: warm_start must be true or false"),
     ({"learning_rat": 0.1}, "^approx_gap_options: .*learning_rat"),
