@@ -363,10 +363,14 @@ class PSRO(LoopMeasures, TrainingLoop):
     def history_columns(self) -> list:
         return [*super().history_columns(), *self._reference_columns()]
 
-    def write_checkpoint(self, directory):
-        """Write a checkpoint into ``directory`` (:func:`psro.run.checkpoint.save_checkpoint`); safe from an
-        :attr:`on_evaluation_batch` hook."""
-        return checkpoint.save_checkpoint(directory, self)
+    checkpoint_name = checkpoint.CHECKPOINT_FILE
+    checkpoint_prefixes = checkpoint.PREFIXES
+    checkpoint_files = staticmethod(checkpoint.manifest_files)
+
+    def state_dict(self, directory) -> dict:
+        """The checkpoint document (:func:`psro.run.checkpoint.state_document`); a checkpoint is safe to write from
+        an :attr:`on_evaluation_batch` hook."""
+        return checkpoint.state_document(directory, self)
 
     @classmethod
     def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:

@@ -222,9 +222,32 @@ class TrainingLoop:
             raise ValueError(f"directory: give a directory, or construct {type(self).__name__} with checkpoint_dir.")
         return self.write_checkpoint(directory)
 
+    #: The checkpoint document's file name in its directory
+    checkpoint_name = "checkpoint.json"
+    #: The name prefixes of the files a checkpoint document lists: those that no kept document lists are removed
+    #: (:func:`psro.run.store.replace_document`)
+    checkpoint_prefixes: tuple = ()
+
     def write_checkpoint(self, directory) -> Path:
-        """Write this loop's checkpoint into ``directory``; return its path."""
-        raise NotImplementedError(f"{type(self).__name__} must implement write_checkpoint()")
+        """Write this loop's checkpoint into ``directory`` and return the document's path: the files
+        :meth:`state_dict` writes, then its document, sealed, as the latest checkpoint (the one it replaces kept as
+        the previous one), all through the store (:func:`psro.run.store.write_document`)."""
+        from psro.run.store import prepare_directory, write_document
+
+        directory = prepare_directory(directory)
+        return write_document(directory, self.checkpoint_name, self.state_dict(directory), self.checkpoint_files,
+                              self.checkpoint_prefixes)
+
+    def state_dict(self, directory) -> dict:
+        """The checkpoint document of this run (what :meth:`load_state_dict` takes back): its options, its
+        :class:`psro.state.LoopState` and its :attr:`Extra`, with the array files it names written into
+        ``directory`` first (:func:`psro.run.store.write_arrays`), each named with its SHA-256."""
+        raise NotImplementedError(f"{type(self).__name__} must implement state_dict()")
+
+    @staticmethod
+    def checkpoint_files(document: dict):
+        """The names of the files a checkpoint document of this loop lists."""
+        raise NotImplementedError("a loop that keeps checkpoints must implement checkpoint_files()")
 
     @classmethod
     def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:

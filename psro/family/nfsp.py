@@ -64,8 +64,7 @@ from psro.oracles.learned.oracle import isolated_torch
 from psro.oracles.learned.training import check_finite
 from psro.population import PolicyPopulation
 from psro.run.checkpoint import member_arrays, member_from_arrays
-from psro.run.run_files import check_directory
-from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays, write_document
+from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays
 from psro.state import EpisodeCounter, LoopExtra, LoopState
 from psro.training_loop import TrainingLoop
 
@@ -600,14 +599,19 @@ class NFSP(TrainingLoop):
         return {"approx_gap": result.gap, "approx_gap_stderr": result.stderr, "approx_gap_time": self._approx_cost}
 
     # ------------------------------------------------------------------ checkpoints
-    def write_checkpoint(self, directory) -> Path:
-        """Write the run's checkpoint to ``directory`` (default ``checkpoint_dir``): one npz of arrays (networks,
-        Adam states, buffers, populations, meta-game) and ``checkpoint.json`` naming it with its SHA-256, written
-        atomically in that order (a kill at any moment leaves the last complete checkpoint). The checkpoint it
-        replaces is kept as ``checkpoint.previous.json`` (``resume(..., previous=True)``)."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        check_directory(directory)
+    checkpoint_name = CHECKPOINT_FILE
+    checkpoint_prefixes = ("nfsp-",)
+
+    @staticmethod
+    def checkpoint_files(document: dict) -> list:
+        return [document["arrays"]["file"]]
+
+    def state_dict(self, directory) -> dict:
+        """The checkpoint document: one npz of arrays (networks, Adam states, buffers, populations, meta-game),
+        written first, named with its SHA-256; the learners' settings, the members' architectures, the history
+        and the loop's state. :meth:`write_checkpoint` writes it atomically after the arrays (a kill at any moment
+        leaves the last complete checkpoint), the checkpoint it replaces kept as ``checkpoint.previous.json``
+        (``resume(..., previous=True)``)."""
         st = self.state
         arrays, learners = {}, []
         for p, learner in enumerate(self.learners):
@@ -625,17 +629,15 @@ class NFSP(TrainingLoop):
         for name in ("count", "total", "total_sq", "exact"):
             arrays[f"meta_game__{name}"] = getattr(st.meta_game, name)
         entry = write_arrays(directory, "nfsp", f"{st.iteration:06d}", arrays)
-        document = {"format": FORMAT, "version": 1, "iteration": st.iteration,
-                    "options": {"algorithm": self.algorithm, "config": self.config.to_dict()},
-                    "config": self.run_config, "arrays": entry,
-                    "rng": st.rng.bit_generator.state, "history": st.rows, "members": members,
-                    "columns": list(st.rows[0]) if st.rows else [],
-                    "learners": learners,
-                    "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
-                              "evaluations": st.evaluations, "extra": st.extra.to_document(),
-                              "measure_episodes": st.measure_episodes}}
-        return write_document(directory, CHECKPOINT_FILE, document, lambda doc: [doc["arrays"]["file"]],
-                              prefixes=("nfsp-",))
+        return {"format": FORMAT, "version": 1, "iteration": st.iteration,
+                "options": {"algorithm": self.algorithm, "config": self.config.to_dict()},
+                "config": self.run_config, "arrays": entry,
+                "rng": st.rng.bit_generator.state, "history": st.rows, "members": members,
+                "columns": list(st.rows[0]) if st.rows else [],
+                "learners": learners,
+                "state": {"gap": st.gap, "train_gap": st.train_gap, "wall": st.wall, "cpu": st.cpu,
+                          "evaluations": st.evaluations, "extra": st.extra.to_document(),
+                          "measure_episodes": st.measure_episodes}}
 
     @classmethod
     def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:

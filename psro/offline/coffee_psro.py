@@ -55,8 +55,8 @@ from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
 from psro.run.checkpoint import atomic_write
-from psro.run.run_files import check_directory, check_target, file_in, read_regular
-from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays, write_document
+from psro.run.run_files import check_target, file_in, read_regular
+from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays
 from psro.state import LoopState
 from psro.training_loop import PHASES, TrainingLoop
 
@@ -464,13 +464,18 @@ class OfflinePSRO(TrainingLoop):
             return None
         return config_from_options(self._options(), str(self.dataset_path))
 
-    def write_checkpoint(self, directory) -> Path:
-        """Write the checkpoint into ``directory``: the arrays file first, then the JSON
-        document that names it with its SHA-256 (both atomic; the document it replaces is kept as
-        ``offline_checkpoint.previous.json``, for ``resume(..., previous=True)``); return the document's path."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        check_directory(directory)
+    checkpoint_name = DOCUMENT
+    checkpoint_prefixes = ("offline_arrays-",)
+
+    @staticmethod
+    def checkpoint_files(document: dict) -> list:
+        return [document["arrays"]["file"]]
+
+    def state_dict(self, directory) -> dict:
+        """The checkpoint document, its files written into ``directory`` first: the dataset (a copy in the
+        directory, once) and the arrays file, each named with its SHA-256. :meth:`write_checkpoint` writes it
+        atomically after them (the document it replaces kept as ``offline_checkpoint.previous.json``, for
+        ``resume(..., previous=True)``)."""
         if self.dataset_path is None:
             self.dataset_path = check_target(directory / "dataset.csv")
             from games.trajectories import save_trajectories
@@ -496,9 +501,7 @@ class OfflinePSRO(TrainingLoop):
         document = {"options": self._options(), "config": self._run_config(), "iteration": self.iteration, "rows": rows,
                     "wall": self.state.wall, "cpu": self.state.cpu, "arrays": entry,
                     "dataset": {"path": self.dataset_path.name, "sha256": _sha256(self.dataset_path)}}
-        document = json.loads(json.dumps(document, default=_json_default, allow_nan=False))
-        return write_document(directory, DOCUMENT, document, lambda doc: [doc["arrays"]["file"]],
-                              prefixes=("offline_arrays-",))
+        return json.loads(json.dumps(document, default=_json_default, allow_nan=False))
 
     @classmethod
     def _read_checkpoint(cls, directory: Path, previous: bool) -> dict:

@@ -86,12 +86,21 @@ from psro.policies.codec import decode_policy, encode_policy
 from psro.population import PolicyPopulation, Provenance
 from psro.run.checkpoint_checks import Damage, check_arrays, check_document
 from psro.run.document_seal import KEY_VARIABLE, is_sealed, seal_document, seal_problem, sha256
-from psro.run.run_files import UnsafePath, atomic_write, check_directory, read_regular
-from psro.run.store import previous_name, read_or_advise, replace_document, write_arrays, write_saved
+from psro.run.run_files import UnsafePath, atomic_write, read_regular
+from psro.run.store import (
+    prepare_directory,
+    previous_name,
+    read_or_advise,
+    replace_document,
+    write_arrays,
+    write_document,
+    write_saved,
+)
 from psro.state import LoopState
 from solvers import make_equilibrium
 
-__all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "save_checkpoint", "load_checkpoint", "restoring",
+__all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "PREFIXES", "save_checkpoint", "state_document",
+           "manifest_files", "load_checkpoint", "restoring",
            "solver_options", "adopt_policy_files", "state_from_document", "replay_warm_start",
            "has_checkpoint", "atomic_write", "member_arrays", "member_from_arrays", "previous_name",
            "read_or_advise", "replace_document", "seal_document", "is_sealed", "seal_problem",
@@ -102,6 +111,8 @@ logger = logging.getLogger(__name__)
 CHECKPOINT_FILE = "checkpoint.json"
 PREVIOUS_FILE = "checkpoint.previous.json"   # previous_name(CHECKPOINT_FILE)
 SCHEMA_VERSION = 3
+#: The name prefixes of the files a PSRO checkpoint lists (:func:`psro.run.store.replace_document`)
+PREFIXES = ("arrays-", "meta_game-", "policies-")
 FORMAT_VERSION = SCHEMA_VERSION   # the name older code used
 #: The schema versions this version reads: 2 had no policy objects (``members``) nor the approximate-gap columns
 #: (old history rows read them as NaN)
@@ -289,9 +300,20 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     >>> load_checkpoint(out)["state"]["iteration"]
     1
     """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    check_directory(directory)
+    directory = prepare_directory(directory)
+    return write_document(directory, CHECKPOINT_FILE, state_document(directory, solver, config), manifest_files,
+                          PREFIXES)
+
+
+def manifest_files(document: dict) -> dict:
+    """The files a PSRO checkpoint document lists (its ``manifest``: ``{name: SHA-256}``)."""
+    return document.get("manifest", {})
+
+
+def state_document(directory: Path, solver, config: dict | None = None) -> dict:
+    """The checkpoint document of ``solver`` (:meth:`psro.PSRO.state_dict`), its files written into ``directory``
+    first: the state's arrays, the policy files not yet written (:func:`_policy_files`) and the meta-game, each
+    listed in the ``manifest`` with its SHA-256. ``config`` as in :func:`save_checkpoint`."""
     state = solver.state
     t = state.iteration
     if config is None:
@@ -304,15 +326,13 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
                            directory)
 
     arrays = write_arrays(directory, "arrays", f"{t:06d}", _state_arrays(state))
-    arrays_name, arrays_digest = arrays["file"], arrays["sha256"]
     policy_files = _policy_files(directory, solver)
     meta_name, meta_digest = write_saved(directory, "meta_game", f"{t:06d}", state.meta_game.save)
-
-    document = {
+    return {
         "version": SCHEMA_VERSION,
         "generation": 1 + max(_generation(directory / CHECKPOINT_FILE), _generation(directory / PREVIOUS_FILE)),
         "iteration": t,
-        "arrays": arrays_name,
+        "arrays": arrays["file"],
         "meta_game": meta_name,
         "options": solver.options,
         "config": config,
@@ -322,13 +342,9 @@ def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
         "history": state.rows,
         "policy_files": [{k: v for k, v in entry.items() if k != "sha256"} for entry in policy_files],
         "members": _member_architectures(state),
-        "manifest": {arrays_name: arrays_digest, meta_name: meta_digest,
+        "manifest": {arrays["file"]: arrays["sha256"], meta_name: meta_digest,
                      **{entry["file"]: entry["sha256"] for entry in policy_files}},
     }
-    text = seal_document(document)
-
-    return replace_document(directory, CHECKPOINT_FILE, text, lambda doc: doc.get("manifest", {}),
-                            prefixes=("arrays-", "meta_game-", "policies-"))
 
 
 def _generation(path: Path) -> int:

@@ -36,8 +36,17 @@ import numpy as np
 from psro.run.document_seal import is_sealed, seal_document, seal_problem, sha256
 from psro.run.run_files import atomic_write, check_directory, check_target, file_in, read_regular
 
-__all__ = ["write_named", "write_arrays", "write_saved", "write_document", "read_document", "read_arrays",
-           "previous_name", "read_or_advise", "replace_document"]
+__all__ = ["prepare_directory", "write_named", "write_arrays", "write_saved", "write_document", "read_document",
+           "read_arrays", "previous_name", "read_or_advise", "replace_document"]
+
+
+def prepare_directory(directory) -> Path:
+    """``directory`` as a ``Path``, created where missing and checked to be a folder a checkpoint may be written
+    into (:func:`psro.run.run_files.check_directory`)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    check_directory(directory)
+    return directory
 
 
 def write_named(directory: Path, prefix: str, label: str, data: bytes) -> tuple:
