@@ -246,8 +246,9 @@ class TrainingLoop:
 
     @staticmethod
     def checkpoint_files(document: dict):
-        """The names of the files a checkpoint document of this loop lists."""
-        raise NotImplementedError("a loop that keeps checkpoints must implement checkpoint_files()")
+        """The names of the files a checkpoint document of this loop lists (here: the one arrays file its
+        ``arrays`` entry names, :func:`psro.run.store.write_arrays`)."""
+        return [document["arrays"]["file"]]
 
     @classmethod
     def load_checkpoint(cls, checkpoint_dir, previous: bool = False) -> dict:

@@ -602,10 +602,6 @@ class NFSP(TrainingLoop):
     checkpoint_name = CHECKPOINT_FILE
     checkpoint_prefixes = ("nfsp-",)
 
-    @staticmethod
-    def checkpoint_files(document: dict) -> list:
-        return [document["arrays"]["file"]]
-
     def state_dict(self, directory) -> dict:
         """The checkpoint document: one npz of arrays (networks, Adam states, buffers, populations, meta-game),
         written first, named with its SHA-256; the learners' settings, the members' architectures, the history

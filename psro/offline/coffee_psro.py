@@ -467,10 +467,6 @@ class OfflinePSRO(TrainingLoop):
     checkpoint_name = DOCUMENT
     checkpoint_prefixes = ("offline_arrays-",)
 
-    @staticmethod
-    def checkpoint_files(document: dict) -> list:
-        return [document["arrays"]["file"]]
-
     def state_dict(self, directory) -> dict:
         """The checkpoint document, its files written into ``directory`` first: the dataset (a copy in the
         directory, once) and the arrays file, each named with its SHA-256. :meth:`write_checkpoint` writes it
