@@ -11,6 +11,8 @@ profiles' returns loses the variance the deals bring (paired episodes, common
 random numbers). :class:`games.openspiel_env.OpenSpielEnv` keys its chance
 nodes, :class:`games.pettingzoo_env.PettingZooEnv` the seed of each episode's
 ``reset``. Games that draw chance inside ``apply_action`` are not keyed.
+:func:`psro.evaluation.env_play.paired_returns` keys the uniform numbers its
+policies sample their actions with the same way (by episode and decision).
 
 The draws are a counter-based hash (SplitMix64's finalizer over the key, the
 episode and the draw number), vectorized over the batch.

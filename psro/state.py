@@ -216,8 +216,8 @@ class LoopState:
 
 class EpisodeCounter:
     """Counts the episodes a measurement plays: wrap its ``play`` (``play(game, policies, count, seed) ->
-    returns``, default :func:`psro.evaluation.env_play.sample_returns`) and pass each learned response through
-    :meth:`response` (its training and evaluation episodes count too).
+    returns``, default :func:`psro.evaluation.env_play.paired_returns`, what the approximate gap plays) and pass
+    each learned response through :meth:`response` (its training and evaluation episodes count too).
 
     Examples
     --------
@@ -232,9 +232,9 @@ class EpisodeCounter:
 
     def play(self, game, policies, count, seed):
         if self._play is None:
-            from psro.evaluation.env_play import sample_returns
+            from psro.evaluation.env_play import paired_returns
 
-            self._play = sample_returns
+            self._play = paired_returns
         returns = self._play(game, policies, count, seed)
         self.episodes += len(returns)
         return returns

@@ -9,7 +9,9 @@ the envs where the same policy must act get one call.
 Env ``i`` of the batch plays its first ``q_i`` episodes and stops (the quotas
 differ by at most one), so short episodes are not over-represented. The result
 is a pure function of the seed. :func:`sample_mixture_returns` does the same where a seat is played by a
-mixture of policies, one drawn per episode (a meta-strategy). :func:`sample_profiles` gives the per-profile
+mixture of policies, one drawn per episode (a meta-strategy). :func:`paired_returns` keys every random number by
+the episode and the decision, so that two profiles played with one seed are compared episode by episode (common
+random numbers). :func:`sample_profiles` gives the per-profile
 statistics an :class:`games.EmpiricalGame` records; every profile's episodes
 come from a generator keyed by ``(seed, profile indices, start)``
 (:class:`numpy.random.SeedSequence`), so an estimate does not depend on which
@@ -77,10 +79,12 @@ def sample_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int
 
 
 def paired_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int = 64, **env_options) -> np.ndarray:
-    """Like :func:`sample_returns`, with chance keyed by episode (:mod:`games.keyed_chance`): row ``k`` is
-    played on the ``k``-th deal of ``seed``, so two profiles played with the same seed see the same deals row by
-    row (paired episodes: the difference of their returns loses the deals' variance). Actions are drawn as in
-    :func:`sample_returns`; an environment without ``chance_keys`` plays unpaired.
+    """Like :func:`sample_returns`, with every random number keyed by episode (:mod:`games.keyed_chance`): row
+    ``k`` is played on the ``k``-th deal of ``seed``, and the ``t``-th decision of its episode samples its action
+    from the ``t``-th uniform number of the episode (inverse CDF). Two profiles played with the same seed see the
+    same deals row by row, and where their policies agree they take the same actions (paired episodes, common
+    random numbers: the difference of their returns comes only from where they differ). An environment without
+    ``chance_keys`` pairs the actions only.
 
     Examples
     --------
@@ -94,15 +98,15 @@ def paired_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int
     >>> raising = paired_returns("leduc_poker", [Last(), uniform], 2000, seed=3)[:, 0]
     >>> paired = raising - paired_returns("leduc_poker", [uniform, uniform], 2000, seed=3)[:, 0]
     >>> unpaired = raising - paired_returns("leduc_poker", [uniform, uniform], 2000, seed=4)[:, 0]
-    >>> round(float(paired.var()), 1), round(float(unpaired.var()), 1)   # (the same deals: a third less)
-    (41.4, 62.0)
+    >>> round(float(paired.var()), 1), round(float(unpaired.var()), 1)   # (the same deals and numbers: half)
+    (33.6, 64.0)
     """
     return sample_mixture_returns(game, [([policy], None) for policy in profile], episodes, seed, num_envs,
-                                  keyed_chance=True, **env_options)
+                                  paired=True, **env_options)
 
 
 def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_envs: int = 64, *,
-                           keyed_chance: bool = False, **env_options) -> np.ndarray:
+                           paired: bool = False, **env_options) -> np.ndarray:
     """Like :func:`sample_returns`, where seat ``p`` is played by a policy drawn per episode from a mixture.
 
     Parameters
@@ -117,8 +121,9 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
     seed : int or numpy.random.SeedSequence
         Draws chance, the policies and every action.
     num_envs : int
-    keyed_chance : bool
-        Chance keyed by episode (:func:`paired_returns`) instead of drawn in the order the envs need it.
+    paired : bool
+        Chance and the actions' random numbers keyed by episode (:func:`paired_returns`) instead of drawn in the
+        order the envs need them (the mixture seats' draws of their policies are not keyed).
     **env_options
         Passed to :func:`games.environment.make_env`.
 
@@ -155,11 +160,15 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
     rng = np.random.default_rng(action_seq)
     quota = np.full(width, episodes // width, dtype=np.int64)
     quota[: episodes % width] += 1
-    if keyed_chance and hasattr(env, "chance_keys"):
+    keys = None
+    if paired:
         from games.keyed_chance import KeyedChance
 
-        env.chance_keys = KeyedChance(int(chance_seq.generate_state(1, dtype=np.uint64)[0]),
-                                      np.cumsum(quota) - quota)   # (env i's episodes come after env i - 1's)
+        first = np.cumsum(quota) - quota   # (env i's episodes come after env i - 1's)
+        if hasattr(env, "chance_keys"):
+            env.chance_keys = KeyedChance(int(chance_seq.generate_state(1, dtype=np.uint64)[0]), first)
+        keys = KeyedChance(int(action_seq.generate_state(1, dtype=np.uint64)[0]), first)
+        turn = np.zeros(width, dtype=np.int64)   # (decisions so far in each env's episode)
     counts = np.zeros(width, dtype=np.int64)
     out = [[] for _ in range(width)]
     s = env.reset()
@@ -172,7 +181,12 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
         if s.envs.size == 0:
             break
         index = offsets[s.player] + choice[s.envs, s.player]
-        s = env.step(s.envs, sample_actions(env, s, index, flat, rng))
+        u = None if keys is None else keys.uniform(s.envs, s.episode, turn[s.envs])
+        moved = s.envs
+        s = env.step(moved, sample_actions(env, s, index, flat, rng, u=u))
+        if keys is not None:
+            turn[moved] += 1
+            turn[s.envs[s.done]] = 0
         finished = s.envs[s.done]
         for e, r in zip(finished.tolist(), s.returns[s.done]):
             out[e].append(r)

@@ -118,3 +118,17 @@ def test_episode_counter_counts_plays_and_responses():
     counter.play(None, [], 7, 0)
     assert counter.response(BestResponse(0, np.zeros((1, 2)), 0.0)).value == 0.0   # an exact response: nothing
     assert counter.episodes == 7
+
+
+def test_a_measurement_plays_paired_episodes_by_default():
+    # the loops' approximate gap counts its episodes through EpisodeCounter(): they are paired_returns' (keyed by
+    # episode, so the batch width changes nothing), not sample_returns'
+    from psro.evaluation.env_play import paired_returns, sample_returns
+    from psro.policies import UniformPolicy
+
+    profile = [UniformPolicy(3), UniformPolicy(3)]
+    counter = EpisodeCounter()
+    played = counter.play("leduc_poker", profile, 200, 4)
+    assert counter.episodes == 200
+    assert np.array_equal(played, paired_returns("leduc_poker", profile, 200, 4, num_envs=5))
+    assert not np.array_equal(played, sample_returns("leduc_poker", profile, 200, 4))

@@ -223,10 +223,12 @@ class PolicyBank(Sequence):
         return self.policies[k]
 
 
-def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng: np.random.Generator) -> np.ndarray:
+def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng: np.random.Generator,
+                   u: np.ndarray | None = None) -> np.ndarray:
     """Actions for the rows of ``step`` (an :class:`games.environment.EnvStep`), row ``j`` played by
     ``policies[policy_index[j]]``; every distinct policy is asked once, for all its rows together (and the
-    tables of a :class:`PolicyBank` once in all).
+    tables of a :class:`PolicyBank` once in all). Each row's action is drawn with a uniform number from ``rng``,
+    or ``u[j]`` where given (:func:`sample_rows`).
 
     Examples
     --------
@@ -258,7 +260,7 @@ def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng:
         states = env.states(step.envs[rows]) if kind == "states" else None
         probs[rows] = batch_probabilities(policy, step.obs[rows], step.mask[rows], keys=keys, states=states,
                                           players=step.player[rows])
-    return sample_rows(probs, step.mask, rng.random(b))
+    return sample_rows(probs, step.mask, rng.random(b) if u is None else u)
 
 
 def _check_env_serves(env, policy, kind: str) -> None:

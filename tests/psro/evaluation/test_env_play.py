@@ -4,7 +4,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from psro.evaluation.env_play import profile_seed, sample_profiles, sample_returns
+from psro.evaluation.env_play import paired_returns, profile_seed, sample_profiles, sample_returns
 from psro.game_tree import build_game_tree
 from psro.oracles.learned.env import TabularStatePolicy, UniformPolicy
 
@@ -104,3 +104,32 @@ def test_a_mixture_seat_draws_one_member_per_episode():
     assert mixed.shape == (300, 2) and not np.array_equal(mixed, only_first)
     with pytest.raises(ValueError, match=r"seats\[0\]: one non-negative weight per policy \(2\)"):
         sample_mixture_returns("kuhn_poker", [(members, [1.0]), ([UniformPolicy(2)], None)], 10)
+
+
+class _Last:
+    """Always the last legal action (Leduc: raise where it may)."""
+
+    def probabilities_np(self, obs, mask):
+        out = np.zeros(mask.shape)
+        out[np.arange(len(mask)), mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)] = 1.0
+        return out
+
+
+def test_paired_episodes_depend_on_the_episode_number_only():
+    # every random number is keyed by (episode, decision): the batch width changes nothing, row for row
+    profile = [_Last(), UniformPolicy(3)]
+    wide = paired_returns("leduc_poker", profile, 300, seed=5, num_envs=64)
+    narrow = paired_returns("leduc_poker", profile, 300, seed=5, num_envs=7)
+    assert np.array_equal(wide, narrow)
+    assert not np.array_equal(wide, paired_returns("leduc_poker", profile, 300, seed=6, num_envs=64))
+
+
+def test_paired_episodes_agree_where_the_policies_agree():
+    # a profile and the same profile with seat 0 replaced by an equal policy play identical episodes; against a
+    # different seat-0 policy the deals are still shared, so the difference has less variance than unpaired play
+    u = UniformPolicy(3)
+    base = paired_returns("leduc_poker", [u, u], 2000, seed=1)
+    assert np.array_equal(base, paired_returns("leduc_poker", [UniformPolicy(3), u], 2000, seed=1))
+    raising = paired_returns("leduc_poker", [_Last(), u], 2000, seed=1)[:, 0]
+    unpaired = paired_returns("leduc_poker", [u, u], 2000, seed=2)[:, 0]
+    assert np.var(raising - base[:, 0]) < 0.75 * np.var(raising - unpaired)
