@@ -243,8 +243,8 @@ def paired_draw(game, populations: Sequence, profiles: np.ndarray, draw: tuple, 
     with ``seeds[k]``, profile after profile (``seat``, when given, played by ``policy``).
 
     Played with :func:`psro.evaluation.env_play.paired_returns` (the default ``play``), row ``j`` of two calls with
-    the same draw is the same profile's episode on the same deal: a response's row and the meta-strategy's row
-    differ only by who sits in ``seat`` and by the actions (common random numbers).
+    the same draw is the same profile's episode on the same deal with the same random numbers: a response's row
+    and the meta-strategy's row differ only where the policy in ``seat`` acts otherwise (common random numbers).
 
     Examples
     --------
@@ -493,7 +493,7 @@ def successive_halving(arms: Sequence, returns: Callable, episodes: int) -> tupl
 def _race(game, populations: Sequence, profiles, weights, seat: int, key: int, play) -> Callable:
     """The ``returns(arm, count)`` of :func:`successive_halving` for arms ``(index, policy)`` in ``seat``: an arm's
     episodes ``n .. n + count - 1`` are drawn from ``(key, n)``, so the arms of one round play the same opponents on
-    the same deals (paired: the race compares the responses, not their luck)."""
+    the same deals with the same random numbers (paired: the race compares the responses, not their luck)."""
     played: dict = {}
 
     def returns(arm, count):
