@@ -452,8 +452,8 @@ class NFSP(TrainingLoop):
                              for _ in range(self.num_players)]
         self.state = LoopState(populations=[PolicyPopulation(p, self.num_actions) for p in range(self.num_players)],
                                meta_game=EmpiricalGame((0,) * self.num_players), pending=[[]] * self.num_players,
-                               rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players)
-        self.state.extra = self.Extra()
+                               rng=np.random.default_rng(self.seed), sizes_before=[0] * self.num_players,
+                               extra=self.Extra())
         self._approx_oracle = None
         self._approx_cost = 0.0   # (seconds of the latest approx_gap measurement, while the run is in memory)
 
