@@ -11,7 +11,10 @@ meaningful one when the response is strong. For every best-response target the m
 * a fresh learned response (``respond``; unless ``fresh`` is false);
 * a response warm-started from that best member (``warm_start``: the same call with the target's
   ``initial_policy`` set to the member; ``respond`` may decline by returning None);
-* the ``variants`` of each learned response (for instance the greedy version of a softmax network).
+* the ``variants`` of each learned response (for instance the greedy version of a softmax network);
+* a local best response (``lbr``, :class:`psro.local_best_response.LocalBestResponse`): one-step lookahead over
+  the race's winner, its beliefs from the target's members, no training (Lisy & Bowling 2017, generalised;
+  OpenSpiel games whose actions every player sees); it replaces the winner where it beats it in a second race.
 
 **Selection and estimation use different episodes.** The candidates race against the target by successive halving
 (:func:`successive_halving`: the better half of them goes on each round, the last two having played
@@ -68,6 +71,18 @@ from psro.approx_gap_schedule import (  # (the first two re-exported: public nam
     approx_gap_mode,
     halving_counts,
 )
+from psro.approx_gap_settings import (  # (re-exported: public names of this module)
+    APPROX_GAP_SETTINGS,
+    APPROX_GAP_STEPS,
+    APPROX_GAP_STEPS_FACTOR,
+    MAX_EPISODES_FACTOR,
+    RESPONSE_EVAL_EPISODES,
+    STDERR_FLOOR,
+    ApproxGapSettings,
+    approx_gap_settings,
+    check_stderr_target,
+    unvalued,
+)
 from psro.meta.targets import SUPPORT_TOL, meta_targets
 
 logger = logging.getLogger(__name__)
@@ -76,60 +91,7 @@ __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_
            "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproxGapSettings", "ApproximateGap", "Candidate", "approx_gap_due",
            "approx_gap_mode", "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
            "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "paired_draw",
-           "response_variants", "responder_seed", "successive_halving"]
-
-@dataclass(frozen=True)
-class ApproxGapSettings:
-    """``approx_gap_options``' own keys and their defaults (its other keys are the learned oracle's options);
-    :func:`approx_gap_settings` checks them."""
-
-    episodes: int = 2000
-    """Episodes of each value in the estimate (the first round), at least 2."""
-    selection_episodes: int | None = None
-    """Episodes the last two candidates play in the race that picks the winner, the others fewer (successive
-    halving; null: episodes)."""
-    warm_start: bool = True
-    """A candidate warm-started from the best member."""
-    fresh: bool = True
-    """A candidate trained from scratch (false: with warm_start, only the warm-started one is trained, at half the
-    cost; where the population is strong, as on hold'em, the warm one is the one that finds the gap)."""
-    oracle: str | None = None
-    """The learned oracle of the fresh responses (null: the run's)."""
-    train: bool | str = True
-    """true: fresh responses are trained, the step's own being one more candidate; auto: only for targets the
-    step's responses do not answer, or with another oracle than the run's (cheaper, only as strong as the run's
-    responses); false: never."""
-    stderr_target: float | None = 0.25
-    """Rounds of episodes, each doubling them, are added until the standard error is at most this fraction of the
-    estimate or STDERR_FLOOR of the payoff range (null: one round)."""
-    max_episodes: int | None = None
-    """The cap of the episodes of each value (null: MAX_EPISODES_FACTOR times episodes)."""
-    share: float | None = 0.2
-    """The most of the run's wall time measuring may take (approx_gap_mode; null: no limit, the schedule alone
-    decides)."""
-
-
-#: :class:`ApproxGapSettings` as ``{key: default}``
-APPROX_GAP_SETTINGS = {f.name: f.default for f in dataclasses.fields(ApproxGapSettings)}
-
-#: The standard error that is always small enough, as a fraction of the payoff range (an estimate near zero cannot
-#: meet a target relative to itself)
-STDERR_FLOOR = 0.05
-#: The default cap of the episodes of each value, as a multiple of ``episodes``
-MAX_EPISODES_FACTOR = 16
-
-#: The default training budget (``total_steps``) of the approximate gap's learned responses: the run's oracle's
-#: own budget ``s`` when it is larger, else ``min(10 s, APPROX_GAP_STEPS)`` (a lower bound is only as strong as its
-#: responses: at 2,000 PPO steps they find a third to a half of Leduc's gap; at 20,000 one Leduc row of the
-#: validation table still found 0.45 of it, at 40,000 0.53)
-APPROX_GAP_STEPS = 40_000
-#: How many times the run's oracle's budget the default may spend, at most (up to :data:`APPROX_GAP_STEPS`)
-APPROX_GAP_STEPS_FACTOR = 10
-
-#: The episodes a learned oracle plays to value each of the approximate gap's responses (``eval_episodes``, at
-#: least one per environment), unless ``approx_gap_options`` sets them: the race and the estimate value them on
-#: episodes of their own, so the oracle's value is never read
-RESPONSE_EVAL_EPISODES = 1
+           "response_variants", "responder_seed", "successive_halving", "unvalued", "RESPONSE_EVAL_EPISODES"]
 
 #: The key that separates the approximate gap's random streams from the run's (the CRC-32 of "approx_gap")
 APPROX_GAP_KEY = zlib.crc32(b"approx_gap")
@@ -143,7 +105,8 @@ class Candidate:
     ----------
     source : str
         ``"member <i>"`` (population member ``i``), ``"step"`` (the step's own response), ``"fresh"`` or
-        ``"warm"`` (the learned responses), with ``" (<variant>)"`` for a variant of a learned one.
+        ``"warm"`` (the learned responses), with ``" (<variant>)"`` for a variant of a learned one, or
+        ``"lbr (<source>)"`` (the local best response over the race's winner ``source``).
     selection_value : float
         Its mean return over the selection episodes.
     """
@@ -298,7 +261,7 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
                     selection_episodes: int | None = None, warm_start: bool = False, fresh: bool = True,
                     variants: Callable | None = None, ready: Callable | None = None, train=True,
                     stderr_target: float | None = None, stderr_floor: float = 0.0,
-                    max_episodes: int | None = None) -> ApproximateGap:
+                    max_episodes: int | None = None, lbr: int | None = None) -> ApproximateGap:
     """The approximate gap of ``solution``: a lower bound of its exact gap up to the sampling error (see the
     module docstring).
 
@@ -352,6 +315,10 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
     max_episodes : int, optional
         The cap of each value's episodes (default :data:`MAX_EPISODES_FACTOR` ``* episodes``), at least
         ``episodes``.
+    lbr : int, optional
+        Playouts per legal action of a local best response that continues with the race's winner
+        (``"lbr (<winner>)"``), raced against the winner on ``selection_episodes`` of their own; ``game`` must be
+        an OpenSpiel game whose actions every player sees. None: none.
 
     Examples
     --------
@@ -421,6 +388,14 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
             race = _race(game, populations, profiles, weights, p, int(rng.integers(2 ** 63)), play)
             winner, values = successive_halving(list(enumerate(policy for _, policy in candidates)), race,
                                                 selection_episodes)
+            if lbr is not None:   # (one step of lookahead over the winner, against it on episodes of their own)
+                name, base = candidates[winner]
+                local = _local_best_response(game, p, populations, profiles, weights, base, lbr,
+                                             (seed, iteration, p, i))
+                race = _race(game, populations, profiles, weights, p, int(rng.integers(2 ** 63)), play)
+                better, pair = successive_halving([(0, base), (1, local)], race, selection_episodes)
+                candidates, values = [*candidates, (f"lbr ({name})", local)], [*values, pair[1]]
+                winner = len(candidates) - 1 if better == 1 else winner
             tried.append(tuple(Candidate(name, float(v)) for (name, _), v in zip(candidates, values)))
             plans.append((p, float(target.mass), profiles, weights, *candidates[winner]))
     samples, done, size = None, 0, episodes
@@ -434,33 +409,6 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
         size = min(done, max_episodes - done)
     return ApproximateGap(gap=max(total, 0.0), stderr=stderr, terms=terms, unclipped=total, candidates=tuple(tried),
                           episodes=done)
-
-
-def check_stderr_target(stderr_target, max_episodes, episodes: int) -> int:
-    """The cap of the episodes of each value (``max_episodes``; None: :data:`MAX_EPISODES_FACTOR` times
-    ``episodes``; just ``episodes`` without a ``stderr_target``), after checking both.
-
-    Examples
-    --------
-    >>> check_stderr_target(0.25, None, 500), check_stderr_target(None, None, 500)
-    (8000, 500)
-    >>> check_stderr_target(0.25, 100, 500)
-    Traceback (most recent call last):
-    ...
-    ValueError: max_episodes must be an int >= episodes (500), the first round, to add episodes until \
-stderr_target is met; got 100 (raise max_episodes, or lower episodes).
-    """
-    if stderr_target is None:
-        return episodes
-    if isinstance(stderr_target, bool) or not isinstance(stderr_target, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(stderr_target) or stderr_target <= 0:
-        raise ValueError("stderr_target must be a positive number (the standard error to reach, as a fraction of the "
-                         f"estimate), or null for one round of episodes; got {stderr_target!r}.")
-    cap = MAX_EPISODES_FACTOR * episodes if max_episodes is None else max_episodes
-    if not _is_int(cap) or cap < episodes:
-        raise ValueError(f"max_episodes must be an int >= episodes ({episodes}), the first round, to add episodes "
-                         f"until stderr_target is met; got {max_episodes!r} (raise max_episodes, or lower episodes).")
-    return int(cap)
 
 
 def successive_halving(arms: Sequence, returns: Callable, episodes: int) -> tuple:
@@ -552,6 +500,15 @@ def _estimate(kind: str, plans: list, samples: dict) -> tuple:
         float(np.sum([math.sqrt(_mean_variance(d)) for d in differences]))
     return float(np.sum(gains)), float(stderr), tuple(terms)
 
+def _local_best_response(game, player: int, populations, profiles, weights, continuation, rollouts: int, key: tuple):
+    from psro.local_best_response import LocalBestResponse
+
+    seed, iteration, p, i = key
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(APPROX_GAP_KEY, int(iteration), p, i))
+    return LocalBestResponse(game, player, populations, profiles, weights, continuation, rollouts=rollouts,
+                             seed=int(sequence.generate_state(1, dtype=np.uint32)[0]))
+
+
 def _candidates(player: int, index: int, target, population, respond: Callable, profiles, weights, payoffs,
                 learned: tuple, variants: Callable, ready=None, train: bool = True) -> list:
     """``(source, policy)`` for every candidate response of ``player`` to ``target`` (see the module docstring):
@@ -625,96 +582,6 @@ def oracle_responder(oracle, iteration: int, *, warm_start: bool = True) -> Call
     return respond
 
 
-def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None,
-                        run_oracle: str | None = None) -> tuple:
-    """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
-    defaults filled in) and the options of its learned oracle: by default the run's oracle's own (never the run's
-    ``warm_start``, which would start the fresh response from the responder's latest member), with a budget
-    ``total_steps`` of at least the run's oracle's ``s`` (default :data:`APPROX_GAP_STEPS`): ``max(s, min(10 s,
-    APPROX_GAP_STEPS))``; ``approx_gap_options`` overrides any of them. An ``oracle`` other than ``run_oracle`` (the
-    run's oracle's name, when given) starts from its own defaults instead: only ``approx_gap_options`` set them.
-
-    Examples
-    --------
-    >>> settings, options = approx_gap_settings({"total_steps": 512, "warm_start": True}, {"episodes": 300})
-    >>> settings["episodes"], settings["warm_start"], options
-    (300, True, {'total_steps': 5120})
-    >>> [approx_gap_settings({"total_steps": s}, {})[1]["total_steps"] for s in (256, 2000, 20000, 50000)]
-    [2560, 20000, 40000, 50000]
-    >>> approx_gap_settings({}, {"total_steps": 256})[1]
-    {'total_steps': 256}
-    >>> approx_gap_settings({"total_steps": 512, "hidden": [64]}, {"oracle": "model_br", "total_steps": 9000},
-    ...                     "ppo")[1]
-    {'total_steps': 9000}
-    >>> approx_gap_settings({}, {"episodes": 1})
-    Traceback (most recent call last):
-    ...
-    ValueError: approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); got 1.
-    >>> approx_gap_settings({}, {"stderr_target": 0})
-    Traceback (most recent call last):
-    ...
-    ValueError: approx_gap_options: stderr_target must be a positive number (the standard error to reach, as a \
-fraction of the estimate), or null for one round of episodes; got 0.
-    """
-    given = dict(approx_gap_options or {})
-    other = given.get("oracle") is not None and run_oracle is not None and given["oracle"] != run_oracle
-    options = {} if other else {k: v for k, v in run_oracle_options.items() if k != "warm_start"}
-    if not other:
-        own = int(options.get("total_steps", APPROX_GAP_STEPS))
-        options["total_steps"] = max(own, min(APPROX_GAP_STEPS_FACTOR * own, APPROX_GAP_STEPS))
-    options.update({k: v for k, v in given.items() if k not in APPROX_GAP_SETTINGS})
-    settings = {k: given.get(k, default) for k, default in APPROX_GAP_SETTINGS.items()}
-    if not _is_int(settings["episodes"]) or settings["episodes"] < 2:
-        raise ValueError("approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); "
-                         f"got {settings['episodes']!r}.")
-    if settings["selection_episodes"] is not None and (not _is_int(settings["selection_episodes"])
-                                                       or settings["selection_episodes"] < 1):
-        raise ValueError("approx_gap_options: selection_episodes must be a positive int (or null: episodes); got "
-                         f"{settings['selection_episodes']!r}.")
-    for key in ("warm_start", "fresh"):
-        if not isinstance(settings[key], bool):
-            raise ValueError(f"approx_gap_options: {key} must be true or false; got {settings[key]!r}.")
-    if not (settings["fresh"] or settings["warm_start"]) and settings["train"] is not False:
-        raise ValueError("approx_gap_options: fresh and warm_start are both false, so no response would be trained; "
-                         "set one of them to true, or train to false (the best member and the step's responses "
-                         "only).")
-    if settings["train"] not in (True, False, "auto"):
-        raise ValueError(f"approx_gap_options: train must be true, false or 'auto'; got {settings['train']!r}.")
-    try:
-        check_stderr_target(settings["stderr_target"], settings["max_episodes"], settings["episodes"])
-    except ValueError as exc:
-        raise ValueError(f"approx_gap_options: {exc}") from None
-    share = settings["share"]
-    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating))
-                              or not 0 < share < 1):
-        raise ValueError("approx_gap_options: share must be a number in (0, 1), the most of the run's wall time "
-                         f"measuring may take (e.g. 0.2), or null for no limit; got {share!r}.")
-    return settings, options
-
-
-def unvalued(oracle, approx_gap_options: dict | None):
-    """``oracle`` (a learned oracle, changed in place) playing :data:`RESPONSE_EVAL_EPISODES` to value each
-    response, where its config has ``eval_episodes`` and ``approx_gap_options`` does not set them.
-
-    Examples
-    --------
-    >>> from psro.oracles.learned.oracle import make_learned_oracle
-    >>> def ppo(episodes):
-    ...     return make_learned_oracle("ppo", None, game="kuhn_poker", eval_episodes=episodes)
-    >>> unvalued(ppo(500), {}).config.eval_episodes, unvalued(ppo(64), {"eval_episodes": 64}).config.eval_episodes
-    (1, 64)
-    """
-    config = getattr(oracle, "config", None)
-    if "eval_episodes" not in (approx_gap_options or {}) and dataclasses.is_dataclass(config) \
-            and hasattr(config, "eval_episodes"):
-        oracle.config = dataclasses.replace(config, eval_episodes=RESPONSE_EVAL_EPISODES)
-    return oracle
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle, settings: dict, *, seed: int,
                         iteration: int, payoffs: np.ndarray | None = None, counter=None, ready=None,
                         train=None, payoff_range: float = 2.0) -> ApproximateGap:
@@ -767,7 +634,8 @@ def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle
                              fresh=settings["fresh"],
                              variants=response_variants, play=None if counter is None else counter.play,
                              ready=ready, train=train, stderr_target=settings["stderr_target"],
-                             stderr_floor=STDERR_FLOOR * float(payoff_range), max_episodes=settings["max_episodes"])
+                             stderr_floor=STDERR_FLOOR * float(payoff_range), max_episodes=settings["max_episodes"],
+                             lbr=settings["lbr"])
     logger.info("approx_gap of iteration %d: %.4g +- %.2g (winners and their gains %s; %d episodes per value) in "
                 "%.1f s wall, %.1f s CPU", iteration, result.gap, result.stderr,
                 ", ".join(f"{term[4]} {term[2] - term[3]:+.3g}" for term in result.terms),

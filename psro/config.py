@@ -639,6 +639,10 @@ class PSROConfig:
         from psro.approximate_gap import approx_gap_settings
 
         approx_gap_settings(self.oracle_settings(), self.approx_gap_options, self.oracle)   # (episodes >= 2, ...)
+        if (self.approx_gap_options or {}).get("lbr") is not None:   # (before training, not at the first measurement)
+            from psro.local_best_response import check_observable_actions
+
+            check_observable_actions(game)
         for field in ("oracle_options", "approx_gap_options"):
             options = getattr(self, field) or {}
             for key in ("total_steps", "eval_episodes"):

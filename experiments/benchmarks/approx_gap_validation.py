@@ -23,6 +23,8 @@ Run with BLAS pinned::
 full estimator (fresh and warm-started responses); ``--share 0.2``, a run's default, measures what the share
 allows (the best member and the step's own responses where training does not fit) and skips rows it does not.
 
+``--lbr 32`` adds a local best response to the candidates (:mod:`psro.local_best_response`).
+
 ``--quick`` is a smoke run (Kuhn, one seed, the small budget, 2 iterations); ``--games`` picks games from
 :data:`GAMES` (``goofspiel5``: 5 cards, descending point order, imperfect information, whose tree fits).
 """
@@ -50,13 +52,13 @@ GAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice
 
 
 def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episodes_per_profile: int,
-            share: float | None = None) -> list:
+            share: float | None = None, lbr: int | None = None) -> list:
     """The measured rows of one deep-PSRO run."""
     from psro import PSRO
 
     solver = PSRO(GAMES[game], oracle="ppo", oracle_steps=steps, evaluator="monte_carlo",
                   episodes_per_profile=episodes_per_profile, oracle_options={"eval_episodes": 200},
-                  exact_gap=True, approx_gap_every=every, approx_gap_options={"share": share}, seed=seed,
+                  exact_gap=True, approx_gap_every=every, approx_gap_options={"share": share, "lbr": lbr}, seed=seed,
                   progress=False, rank_population=False)
     history = solver.run(iterations=iterations)
     rows = []
@@ -101,9 +103,8 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              "Command: `" + " ".join(["OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python",
                                       "-m experiments.benchmarks.approx_gap_validation",
                                       *([] if args.merge else args.argv)]) + "`"
-             + (f" ({'the defaults' if args.share is None else f'`--share {args.share}`'}) in two processes at "
-                "once, `--games kuhn leduc` and `--games liars_dice --out ...`; their rows joined with `--merge`"
-                if args.merge else ""), "",
+             + (f" ({_options(args)}) in two processes at once, each with some of the games and `--out ...`; their "
+                "rows joined with `--merge`" if args.merge else ""), "",
              f"Deep PSRO (PPO oracle, Monte Carlo meta-game with {args.episodes} episodes per profile, Nash "
              f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
@@ -111,6 +112,8 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              "raced by successive halving on selection episodes, the winner valued on 2,000 fresh ones; "
              + ("no share limit" if getattr(args, "share", None) is None else
                 f"share {args.share}: fresh responses only where they fit, due rows skipped where nothing does")
+             + ("" if getattr(args, "lbr", None) is None else
+                f"; a local best response with {args.lbr} playouts per action one more candidate")
              + "); `gap` is the exact NashConv of the same "
              "meta-strategy." + ("" if math.isnan(seconds) else f" {seconds / 60:.1f} minutes wall on a shared 2-core "
                                                            "machine."), "",
@@ -119,6 +122,11 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              harness.pipe_table(table[["game", "oracle_steps", "seed", "iteration", "gap", "meta_gap", "approx_gap",
                                        "se", "ratio", "valid_3se", "above_meta", "strong"]]), ""]
     return "\n".join(lines)
+
+
+def _options(args) -> str:
+    given = [f"`--{name} {getattr(args, name)}`" for name in ("share", "lbr") if getattr(args, name, None) is not None]
+    return " ".join(given) or "the defaults"
 
 
 def main(argv=None) -> None:
@@ -132,6 +140,9 @@ def main(argv=None) -> None:
     parser.add_argument("--episodes", type=int, default=300, help="Monte Carlo episodes per meta-game profile")
     parser.add_argument("--share", type=float, default=None,
                         help="approx_gap_options' share (default: none, every due row with the full estimator)")
+    parser.add_argument("--lbr", type=int, default=None,
+                        help="approx_gap_options' lbr: a local best response candidate with this many playouts per "
+                             "action (default: none)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=None,
                         help="where the .csv and .md go (default: results/ for a default run, else under runs/)")
@@ -158,7 +169,8 @@ def main(argv=None) -> None:
         for steps in args.steps:
             for seed in range(args.seeds):
                 t = time.perf_counter()
-                rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes, args.share))
+                rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes, args.share,
+                                    args.lbr))
                 logging.warning("%s steps=%d seed=%d: %.0fs", game, steps, seed, time.perf_counter() - t)
                 table = checks(pd.DataFrame(rows))
                 args.out.parent.mkdir(parents=True, exist_ok=True)
