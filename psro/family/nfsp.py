@@ -64,6 +64,7 @@ from psro.oracles.learned.oracle import isolated_torch
 from psro.oracles.learned.training import check_finite
 from psro.population import PolicyPopulation
 from psro.run.checkpoint import member_arrays, member_from_arrays
+from psro.run.checkpoint_schema import NFSPDocument, decode
 from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays
 from psro.state import EpisodeCounter, LoopExtra, LoopState
 from psro.training_loop import TrainingLoop
@@ -75,7 +76,6 @@ logger = logging.getLogger(__name__)
 FORMAT = "psro.NFSP/1"
 CHECKPOINT_FILE = "checkpoint.json"
 # the fields every NFSP checkpoint document has (checked before any is read)
-_DOCUMENT_KEYS = ("iteration", "options", "arrays", "rng", "history", "members", "columns", "learners", "state")
 _NETWORKS = ("q", "target", "avg")
 _OPTIMIZERS = ("q_opt", "avg_opt")
 _CHUNK_SUMS = ("rl_loss", "rl_steps", "sl_loss", "entropy", "sl_steps", "return", "episodes")
@@ -168,6 +168,11 @@ class NFSPOutput:
     name: str = "nfsp"
     method: str = "latest average policy"
     kind: str = "product"
+
+
+def _refuse(path: Path, what: str) -> None:
+    raise ValueError(f"{path} is not a readable NFSP checkpoint: {what}; it was edited or written by another "
+                     "program, and cannot be resumed.")
 
 
 def _check_learner_memory(obs_dim: int, actions: int, options: NFSPOptions, players: int) -> None:
@@ -653,10 +658,7 @@ class NFSP(TrainingLoop):
             raise ValueError(f"{path} is not an NFSP checkpoint (format {document.get('format')!r}).")
         document["_arrays"] = read_arrays(directory, document.get("arrays"), path)
         document["file"] = str(path)
-        missing = [key for key in _DOCUMENT_KEYS if key not in document]
-        if missing:
-            raise ValueError(f"{path} lacks the field(s) {missing} of an NFSP checkpoint; it was edited or written "
-                             "by another program, and cannot be resumed.")
+        decode(NFSPDocument, document, lambda what: _refuse(path, what))
         return document
 
     @classmethod

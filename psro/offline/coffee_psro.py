@@ -55,6 +55,7 @@ from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
 from psro.run.checkpoint import atomic_write
+from psro.run.checkpoint_schema import OfflineDocument, decode
 from psro.run.run_files import check_target, file_in, read_regular
 from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays
 from psro.state import LoopState
@@ -591,30 +592,14 @@ class COffeEPSRO(OfflinePSRO):
         return [np.array(m) for m in result.marginals], float(result.regret)
 
 
-_OPTION_KEYS = ("algorithm", "members", "seed", "penalty", "uniform_weight", "meta_iterations", "tau", "max_histories",
-                "game")
-
-
 def _check_document(document, path: Path) -> None:
-    """Refuse a document without the fields an offline checkpoint has, naming the first one missing."""
-    required = {"options": dict, "iteration": int, "rows": list, "wall": (int, float), "cpu": (int, float),
-                "arrays": dict, "dataset": dict}
-    if not isinstance(document, dict):
-        raise ValueError(f"{path} is not an offline PSRO checkpoint (a JSON object).")
-    for key, kind in required.items():
-        if not isinstance(document.get(key), kind):
-            raise ValueError(f"{path}: the field {key!r} is missing or of the wrong type; an offline PSRO checkpoint "
-                             "has it (the document was edited or written by another program).")
-    for key in _OPTION_KEYS:
-        if key not in document["options"]:
-            raise ValueError(f"{path}: the field 'options.{key}' is missing; an offline PSRO checkpoint has it.")
-    extra = sorted(set(document["options"]) - set(_OPTION_KEYS))
-    if extra:
-        raise ValueError(f"{path}: 'options' has unknown field(s) {extra}.")
-    for key, fields in (("arrays", ("file", "sha256")), ("dataset", ("path", "sha256"))):
-        for field in fields:
-            if not isinstance(document[key].get(field), str):
-                raise ValueError(f"{path}: the field '{key}.{field}' is missing or not a string.")
+    """Refuse a document that does not decode against :class:`psro.run.checkpoint_schema.OfflineDocument`, naming
+    the first field that is wrong."""
+    def refuse(what):
+        raise ValueError(f"{path} is not a readable offline PSRO checkpoint: {what} (the document was edited or "
+                         "written by another program).")
+
+    decode(OfflineDocument, document, refuse)
 
 
 def config_from_options(options: dict, dataset: str | None) -> dict:

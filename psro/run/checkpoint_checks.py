@@ -9,15 +9,12 @@ from pathlib import Path
 
 from games.executors import spec_from_portable
 from games.validation import is_integer
+from psro.run.checkpoint_schema import PSRODocument, decode
 
 __all__ = ["Damage", "check_document", "check_arrays", "ARRAY_FILE"]
 
 #: The name of a checkpoint's array file: kind, iteration, the first 12 hex digits of its SHA-256
 ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.npz$")
-_STATE_KEYS = ("iteration", "gap", "train_gap", "evaluations", "in_iteration", "sizes_before", "wall_time",
-               "cpu_time", "meta_strategy", "eval_meta_strategy", "top_up")
-_DOCUMENT_KEYS = ("version", "iteration", "arrays", "meta_game", "policy_files", "options", "config", "state", "rng",
-                  "history", "manifest")
 
 
 
@@ -33,77 +30,45 @@ def _fail(path: Path, what: str):
     raise Damage(path, what)
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _same(a, b) -> bool:
     return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
 
 
-def check_document(document: dict, path: Path) -> None:
-    """Structure and consistency of the JSON document alone (raises :class:`Damage`)."""
-    missing = [k for k in _DOCUMENT_KEYS if k not in document]
-    if missing:
-        _fail(path, f"entries {missing} are missing")
-    manifest, state, history = document["manifest"], document["state"], document["history"]
-    if not isinstance(manifest, dict) or not all(isinstance(k, str) and ARRAY_FILE.match(k)
-                                                 and isinstance(v, str) for k, v in manifest.items()):
+def check_document(document: dict, path: Path) -> PSRODocument:
+    """The document decoded against its schema (:class:`psro.run.checkpoint_schema.PSRODocument`: every field's
+    type and bounds), then checked for consistency alone (raises :class:`Damage`)."""
+    doc = decode(PSRODocument, document, lambda what: _fail(path, what))
+    manifest, state, history = doc.manifest, doc.state, doc.history
+    if not all(ARRAY_FILE.match(k) for k in manifest):
         _fail(path, "its manifest must map array file names to SHA-256 digests")
     for key in ("arrays", "meta_game"):
-        name = document[key]
-        if not isinstance(name, str) or name not in manifest or not name.startswith(key + "-"):
+        name = getattr(doc, key)
+        if name not in manifest or not name.startswith(key + "-"):
             _fail(path, f"{key!r} must name a file of its manifest; got {name!r}")
-    if not isinstance(state, dict) or [k for k in _STATE_KEYS if k not in state]:
-        _fail(path, f"'state' must hold {list(_STATE_KEYS)}")
-    t = state["iteration"]
-    if not is_integer(t) or t < -1 or document["iteration"] != t:
-        _fail(path, f"'iteration' ({document['iteration']!r}) and state.iteration ({t!r}) must be the same int >= -1")
-    if not isinstance(state["in_iteration"], bool):
-        _fail(path, "state.in_iteration must be true or false")
-    sizes = state["sizes_before"]
-    if not isinstance(sizes, list) or not sizes or not all(is_integer(k) and k >= 0 for k in sizes):
-        _fail(path, "state.sizes_before must be a list of population sizes, one per player")
-    files, n_players = document["policy_files"], len(sizes)
-    ends = [0] * n_players
-    if not isinstance(files, list) or not files:
-        _fail(path, "'policy_files' must list the files of the populations' policies")
-    for entry in files:
-        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and entry["file"] in manifest
-                and entry["file"].startswith("policies-")
-                and entry.get("start") == ends and isinstance(entry.get("end"), list) and len(entry["end"]) == n_players
-                and all(is_integer(e) and e >= s for s, e in zip(ends, entry["end"]))):
-            _fail(path, f"'policy_files' must be files of its manifest covering the rows of each of the {n_players} "
+    t = state.iteration
+    if doc.iteration != t:
+        _fail(path, f"'iteration' ({doc.iteration!r}) and state.iteration ({t!r}) must be the same int >= -1")
+    n = len(state.sizes_before)
+    ends = [0] * n
+    for entry in doc.policy_files:
+        if not (entry.file in manifest and entry.file.startswith("policies-") and entry.start == ends
+                and len(entry.end) == n and all(e >= s for s, e in zip(ends, entry.end))):
+            _fail(path, f"'policy_files' must be files of its manifest covering the rows of each of the {n} "
                         "players' populations in order")
-        ends = entry["end"]
-    for key in ("gap", "train_gap", "wall_time", "cpu_time"):
-        if not _is_number(state[key]):
-            _fail(path, f"state.{key} must be a number; got {state[key]!r}")
-    if not is_integer(state["evaluations"]) or state["evaluations"] < 0:
-        _fail(path, "state.evaluations must be an int >= 0")
-    if not isinstance(history, list) or not all(isinstance(row, dict) for row in history):
-        _fail(path, "'history' must be a list of rows")
-    if not isinstance(document.get("extra", {}), dict):
-        _fail(path, "'extra' (the training loop's own state) must be a mapping")
-    expected_rows = max(t, -1) + 1 - int(state["in_iteration"])
+        ends = entry.end
+    expected_rows = max(t, -1) + 1 - int(state.in_iteration)
     if len(history) != expected_rows:
         _fail(path, f"it holds {len(history)} history rows, but iteration {t} "
-                    f"{'(in progress) ' if state['in_iteration'] else ''}needs {expected_rows}")
-    n = len(sizes)
+                    f"{'(in progress) ' if state.in_iteration else ''}needs {expected_rows}")
     for i, row in enumerate(history):
         if row.get("iteration") != i or not all(is_integer(row.get(f"population_{p}")) for p in range(n)):
             _fail(path, f"history row {i} must have iteration {i} and population_0..population_{n - 1}")
-    if history and not state["in_iteration"]:
-        last = history[-1]
+    if history and not state.in_iteration:
         for key in ("gap", "train_gap", "evaluations"):
-            if not _same(last.get(key), state[key]):
-                _fail(path, f"state.{key} ({state[key]!r}) differs from the last history row's ({last.get(key)!r})")
-    rng = document["rng"]
-    if not isinstance(rng, dict) or not isinstance(rng.get("bit_generator"), str) or "state" not in rng:
-        _fail(path, "'rng' must be a bit generator state ({'bit_generator': ..., 'state': ...})")
+            if not _same(history[-1].get(key), getattr(state, key)):
+                _fail(path, f"state.{key} ({getattr(state, key)!r}) differs from the last history row's "
+                            f"({history[-1].get(key)!r})")
     options = document["options"]
-    if not isinstance(options, dict) or not isinstance(options.get("game"), (str, dict)):   # dict: a NormalFormGame
-        _fail(path, "'options' must hold the solver's options, the game among them")
     try:
         spec_from_portable(options.get("executor"), name="options.executor")
     except ValueError as exc:
@@ -112,13 +77,7 @@ def check_document(document: dict, path: Path) -> None:
     if not isinstance(evaluator_options, dict) or "executor" in evaluator_options:
         raise Damage(path, "options.evaluator_options must be a mapping without an 'executor' (a stored run may "
                             "only choose its engine and a worker count, in options.executor)", verdict="refused")
-    if document["config"] is not None and not isinstance(document["config"], dict):
-        _fail(path, "'config' must be null or a mapping of config fields")
-    for key in ("meta_strategy", "eval_meta_strategy"):
-        info = state[key]
-        if info is not None and not (isinstance(info, dict) and isinstance(info.get("concept"), str)
-                                     and isinstance(info.get("method"), str)):
-            _fail(path, f"state.{key} must be null or {{'concept': ..., 'method': ...}}")
+    return doc
 
 
 def check_arrays(document: dict, path: Path) -> None:

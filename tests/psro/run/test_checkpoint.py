@@ -208,7 +208,14 @@ HAND_EDITS = {   # (edit, words the message must contain once the digest is reco
     "arrays renamed to a path": (lambda d: d.__setitem__("arrays", "../../etc/passwd"), "arrays"),
     "manifest entry for a path": (lambda d: d["manifest"].__setitem__("../x.npz", "0" * 64), "manifest"),
     "version changed": (lambda d: d.__setitem__("version", 1), "schema version"),
-    "rng replaced": (lambda d: d.__setitem__("rng", {"bit_generator": "MT19937"}), "rng"),
+    "rng replaced": (lambda d: d.__setitem__("rng", {"bit_generator": "MT19937"}), "the field 'rng.state' is missing"),
+    # decoded against the typed schema (psro.run.checkpoint_schema): types and bounds, the field named
+    "gap as a string": (lambda d: d["state"].__setitem__("gap", "0.5"), "the field 'state.gap' is wrong"),
+    "in_iteration as 1": (lambda d: d["state"].__setitem__("in_iteration", 1), "the field 'state.in_iteration'"),
+    "evaluations negative": (lambda d: d["state"].__setitem__("evaluations", -3),
+                             "the field 'state.evaluations' is wrong: Input should be greater than or equal to 0"),
+    "policy file rows as floats": (lambda d: d["policy_files"][0].__setitem__("end", [1.0, 1.0]),
+                                   "the field 'policy_files.0.end.0' is wrong"),
 }
 
 
@@ -305,3 +312,10 @@ def test_policy_files_are_merged_once_there_are_many(tmp_path, monkeypatch):
     assert resumed.history["gap"].tolist() == reference.history["gap"].tolist()
     for a, b in zip(resumed.populations, reference.populations):
         assert np.array_equal(a.policies, b.policies)
+
+
+def test_a_field_a_later_release_adds_is_read_past(ckpt):
+    # the typed schema requires the fields this release needs and allows others, so a newer document still loads
+    edit(ckpt / CHECKPOINT_FILE, lambda d: (d.__setitem__("later_field", {"x": 1}),
+                                            d["state"].__setitem__("later_counter", 3)))
+    assert load_checkpoint(ckpt)["state"]["later_counter"] == 3

@@ -118,10 +118,11 @@ def test_an_nfsp_checkpoint_without_learners_or_for_another_game_is_refused_in_w
     document = tmp_path / "r" / "checkpoint" / "checkpoint.json"
     pristine = document.read_bytes()
     _reseal(document, lambda d: d.pop("learners"))
-    with pytest.raises(ValueError, match=r"checkpoint\.json lacks the field\(s\) \['learners'\] of an NFSP checkpoint"):
+    with pytest.raises(ValueError, match=r"checkpoint\.json is not a readable NFSP checkpoint: the field 'learners' is "
+                                         "missing"):
         NFSP.resume(tmp_path / "r" / "checkpoint")
     assert main(["resume", str(tmp_path / "r")]) == 2
-    assert "lacks the field(s) ['learners']" in capsys.readouterr().err
+    assert "the field 'learners' is missing" in capsys.readouterr().err
     document.write_bytes(pristine)
 
     def other_game(d):   # leduc poker's observations are longer than kuhn's: the saved weights no longer fit
@@ -145,14 +146,17 @@ def test_an_offline_checkpoint_without_its_algorithm_is_refused_naming_the_field
     assert main(["run", config, "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
     document = tmp_path / "r" / "checkpoint" / "offline_checkpoint.json"
     _reseal(document, lambda d: d["options"].pop("algorithm"))
-    with pytest.raises(ValueError, match=r"offline_checkpoint\.json: the field 'options\.algorithm' is missing"):
+    with pytest.raises(ValueError, match=r"offline_checkpoint\.json is not a readable offline PSRO checkpoint: the "
+                                         r"field 'options\.algorithm' is missing"):
         COffeEPSRO.resume(tmp_path / "r" / "checkpoint")
     assert main(["resume", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "options.algorithm" in err and "Traceback" not in err
     _reseal(document, lambda d: (d["options"].__setitem__("algorithm", "coffee_psro"),
                                  d["options"].__setitem__("members", "many")))
-    with pytest.raises(ValueError, match=r"offline_checkpoint\.json' cannot be restored: .*members must be an int"):
+    with pytest.raises(ValueError, match=r"offline_checkpoint\.json is not a readable offline PSRO checkpoint: the "
+                                         r"field 'options\.members' is wrong: Input should be a valid integer \(got "
+                                         r"'many'\)"):
         COffeEPSRO.resume(tmp_path / "r" / "checkpoint")
 
 
