@@ -298,6 +298,28 @@ def load_pettingzoo(spec: str, **kwargs) -> PettingZooGame:
     raise ValueError(f"no PettingZoo environment {name!r} in {', '.join(families)}.")
 
 
+def _in_place_reseed(raw):
+    """A function that reseeds ``raw`` (an unwrapped PettingZoo env) in place, where its ``reset(seed=...)`` would
+    rebuild it: PettingZoo's RLCard games (hold'em, Leduc, ...) make a new RLCard environment on every seeded reset,
+    half of a reset's time; reseeding its generators in place and resetting without a seed deals the same cards
+    (tested). None for every other environment.
+
+    Examples
+    --------
+    >>> from pettingzoo.classic import texas_holdem_v4, tictactoe_v3
+    >>> _in_place_reseed(texas_holdem_v4.raw_env()) is not None, _in_place_reseed(tictactoe_v3.raw_env())
+    (True, None)
+    """
+    try:
+        from pettingzoo.classic.rlcard_envs.rlcard_base import RLCardBase
+    except ImportError:
+        return None
+    inner = getattr(raw, "env", None)
+    if not isinstance(raw, RLCardBase) or not callable(getattr(inner, "seed", None)):
+        return None
+    return inner.seed
+
+
 class PettingZooEnv:
     """``num_envs`` copies of a :class:`PettingZooGame` stepped as a batch (the :class:`games.environment.BatchedEnv`
     protocol); build it with :func:`games.environment.make_env`.
@@ -329,6 +351,7 @@ class PettingZooEnv:
         self._envs = [game.new_env() for _ in range(self.num_envs)]
         # attributes are read from the innermost env: each wrapper layer forwards them with a __getattr__ call
         self._raw = [getattr(env, "unwrapped", env) for env in self._envs]
+        self._reseed = [_in_place_reseed(raw) for raw in self._raw]
         n = self.num_envs
         self._player = np.zeros(n, dtype=np.int64)
         self._obs = np.zeros((n, self.obs_dim), dtype=np.float32)
@@ -364,7 +387,11 @@ class PettingZooEnv:
         self._episode[i] += 1
         seed = self.rng.integers(2**31) if self.chance_keys is None else \
             self.chance_keys.seeds(np.array([i]), self._episode[i:i + 1])[0]
-        env.reset(seed=int(seed))
+        if self._reseed[i] is None:
+            env.reset(seed=int(seed))
+        else:   # (the same deals as reset(seed=...), which builds a new RLCard environment every episode)
+            self._reseed[i](int(seed))
+            env.reset()
         self._returns[i] = 0.0
         self._collect(i)
         if self._skip_done(i):
