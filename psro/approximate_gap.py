@@ -90,8 +90,9 @@ logger = logging.getLogger(__name__)
 __all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR",
            "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproxGapSettings", "ApproximateGap", "Candidate", "approx_gap_due",
            "approx_gap_mode", "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
-           "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder", "paired_draw",
-           "response_variants", "responder_seed", "successive_halving", "unvalued", "RESPONSE_EVAL_EPISODES"]
+           "nash_conv_lower_bound", "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder",
+           "paired_draw", "response_variants", "responder_seed", "successive_halving", "unvalued",
+           "RESPONSE_EVAL_EPISODES"]
 
 #: The key that separates the approximate gap's random streams from the run's (the CRC-32 of "approx_gap")
 APPROX_GAP_KEY = zlib.crc32(b"approx_gap")
@@ -409,6 +410,55 @@ def approximate_gap(game, kind: str, solution, populations: Sequence, respond: C
         size = min(done, max_episodes - done)
     return ApproximateGap(gap=max(total, 0.0), stderr=stderr, terms=terms, unclipped=total, candidates=tuple(tried),
                           episodes=done)
+
+
+def nash_conv_lower_bound(game, profile: Sequence, *, episodes: int = 2000, rollouts: int = 32, seed: int = 0,
+                          stderr_target: float | None = 0.25):
+    """A lower bound of the NashConv of a policy ``profile`` (one policy per seat, of any kind the environment
+    plays: networks, tabular, OpenSpiel's ``policy.Policy``) without the game tree: each seat's local best
+    response against the others' policies, raced against the seat's own policy, valued on paired episodes
+    (:func:`approximate_gap` with one member per population and no training). For OpenSpiel
+    games whose actions every player sees.
+
+    Returns
+    -------
+    ApproximateGap
+        ``gap`` the estimate, ``stderr`` its standard error, ``terms`` each seat's values.
+
+    Examples
+    --------
+    Kuhn poker's uniform profile has NashConv 11/12 (OpenSpiel's ``exploitability.nash_conv``):
+
+    >>> import pyspiel
+    >>> from psro.policies import UniformPolicy
+    >>> result = nash_conv_lower_bound(pyspiel.load_game("kuhn_poker"), [UniformPolicy(2)] * 2, rollouts=16)
+    >>> bool(0.8 < result.gap <= 11 / 12 + 3 * result.stderr)
+    True
+
+    OpenSpiel's own policies play too (their ``action_probabilities`` dicts are read as they are):
+
+    >>> from open_spiel.python import policy
+    >>> game = pyspiel.load_game("leduc_poker")
+    >>> uniform = policy.UniformRandomPolicy(game)
+    >>> result = nash_conv_lower_bound("leduc_poker", [uniform, uniform], rollouts=16)
+    >>> bool(3.5 < result.gap <= 4.7472 + 3 * result.stderr)    # exploitability.nash_conv: 4.7472
+    True
+    """
+    import pyspiel
+
+    from games import NormalFormGame
+    from solvers import make_equilibrium
+
+    game = pyspiel.load_game(game) if isinstance(game, str) else game
+    players = game.num_players()
+    if len(profile) != players:
+        raise ValueError(f"profile must hold one policy per seat ({players}); got {len(profile)}.")
+    shape = (players,) + (1,) * players
+    solution = make_equilibrium(NormalFormGame(np.zeros(shape)), joint=np.ones(shape[1:]), concept="nash",
+                                method="profile")
+    return approximate_gap(game, "product", solution, [[policy] for policy in profile], lambda *args: None,
+                           episodes=episodes, seed=seed, iteration=0, train=False, lbr=rollouts,
+                           stderr_target=stderr_target)
 
 
 def successive_halving(arms: Sequence, returns: Callable, episodes: int) -> tuple:

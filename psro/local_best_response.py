@@ -23,6 +23,9 @@ dice): the histories are the true one's actions with every chance outcome the re
 responder checks this on a few random episodes when it is built and along every history it meets, and refuses a
 game with hidden actions (dark hex, phantom tic-tac-toe) or simultaneous moves. Beliefs of more than
 ``max_histories`` histories keep a random subset of that size, reweighted.
+
+:func:`psro.approximate_gap.nash_conv_lower_bound` gives the NashConv lower bound of any policy profile this way,
+without a tree and without training.
 """
 
 from __future__ import annotations
@@ -276,3 +279,4 @@ class LocalBestResponse:
                 u = np.concatenate([u, rng.random(u.shape)], axis=1)
             live = [j for j in live if not states[j].is_terminal()]
         return np.array([s.returns()[self.player] for s in states])
+

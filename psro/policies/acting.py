@@ -182,7 +182,9 @@ def batch_probabilities(policy, obs: np.ndarray, mask: np.ndarray, *, keys=None,
         A policy with ``probabilities_np(obs, mask)`` (neural policies,
         :class:`UniformPolicy`) or ``probabilities(obs, mask)`` on numpy arrays:
         one call for the batch. A :class:`TabularStatePolicy` looks its rows up
-        by ``keys``; any other :class:`StatePolicy` is asked state by state.
+        by ``keys``; any other :class:`StatePolicy` is asked state by state (its
+        ``action_probabilities`` may return an array over all actions or, as
+        OpenSpiel's ``policy.Policy`` does, a dict ``{action: probability}``).
     obs : ndarray, float32, shape (b, obs_dim)
     mask : ndarray of bool, shape (b, num_actions)
     keys : sequence of str, optional
@@ -212,9 +214,19 @@ def batch_probabilities(policy, obs: np.ndarray, mask: np.ndarray, *, keys=None,
     else:
         if states is None or players is None:
             raise ValueError(f"{type(policy).__name__} acts on states; pass states and players.")
-        probs = np.array([policy.action_probabilities(s, int(p)) for s, p in zip(states, players)],
-                         dtype=np.float64).reshape(len(states), -1)
+        probs = np.array([_dense(policy.action_probabilities(s, int(p)), mask.shape[1])
+                          for s, p in zip(states, players)], dtype=np.float64).reshape(len(states), -1)
     if probs.shape != mask.shape:
         raise ValueError(f"{type(policy).__name__} returned probabilities of shape {probs.shape}; expected "
                          f"{mask.shape} (was it built for this game?).")
     return probs
+
+
+def _dense(probabilities, num_actions: int):
+    """A dict ``{action: probability}`` (OpenSpiel's policies) as a vector over ``num_actions``; else as given."""
+    if not isinstance(probabilities, dict):
+        return probabilities
+    out = np.zeros(num_actions)
+    for action, p in probabilities.items():
+        out[int(action)] = p
+    return out
