@@ -75,7 +75,6 @@ logger = logging.getLogger(__name__)
 
 FORMAT = "psro.NFSP/1"
 CHECKPOINT_FILE = "checkpoint.json"
-# the fields every NFSP checkpoint document has (checked before any is read)
 _NETWORKS = ("q", "target", "avg")
 _OPTIMIZERS = ("q_opt", "avg_opt")
 _CHUNK_SUMS = ("rl_loss", "rl_steps", "sl_loss", "entropy", "sl_steps", "return", "episodes")
@@ -656,9 +655,9 @@ class NFSP(TrainingLoop):
         path, document = read_document(directory, CHECKPOINT_FILE, previous, "NFSP")
         if document.get("format") != FORMAT:
             raise ValueError(f"{path} is not an NFSP checkpoint (format {document.get('format')!r}).")
-        document["_arrays"] = read_arrays(directory, document.get("arrays"), path)
+        decode(NFSPDocument, document, lambda what: _refuse(path, what))   # (psro.run.checkpoint_schema)
+        document["_arrays"] = read_arrays(directory, document["arrays"], path)
         document["file"] = str(path)
-        decode(NFSPDocument, document, lambda what: _refuse(path, what))
         return document
 
     @classmethod

@@ -17,7 +17,6 @@ __all__ = ["Damage", "check_document", "check_arrays", "ARRAY_FILE"]
 ARRAY_FILE = re.compile(r"^(arrays|meta_game|policies)-(-?\d+)-([0-9a-f]{12})\.npz$")
 
 
-
 class Damage(Exception):
     """What is wrong with one file of a checkpoint (turned into a ``ValueError`` naming it)."""
 
