@@ -17,6 +17,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 INDEX = HERE / "INDEX.md"
 
+#: The Leduc comparisons' package: its configs, adapters and measurement (run by ``benchmarks/deep_psro_leduc``)
+LEDUC_COMPARISON = ["benchmarks/leduc/comparison", "benchmarks/leduc/toolkit_adapter",
+                    "benchmarks/leduc/psro_v2_adapter", "benchmarks/leduc/openspiel_nfsp_adapter",
+                    "benchmarks/leduc/measure"]
+
 #: The questions, each with the modules (paths under ``experiments/``, without ``.py``) that answer it.
 QUESTIONS: dict[str, list[str]] = {
     "Is the exact core faster than OpenSpiel on the same inputs?": [
@@ -26,7 +31,7 @@ QUESTIONS: dict[str, list[str]] = {
         "benchmarks/rrps_tournament", "benchmarks/mgce_jpsro_metagames", "benchmarks/import_time",
     ],
     "Does the learned path reach the front on Leduc poker?": [
-        "benchmarks/deep_psro_leduc", "benchmarks/deep_leduc_br_quality", "benchmarks/nxdo_leduc",
+        "benchmarks/deep_psro_leduc", *LEDUC_COMPARISON, "benchmarks/deep_leduc_br_quality", "benchmarks/nxdo_leduc",
         "benchmarks/pipeline_psro_leduc", "benchmarks/top_up_leduc", "benchmarks/rl_oracle_kuhn",
         "benchmarks/deep_leduc_tuning/tuning_log",
     ],
@@ -47,7 +52,7 @@ QUESTIONS: dict[str, list[str]] = {
         "reproduce/xdo_vs_psro",
     ],
     "Shared code and tools (not experiments themselves)": [
-        "harness", "index", "reproduce/common", "reproduce/readme_results", "notebooks/make_notebooks",
+        "harness", "clock", "index", "reproduce/common", "reproduce/readme_results", "notebooks/make_notebooks",
     ],
 }
 
@@ -63,8 +68,8 @@ OTHER_RESULTS = {"benchmarks/mgce_jpsro_metagames": "mgce_metagames"}
 
 
 #: Modules under ``benchmarks/`` that are not benchmark scripts: the tuning log is rebuilt from the CSVs of earlier
-#: runs, it measures nothing.
-NOT_BENCHMARKS = ("benchmarks/deep_leduc_tuning/tuning_log",)
+#: runs, it measures nothing; the Leduc comparisons' modules are what ``benchmarks/deep_psro_leduc`` runs.
+NOT_BENCHMARKS = ("benchmarks/deep_leduc_tuning/tuning_log", *LEDUC_COMPARISON)
 
 
 def has_main(module: str) -> bool:

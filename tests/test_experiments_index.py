@@ -23,7 +23,7 @@ def test_the_check_fails_on_a_stale_index_or_an_unlisted_module(tmp_path, monkey
     assert index.main([]) == 0 and index.main(["--check"]) == 0
     monkeypatch.setitem(index.QUESTIONS, "Shared code and tools (not experiments themselves)", ["harness"])
     assert index.main(["--check"]) == 1
-    assert "add ['index'" in capsys.readouterr().err
+    assert "add ['clock', 'index'" in capsys.readouterr().err
 
 
 def test_no_file_under_experiments_is_named_after_a_top_level_package():

@@ -158,61 +158,6 @@ def test_jpsro_quick_and_readme_results(tmp_path):
     assert readme.read_text() == text                                      # --check writes nothing
 
 
-def test_the_leduc_benchmark_keeps_a_run_whose_budget_a_library_wrapped_and_reads_rows_back_from_its_log(
-        caplog, monkeypatch):
-    # OpenSpiel's replay buffer (dm-tree) turned the budget's signal into a TypeError raised from it, which ended a
-    # 75-minute side-by-side run without its summary; its rows were read back from the log
-    from experiments.benchmarks import deep_psro_leduc as bench
-
-    try:
-        try:
-            raise bench.BudgetSpent
-        except bench.BudgetSpent as spent:
-            raise TypeError("Couldn't traverse Transition(...)") from spent
-    except TypeError as wrapped:
-        assert bench._from_budget(wrapped)
-    assert not bench._from_budget(TypeError("Couldn't traverse Transition(...)"))
-
-    def wrapped_budget(env, agents):   # the budget ends inside the replay buffer's dm-tree call
-        try:
-            raise bench.BudgetSpent
-        except bench.BudgetSpent as spent:
-            raise TypeError("Couldn't traverse Transition(...)") from spent
-
-    monkeypatch.setattr(bench, "play_nfsp_episode", wrapped_budget)
-    kept = bench.run_openspiel_nfsp(0, 600.0, bench.OpenSpielNFSPOptions(measure_every=1))
-    assert [r["iteration"] for r in kept] == [0] and kept[0]["nash_conv"] > 0   # the rows so far, not a crash
-
-    clock = bench.Clock()
-    clock.wall, clock.cpu = 53.3, 52.7
-    with caplog.at_level("INFO", logger="deep_psro_leduc"):
-        rows = [bench._row("openspiel_nfsp", 2, clock, 18000, 1.4173, env_steps=90_000),
-                bench._row("ours", 0, clock, 7, 0.3086)]
-    back = bench.rows_from_log(caplog.text)
-    assert [{**r, "env_steps": 0} for r in back] == [{**r, "env_steps": 0} for r in rows]
-    assert all(np.isnan(r["env_steps"]) for r in back)   # (not logged)
-
-
-def test_a_variant_side_runs_from_the_config_it_is_given(capsys):
-    from experiments.benchmarks import deep_psro_leduc as bench
-
-    parser = argparse.ArgumentParser()
-    tuned = ROOT / "experiments" / "configs" / "leduc_nxdo_tuned.yaml"
-    assert bench._parse_variant_config(parser, f"nxdo={tuned}") == ("nxdo", str(tuned))
-    for text, message in ((f"ours={tuned}", "SIDE one of ['nfsp', 'nxdo', 'p2sro']"), ("nxdo", "SIDE=PATH"),
-                          ("p2sro=no/such.yaml", "--variant-config p2sro: no file at 'no/such.yaml'")):
-        with pytest.raises(SystemExit):
-            bench._parse_variant_config(parser, text)
-        assert message in capsys.readouterr().err
-    # the tuned configs build their loops with the benchmark's fields: no game tree, the model-based oracle
-    for name in ("leduc_nxdo_tuned.yaml", "leduc_pipeline_psro_tuned.yaml"):
-        solver = bench.configured_solver(0, ROOT / "experiments" / "configs" / name, executor="serial")
-        try:
-            assert getattr(solver, "tree", None) is None and solver.config.oracle == "model_br"
-        finally:
-            solver.close()
-
-
 def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
     from experiments import harness
 

@@ -7,20 +7,20 @@ a best response leaves up to ``e`` of NashConv per player that the population ne
 
 1. a deep PSRO run (``--config``; by default the PPO-tuned one, ``deep_leduc_tuning/B.yaml``, on Leduc, and
    ``experiments/configs/liars_dice_deep.yaml`` on liar's dice; serial, no game tree in training) runs on a tuning
-   seed (``--seed``, default 10) and its populations and meta-strategy are kept at the iterations ``--at``
-   (default 15 and 30 on Leduc, 5 and 10 on liar's dice);
-2. for every kept target, player and candidate setting (:data:`CANDIDATES`: the model-based response ``model_br``
-   at three budgets, PPO and DQN), the oracle's learner trains a response against the opponent's meta-strategy
-   mixture (its real population members, neural networks) on sampled play, ``--train-seeds`` times;
-3. each response is tabulated over the tree built for measuring (``deep_psro_leduc.Measure``) and its exact value
-   against the mixture is compared with the exact best response's: ``error = best-response value - its value``.
-   The cost is the CPU-seconds of the training call (training and its evaluation episodes).
+   seed (``--seed``, default 10) and its populations and meta-strategy are kept at the iterations ``--at`` (default
+   15 and 30 on Leduc, 5 and 10 on liar's dice);
+2. for every kept target, player and candidate setting (:data:`CANDIDATES`: the model-based response ``model_br`` at
+   three budgets, PPO and DQN), the oracle's learner trains a response against the opponent's meta-strategy mixture
+   (its real population members, neural networks) on sampled play, ``--train-seeds`` times;
+3. each response is tabulated over the tree built for measuring (``experiments.benchmarks.leduc.measure.Measure``)
+   and its exact value against the mixture is compared with the exact best response's: ``error = best-response value
+   - its value``. The cost is the CPU-seconds of the training call (training and its evaluation episodes).
 
 Run (about 30 minutes on one core for Leduc, most of it the PPO run that makes the targets)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_leduc_br_quality
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_leduc_br_quality \\
-        --game liars_dice
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_leduc_br_quality
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m experiments.benchmarks.deep_leduc_br_quality \\
+--game liars_dice
 
 Results: ``results/deep_leduc_br_quality.{csv,md}`` and ``results/deep_liars_dice_br_quality.{csv,md}`` (every
 response; the median error per setting).
@@ -76,14 +76,15 @@ QUICK_RUN = dict(oracle_steps=1_024, episodes_per_profile=20)
 def targets(config: Path, seed: int, at: list, game: str, **fields) -> dict:
     """The run's ``(members, meta-strategy marginals)`` after each iteration in ``at`` (``fields`` over the
     config's)."""
-    from experiments.benchmarks import deep_psro_leduc as deep
+    from experiments.benchmarks.leduc.measure import population_members
+    from experiments.benchmarks.leduc.toolkit_adapter import configured_solver
 
-    solver, kept = deep.configured_solver(seed, config, game=game, executor="serial", **fields), {}
+    solver, kept = configured_solver(seed, config, game=game, executor="serial", **fields), {}
 
     def keep(row):
         if row["iteration"] in at:
             state = solver.state
-            kept[row["iteration"]] = ([deep._members(pop) for pop in state.populations],
+            kept[row["iteration"]] = ([population_members(pop) for pop in state.populations],
                                       [np.asarray(w, dtype=np.float64) for w in state.meta_strategy.marginals])
 
     with solver:
@@ -167,7 +168,7 @@ def main() -> None:
     import pyspiel
     import torch
 
-    from experiments.benchmarks import deep_psro_leduc as deep
+    from experiments.benchmarks.leduc.measure import Measure
 
     results, config, at = GAMES[args.game]
     config = Path(args.config) if args.config else config
@@ -177,7 +178,7 @@ def main() -> None:
         at, train_seeds, candidates, fields = [1], 1, QUICK_CANDIDATES, QUICK_RUN
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    measure = deep.Measure(pyspiel.load_game(args.game))
+    measure = Measure(pyspiel.load_game(args.game))
     rows = []
     for iteration, (members, marginals) in targets(config, args.seed, at, args.game, **fields).items():
         rows += [dict(r, iteration=iteration, seed=args.seed) for r in response_errors(
