@@ -36,6 +36,7 @@ from psro.config_checks import (
 )
 from psro.config_fields import DuplicateKey, FieldHelp, UniqueKeyLoader, assigned_values, checked_value, describe_fields
 from psro.config_game import is_environment_game, num_players, resolve_run_game, spec_kept
+from psro.config_sections import flat_assignment, flatten, nest
 
 logger = logging.getLogger(__name__)
 
@@ -94,8 +95,13 @@ _DEFAULT_EVALUATOR = "sequence_form"
 class PSROConfig:
     """Everything a PSRO run needs. Field docstrings follow each field.
 
+    A file or mapping may also nest the fields in sections (``oracle: {name: ppo, steps: 4096}`` for ``oracle: ppo``
+    and ``oracle_steps: 4096``; the table: :data:`psro.config_sections.SECTIONS`; :meth:`to_nested`).
+
     Examples
     --------
+    >>> PSROConfig.from_dict({"run": {"iterations": 5}, "oracle": {"name": "ppo", "steps": 64}}).oracle_steps
+    64
     >>> cfg = PSROConfig.from_dict({"game": "kuhn_poker", "iterations": 5})
     >>> cfg.replace_from_strings(["target_gap=1e-3"]).target_gap
     0.001
@@ -347,7 +353,7 @@ class PSROConfig:
             raise ValueError(f"{source} must be a mapping of field: value; got {type(data).__name__}.")
         known = cls.field_names()
         values = {}
-        data = _split_executor(data)
+        data = flatten(data, source)   # (the sections' keys as their fields: psro.config_sections)
         for key, value in data.items():
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
@@ -447,14 +453,18 @@ class PSROConfig:
 
     def replace_from_strings(self, assignments) -> "PSROConfig":
         """Apply ``["field=value", ...]`` overrides; values are parsed as YAML (``null``, ``5``, ``1e-6``,
-        ``[64, 64]``). ``mapping.key=value`` sets one key of a mapping field, keeping its other keys.
+        ``[64, 64]``). ``mapping.key=value`` sets one key of a mapping field, keeping its other keys; a field may
+        also be named in its section's form (``oracle.steps=64``, ``oracle.options.hidden=[8]``).
 
         Examples
         --------
         >>> config = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64})
         >>> config.replace_from_strings(["oracle_options.hidden=[32, 32]"]).oracle_options
         {'total_steps': 64, 'hidden': [32, 32]}
+        >>> config.replace_from_strings(["oracle.steps=128", "run.seed=2"]).oracle_steps
+        128
         """
+        assignments = [flat_assignment(item) for item in assignments]
         fields = {name: _is_mapping(annotation) for name, annotation in _field_types().items()}
         changes = assigned_values(assignments, fields, lambda field: getattr(self, field))
         return self.replace(**changes)
@@ -475,6 +485,19 @@ class PSROConfig:
     def to_dict(self) -> dict:
         """The fields as a plain dict (what the run directory's ``config.yaml`` holds)."""
         return {k: getattr(self, k) for k in self.field_names()}
+
+    def to_nested(self) -> dict:
+        """The fields grouped in their sections (:mod:`psro.config_sections`); :meth:`from_dict` reads it back.
+
+        Examples
+        --------
+        >>> nested = PSROConfig(oracle="ppo", oracle_steps=64).to_nested()
+        >>> nested["oracle"]["name"], nested["oracle"]["steps"], nested["run"]["iterations"]
+        ('ppo', 64, 100)
+        >>> PSROConfig.from_dict(nested) == PSROConfig(oracle="ppo", oracle_steps=64)
+        True
+        """
+        return nest(self.to_dict())
 
     def validate(self) -> None:
         """Check the whole config before anything runs: the game, every name against its registry, the options'
@@ -744,25 +767,6 @@ def spec_engine(spec) -> str:
     if isinstance(spec, dict):
         return spec.get("engine")
     return "process" if isinstance(spec, int) and spec > 1 else "serial" if isinstance(spec, int) else spec
-
-
-def _split_executor(data: dict) -> dict:
-    """``executor: {engine: ray, address: HOST:PORT}`` (the YAML mapping form) as ``executor: ray`` and
-    ``ray_address: HOST:PORT``; any other key of the mapping is an error naming it."""
-    executor = data.get("executor")
-    if not isinstance(executor, dict):
-        return data
-    extra = sorted(str(k) for k in executor if k not in ("engine", "address"))
-    if extra or executor.get("engine") not in ("serial", "process", "ray"):
-        raise ValueError(f"executor: a mapping takes engine (serial, process or ray) and, for ray, address "
-                         f"(e.g. {{engine: ray, address: head-node:6379}}); got {executor!r}.")
-    if executor.get("address") is not None and data.get("ray_address") not in (None, executor["address"]):
-        raise ValueError(f"executor: address {executor['address']!r} and ray_address {data['ray_address']!r} "
-                         "differ; give the address once.")
-    split = {**data, "executor": executor["engine"]}
-    if executor.get("address") is not None:
-        split["ray_address"] = executor["address"]
-    return split
 
 
 def _field_types() -> dict:

@@ -36,6 +36,7 @@ from games.executor_tasks import TaskError
 from games.executors import EngineError
 from games.registry import allow_imports
 from psro.config import PSROConfig, spec_engine
+from psro.config_sections import FLAT_PATHS
 from psro.run.cli_fields import parse_field_options, print_field_help, split_field_options
 
 __all__ = ["main", "build_parser", "parse_arguments"]
@@ -552,7 +553,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     args, unknown = parser.parse_known_args(argv)
     command = getattr(args, "subparser", None)
     if unknown:
-        options = [f"--{name.replace('_', '-')}" for name in PSROConfig.field_names()] if command is not None else []
+        options = [f"--{spelled.replace('_', '-')}" for name, (section, key) in FLAT_PATHS.items()
+                   for spelled in (name, f"{section}.{key}")] if command is not None else []
         close = difflib.get_close_matches(unknown[0].split("=")[0], options, n=1)
         (command or parser).error(f"unrecognized arguments: {' '.join(unknown)}"
                                   + (f" (did you mean {close[0]}?)" if close else ""))

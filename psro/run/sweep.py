@@ -36,6 +36,7 @@ import pandas as pd
 import yaml
 
 from psro.config import PSROConfig
+from psro.config_sections import flat_name
 
 __all__ = ["SweepCell", "SweepResult", "parse_seeds", "parse_grid", "plan_sweep", "run_sweep", "run_cell",
            "read_index"]
@@ -123,7 +124,7 @@ def parse_grid(items) -> dict:
 
     Examples
     --------
-    >>> parse_grid(["meta_solver=nash,prd", "oracle_steps=64,128"])
+    >>> parse_grid(["meta_solver=nash,prd", "oracle.steps=64,128"])   # (a field in its section's form, too)
     {'meta_solver': ['nash', 'prd'], 'oracle_steps': [64, 128]}
     >>> parse_grid(["meta_solvr=nash"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -144,6 +145,7 @@ def parse_grid(items) -> dict:
                 raise ValueError(f"grid: {key!r} is given twice; give all its values once ({key}=a,b).")
             grid[key] = [yaml.safe_load(v) if v.strip() else "" for v in text.split(",")]
     known = PSROConfig.field_names()
+    grid = {flat_name(key) if flat_name(key) in known else key: values for key, values in grid.items()}   # (run.x)
     for key, values in grid.items():
         if key == "seed":
             raise ValueError("grid: give the seeds with seeds (--seeds 0-4), not as a grid axis.")

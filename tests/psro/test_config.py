@@ -128,8 +128,11 @@ def test_a_ray_cluster_from_the_yaml_mapping_or_the_field(tmp_path):
     assert PSROConfig(executor="ray").executor_spec() == "ray"
     with pytest.raises(ValueError, match="ray_address: joins a Ray cluster, which needs executor: ray"):
         PSROConfig(executor="2", ray_address="h:1").validate()
-    with pytest.raises(ValueError, match="executor: a mapping takes engine"):
+    with pytest.raises(ValueError, match="executor.runtime_env is no key of the executor section. Its keys: engine, "
+                                         "address"):
         PSROConfig.from_dict({"executor": {"engine": "ray", "runtime_env": {}}})
+    with pytest.raises(ValueError, match="ray_address is given twice, as executor.address and as ray_address"):
+        PSROConfig.from_dict({"executor": {"engine": "ray", "address": "h:1"}, "ray_address": "h:2"})
 
 
 def test_a_wrong_length_tensor_is_reported_not_hidden():

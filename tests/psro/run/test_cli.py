@@ -7,8 +7,15 @@ import re
 import pytest
 
 from psro.config import PSROConfig, field_help
+from psro.config_sections import FLAT_PATHS, SECTION_HELP
 from psro.run.cli import _resolve_config, main, parse_arguments
 from psro.run.cli_fields import NESTED, nested_fields
+
+
+def option(field: str) -> str:
+    """A field's option as the help lists it: in its section (``--oracle.steps``)."""
+    section, key = FLAT_PATHS[field]
+    return f"--{section}.{key}".replace("_", "-")
 
 
 @pytest.fixture
@@ -38,30 +45,31 @@ def option_lines(text: str) -> dict:
     return lines
 
 
-def test_one_option_per_config_field_with_no_duplicated_spellings(run_help):
+def test_one_option_per_config_field_in_its_section_naming_its_flat_spelling(run_help):
     lines = option_lines(run_help)
     fields = [f.name for f in dataclasses.fields(PSROConfig)]
     for name in fields:
-        line = lines[f"--{name.replace('_', '-')}"]
-        assert line.count("--") == 1, line   # not "--name VALUE, --name VALUE"
+        line = lines[option(name)]
+        assert line.count(f"(flat: --{name.replace('_', '-')})") == 1, line
         assert f"--{name} " not in run_help or "_" not in name
-    nested = {f"--{group}.{key}".replace("_", "-") for group in NESTED for key in nested_fields(group)}
+    nested = {f"{option(group)}.{key}".replace("_", "-") for group in NESTED for key in nested_fields(group)}
     assert set(lines) == {"--out", "--overwrite", "--resume", "--previous", "--set", "--import",
-                          *(f"--{n.replace('_', '-')}" for n in fields), *nested}
-    assert "--oracle-options.total-steps" in nested and "--algorithm-options.eta" in nested
+                          *(option(n) for n in fields), *nested}
+    assert "--oracle.options.total-steps" in nested and "--algorithm.options.eta" in nested
+    assert all(text in run_help for text in SECTION_HELP.values())
 
 
 def test_a_nested_option_shows_its_docstring_and_each_default(run_help):
     lines = option_lines(run_help)
     assert "learner decisions to train for, summed over the parallel games [int; default: 20000 (dqn, minimax_dqn), " \
-           "20000 (ppo), 300000 (model_br)]" in lines["--oracle-options.total-steps"]
-    assert "[float; default: 0.3 (fxp)]" in lines["--algorithm-options.eta"]
+           "20000 (ppo), 300000 (model_br)]" in lines["--oracle.options.total-steps"]
+    assert "[float; default: 0.3 (fxp)]" in lines["--algorithm.options.eta"]
 
 
 def test_each_option_shows_its_choices_default_and_docstring(run_help):
     lines = option_lines(run_help)
     for h in field_help():
-        line = lines[f"--{h.name.replace('_', '-')}"]
+        line = lines[option(h.name)]
         if h.default is None or isinstance(h.default, bool):
             default = {None: "null", True: "true", False: "false"}[h.default]
         else:
@@ -70,14 +78,14 @@ def test_each_option_shows_its_choices_default_and_docstring(run_help):
         assert h.description in line, line
         for choice in h.choices or ():
             assert choice in line, (choice, line)
-    assert "Seed of the run's random generator. [int; default: 0]" in lines["--seed"]
+    assert "Seed of the run's random generator. [int; default: 0]" in lines["--run.seed"]
     for name in ("sequence_form", "monte_carlo", "openspiel"):
-        assert name in lines["--evaluator"]
+        assert name in lines["--evaluator.name"]
     for name in ("mgcce", "nash", "alpharank", "rvce"):
-        assert name in lines["--meta-solver"]
-    assert "serial, process, ray or a number of worker processes" in lines["--executor"]
-    assert "Choices: exact, openspiel, dqn, ppo, minimax_dqn, model_br, team_pg." in lines["--oracle"]
-    assert "{true,false}" in lines["--checkpoint"]
+        assert name in lines["--meta-solver.name"]
+    assert "serial, process, ray or a number of worker processes" in lines["--executor.engine"]
+    assert "Choices: exact, openspiel, dqn, ppo, minimax_dqn, model_br, team_pg." in lines["--oracle.name"]
+    assert "{true,false}" in lines["--run.checkpoint"]
 
 
 def test_resume_has_the_same_field_options(capsys, monkeypatch):
@@ -85,13 +93,18 @@ def test_resume_has_the_same_field_options(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         main(["resume", "--help"])
     lines = option_lines(capsys.readouterr().out)
-    assert {f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(PSROConfig)} <= set(lines)
+    assert {option(f.name) for f in dataclasses.fields(PSROConfig)} <= set(lines)
     assert "--previous" in lines
 
 
-def test_the_underscore_spelling_still_parses():
+def test_the_underscore_and_the_flat_spellings_still_parse():
     args = parse_arguments(["run", "c.yaml", "--meta_solver", "mgcce", "--target-gap", "1e-3"])
     assert (args.config, args.fields) == ("c.yaml", ["meta_solver=mgcce", "target_gap=1e-3"])
+    for argv in (["--oracle.steps", "64", "--run.seed=2", "--oracle.options.hidden", "[8]"],
+                 ["--oracle-steps", "64", "--seed=2", "--oracle-options.hidden", "[8]"],
+                 ["--oracle_steps=64", "--run.seed", "2", "--oracle_options.hidden=[8]"]):
+        assert parse_arguments(["run", "c.yaml", *argv]).fields == ["oracle_steps=64", "seed=2",
+                                                                    "oracle_options.hidden=[8]"], argv
 
 
 def test_nested_options_and_set_paths_reach_the_mapping_and_keep_its_other_keys(tmp_path):
@@ -102,6 +115,9 @@ def test_nested_options_and_set_paths_reach_the_mapping_and_keep_its_other_keys(
     resolved = _resolve_config(args)
     assert resolved.oracle_options == {"total_steps": 128, "hidden": [8]}
     assert resolved.algorithm_options == {"eta": 0.5}
+    args = parse_arguments(["run", str(config), "--set", "oracle.options.total_steps=128", "--set",
+                            "algorithm.options.eta=0.5", "--algorithm.name", "fxp"])
+    assert _resolve_config(args) == resolved   # the same paths in the sections' form
 
 
 @pytest.mark.parametrize("argv, words", [
