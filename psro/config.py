@@ -20,13 +20,16 @@ import re
 import typing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import yaml
+from annotated_types import Ge, Gt  # (the fields' bounds, checked by config_checks.check_bounds)
 
 from games.memory_limit import check_file
-from games.validation import check_int, check_real, check_seed, is_integer
+from games.validation import check_int, is_integer
 from psro.config_checks import (
     algorithm_options,
+    check_bounds,
     check_budgets,
     check_reference_opponents,
     check_run_name,
@@ -196,7 +199,7 @@ class PSROConfig:
     """Which oracle calls go through the executor: ``auto`` (the learned oracles' jobs, seconds each; exact
     oracles are called in-process), ``executor`` (all) or ``in_process`` (none)."""
 
-    oracle_steps: typing.Optional[int] = None
+    oracle_steps: Annotated[typing.Optional[int], Ge(1)] = None
     """Training steps per learned best response (``dqn`` / ``ppo``; the ``total_steps`` of
     ``psro.oracles.learned.dqn.DQNConfig`` / ``psro.oracles.learned.ppo.PPOConfig``). Null: the oracle's default
     (20,000). Must be
@@ -207,14 +210,14 @@ class PSROConfig:
     ``monte_carlo`` (sampled episodes, with counts and variances in the meta-game). An environment game (no game
     tree) left at the default gets ``monte_carlo``, said in a log line."""
 
-    episodes_per_profile: int = 1000
+    episodes_per_profile: Annotated[int, Ge(1)] = 1000
     """Episodes per meta-game profile for the ``monte_carlo`` evaluator (ignored by the exact ones)."""
 
     evaluator_options: typing.Optional[dict] = None
     """Further options of the ``monte_carlo`` evaluator (``episodes_per_task``, ``tasks_per_batch``, ...; its
     seed defaults to ``seed`` and its executor is the run's) (null: none)."""
 
-    max_histories: int = 1_000_000
+    max_histories: Annotated[int, Ge(1)] = 1_000_000
     """The game-tree budget: the whole tree (what exact oracles, exact evaluators and the exact gap need) is built
     only for a game with at most this many histories. Beyond it, exact_gap=auto goes on without a tree (gap NaN,
     said once in the log), and an exact oracle or evaluator is an error; a learned oracle (``ppo``, ``dqn``) with
@@ -266,7 +269,7 @@ class PSROConfig:
     instance). In YAML also ``executor: {engine: ray, address: HOST:PORT}``. An address nothing answers on is an
     error within seconds. Never taken from a checkpoint: a resumed run joins a cluster only when told again."""
 
-    top_up_episodes: int = 0
+    top_up_episodes: Annotated[int, Ge(0)] = 0
     """Extra episodes per iteration for the ``monte_carlo`` evaluator, spent after the new profiles are evaluated
     and before the meta-solve on the profiles whose uncertainty matters (0: none; must be 0 with an exact
     evaluator)."""
@@ -276,24 +279,24 @@ class PSROConfig:
     meta-strategy's regret, times their standard errors) or ``response_graph_ucb`` (the ends of single-deviation
     edges whose confidence intervals still overlap)."""
 
-    top_up_rounds: int = 4
+    top_up_rounds: Annotated[int, Ge(1)] = 4
     """Rounds each iteration's top-up is split into (each re-allocates from the samples so far)."""
 
-    iterations: typing.Optional[int] = 100
+    iterations: Annotated[typing.Optional[int], Ge(0)] = 100
     """Stop after this many PSRO iterations in total, resumed parts included (null: no limit)."""
 
-    target_gap: typing.Optional[float] = 1e-6
+    target_gap: Annotated[typing.Optional[float], Ge(0)] = 1e-6
     """Stop once the meta-strategy's gap in the full game (NashConv, or the CCE / CE gap for JPSRO) is at most
     this (null: never)."""
 
-    time_limit: typing.Optional[float] = None
+    time_limit: Annotated[typing.Optional[float], Ge(0)] = None
     """Stop once the run has taken this many wall-clock seconds in total, resumed parts included (null: no
     limit)."""
 
     checkpoint: bool = True
     """Write a checkpoint into the run directory after every iteration, so ``psro resume RUN_DIR`` can continue."""
 
-    seed: int = 0
+    seed: Annotated[int, Ge(0)] = 0
     """Seed of the run's random generator."""
 
     progress: bool = True
@@ -304,7 +307,7 @@ class PSROConfig:
     constant-sum meta-games) (``ranking.csv`` in the run directory, and a table on the console); see
     :mod:`psro.run.population_ranking`."""
 
-    ranking_alpha: float = 10.0
+    ranking_alpha: Annotated[float, Gt(0)] = 10.0
     """alpha-Rank's selection intensity for that ranking."""
 
     reference_opponents: typing.Optional[list] = None
@@ -322,15 +325,9 @@ class PSROConfig:
     def __post_init__(self):
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         check_run_name(self.name)
-        for field, least in (("iterations", 0), ("oracle_steps", 1), ("episodes_per_profile", 1),
-                             ("top_up_episodes", 0), ("top_up_rounds", 1), ("max_histories", 1)):
-            field_check(check_int, field, getattr(self, field), minimum=least, none_ok=True)
+        check_bounds(self)   # (the bounds annotated on the fields: Ge, Gt)
         if self.approx_gap_every != "auto":
             field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
-        field_check(check_seed, "seed", self.seed)
-        for field in ("target_gap", "time_limit"):
-            field_check(check_real, field, getattr(self, field), minimum=0.0, none_ok=True)
-        field_check(check_real, "ranking_alpha", self.ranking_alpha, minimum=0.0, strict=True)
         if self.exact_gap not in (True, False, "auto"):
             raise ValueError(f"exact_gap: must be auto, true or false; got {self.exact_gap!r}.")
         if not isinstance(self.device, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):

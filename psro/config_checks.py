@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import typing
 from pathlib import Path
 
-from games.validation import is_integer
+from annotated_types import Ge, Gt
+
+from games.validation import check_int, check_real, is_integer
 
 __all__ = ["with_field", "algorithm_options", "check_reference_opponents", "check_teams", "field_check",
            "check_run_name", "check_steps_fit", "check_budgets", "STEPS_PER_SECOND"]
@@ -121,6 +125,41 @@ own goes to psro evaluate --against module:name).
                              "goes to psro evaluate --against module:name).")
         make_reference(name, game.game if isinstance(game, ObservationGame) else game)
     return list(names)
+
+
+def check_bounds(config) -> None:
+    """Check each field of the dataclass ``config`` that is annotated with a bound (``Annotated[int, Ge(1)]``,
+    ``Annotated[Optional[float], Gt(0)]``, annotated_types' markers) with :func:`games.validation.check_int` or
+    :func:`~games.validation.check_real`; a field whose type allows None may be None. The error starts with the
+    field's name.
+
+    Examples
+    --------
+    >>> from psro.config import PSROConfig
+    >>> check_bounds(PSROConfig())
+    >>> PSROConfig(top_up_rounds=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: top_up_rounds: must be an int >= 1; got 0.
+    """
+    for field, (number, optional, bound) in _bounds(type(config)).items():
+        strict = {} if number is int else {"strict": isinstance(bound, Gt)}
+        field_check(check_int if number is int else check_real, field, getattr(config, field),
+                    minimum=getattr(bound, "ge", getattr(bound, "gt", None)), none_ok=optional, **strict)
+
+
+@functools.lru_cache(maxsize=4)
+def _bounds(cls: type) -> dict:
+    """``{field: (int or float, whether None is allowed, its Ge / Gt bound)}`` of the fields of ``cls`` annotated
+    with a bound."""
+    bounds = {}
+    for field, hint in typing.get_type_hints(cls, include_extras=True).items():
+        if typing.get_origin(hint) is typing.Annotated:
+            base, *marks = typing.get_args(hint)
+            number = next(t for t in (int, float) if t is base or t in typing.get_args(base))
+            bounds[field] = (number, type(None) in typing.get_args(base),
+                             next(m for m in marks if isinstance(m, (Ge, Gt))))
+    return bounds
 
 
 def field_check(check, field: str, value, **bounds) -> None:

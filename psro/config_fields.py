@@ -102,22 +102,32 @@ def describe_fields(cls: type, choices: dict) -> list:
     >>> from psro.config import PSROConfig
     >>> seed = next(h for h in describe_fields(PSROConfig, {}) if h.name == "seed")
     >>> seed.type_text, seed.default, seed.choices
-    ('int', 0, None)
+    ('int >= 0', 0, None)
     """
     docs = field_docstrings(cls)
-    types = typing.get_type_hints(cls)
+    types, annotated = typing.get_type_hints(cls), typing.get_type_hints(cls, include_extras=True)
     out = []
     for f in dataclasses.fields(cls):
         annotation = types[f.name]
         bases = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
         optional = len(bases) < len(typing.get_args(annotation))
         allowed = choices[f.name]() if f.name in choices else None
-        out.append(FieldHelp(name=f.name, type_text=" or ".join(b.__name__ for b in bases) + (" or null" if optional
-                                                                                              else ""),
+        bound = "".join(_bound_text(mark) for mark in typing.get_args(annotated[f.name])[1:]) \
+            if typing.get_origin(annotated[f.name]) is typing.Annotated else ""
+        out.append(FieldHelp(name=f.name, type_text=" or ".join(b.__name__ + bound for b in bases)
+                             + (" or null" if optional else ""),
                              default=f.default if f.default_factory is dataclasses.MISSING else f.default_factory(),
                              choices=allowed,
                              description=_first_sentence(_plain(docs.get(f.name, "")))))
     return out
+
+
+def _bound_text(mark) -> str:
+    """An annotated bound as the help writes it (``Ge(1)``: `` >= 1``; ``Gt(0)``: `` > 0``)."""
+    for attribute, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+        if hasattr(mark, attribute):
+            return f" {sign} {getattr(mark, attribute):g}"
+    return ""
 
 
 def checked_value(key: str, value, annotation, strict: bool = False):

@@ -39,6 +39,7 @@ True
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -306,6 +307,16 @@ def _accepts(factory: Callable, argument: str) -> bool:
                for p in parameters)
 
 
+def _options_of(factory: Callable) -> list:
+    """The keyword options a factory names (its parameters but the tree, ``seed`` and ``game``)."""
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.name not in ("seed", "game")]
+
+
 def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Oracle:
     """The oracle registered as ``name``, built on ``tree`` (or ``game``) with the run's ``seed`` and ``options``.
 
@@ -354,6 +365,13 @@ def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Orac
         raise ValueError(f"oracle {name!r} needs the game tree, which was not built; use an oracle that needs "
                          f"none ({[n for n in oracle_names() if not oracle_capabilities(n).needs_tree]}) for games "
                          "whose tree is not built.")
+    refused = sorted(key for key in options if not _accepts(info.factory, key))
+    if refused:
+        close = difflib.get_close_matches(refused[0], _options_of(info.factory), n=1)
+        raise TypeError(f"oracle {name!r} takes no option {refused[0]!r}"
+                        + (f"; did you mean {close[0]!r}?" if close else "")
+                        + (f" Its options: {_options_of(info.factory)}." if _options_of(info.factory) else
+                           " and no other (set oracle_options to null)."))
     oracle = info.factory(tree, seed=seed, **({"game": game} if takes_game else {}), **options)
     if not isinstance(oracle, Oracle):
         raise TypeError(f"the factory of oracle {name!r} returned {type(oracle).__name__}, which has no "

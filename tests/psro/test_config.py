@@ -90,9 +90,11 @@ def test_field_help_describes_every_field_once_in_order():
 def test_field_help_reads_the_docstrings_and_types():
     helps = {h.name: h for h in field_help()}
     assert helps["seed"].description == "Seed of the run's random generator."
-    assert helps["seed"].type_text == "int"
-    assert helps["iterations"].type_text == "int or null"
-    assert helps["target_gap"].type_text == "float or null"
+    assert helps["seed"].type_text == "int >= 0"   # (the bounds annotated on the fields)
+    assert helps["iterations"].type_text == "int >= 0 or null"
+    assert helps["target_gap"].type_text == "float >= 0 or null"
+    assert helps["ranking_alpha"].type_text == "float > 0" and helps["oracle_steps"].type_text == "int >= 1 or null"
+    assert helps["game"].type_text == "str"
     assert helps["oracle"].description.startswith("Best-response oracle: exact (sequence form, numpy)")
 
 
@@ -237,3 +239,23 @@ def test_a_learned_oracle_on_a_game_without_tensors_says_what_to_define():
 
     with pytest.raises(ValueError, match="define information_state_tensor.* or give an environment game"):
         PSROConfig(game=NoTensor(), oracle="dqn").checked_game()
+
+
+def test_every_annotated_bound_holds_at_its_edge_and_fails_past_it():
+    from psro.config_checks import _bounds
+
+    bounds = _bounds(PSROConfig)
+    assert {"iterations", "seed", "oracle_steps", "ranking_alpha", "target_gap", "top_up_rounds"} <= set(bounds)
+    for field, (number, optional, bound) in bounds.items():
+        edge = getattr(bound, "ge", getattr(bound, "gt", None))
+        inside = edge if hasattr(bound, "ge") else edge + 0.5
+        outside = edge - 1 if number is int else (edge if hasattr(bound, "gt") else edge - 1e-9)
+        assert getattr(PSROConfig(**{field: number(inside)}), field) == inside
+        sign = ">=" if hasattr(bound, "ge") else ">"
+        with pytest.raises(ValueError, match=f"^{field}: must be an? (int|number) {sign} "):
+            PSROConfig(**{field: number(outside)})
+        if optional:
+            assert getattr(PSROConfig(**{field: None}), field) is None
+        else:
+            with pytest.raises(ValueError, match=f"^{field}: "):
+                PSROConfig(**{field: None})

@@ -61,6 +61,7 @@ serial run does. Only a standalone call with neither ``iteration`` nor
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import logging
 import math
@@ -647,8 +648,10 @@ def make_learned_oracle(name: str, tree: GameTree | None, seed: int = 0, target_
     known = set(config_type.__dataclass_fields__) - {"seed"}
     unknown = sorted(set(config_fields) - known)
     if unknown:
-        raise TypeError(f"{config_type.__name__} has no field(s) {unknown}; its fields are "
-                        f"{sorted(known | set(ORACLE_OPTIONS))}.")
+        close = difflib.get_close_matches(unknown[0], sorted(known | set(ORACLE_OPTIONS)), n=1)
+        raise TypeError(f"{config_type.__name__} has no field(s) {unknown}"
+                        + (f" (did you mean {close[0]!r}?)" if close else "")
+                        + f"; its fields are {sorted(known | set(ORACLE_OPTIONS))}.")
     steps = config_fields.get("total_steps", 1)
     if not is_integer(steps) or steps < 1:
         raise ValueError("total_steps (the oracle's training budget, learner steps per response) must be a "

@@ -141,3 +141,17 @@ def test_an_unregistered_module_factory_is_taken_like_a_module_game(tmp_path, mo
         PSRO("kuhn_poker", oracle="issue36_oracles:not_a_factory", progress=False)
     unregister_oracle("issue36_oracles:make")   # adopted names stay registered: leave the registry as it was
     assert "issue36_oracles:make" not in oracle_names()
+
+
+def test_an_option_the_oracle_does_not_take_is_named_with_the_closest_one():
+    import pyspiel
+
+    from psro.game_tree import build_game_tree
+
+    tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    for name in ("exact", "openspiel"):
+        with pytest.raises(TypeError, match=f"oracle '{name}' takes no option 'hidden' and no other \\(set "
+                                            "oracle_options to null\\)"):
+            make_oracle(name, tree, hidden=[8])
+    with pytest.raises(TypeError, match=r"PPOConfig has no field\(s\) \['hiden'\] \(did you mean 'hidden'\?\)"):
+        make_oracle("ppo", tree, hiden=[8])

@@ -78,7 +78,7 @@ def test_each_option_shows_its_choices_default_and_docstring(run_help):
         assert h.description in line, line
         for choice in h.choices or ():
             assert choice in line, (choice, line)
-    assert "Seed of the run's random generator. [int; default: 0]" in lines["--run.seed"]
+    assert "Seed of the run's random generator. [int >= 0; default: 0]" in lines["--run.seed"]
     for name in ("sequence_form", "monte_carlo", "openspiel"):
         assert name in lines["--evaluator.name"]
     for name in ("mgcce", "nash", "alpharank", "rvce"):
