@@ -18,6 +18,7 @@ import importlib
 import logging
 import re
 import typing
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -363,7 +364,7 @@ class PSROConfig:
     def from_keywords(cls, game, executor, fields: dict) -> tuple:
         """:class:`psro.PSRO`'s keyword form: ``(config, executor)`` from a game and config fields (checked
         strictly, :meth:`from_dict`). The run's executor stays an argument when it is an instance or a mapping;
-        an ``evaluator_options["executor"]``, the older way, is the run's executor when none is given.
+        an ``evaluator_options["executor"]`` (deprecated: a ``DeprecationWarning``) is the run's when none is given.
 
         Examples
         --------
@@ -376,6 +377,9 @@ class PSROConfig:
             raise TypeError("give the game once, as the first argument.")
         options = dict(fields.get("evaluator_options") or {})
         legacy = options.pop("executor", None) if _sampled(fields.get("evaluator")) else None
+        if legacy is not None:
+            warnings.warn("evaluator_options['executor'] is deprecated and will be removed: give the run's executor "
+                          "as PSRO(..., executor=...).", DeprecationWarning, stacklevel=4)
         if executor is not None and legacy is not None and legacy is not executor and legacy != executor:
             raise ValueError(f"executor={executor!r} and evaluator_options['executor']={legacy!r} differ; give one "
                              "executor for the run (the executor argument).")

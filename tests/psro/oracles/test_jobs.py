@@ -190,8 +190,9 @@ def test_one_executor_for_the_run():
     assert solver.evaluator.executor is pool and solver.executor is pool
     solver.close()                 # not ours: left to the caller
     assert solver.executor is pool
-    legacy = PSRO("kuhn_poker", evaluator="monte_carlo", progress=False,
-                  evaluator_options={"episodes_per_profile": 10, "executor": "serial"})
+    with pytest.warns(DeprecationWarning, match=r"evaluator_options\['executor'\] is deprecated .* executor=\.\.\."):
+        legacy = PSRO("kuhn_poker", evaluator="monte_carlo", progress=False,
+                      evaluator_options={"episodes_per_profile": 10, "executor": "serial"})
     assert legacy.executor is legacy.evaluator.executor
     assert isinstance(legacy.executor, SerialExecutor)
     pool.close()
@@ -202,7 +203,7 @@ def test_bad_options_name_the_argument():
         PSRO("kuhn_poker", oracle_dispatch="parallel")
     with pytest.raises(ValueError, match="executor"):
         PSRO("kuhn_poker", executor="threads")
-    with pytest.raises(ValueError, match="executor"):
+    with pytest.raises(ValueError, match="executor"), pytest.warns(DeprecationWarning):
         PSRO("kuhn_poker", evaluator="monte_carlo", executor="serial", evaluator_options={"executor": 2})
     with pytest.raises(TypeError, match="oracle_options"):
         PSRO("kuhn_poker", oracle="ppo", oracle_options={"total_step": 10})
