@@ -54,10 +54,9 @@ from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
 from psro.population import Population, Provenance
-from psro.run.checkpoint import atomic_write
 from psro.run.checkpoint_schema import OfflineDocument, decode
-from psro.run.run_files import check_target, file_in, read_regular
-from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays
+from psro.run.run_files import file_in, read_regular
+from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays, write_file
 from psro.state import LoopState
 from psro.training_loop import PHASES, TrainingLoop
 
@@ -473,17 +472,17 @@ class OfflinePSRO(TrainingLoop):
         directory, once) and the arrays file, each named with its SHA-256. :meth:`write_checkpoint` writes it
         atomically after them (the document it replaces kept as ``offline_checkpoint.previous.json``, for
         ``resume(..., previous=True)``)."""
-        if self.dataset_path is None:
-            self.dataset_path = check_target(directory / "dataset.csv")
-            from games.trajectories import save_trajectories
+        if self.dataset_path is None or self.dataset_path.parent.resolve() != directory.resolve():
+            # the checkpoint keeps its own copy (an in-memory dataset as CSV): it names only files of its
+            # directory, never a path elsewhere
+            if self.dataset_path is None:
+                from games.trajectories import validate_trajectories
 
-            save_trajectories(self.dataset, self.dataset_path)
-        elif self.dataset_path.parent.resolve() != directory.resolve():
-            # the checkpoint keeps its own copy: it names only files of its directory, never a path elsewhere
-            data = self.dataset_path.read_bytes()
-            copy = directory / f"dataset-{hashlib.sha256(data).hexdigest()[:12]}{self.dataset_path.suffix}"
-            atomic_write(copy, lambda fh: fh.write(data))
-            self.dataset_path = copy
+                validate_trajectories(self.dataset)
+                data, suffix = self.dataset.to_csv(index=False).encode(), ".csv"
+            else:
+                data, suffix = self.dataset_path.read_bytes(), self.dataset_path.suffix
+            self.dataset_path = directory / write_file(directory, "dataset", data, suffix)[0]
         arrays = {}
         for p, pop in enumerate(self.populations):
             arrays[f"policies_{p}"] = np.asarray(pop.policies)

@@ -49,12 +49,18 @@ def prepare_directory(directory) -> Path:
     return directory
 
 
-def write_named(directory: Path, prefix: str, label: str, data: bytes) -> tuple:
-    """Write ``data`` as ``<prefix>-<label>-<digest>.npz`` (atomically); return ``(name, SHA-256)``."""
+def write_file(directory: Path, prefix: str, data: bytes, suffix: str) -> tuple:
+    """Write ``data`` as ``<prefix>-<digest><suffix>`` (atomically; the digest's first 12 hex digits); return
+    ``(name, SHA-256)``."""
     digest = sha256(data)
-    name = f"{prefix}-{label}-{digest[:12]}.npz"
+    name = f"{prefix}-{digest[:12]}{suffix}"
     atomic_write(Path(directory) / name, lambda fh: fh.write(data))
     return name, digest
+
+
+def write_named(directory: Path, prefix: str, label: str, data: bytes) -> tuple:
+    """Write ``data`` as ``<prefix>-<label>-<digest>.npz`` (:func:`write_file`); return ``(name, SHA-256)``."""
+    return write_file(directory, f"{prefix}-{label}", data, ".npz")
 
 
 def write_arrays(directory: Path, prefix: str, label: str, arrays: dict) -> dict:

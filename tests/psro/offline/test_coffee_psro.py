@@ -1,6 +1,7 @@
 """Tests of psro/offline/coffee_psro.py: the loop against PSRO where the model is exact, the interval meta-game,
 the penalty, the true-game gap, checkpoints and resume."""
 
+import hashlib
 import json
 import math
 
@@ -105,7 +106,9 @@ def test_resume_continues_bit_for_bit(kuhn_data, tmp_path, cls):
     assert resumed.iteration == 2
     history = resumed.run(iterations=2)
     pd.testing.assert_frame_equal(history.drop(columns=TIMING), whole.drop(columns=TIMING))
-    assert (tmp_path / "run" / "dataset.csv").exists()   # a DataFrame dataset is stored once, by its SHA-256
+    copies = list((tmp_path / "run").glob("dataset-*.csv"))   # a DataFrame dataset is stored once, by its SHA-256
+    digest = hashlib.sha256(copies[0].read_bytes()).hexdigest()
+    assert len(copies) == 1 and copies[0].name == f"dataset-{digest[:12]}.csv"
 
 
 def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(kuhn_data, tmp_path):
@@ -125,7 +128,7 @@ def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(kuhn_data, tm
 
 def test_resume_refuses_a_changed_dataset(kuhn_data, tmp_path):
     OfflinePSRO(kuhn_data, game="kuhn_poker", members=2, checkpoint_dir=tmp_path).run(iterations=1)
-    path = tmp_path / "dataset.csv"
+    path, = tmp_path.glob("dataset-*.csv")
     path.write_text(path.read_text().replace("\n", "\n", 1) + "\n")
     with pytest.raises(ValueError, match="SHA-256"):
         OfflinePSRO.resume(tmp_path)
