@@ -199,8 +199,8 @@ def parse_field_options(argv: list, prog: str) -> list:
         name, written = _sectioned(token).split("=", 1)[0], token.split("=", 1)[0]
         if name != written:
             typed.update({name: written, name.replace("_", "-"): written})
+    groups = _groups_of([_flat(_option_name(token)) or token for token in argv])
     argv = [_sectioned(token) for token in argv]
-    groups = _groups_of([flat_name(_option_name(t) or "") or t for t in argv])
     options_type = _options_type(groups)
     stderr = io.StringIO()
     try:
