@@ -153,8 +153,7 @@ def approximate_seed(seed: int, iteration: int) -> int:
     >>> approximate_seed(0, 3) == approximate_seed(0, 3) != approximate_seed(0, 4)
     True
     """
-    sequence = np.random.SeedSequence(int(seed), spawn_key=(APPROX_GAP_KEY, int(iteration)))
-    return int(sequence.generate_state(1, dtype=np.uint32)[0])
+    return _keyed_seed(seed, iteration)
 
 
 def responder_seed(seed: int) -> int:
@@ -166,7 +165,13 @@ def responder_seed(seed: int) -> int:
     >>> responder_seed(0) != 0
     True
     """
-    sequence = np.random.SeedSequence(int(seed), spawn_key=(APPROX_GAP_KEY,))
+    return _keyed_seed(seed)
+
+
+def _keyed_seed(seed: int, *key: int) -> int:
+    """A 32-bit seed of the approximate gap's own stream ``key`` of a run seeded ``seed`` (spawned apart from the
+    run's streams by :data:`APPROX_GAP_KEY`)."""
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(APPROX_GAP_KEY, *(int(k) for k in key)))
     return int(sequence.generate_state(1, dtype=np.uint32)[0])
 
 
@@ -550,13 +555,12 @@ def _estimate(kind: str, plans: list, samples: dict) -> tuple:
         float(np.sum([math.sqrt(_mean_variance(d)) for d in differences]))
     return float(np.sum(gains)), float(stderr), tuple(terms)
 
+
 def _local_best_response(game, player: int, populations, profiles, weights, continuation, rollouts: int, key: tuple):
     from psro.local_best_response import LocalBestResponse
 
-    seed, iteration, p, i = key
-    sequence = np.random.SeedSequence(int(seed), spawn_key=(APPROX_GAP_KEY, int(iteration), p, i))
     return LocalBestResponse(game, player, populations, profiles, weights, continuation, rollouts=rollouts,
-                             seed=int(sequence.generate_state(1, dtype=np.uint32)[0]))
+                             seed=_keyed_seed(*key))
 
 
 def _candidates(player: int, index: int, target, population, respond: Callable, profiles, weights, payoffs,
