@@ -61,13 +61,16 @@ BENCHMARK_FIELDS = dict(iterations=None, target_gap=None, time_limit=None, check
 
 def configured_solver(seed: int, path, game: str = GAME, **fields):
     """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on ``game`` (Leduc),
-    with the benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``."""
+    with the benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``. The file is read as ``psro run`` reads
+    it: flat or in sections (:func:`psro.config_sections.flatten`), no key given twice."""
     import yaml
 
     from psro import PSROConfig
     from psro.algorithms import algorithm_class
+    from psro.config_fields import UniqueKeyLoader
+    from psro.config_sections import flatten
 
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    data = flatten(yaml.load(Path(path).read_text(), Loader=UniqueKeyLoader) or {}, source=str(path))
     if data.get("game", game) != game:
         raise ValueError(f"--config: the benchmark plays {game}; {path} names game {data['game']!r}.")
     data.update(BENCHMARK_FIELDS, game=game, seed=seed, **fields)

@@ -184,3 +184,22 @@ def test_the_summary_names_the_reference_and_each_sides_unit():
     assert "| 1 | 1.00 | 2.00 | not reached |" in text   # time to NashConv <= 1 over mine's (40 s)
     assert "- openspiel_nfsp: episodes per seed [1, 1]" in text and "- theirs: iterations per seed [1, 1]" in text
     assert "- mine below theirs at every reported time: yes" in text
+
+
+def test_a_run_config_in_sections_builds_the_same_loop_as_its_flat_twin(tmp_path):
+    import yaml
+
+    from psro import PSROConfig
+
+    flat = ROOT / "experiments" / "configs" / "leduc_deep_tuned.yaml"
+    nested = tmp_path / "nested.yaml"
+    nested.write_text(yaml.safe_dump(PSROConfig.from_yaml(flat).replace(name="").to_nested(), sort_keys=False))
+    configs = []
+    for path in (flat, nested):
+        solver = toolkit_adapter.configured_solver(3, path, executor="serial")
+        configs.append(solver.config)
+        solver.close()
+    assert configs[0] == configs[1] and configs[0].seed == 3 and configs[0].exact_gap is False
+    nested.write_text("game: {name: kuhn_poker}\n")
+    with pytest.raises(ValueError, match="the benchmark plays leduc_poker; .* names game 'kuhn_poker'"):
+        toolkit_adapter.configured_solver(0, nested)
