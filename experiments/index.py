@@ -29,6 +29,7 @@ QUESTIONS: dict[str, list[str]] = {
         "benchmarks/ranking_speed", "benchmarks/ranking_ucb", "benchmarks/bench_elo_nash_averaging",
         "benchmarks/alpharank_scale", "benchmarks/psro_components", "benchmarks/psro_leduc", "benchmarks/jpsro",
         "benchmarks/rrps_tournament", "benchmarks/mgce_jpsro_metagames", "benchmarks/import_time",
+        "benchmarks/mmd_speed",
     ],
     "Does the learned path reach the front on Leduc poker?": [
         "benchmarks/deep_psro_leduc", *LEDUC_COMPARISON, "benchmarks/deep_leduc_br_quality", "benchmarks/nxdo_leduc",
@@ -37,6 +38,7 @@ QUESTIONS: dict[str, list[str]] = {
     ],
     "Is measurement on games without a tree cheap and valid?": [
         "benchmarks/approx_gap_validation", "benchmarks/approx_gap_share", "benchmarks/env_throughput",
+        "benchmarks/exact_exploitability",
     ],
     "How much do more cores or machines buy?": [
         "benchmarks/parallel_oracles", "benchmarks/pipeline_psro_workers", "benchmarks/ray_speedup",

@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from games.memory_limit import check_file
+
 __all__ = [
     "COLUMNS",
     "Episode",
@@ -387,6 +389,9 @@ def load_trajectories(path) -> pd.DataFrame:
     ------
     ValueError
         If the table is malformed (naming the row and column), or the suffix is unknown.
+    games.memory_limit.MemoryLimitExceeded
+        A ``ValueError``: the file is larger than the memory limit (:func:`games.memory_limit.check_file`, the
+        check of a checkpoint's files), refused before it is read.
     ImportError
         For a Parquet file without pyarrow installed.
     """
@@ -397,9 +402,11 @@ def load_trajectories(path) -> pd.DataFrame:
                                 "with games.datasets.collect and write it with save_trajectories).")
     if not path.is_file():
         raise ValueError(f"path: {str(path)!r} is not a regular file; a trajectory table is a .csv or .parquet file.")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise ValueError(f"path: the trajectory file {str(path)!r} is empty; it needs a header row and one row per "
                          f"step (columns {list(COLUMNS)}).")
+    check_file(path, size)   # (before it is read whole: a sparse 20 GB file is refused at once)
     if kind == "parquet":
         _need_pyarrow()
         try:

@@ -39,5 +39,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "run.population_ranking": ["rank_population"],
         "local_best_response": ["LocalBestResponse"],
         "approximate_gap": ["nash_conv_lower_bound"],
+        "measures.exact": ["exact_nash_conv", "Exploitability"],
+        "family.mmd": ["magnetic_mirror_descent", "MMDResult"],
     },
 )

@@ -3,7 +3,8 @@
 The schedule (:func:`approx_gap_due`: which rows are due), the mode of a due row under ``approx_gap_options``'
 ``share`` (:func:`approx_gap_mode`: with training, without, or not at all; :func:`share_allows` for the loops that
 always train), the seconds measuring took so far (:func:`measured_seconds`) and the episodes a measurement plays
-(:func:`expected_episodes`, to price one before the first; :func:`halving_counts`, the race's schedule). Pure
+(:func:`expected_episodes`, to price one before the first; :func:`halving_counts`, the race's schedule), and the
+warning a run ends with when the share skipped rows the user asked for (:func:`share_skips_warning`). Pure
 functions of the history's numbers; :mod:`psro.approximate_gap` re-exports the first two.
 """
 
@@ -13,7 +14,7 @@ import math
 from collections.abc import Sequence
 
 __all__ = ["approx_gap_due", "approx_gap_mode", "measured_seconds", "share_allows", "expected_episodes",
-           "halving_counts"]
+           "halving_counts", "share_skips_warning"]
 
 
 def approx_gap_due(every, iteration: int, gap: float) -> bool:
@@ -76,6 +77,29 @@ def approx_gap_mode(train, share, *, spent: float, other: float, trained_cost: f
     if fits(untrained_cost):
         return False
     return None
+
+
+def share_skips_warning(every, skipped: int, share) -> str | None:
+    """The warning a run ends with when ``skipped`` rows that ``approx_gap_every`` scheduled were left unmeasured by
+    ``approx_gap_options``' ``share``: only where ``every`` was set to a number (rows the user asked for
+    explicitly; the ``"auto"`` schedule's rows are the share's to skip, said at INFO level); else None.
+
+    Examples
+    --------
+    >>> print(share_skips_warning(1, 3, 0.2))   # doctest: +NORMALIZE_WHITESPACE
+    approx_gap: 3 of the rows approx_gap_every=1 asks for were not measured, to keep measuring within
+    approx_gap_options' share (0.2) of the run's wall time; set approx_gap_options: {share: null} to measure every
+    row it asks for.
+    >>> share_skips_warning("auto", 3, 0.2), share_skips_warning(1, 0, 0.2)
+    (None, None)
+    """
+    explicit = isinstance(every, int) and not isinstance(every, bool) and every > 0
+    if not explicit or skipped <= 0:
+        return None
+    rows = "1 of the rows" if skipped == 1 else f"{skipped} of the rows"
+    return (f"approx_gap: {rows} approx_gap_every={every} asks for {'was' if skipped == 1 else 'were'} not measured, "
+            f"to keep measuring within approx_gap_options' share ({share:g}) of the run's wall time; set "
+            "approx_gap_options: {share: null} to measure every row it asks for.")
 
 
 def measured_seconds(rows: Sequence) -> float:

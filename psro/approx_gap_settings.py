@@ -44,7 +44,8 @@ class ApproxGapSettings:
     """The cap of the episodes of each value (null: MAX_EPISODES_FACTOR times episodes)."""
     share: float | None = 0.2
     """The most of the run's wall time measuring may take (approx_gap_mode; null: no limit, the schedule alone
-    decides)."""
+    decides). Rows that an approx_gap_every set to a number asks for and the share skips are counted in one WARNING
+    as the run ends."""
     lbr: int | None = None
     """A local best response (psro.local_best_response: one-step lookahead over the race's winner, on beliefs from
     the target's members) raced against the winner, valuing each action by this many playouts (e.g. 32); OpenSpiel

@@ -52,17 +52,12 @@ __all__ = ["PSROConfig", "CHOICES", "check_teams", "FieldHelp", "choices", "fiel
 #: a sequence or a function returning one. They are read when asked (the registries are the single source, so a
 #: newly registered name appears in ``psro run --help`` too); :func:`choices` reads one.
 CHOICES = {
-    "meta_solver": ("psro.meta.solvers", "known_names"),
-    "eval_meta_solver": ("psro.meta.solvers", "known_names"),
-    "update_players": ("psro.selection", "UPDATE_PLAYERS"),
-    "br_selection": ("psro.selection", "BR_SELECTIONS"),
-    "oracle": ("psro.oracles", "oracle_names"),
-    "evaluator": ("psro.evaluation", "evaluator_names"),
+    "meta_solver": ("psro.meta.solvers", "known_names"), "eval_meta_solver": ("psro.meta.solvers", "known_names"),
+    "update_players": ("psro.selection", "UPDATE_PLAYERS"), "br_selection": ("psro.selection", "BR_SELECTIONS"),
+    "oracle": ("psro.oracles", "oracle_names"), "evaluator": ("psro.evaluation", "evaluator_names"),
     "executor": ("games.executors", "ENGINES"),   # or a worker count
-    "top_up_method": ("psro.evaluation", "TOP_UP_METHODS"),
-    "oracle_dispatch": ("psro.oracles.jobs", "ORACLE_DISPATCH"),
-    "prune_dominated": ("psro.meta.solvers", "PRUNE_DOMINATED"),
-    "exact_gap": ("psro.config", "EXACT_GAP"),
+    "top_up_method": ("psro.evaluation", "TOP_UP_METHODS"), "oracle_dispatch": ("psro.oracles.jobs", "ORACLE_DISPATCH"),
+    "prune_dominated": ("psro.meta.solvers", "PRUNE_DOMINATED"), "exact_gap": ("psro.config", "EXACT_GAP"),
     "algorithm": ("psro.algorithms", "ALGORITHMS"),
 }
 
@@ -229,6 +224,10 @@ class PSROConfig:
     infostates; the meta-strategy's own value computed exactly too): ``auto`` (when the tree fits within
     ``max_histories``), ``true`` (an error when it does not) or ``false`` (no tree unless the oracle or the
     evaluator needs one; gap NaN)."""
+
+    exact_gap_every: Annotated[int, Ge(1)] = 1
+    """With ``exact_gap: true`` on phantom_ttt or dark_hex (:func:`psro.exact_nash_conv`, minutes a measure): the gap
+    every this many iterations and on the last row of each run call (NaN on the others)."""
 
     approx_gap_every: typing.Union[int, str, None] = "auto"
     """When to measure ``approx_gap``, a lower bound of the gap from learned best responses (per target the best of

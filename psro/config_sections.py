@@ -40,7 +40,8 @@ SECTIONS = {
                   "top_up_episodes": "top_up_episodes", "top_up_method": "top_up_method",
                   "top_up_rounds": "top_up_rounds"},
     "executor": {"engine": "executor", "address": "ray_address"},
-    "gaps": {"exact": "exact_gap", "approx_every": "approx_gap_every", "approx_options": "approx_gap_options",
+    "gaps": {"exact": "exact_gap", "exact_every": "exact_gap_every", "approx_every": "approx_gap_every",
+             "approx_options": "approx_gap_options",
              "extensive_form": "extensive_form_gaps", "reference_opponents": "reference_opponents"},
     "ranking": {"population": "rank_population", "alpha": "ranking_alpha"},
 }

@@ -15,16 +15,21 @@ its config names, writing into the run directory:
   ``learner/...`` against ``learner/env_steps``. ``WANDB_MODE=offline`` keeps it on disk (``wandb sync`` uploads it
   later). Needs the ``wandb`` extra;
 - ``mlflow``: an MLflow run (experiment ``$MLFLOW_EXPERIMENT_NAME``, else ``psro``) in the tracking store of
-  ``$MLFLOW_TRACKING_URI``, else the file store ``mlruns/`` in the run directory (``mlflow ui --backend-store-uri
-  RUN_DIR/mlruns``); history columns at step ``iteration``, learner rows as ``learner/...`` at step ``env_steps``.
-  Needs the ``mlflow`` extra (``mlflow-skinny``).
+  ``$MLFLOW_TRACKING_URI``, else a SQLite store in the run directory, ``mlflow.db``, its artifacts in
+  ``mlartifacts/`` beside it (MLflow 3 refuses its old file store ``mlruns/``); history columns at step
+  ``iteration``, learner rows as ``learner/...`` at step ``env_steps``. Read them back with MLflow's own client,
+  ``MlflowClient(tracking_uri="sqlite:///RUN_DIR/mlflow.db")`` (:func:`mlflow_tracking_uri`), or browse them with
+  ``mlflow ui --backend-store-uri sqlite:///RUN_DIR/mlflow.db``. Needs the ``mlflow`` extra (``mlflow-skinny``,
+  with SQLAlchemy and Alembic for the SQLite store).
+
+Each extra pins the versions the loggers are tested with (``setup.cfg``); ``tests/psro/test_loggers.py`` checks
+that the installed ones are in range and that a run's rows read back.
 
 In Python, pass a logger's ``log_row`` as ``run(callback=...)``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import importlib.util
 import math
@@ -34,7 +39,7 @@ import time
 from pathlib import Path
 
 __all__ = ["LOGGERS", "CSVLogger", "TensorBoardLogger", "WandbLogger", "MLflowLogger", "LoggerGroup", "make_loggers",
-           "check_loggers"]
+           "check_loggers", "mlflow_tracking_uri", "MLFLOW_DB", "MLFLOW_ARTIFACTS"]
 
 #: Logger name -> (class name in this module, the package it needs, the extra that installs it).
 LOGGERS = {
@@ -69,7 +74,50 @@ def check_loggers(names) -> list:
         if package is not None and importlib.util.find_spec(package) is None:
             raise ValueError(f"loggers: {name!r} needs the {package} package, which is not installed; install the "
                              f"extra: pip install 'psro-toolkit[{extra}]'.")
+        if name == "mlflow":
+            _check_mlflow_store()
     return list(names)
+
+
+#: The default MLflow store of a run directory: a SQLite database, and the folder of its runs' artifacts beside it
+MLFLOW_DB, MLFLOW_ARTIFACTS = "mlflow.db", "mlartifacts"
+#: The packages MLflow's SQLite store needs (``mlflow-skinny`` leaves them out; the ``mlflow`` extra has them)
+MLFLOW_STORE_PACKAGES = ("sqlalchemy", "alembic")
+
+
+def _check_mlflow_store() -> None:
+    """Refuse the ``mlflow`` logger's default SQLite store when SQLAlchemy or Alembic is missing (a
+    ``$MLFLOW_TRACKING_URI`` of the user's own needs neither)."""
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return
+    missing = [name for name in MLFLOW_STORE_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ValueError(f"loggers: 'mlflow' keeps its runs in a SQLite store in the run directory ({MLFLOW_DB}), "
+                         f"which needs {' and '.join(missing)}, not installed; install the extra: pip install "
+                         "'psro-toolkit[mlflow]', or set MLFLOW_TRACKING_URI to a tracking store of your own.")
+
+
+def mlflow_tracking_uri(directory, environ=None) -> str:
+    """The tracking store the ``mlflow`` logger of run directory ``directory`` writes into: ``$MLFLOW_TRACKING_URI``,
+    else the SQLite database ``mlflow.db`` in the directory (an absolute ``sqlite:///`` URI); pass it to
+    ``mlflow.tracking.MlflowClient(tracking_uri=...)`` to read the run back.
+
+    Parameters
+    ----------
+    directory : str or Path
+        The run directory.
+    environ : mapping, optional
+        The environment (default: ``os.environ``).
+
+    Examples
+    --------
+    >>> mlflow_tracking_uri("/tmp/runs/kuhn", environ={})
+    'sqlite:////tmp/runs/kuhn/mlflow.db'
+    >>> mlflow_tracking_uri("/tmp/runs/kuhn", environ={"MLFLOW_TRACKING_URI": "http://localhost:5000"})
+    'http://localhost:5000'
+    """
+    uri = (os.environ if environ is None else environ).get("MLFLOW_TRACKING_URI")
+    return uri if uri else f"sqlite:///{(Path(directory).absolute() / MLFLOW_DB).as_posix()}"
 
 
 def _scalars(row: dict) -> dict:
@@ -209,7 +257,8 @@ class WandbLogger:
 
 class MLflowLogger:
     """An MLflow run (module docstring): history columns at step ``iteration``, learning-curve rows at step
-    ``env_steps``, in ``$MLFLOW_TRACKING_URI`` or the file store ``<directory>/mlruns``."""
+    ``env_steps``, in ``$MLFLOW_TRACKING_URI`` or the SQLite store ``<directory>/mlflow.db``
+    (:func:`mlflow_tracking_uri`), its artifacts in ``<directory>/mlartifacts``."""
 
     def __init__(self, directory):
         check_loggers(["mlflow"])
@@ -218,32 +267,19 @@ class MLflowLogger:
         from psro.run.run_files import check_directory
 
         directory = check_directory(directory)
-        uri = os.environ.get("MLFLOW_TRACKING_URI")
-        self._file_store = not uri
-        if self._file_store:
-            store = directory / "mlruns"
-            if os.path.lexists(store):
-                check_directory(store)   # (a linked mlruns/ is refused: nothing is written through it)
-            uri = store.resolve().as_uri()
-        self.tracking_uri = uri
-        with self._store():
-            self._client = MlflowClient(tracking_uri=uri)
-            name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or "psro"
-            experiment = self._client.get_experiment_by_name(name)
-            experiment_id = experiment.experiment_id if experiment is not None else self._client.create_experiment(name)
-            self.run_id = self._client.create_run(experiment_id, run_name=directory.name).info.run_id
-
-    @contextlib.contextmanager
-    def _store(self):
-        """The file store in the run directory, allowed (MLflow 3 refuses a file store unless told it is wanted)."""
-        if not self._file_store or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
-            yield
-            return
-        os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
-        try:
-            yield
-        finally:
-            os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
+        own_store = not os.environ.get("MLFLOW_TRACKING_URI")
+        if own_store:
+            _check_store_paths(directory)
+        self.tracking_uri = mlflow_tracking_uri(directory)
+        self._client = MlflowClient(tracking_uri=self.tracking_uri)
+        name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or "psro"
+        experiment = self._client.get_experiment_by_name(name)
+        if experiment is not None:
+            experiment_id = experiment.experiment_id
+        else:   # (its artifacts beside the database, inside the run directory, unless the store is the user's)
+            where = (directory.absolute() / MLFLOW_ARTIFACTS).as_uri() if own_store else None
+            experiment_id = self._client.create_experiment(name, artifact_location=where)
+        self.run_id = self._client.create_run(experiment_id, run_name=directory.name).info.run_id
 
     def _log(self, items: list) -> None:
         """``(key, value, step)`` triples, in batches."""
@@ -251,9 +287,8 @@ class MLflowLogger:
 
         stamp = int(time.time() * 1000)
         metrics = [Metric(key, value, stamp, step) for key, value, step in items]
-        with self._store():
-            for start in range(0, len(metrics), 1000):   # (MLflow's batch limit)
-                self._client.log_batch(self.run_id, metrics=metrics[start:start + 1000])
+        for start in range(0, len(metrics), 1000):   # (MLflow's batch limit)
+            self._client.log_batch(self.run_id, metrics=metrics[start:start + 1000])
 
     def log_row(self, row: dict) -> None:
         step = int(row.get("iteration", 0))
@@ -263,8 +298,18 @@ class MLflowLogger:
         self._log([(k, v, int(row["env_steps"])) for row in rows for k, v in learner_scalars(row).items()])
 
     def close(self) -> None:
-        with self._store():
-            self._client.set_terminated(self.run_id)
+        self._client.set_terminated(self.run_id)
+
+
+def _check_store_paths(directory: Path) -> None:
+    """Refuse a link (or anything but a regular file) at the SQLite store's files in ``directory`` (the database
+    and the journals SQLite writes beside it) and a linked ``mlartifacts/``: nothing is written through a link."""
+    from psro.run.run_files import check_directory, check_target
+
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        check_target(directory / f"{MLFLOW_DB}{suffix}")
+    if os.path.lexists(directory / MLFLOW_ARTIFACTS):
+        check_directory(directory / MLFLOW_ARTIFACTS)
 
 
 class LoggerGroup:

@@ -48,7 +48,7 @@ from psro.evaluation import evaluator_capabilities, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
 from psro.learning_curves import curve_rows, failed_rows
-from psro.loop_measures import LoopMeasures, is_exact, learner_failures, needed_tree, utility_range
+from psro.loop_measures import LoopMeasures, is_exact, learner_failures, utility_range
 from psro.matrix_game import normal_form_to_json
 from psro.meta.solvers import loop_meta_solvers
 from psro.meta.targets import meta_targets
@@ -140,7 +140,7 @@ class PSRO(LoopMeasures, TrainingLoop):
 
         start = time.perf_counter()
         self.learned = oracle_info(config.oracle).learned   # then the populations hold policy objects
-        self.tree = needed_tree(self.game, config, self.learned)
+        self.tree, self._compiled_board = self._measured_tree(config)
         # (a shared seat checks the game now, before the oracles are built: a game that is not symmetric fails fast)
         self.seating = make_seating(self, config.symmetric)
         if self.tree is not None and self.normal_form is None:   # (a NormalFormGame's oracles run in-process)
@@ -343,6 +343,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         row.update(self._approx_gap(times=times) if self._approx_gap_due(state.iteration) else
                    {"approx_gap": math.nan, "approx_gap_stderr": math.nan, "approx_gap_time": 0.0})
         row["meta_gap"] = self._meta_gap(state.meta_game.mean_game())
+        row.update(self._compiled_gap_row(row))   # (phantom_ttt, dark_hex: the exact gap when due)
         start = time.perf_counter()
         row.update(self._reference_results())
         row["time_metric"] += time.perf_counter() - start
@@ -352,16 +353,16 @@ class PSRO(LoopMeasures, TrainingLoop):
     def finish_run(self) -> bool:
         """The last row of a ``run`` call always has its approximate gap (measured now if it was not due; its time
         counts in the row's clocks)."""
-        rows = self.state.rows
+        rows, measured = self.state.rows, self._finish_compiled_gap()
         if rows and self.config.approx_gap_every is not None and self._approximates() \
                 and math.isnan(rows[-1]["approx_gap"]):
             rows[-1].update(self._approx_gap(final=True))
             rows[-1]["eval_episodes"] = self.state.eval_episodes()
             return True
-        return False
+        return measured
 
     def history_columns(self) -> list:
-        return [*super().history_columns(), *self._reference_columns()]
+        return [*super().history_columns(), *self._compiled_columns(), *self._reference_columns()]
 
     checkpoint_name = checkpoint.CHECKPOINT_FILE
     checkpoint_prefixes = checkpoint.PREFIXES

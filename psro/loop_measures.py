@@ -70,6 +70,57 @@ class LoopMeasures:
     def _measures_exact_gap(self) -> bool:
         return self.tree is not None and self.config.exact_gap is not False
 
+    def _measured_tree(self, config) -> tuple:
+        """The run's game tree (:func:`needed_tree`) and, where there is none and ``exact_gap`` is true, the board
+        whose exact gap the compiled evaluator measures (phantom tic-tac-toe, dark hex), else None."""
+        tree = needed_tree(self.game, config, self.learned)
+        board = compiled_board(self.game) if tree is None and config.exact_gap is True else None
+        if board is not None and self.kind != "product":
+            raise ValueError(f"exact_gap: on {self.game} the compiled evaluator measures the NashConv of a product "
+                             f"meta-strategy (PSRO); this run's is a joint one ({self.kind}). Use a product "
+                             "meta-solver, or exact_gap: auto.")
+        return tree, board
+
+    def _compiled_columns(self) -> list:
+        """``exact_gap_time`` where the compiled evaluator measures the gap (seconds; 0 on rows it skips)."""
+        return ["exact_gap_time"] if self._compiled_board is not None else []
+
+    def _compiled_gap_row(self, row: dict, due: bool = False) -> dict:
+        """On a run whose gap the compiled evaluator measures: the row's ``gap``, ``train_gap`` and
+        ``exact_gap_time`` every ``exact_gap_every`` iterations (or when ``due``), their seconds added to its
+        ``time_metric`` (and so to ``wall_time``); else nothing."""
+        if self._compiled_board is None:
+            return {}
+        if not due and self.state.iteration % self.config.exact_gap_every:
+            return {"exact_gap_time": 0.0}
+        seconds = self._measure_compiled_gap()
+        return {"gap": self.state.gap, "train_gap": self.state.train_gap, "time_metric": row["time_metric"] + seconds,
+                "exact_gap_time": row.get("exact_gap_time", 0.0) + seconds}
+
+    def _finish_compiled_gap(self) -> bool:
+        """The last row of a run call always has its exact gap where the compiled evaluator measures it."""
+        rows = self.state.rows
+        if not rows or self._compiled_board is None or not math.isnan(rows[-1]["gap"]):
+            return False
+        rows[-1].update(self._compiled_gap_row(rows[-1], due=True))
+        return True
+
+    def _measure_compiled_gap(self) -> float:
+        """``state.gap`` and ``state.train_gap`` from the compiled evaluator (:func:`psro.exact_nash_conv`): the
+        NashConv of each seat's population mixed by its meta-strategy marginal; returns the seconds it took."""
+        from psro.measures.exact import exact_nash_conv
+
+        state, start = self.state, time.perf_counter()
+        gaps = {}
+        for name, strategy in (("gap", state.eval_meta_strategy), ("train_gap", state.meta_strategy)):
+            key = id(strategy)
+            if key not in gaps:
+                weights = [np.asarray(w, dtype=np.float64) for w in strategy.marginals]
+                profile = [(list(pop.policies), w / w.sum()) for pop, w in zip(self.seat_populations(), weights)]
+                gaps[key] = exact_nash_conv(self.game, profile).nash_conv
+            setattr(state, name, gaps[key])
+        return time.perf_counter() - start
+
     def _exact_gap(self, strategy, meta_game, responses=None) -> float:
         """The gap of ``strategy`` in the full game, with exact best responses to targets whose on-policy values are
         exact too (an exact meta-game, or the exact payoffs of the tabularised members when it is sampled);
@@ -154,8 +205,7 @@ class LoopMeasures:
             train = True   # (an oracle of its own is named to be used)
         train = self._affordable(train, settings, oracle, final, times or {})
         if train is None:
-            logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the wall "
-                        "time)", self.state.iteration, settings["share"])
+            self.skip_by_share(settings["share"])
             return {"approx_gap": math.nan, "approx_gap_stderr": math.nan, "approx_gap_time": 0.0}
         low, high = utility_range(self.game, self.num_players)
         counter = EpisodeCounter()
@@ -294,14 +344,25 @@ class LoopMeasures:
         return members_policy(self._tabular_populations(), aggregates, members, self.tree)
 
 
+def compiled_board(game):
+    """The :class:`psro.measures.boards.Board` of ``game`` when the compiled evaluator measures its exact gap
+    (phantom tic-tac-toe, dark hex up to 3x3), else None."""
+    if is_environment_game(game):
+        return None
+    from psro.measures.boards import board_of
+
+    return board_of(game)
+
+
 def needed_tree(game, config, learned: bool):
     """The game tree of a PSRO run when something needs it (an exact oracle, unless ``learned``; an exact
     evaluator; the exact gap) and it has at most ``max_histories`` histories; else None (with
     ``exact_gap="auto"``, said once in the log)."""
+    compiled = config.exact_gap is True and compiled_board(game) is not None
     needs = ([f"oracle={config.oracle!r}"] if not learned else []) + \
         ([f"evaluator={config.evaluator!r}"] if not evaluator_capabilities(config.evaluator).sampled else []) + \
-        (["exact_gap=true"] if config.exact_gap is True else [])
-    if (not needs and config.exact_gap is False) or is_environment_game(game):
+        (["exact_gap=true"] if config.exact_gap is True and not compiled else [])
+    if (not needs and (config.exact_gap is False or compiled)) or is_environment_game(game):
         return None
     try:
         return build_game_tree(game, max_histories=config.max_histories)
@@ -316,8 +377,10 @@ def needed_tree(game, config, learned: bool):
                              "the exact gap only where the tree fits).") from None
         if needs:
             raise
-        logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; raise max_histories or set "
-                       "exact_gap=false to silence this)", reason)
+        logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; %s or set exact_gap=false to "
+                       "silence this)", reason, "exact_gap=true measures it with the compiled evaluator (minutes a "
+                       "measure; exact_gap_every spaces them)" if compiled_board(game) is not None
+                       else "raise max_histories")
         return None
 
 

@@ -6,7 +6,10 @@ fixed references say whether it plays the game well at all, on one scale across 
 
 * ``uniform``: the uniform random policy over the legal actions;
 * ``mcts``: OpenSpiel's MCTS bot (``pyspiel.MCTSBot``, random-rollout evaluator) for perfect-information games;
-* ``ismcts``: OpenSpiel's information-set MCTS bot (``pyspiel.ISMCTSBot``) for imperfect-information ones;
+* ``ismcts``: OpenSpiel's information-set MCTS bot (``pyspiel.ISMCTSBot``) for imperfect-information ones whose
+  OpenSpiel game implements ``ResampleFromInfostate`` (Kuhn and Leduc poker do; phantom tic-tac-toe, dark hex and
+  Liar's dice do not, and are refused by name before anything is played, the references that work named:
+  :func:`available_references`);
 * ``module:name``: a bot of one's own, ``name`` in an importable module: a factory ``name(game, player, seed)``
   returning a pyspiel-style bot (``step(state) -> action``) or a callable ``state -> action``; for an
   environment game (no pyspiel states), a policy on observations (``probabilities_np(obs, mask)`` or
@@ -29,13 +32,20 @@ the observation tensor for an ``observation:`` game), a tabular member by its in
 no pyspiel states (an environment game: PettingZoo, a user's own batched environment), and against another run,
 play is sampled on the environment layer (:func:`psro.evaluation.env_play.sample_mixture_returns`, batched,
 seeded alike); ``mcts`` and ``ismcts`` search states, so they are refused there.
+
+Every reference is made (and an unsupported one refused) before anything is played; ``on_reference`` of
+:func:`evaluate_against` then receives each reference's rows as soon as they are all played (``psro evaluate``
+prints them then), so an error in a later reference loses none of the earlier ones.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import math
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +56,8 @@ import pandas as pd
 from games.contracts import is_environment_game
 from games.validation import check_int, check_real, check_seed
 
-__all__ = ["BUILT_IN", "Reference", "make_reference", "evaluate_against", "evaluate_run", "wilson_interval",
-           "outcomes"]
+__all__ = ["BUILT_IN", "Reference", "make_reference", "available_references", "evaluate_against", "evaluate_run",
+           "wilson_interval", "outcomes"]
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +139,89 @@ def _check_turn_based(game, name: str) -> None:
                          "run's directory or a bot of your own ('module:name' acting on observations).")
 
 
+def _native(game) -> bool:
+    """Whether ``game`` is one of OpenSpiel's own (C++) games, which its C++ search bots can play."""
+    return _is_pyspiel(game) and type(game).__module__.split(".")[0] == "pyspiel"
+
+
+def _perfect_information(game) -> bool:
+    import pyspiel
+
+    return game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION
+
+
+@contextlib.contextmanager
+def _native_stderr_silenced():
+    """The process's standard error (file descriptor 2) sent to the null device meanwhile: OpenSpiel prints
+    ``OpenSpiel exception: ...`` there before it raises ``pyspiel.SpielError``, which a probe expects."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:   # (no standard error at all: nothing to silence)
+        yield
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+        finally:
+            os.close(null)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _resamples(game) -> bool:
+    """Whether the turn-based OpenSpiel ``game`` implements ``ResampleFromInfostate`` (what IS-MCTS calls at every
+    search), probed once at its first decision node (chance resolved by its first outcome): microseconds."""
+    import pyspiel
+
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    if state.is_terminal():
+        return True
+    try:
+        with _native_stderr_silenced():
+            state.resample_from_infostate(state.current_player(), lambda: 0.5)
+    except pyspiel.SpielError:
+        return False
+    return True
+
+
+def available_references(game) -> list:
+    """The built-in references (:data:`BUILT_IN`) that can play ``game``: ``uniform`` always, ``mcts`` on a
+    turn-based OpenSpiel game of perfect information, ``ismcts`` on a turn-based OpenSpiel game that implements
+    ``ResampleFromInfostate``. (Besides these: a bot of one's own, ``module:name``, and another run's directory.)
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> available_references(pyspiel.load_game("tic_tac_toe"))
+    ['uniform', 'mcts', 'ismcts']
+    >>> available_references(pyspiel.load_game("kuhn_poker"))
+    ['uniform', 'ismcts']
+    >>> available_references(pyspiel.load_game("phantom_ttt"))   # (no ResampleFromInfostate: no IS-MCTS)
+    ['uniform']
+    """
+    _check_game(game)
+    names = ["uniform"]
+    if _turn_based(game) and _native(game):
+        if _perfect_information(game):
+            names.append("mcts")
+        if _resamples(game):
+            names.append("ismcts")
+    return names
+
+
+def _refusal(name: str, game, reason: str) -> ValueError:
+    """The one-line refusal of reference ``name`` on ``game`` for ``reason``, naming the references that work."""
+    working = ", ".join(repr(n) for n in available_references(game))
+    return ValueError(f"against: {name!r} {reason}; references that work for {game}: {working}, a bot of your own "
+                      "('module:name') or another run's directory.")
+
+
 def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0,
                    observation: str | None = None) -> Reference:
     """The reference called ``name`` for ``game`` (see the module docstring).
@@ -154,7 +247,14 @@ def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0
     Traceback (most recent call last):
     ...
     ValueError: against: 'mcts' is OpenSpiel's MCTS for perfect-information games, and kuhn_poker() has imperfect \
-information; use 'ismcts' (information-set MCTS) instead.
+information; references that work for kuhn_poker(): 'uniform', 'ismcts', a bot of your own ('module:name') or \
+another run's directory.
+    >>> make_reference("ismcts", pyspiel.load_game("phantom_ttt"))   # refused before anything is played
+    Traceback (most recent call last):
+    ...
+    ValueError: against: 'ismcts' is OpenSpiel's IS-MCTS, which resamples histories through the game's \
+ResampleFromInfostate, and phantom_ttt() does not implement it; references that work for phantom_ttt(): 'uniform', \
+a bot of your own ('module:name') or another run's directory.
     >>> from games.examples.trust_dilemma import TrustDilemma
     >>> make_reference("ismcts", TrustDilemma().to_pyspiel())   # (a game defined in Python: refused, not a crash)
     Traceback (most recent call last):
@@ -200,15 +300,15 @@ def _state_reference(name: str, game, simulations: int, uct_c: float) -> Referen
     """A reference that plays the turn-based pyspiel ``game`` state by state (MCTS, IS-MCTS or a user's bot)."""
     import pyspiel
 
-    if name in ("mcts", "ismcts") and type(game).__module__.split(".")[0] != "pyspiel":
+    if name in ("mcts", "ismcts") and not _native(game):
         # (OpenSpiel's C++ search bots end the process with SIGSEGV on a game implemented in Python)
         raise ValueError(f"against: {name!r} is OpenSpiel's C++ {'IS-' if name == 'ismcts' else ''}MCTS bot, which "
                          f"crashes on a game defined in Python such as {game} ({type(game).__module__}); use "
                          "'uniform' or a bot of your own ('module:name').")
     if name == "mcts":
-        if game.get_type().information != pyspiel.GameType.Information.PERFECT_INFORMATION:
-            raise ValueError(f"against: 'mcts' is OpenSpiel's MCTS for perfect-information games, and {game} has "
-                             "imperfect information; use 'ismcts' (information-set MCTS) instead.")
+        if not _perfect_information(game):
+            raise _refusal(name, game, f"is OpenSpiel's MCTS for perfect-information games, and {game} has "
+                                       "imperfect information")
 
         def make(player, seed):
             evaluator = pyspiel.RandomRolloutEvaluator(1, int(seed))
@@ -216,6 +316,10 @@ def _state_reference(name: str, game, simulations: int, uct_c: float) -> Referen
             return bot.step
         return Reference(name, make)
     if name == "ismcts":
+        if not _resamples(game):   # (else pyspiel.SpielError in the middle of the first episode)
+            raise _refusal(name, game, f"is OpenSpiel's IS-MCTS, which resamples histories through the game's "
+                                       f"ResampleFromInfostate, and {game} does not implement it")
+
         def make(player, seed):
             evaluator = pyspiel.RandomRolloutEvaluator(1, int(seed))
             bot = pyspiel.ISMCTSBot(int(seed), evaluator, float(uct_c), int(simulations), -1,
@@ -389,7 +493,8 @@ def _play(game, actors: Sequence, rng: np.random.Generator) -> np.ndarray:
 
 def evaluate_against(game, populations: Sequence, references: Sequence, *, marginals: Sequence | None = None,
                      episodes: int = 40, seed: int = 0, confidence: float = 0.95, simulations: int = 20,
-                     tree=None, observation: str | None = None, members: bool = True) -> pd.DataFrame:
+                     tree=None, observation: str | None = None, members: bool = True,
+                     on_reference: Callable[[pd.DataFrame], None] | None = None) -> pd.DataFrame:
     """Every member's (and each meta-strategy's) results against fixed references (see the module docstring).
 
     Parameters
@@ -415,6 +520,10 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     observation : {"information_state", "observation"}, optional
         The tensor networks act on (default: the information-state tensor where the game has one, else the
         observation tensor, as an ``observation:`` run trains on).
+    on_reference : callable, optional
+        Called with each reference's rows (a DataFrame, in the order of the table) as soon as that reference has
+        played every agent, references in the order given: what a caller writes then is kept whatever a later
+        reference does. Every reference is made, and one the game cannot support refused, before any is played.
 
     Returns
     -------
@@ -434,6 +543,11 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     [[0, 'member 0', 'uniform', 20], [0, 'member 0', 'mcts', 20]]
     >>> bool(((table.win_low <= table.win) & (table.win <= table.win_high)).all())
     True
+    >>> done = []
+    >>> _ = evaluate_against(game, [[UniformPolicy(9)], [UniformPolicy(9)]], ["uniform", "mcts"], episodes=4,
+    ...                      simulations=2, on_reference=lambda rows: done.append(rows.reference.tolist()))
+    >>> done   # each reference's rows as it finishes
+    [['uniform', 'uniform'], ['mcts', 'mcts']]
     >>> from games.environment import ObservationGame   # an environment game: sampled on the environment layer
     >>> table = evaluate_against(ObservationGame("tic_tac_toe"), [[UniformPolicy(9)], [UniformPolicy(9)]],
     ...                          ["uniform"], episodes=20)
@@ -463,22 +577,31 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
 
     z = float(norm.ppf(0.5 + confidence / 2))
     bounds = (float(game.min_utility()), float(game.max_utility())) if _is_pyspiel(game) else (-math.inf, math.inf)
-    rows = []
-    for p in range(n):
-        agents = [(f"member {k}", k) for k in range(len(policies[p]))] if members else []
-        if marginals is not None:
-            agents.append(("meta", -1))
-        for label, k in agents:
-            weights = None if k >= 0 else _weights(marginals[p], len(policies[p]), p)
-            for r, ref in enumerate(refs):
+    agents = [_agents(policies[p], marginals[p] if marginals is not None else None, members, p) for p in range(n)]
+    rows = {}
+    for r, ref in enumerate(refs):   # (a reference at a time, so that its rows can be handed on as it finishes)
+        block = {}
+        for p in range(n):
+            for a, (label, k, agent) in enumerate(agents[p]):
                 sequence = np.random.SeedSequence(seed, spawn_key=(p, k + 1, r))
-                agent = ([policies[p][k]], None) if k >= 0 else (policies[p], weights)
                 if ref.make is not None and _turn_based(game):
                     returns = _state_returns(game, p, agent, ref, sequence, episodes, tree, observation)
                 else:
                     returns = _env_returns(game, p, agent, ref, sequence, episodes, tree, observation)
-                rows.append(_row(p, label, k, ref.name, returns, z, confidence, *bounds))
-    return pd.DataFrame(rows)
+                block[(p, a, r)] = _row(p, label, k, ref.name, returns, z, confidence, *bounds)
+        rows.update(block)
+        if on_reference is not None:
+            on_reference(pd.DataFrame(list(block.values())))
+    return pd.DataFrame([rows[key] for key in sorted(rows)])   # (by player, agent, then reference)
+
+
+def _agents(policies: list, marginal, members: bool, player: int) -> list:
+    """``(label, member index, (members, weights))`` of each agent of ``player``: every member (``members``), then
+    the meta-strategy over them where its ``marginal`` is given (index -1)."""
+    agents = [(f"member {k}", k, ([policy], None)) for k, policy in enumerate(policies)] if members else []
+    if marginal is not None:
+        agents.append(("meta", -1, (policies, _weights(marginal, len(policies), player))))
+    return agents
 
 
 def _state_returns(game, p: int, agent: tuple, ref: Reference, sequence, episodes: int, tree,

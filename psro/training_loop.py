@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -131,6 +132,7 @@ class TrainingLoop:
         bar = tqdm(total=iterations, disable=not show, desc=self.progress_label, unit="it")
         wall0, cpu0 = time.perf_counter() - self.state.wall, time.process_time() - self.state.cpu
         started, done = time.perf_counter(), 0
+        self._share_skips = ((), None)
         with self.running():
             try:
                 if self.state.iteration < 0 or self.state.in_iteration:   # row 0, or a step cut short
@@ -148,6 +150,7 @@ class TrainingLoop:
                 self.tick(wall0, cpu0, self.state.rows[-1])
                 if self.checkpoint_dir is not None:
                     self.save_checkpoint()
+        self._warn_share_skips()
         return self.history
 
     @property
@@ -195,6 +198,34 @@ class TrainingLoop:
         """Hand learning-curve rows (:data:`psro.learning_curves.LEARNER_COLUMNS`) to :attr:`on_learner_rows`."""
         if rows and self.on_learner_rows is not None:
             self.on_learner_rows(rows)
+
+    #: The iterations of the current :meth:`run` call whose due approximate gap ``approx_gap_options``' share
+    #: skipped, and that share
+    _share_skips = ((), None)
+
+    def skip_by_share(self, share) -> None:
+        """Record that the approximate gap due on this row is not measured, measuring having taken its ``share`` of
+        the wall time (logged at INFO; the run ends with one WARNING counting them where ``approx_gap_every`` asked
+        for them by number: :func:`psro.approx_gap_schedule.share_skips_warning`)."""
+        self._share_skips = ((*self._share_skips[0], self.state.iteration), share)
+        logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the wall time)",
+                    self.state.iteration, share)
+
+    def _warn_share_skips(self) -> None:
+        """The one WARNING of a :meth:`run` call whose share left rows ``approx_gap_every`` asked for by number
+        unmeasured (the last row, measured as the run ends, not counted)."""
+        from psro.approx_gap_schedule import share_skips_warning
+
+        iterations, share = self._share_skips
+        if not iterations:
+            return
+        skipped = set(iterations)
+        unmeasured = sum(1 for row in self.state.rows
+                         if row.get("iteration") in skipped and math.isnan(row.get("approx_gap", math.nan)))
+        every = getattr(getattr(self, "config", None), "approx_gap_every", None)
+        message = share_skips_warning(every, unmeasured, share)
+        if message is not None:
+            logger.warning(message)
 
     def finish_run(self) -> bool:
         """At the end of a :meth:`run` call, after the last row: complete it (here: nothing; PSRO measures the

@@ -8,8 +8,11 @@ checkpoint, history).
 - :mod:`psro.family.teams`: team games (players sharing a payoff): the team view, team exploitability and the
   decentralised team learner (oracle ``team_pg``);
 - :mod:`psro.family.league`: ``League``, AlphaStar's league training;
-- :mod:`psro.family.nfsp`: ``NFSP``, neural fictitious self-play (Heinrich & Silver 2016).
+- :mod:`psro.family.nfsp`: ``NFSP``, neural fictitious self-play (Heinrich & Silver 2016);
+- :mod:`psro.family.mmd`: ``magnetic_mirror_descent``, tabular magnetic mirror descent (Sokota et al. 2023) in
+  the sequence form with the dilated entropy (OpenSpiel's ``MMDDilatedEnt``, vectorised); a function, not yet a
+  training loop.
 
-Each is named in :data:`psro.algorithms.ALGORITHMS`, runs from a config (``algorithm: fxp``) and resumes from its
+Each loop is named in :data:`psro.algorithms.ALGORITHMS`, runs from a config (``algorithm: fxp``) and resumes from its
 checkpoint.
 """

@@ -559,8 +559,7 @@ class NFSP(TrainingLoop):
             if share_allows(share, st.rows, st.wall, self._approx_cost):
                 row.update(self._approx_gap())
             else:
-                logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the "
-                            "wall time)", t, share)
+                self.skip_by_share(share)
         row["eval_episodes"] = st.eval_episodes()
         return row
 

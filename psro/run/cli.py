@@ -499,12 +499,19 @@ def _add_evaluate_parser(sub) -> None:
                                           "returns with confidence intervals.")
     evaluate.add_argument("run_dir", metavar="RUN_DIR")
     _add_import_option(evaluate)
-    evaluate.add_argument("--against", default="uniform", metavar="NAMES",
-                          help="comma-separated references: uniform, mcts (perfect information), ismcts, "
-                               "module:name (a bot factory name(game, player, seed)), or another run's directory "
-                               "(cross-play against its final meta-strategy); on a game without pyspiel states "
-                               "(PettingZoo, your own environment) play is sampled on the environment; default: "
-                               "uniform")
+    evaluate.add_argument("--against", default=None, metavar="NAMES",
+                          help="comma-separated references: uniform, mcts (perfect information), ismcts (games "
+                               "whose OpenSpiel implementation has ResampleFromInfostate, such as Kuhn and Leduc "
+                               "poker; not phantom_ttt or dark_hex), module:name (a bot factory name(game, player, "
+                               "seed)), or another run's directory (cross-play against its final meta-strategy); on "
+                               "a game without pyspiel states (PettingZoo, your own environment) play is sampled on "
+                               "the environment. One a game cannot support is refused before anything is played; "
+                               "each reference's rows are printed as it finishes. Default: uniform")
+    evaluate.add_argument("--exact", action="store_true",
+                          help="print the exact NashConv of the run's final meta-strategy (psro.exact_nash_conv: "
+                               "any two-player zero-sum game whose tree fits, phantom_ttt and dark_hex up to 3x3 "
+                               "through the compiled evaluator, minutes there); with --exact, references are played "
+                               "only when --against is given")
     evaluate.add_argument("--episodes", type=int, default=40, help="episodes per agent and reference (default 40)")
     evaluate.add_argument("--simulations", type=int, default=20,
                           help="the MCTS references' simulations per move (default 20)")
@@ -513,21 +520,53 @@ def _add_evaluate_parser(sub) -> None:
 
 
 def _evaluate(args) -> int:
-    """Print the table of :func:`psro.reference_opponents.evaluate_run`."""
+    """Print the table of :func:`psro.reference_opponents.evaluate_run`, each reference's rows as soon as it has
+    played them (an error in a later reference loses none of them)."""
     from psro.reference_opponents import evaluate_run
 
-    against = [name.strip() for name in args.against.split(",") if name.strip()]
-    table = evaluate_run(args.run_dir, against, episodes=args.episodes, simulations=args.simulations,
-                         seed=args.seed, confidence=args.confidence)
-    def interval(column: str, low: str, high: str, fmt: str) -> list:
-        return [f"{v:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]" for v, lo, hi in zip(table[column], table[low], table[high])]
+    if args.exact:
+        from psro.measures.exact import exact_nash_conv_of_run
 
-    shown = table.assign(**{name: interval(name, f"{name}_low", f"{name}_high", ".2f")
-                            for name in ("win", "draw", "loss")},
-                         mean_return=interval("mean_return", "return_low", "return_high", "+.3f"))
-    print(shown[["player", "agent", "reference", "episodes", "win", "draw", "loss", "mean_return"]]
-          .to_string(index=False), flush=True)
+        result = exact_nash_conv_of_run(args.run_dir)
+        print(f"exact NashConv {result.nash_conv:.9f} ({result.seconds:.1f} s)")
+        for p, (value, best, gain) in enumerate(zip(result.values, result.best_response_values, result.gains)):
+            print(f"player {p}: value {value:+.9f}, best-response value {best:+.9f}, gain {gain:.9f}")
+        if args.against is None:
+            return 0
+    against = [name.strip() for name in (args.against or "uniform").split(",") if name.strip()]
+    widths = {**EVALUATE_WIDTHS, "reference": max([len("reference"), *map(len, against)])}
+    lines = [_evaluate_line(dict(zip(widths, widths)), widths)]   # (the header, printed with the first rows)
+
+    def show(rows) -> None:
+        lines.extend(_evaluate_line(row, widths) for row in _evaluate_cells(rows))
+        print("\n".join(lines), flush=True)
+        lines.clear()
+    evaluate_run(args.run_dir, against, episodes=args.episodes, simulations=args.simulations, seed=args.seed,
+                 confidence=args.confidence, on_reference=show)
     return 0
+
+
+#: The columns ``psro evaluate`` prints, and their least widths
+EVALUATE_WIDTHS = {"player": 6, "agent": 10, "reference": 9, "episodes": 8, "win": 17, "draw": 17, "loss": 17,
+                   "mean_return": 23}
+
+
+def _evaluate_cells(table) -> list:
+    """The rows of an evaluation table as the text ``psro evaluate`` prints: each rate and the mean return with its
+    interval."""
+    cells = []
+    for row in table.to_dict("records"):
+        shown = {name: str(row[name]) for name in ("player", "agent", "reference", "episodes")}
+        for name in ("win", "draw", "loss"):
+            shown[name] = f"{row[name]:.2f} [{row[f'{name}_low']:.2f}, {row[f'{name}_high']:.2f}]"
+        shown["mean_return"] = f"{row['mean_return']:+.3f} [{row['return_low']:+.3f}, {row['return_high']:+.3f}]"
+        cells.append(shown)
+    return cells
+
+
+def _evaluate_line(cells: dict, widths: dict) -> str:
+    """One printed line: each cell right-aligned in its column."""
+    return " ".join(str(cells[name]).rjust(width) for name, width in widths.items())
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:

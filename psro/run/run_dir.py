@@ -12,6 +12,7 @@ Layout::
     report.md            a short summary
     ranking.csv          the final population ranked (``rank_population``)
     log.csv, tensorboard/, learners.csv   what the config's loggers wrote while it trained (psro.loggers)
+    wandb/, mlflow.db, mlartifacts/       the W&B run, the MLflow store and its artifacts (psro.loggers)
     .psro.lock           the lock a process holds while it writes the directory (psro.run.run_files.run_lock)
 
 Every file is written to a temporary file in its folder and renamed over its name
@@ -45,9 +46,9 @@ __all__ = ["default_run_dir", "write_run", "write_report", "plot_history", "hist
 #: The files the toolkit writes at the top of a run directory (besides ``checkpoint/``), cleared on overwrite
 OUTPUT_FILES = ("config.yaml", "history.csv", "meta_strategy.json", "meta_game.npz", "population.npz",
                 "nash_conv.png", "report.md", "ranking.csv", "log.csv", "learners.csv", "cell.json",
-                "learning_curves.png")
-#: The folders the loggers write into, cleared on overwrite
-OUTPUT_FOLDERS = ("tensorboard", "wandb", "mlruns")
+                "learning_curves.png", "mlflow.db", "mlflow.db-journal", "mlflow.db-wal", "mlflow.db-shm")
+#: The folders the loggers write into, cleared on overwrite (``mlruns``: the MLflow file store of older versions)
+OUTPUT_FOLDERS = ("tensorboard", "wandb", "mlartifacts", "mlruns")
 
 GAP_NAMES = {"product": "NashConv", "cce": "CCE gap", "ce": "CE gap"}
 GAP_FLOOR = 1e-16  # gaps at or below round-off are drawn at this floor on the log axis

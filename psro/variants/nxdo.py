@@ -328,8 +328,7 @@ class NXDO(XDO):
                 row.update(self._restricted_approx_gap())
                 row["eval_episodes"] = self.state.eval_episodes()
             else:
-                logger.info("approx_gap of iteration %d: not measured (measuring has taken its share, %g, of the "
-                            "wall time)", self.state.iteration, share)
+                self.skip_by_share(share)
         return row
 
     def finish_run(self) -> bool:

@@ -160,3 +160,28 @@ def test_a_missing_empty_or_binary_file_is_refused_naming_the_path(tmp_path):
     (tmp_path / "folder.csv").mkdir()
     with pytest.raises(ValueError, match="path: .* is not a regular file"):
         load_trajectories(tmp_path / "folder.csv")
+
+
+# -- issue 57 item 3: a table is size-checked before it is read, by the check of a checkpoint's files ----------------
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_huge_sparse_table_is_refused_before_it_is_read(tmp_path, monkeypatch, suffix):
+    import time
+
+    from games.memory_limit import MemoryLimitExceeded, check_file
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
+    path = tmp_path / f"big{suffix}"
+    with open(path, "wb") as fh:
+        fh.write(",".join(COLUMNS).encode() + b"\n")   # a valid header, then a 20 GB hole (sparse: nothing on disk)
+        fh.truncate(20 * 10**9)
+    start = time.perf_counter()
+    with pytest.raises(MemoryLimitExceeded) as error:
+        load_trajectories(path)
+    assert time.perf_counter() - start < 1.0
+    with pytest.raises(MemoryLimitExceeded) as same:
+        check_file(path)   # (what a checkpoint's file gets: the same message)
+    assert str(error.value) == str(same.value)
+    assert "big" in str(error.value) and "(2e+10 bytes)" in str(error.value) and "memory limit of 1 GiB" in str(
+        error.value)

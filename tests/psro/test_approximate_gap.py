@@ -379,6 +379,38 @@ def test_share_skips_due_rows_and_measures_the_last_with_training(caplog):
     assert np.isfinite(solver.run(iterations=1)["approx_gap"]).all()
 
 
+def test_rows_asked_for_by_number_and_skipped_by_the_share_are_one_warning_per_run(caplog):
+    # issue 57 item 4: approx_gap_every=1 measured only the last row of a short run, said at INFO level only
+    import logging
+
+    from psro import PSRO
+
+    solver = PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=20, approx_gap_every=1,
+                  exact_gap=False, seed=0, progress=False,
+                  oracle_options={"total_steps": 64, "num_envs": 4, "num_steps": 16, "eval_episodes": 8},
+                  approx_gap_options={"episodes": 20, "stderr_target": None, "total_steps": 64, "share": 1e-9})
+    measured = [[False, False, True], [False, False, True, False, True]]   # (the last row of each call: always)
+    for skipped, finite in zip((2, 1), measured):   # rows 0-1 of the first call, row 3 of the second
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="psro"):   # (the level a user runs at)
+            history = solver.run(iterations=2)
+        warned = [r for r in caplog.records if "approx_gap_every=1 asks for" in r.getMessage()]
+        assert len(warned) == 1 and warned[0].levelno == logging.WARNING
+        assert warned[0].getMessage() == (
+            f"approx_gap: {skipped} of the rows approx_gap_every=1 asks for {'were' if skipped > 1 else 'was'} not "
+            "measured, to keep measuring within approx_gap_options' share (1e-09) of the run's wall time; set "
+            "approx_gap_options: {share: null} to measure every row it asks for.")
+        assert np.isfinite(history["approx_gap"]).tolist() == finite
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="psro"):   # the "auto" schedule's rows are the share's to skip
+        PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", episodes_per_profile=20, approx_gap_every="auto",
+             exact_gap=False, seed=0, progress=False,
+             oracle_options={"total_steps": 64, "num_envs": 4, "num_steps": 16, "eval_episodes": 8},
+             approx_gap_options={"episodes": 20, "stderr_target": None, "total_steps": 64, "share": 1e-9}
+             ).run(iterations=2)
+    assert not any("asks for" in r.getMessage() for r in caplog.records)
+
+
 @pytest.mark.parametrize("share", [0, 1, -0.5, True, "half"])
 def test_a_share_outside_zero_one_is_refused(share):
     with pytest.raises(ValueError, match=r"^approx_gap_options: share must be a number in \(0, 1\)"):

@@ -66,7 +66,7 @@ def test_a_field_named_like_its_section_is_the_field_when_not_a_mapping():
 @pytest.mark.parametrize("data, message", [
     ({"oracle": {"step": 5}}, "oracle.step is no key of the oracle section; did you mean 'steps'? Its keys: name,"),
     ({"run": {"sed": 1}}, "run.sed is no key of the run section; did you mean 'seed'?"),
-    ({"gaps": {"zzz": 1}}, "gaps.zzz is no key of the gaps section. Its keys: exact, approx_every,"),
+    ({"gaps": {"zzz": 1}}, "gaps.zzz is no key of the gaps section. Its keys: exact, exact_every, approx_every,"),
     ({"run": 5}, "run is a section, a mapping of its keys (name, seed, iterations"),
     ({"oracle_steps": 5, "oracle": {"steps": 6}}, "oracle_steps is given twice, as oracle_steps and as oracle.steps"),
     ({"run": {"seed": 1}, "seed": 1}, "seed is given twice, as run.seed and as seed"),

@@ -97,9 +97,11 @@ def test_missing_wandb_or_mlflow_names_its_extra(monkeypatch):
             PSROConfig(loggers=[name]).validate()
 
 
-def test_wandb_offline_and_mlflow_file_store_record_the_history_and_the_learners(tmp_path, monkeypatch):
-    from mlflow.tracking import MlflowClient
+def test_wandb_offline_and_mlflow_record_the_history_and_the_learners(tmp_path, monkeypatch):
+    import importlib.util
 
+    pytest.importorskip("wandb")
+    with_mlflow = all(importlib.util.find_spec(m) for m in ("mlflow", *loggers.MLFLOW_STORE_PACKAGES))   # (its extra)
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     for var in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_ALLOW_FILE_STORE", "WANDB_PROJECT"):
@@ -107,20 +109,21 @@ def test_wandb_offline_and_mlflow_file_store_record_the_history_and_the_learners
     config = tmp_path / "kuhn_ppo.yaml"
     config.write_text("game: kuhn_poker\niterations: 1\ntarget_gap: null\nrank_population: false\noracle: ppo\n"
                       "oracle_options: {total_steps: 256, num_envs: 8, num_steps: 16, eval_episodes: 40}\n"
-                      "approx_gap_every: null\nloggers: [wandb, mlflow]\n")
+                      f"approx_gap_every: null\nloggers: [wandb{', mlflow' if with_mlflow else ''}]\n")
     out = tmp_path / "run"
     assert main(["run", str(config), "--out", str(out)]) == 0
     history, learners = pd.read_csv(out / "history.csv"), pd.read_csv(out / "learners.csv")
-    # MLflow: read back through its client from the file store in the run directory
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    client = MlflowClient(tracking_uri=(out / "mlruns").as_uri())
-    (run,) = client.search_runs([client.get_experiment_by_name("psro").experiment_id])
-    assert run.info.run_name == "run" and run.info.status == "FINISHED"
-    gap = client.get_metric_history(run.info.run_id, "gap")
-    assert [(m.step, m.value) for m in gap] == list(zip(history["iteration"], history["gap"]))
-    loss = client.get_metric_history(run.info.run_id, "learner/ppo/player_0/loss")
-    mine = learners[learners["player"] == 0]
-    assert [(m.step, m.value) for m in loss] == list(zip(mine["env_steps"], mine["loss"]))
+    if with_mlflow:   # MLflow: read back through its client from the SQLite store in the run directory
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=f"sqlite:///{out}/mlflow.db")
+        (run,) = client.search_runs([client.get_experiment_by_name("psro").experiment_id])
+        assert run.info.run_name == "run" and run.info.status == "FINISHED"
+        gap = client.get_metric_history(run.info.run_id, "gap")
+        assert [(m.step, m.value) for m in gap] == list(zip(history["iteration"], history["gap"]))
+        loss = client.get_metric_history(run.info.run_id, "learner/ppo/player_0/loss")
+        mine = learners[learners["player"] == 0]
+        assert [(m.step, m.value) for m in loss] == list(zip(mine["env_steps"], mine["loss"]))
     # W&B offline: the run's records in the run directory hold every scalar's name and the logged values
     (record,) = (out / "wandb").glob("offline-run-*/run-*.wandb")
     data = record.read_bytes()
@@ -129,3 +132,97 @@ def test_wandb_offline_and_mlflow_file_store_record_the_history_and_the_learners
         assert name.encode() in data, name
     assert all(repr(float(v)).encode() in data for v in history["gap"])
     assert all(repr(float(v)).encode() in data for v in learners["loss"])
+
+
+# -- issue 57 item 1: MLflow 3 refuses its file store; the logger keeps a SQLite store in the run directory -----------
+
+
+def _mlflow_extra():
+    """Skip where the mlflow extra (mlflow-skinny, SQLAlchemy, Alembic) is not installed."""
+    for module in ("mlflow", *loggers.MLFLOW_STORE_PACKAGES):
+        pytest.importorskip(module)
+
+
+def _no_mlflow_environment(monkeypatch):
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_ALLOW_FILE_STORE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_a_kuhn_run_with_mlflow_reads_back_from_the_sqlite_store_in_the_run_directory(tmp_path, monkeypatch):
+    _mlflow_extra()
+    from mlflow.tracking import MlflowClient
+
+    _no_mlflow_environment(monkeypatch)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)   # (MLflow's defaults are relative to the working directory: nothing goes there)
+    config = tmp_path / "kuhn.yaml"
+    config.write_text("game: kuhn_poker\niterations: 2\ntarget_gap: null\nrank_population: false\n"
+                      "loggers: [mlflow]\n")
+    out = tmp_path / "run"
+    for _ in range(2):   # a second run call on the same directory (resume) adds an MLflow run to the same store
+        assert main(["resume", str(out), "--iterations", "1"] if out.exists() else
+                    ["run", str(config), "--out", str(out)]) == 0
+    history = pd.read_csv(out / "history.csv")
+    assert loggers.mlflow_tracking_uri(out) == f"sqlite:///{out}/mlflow.db"
+    client = MlflowClient(tracking_uri=f"sqlite:///{out}/mlflow.db")   # (README: how to read a run back)
+    runs = client.search_runs([client.get_experiment_by_name("psro").experiment_id], order_by=["start_time ASC"])
+    assert [r.info.status for r in runs] == ["FINISHED", "FINISHED"] and {r.info.run_name for r in runs} == {"run"}
+    gaps = [(m.step, m.value) for r in runs for m in client.get_metric_history(r.info.run_id, "gap")]
+    assert gaps == list(zip(history["iteration"], history["gap"]))   # 0, 1, 2 then the resumed 3
+    assert runs[0].info.artifact_uri.startswith((out / "mlartifacts").as_uri())   # artifacts beside the store
+    assert list(elsewhere.iterdir()) == [] and not (out / "mlruns").exists()
+
+
+def test_the_mlflow_store_is_never_written_through_a_link(tmp_path, monkeypatch):
+    _mlflow_extra()
+    from psro.loggers import MLflowLogger
+    from psro.run.run_files import UnsafePath
+
+    _no_mlflow_environment(monkeypatch)
+    victim = tmp_path / "precious.db"
+    victim.write_bytes(b"precious")
+    for name in ("mlflow.db", "mlflow.db-journal"):
+        run = tmp_path / name
+        run.mkdir()
+        (run / name).symlink_to(victim)
+        with pytest.raises(UnsafePath, match="symbolic link"):
+            MLflowLogger(run)
+    assert victim.read_bytes() == b"precious"
+
+
+def test_a_missing_sqlite_store_package_names_the_extra(monkeypatch):
+    real = loggers.importlib.util.find_spec
+    monkeypatch.setattr(loggers.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "alembic" else real(name, *a))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    if real("mlflow") is None:
+        pytest.skip("the mlflow extra is not installed")
+    with pytest.raises(ValueError, match=r"'mlflow' keeps its runs in a SQLite store .* needs alembic, not "
+                                         r"installed; install the extra: pip install 'psro-toolkit\[mlflow\]'"):
+        check_loggers(["mlflow"])
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://localhost:5000")   # a store of the user's own
+    assert check_loggers(["mlflow"]) == ["mlflow"]
+
+
+@pytest.mark.parametrize("extra", ["tensorboard", "wandb", "mlflow"])
+def test_each_logger_extra_pins_a_tested_range_holding_the_installed_version(extra):
+    import configparser
+    import importlib.metadata
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    parser = configparser.ConfigParser()
+    parser.read(Path(__file__).parents[2] / "setup.cfg")
+    requirements = [Requirement(line) for line in parser["options.extras_require"][extra].split("\n") if line]
+    assert requirements
+    for requirement in requirements:
+        operators = {spec.operator for spec in requirement.specifier}
+        assert ">=" in operators and "<" in operators, f"{extra}: {requirement} needs a lower and an upper bound"
+        try:
+            installed = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            continue   # (the extra is not installed here: nothing to check)
+        assert requirement.specifier.contains(installed, prereleases=True), \
+            f"{requirement.name} {installed} is installed, outside the range setup.cfg's {extra} extra was tested in"

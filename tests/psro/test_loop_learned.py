@@ -210,3 +210,25 @@ def test_on_bad_response_warn_flags_every_failed_response_in_the_history_and_the
     assert len(warned) == 4 and all("lower learning_rate (now 100.0)" in m for m in warned)   # 2 players x 2 rows
     healthy = PSRO("kuhn_poker", **dict(options, oracle_options={**options["oracle_options"], "learning_rate": 1e-3}))
     assert healthy.run(iterations=1)["response_ok"].tolist() == [True, True]
+
+
+def test_exact_gap_on_dark_hex_comes_from_the_compiled_evaluator_every_kth_row_and_the_last():
+    pytest.importorskip("numba")
+    from psro.measures.exact import exact_nash_conv
+
+    game = "dark_hex(num_rows=2,num_cols=3,gameversion=adh)"
+    solver = PSRO(game, **TINY, **SAMPLED, exact_gap=True, exact_gap_every=2, approx_gap_every=None, seed=1)
+    history = solver.run(iterations=3)
+    assert solver.tree is None   # no tree walked: the compiled evaluator measures the gap
+    assert [math.isnan(g) for g in history["gap"]] == [False, True, False, False]   # rows 0 and 2, and the last
+    assert (history["exact_gap_time"] > 0).tolist() == [True, False, True, True]
+    assert (history["time_metric"] >= history["exact_gap_time"]).all()
+    # the last row's gap: the NashConv of the populations mixed by the meta-strategy, and the tree's value
+    pops = solver.seat_populations()
+    profile = [(list(pop.policies), np.asarray(w) / np.sum(w))
+               for pop, w in zip(pops, solver.state.eval_meta_strategy.marginals)]
+    from psro.measures.exact import _tree_exploitability
+
+    values, responses = _tree_exploitability(pyspiel.load_game(game), profile)
+    assert history["gap"].iloc[-1] == pytest.approx(sum(responses) - sum(values), rel=1e-9)
+    assert history["gap"].iloc[-1] == exact_nash_conv(game, profile).nash_conv

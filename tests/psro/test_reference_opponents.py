@@ -8,7 +8,14 @@ import pytest
 
 from psro import PSRO
 from psro.oracles.learned.env import UniformPolicy
-from psro.reference_opponents import evaluate_against, evaluate_run, make_reference, outcomes, wilson_interval
+from psro.reference_opponents import (
+    available_references,
+    evaluate_against,
+    evaluate_run,
+    make_reference,
+    outcomes,
+    wilson_interval,
+)
 
 TTT, KUHN = pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("kuhn_poker")
 
@@ -69,7 +76,8 @@ def test_information_set_mcts_plays_kuhn_and_perfect_information_mcts_is_refused
                              simulations=10)
     assert table.episodes.tolist() == [10, 10]
     with pytest.raises(ValueError, match="'mcts' is OpenSpiel's MCTS for perfect-information games, and "
-                                         "kuhn_poker\\(\\) has imperfect information; use 'ismcts'"):
+                                         "kuhn_poker\\(\\) has imperfect information; references that work for "
+                                         "kuhn_poker\\(\\): 'uniform', 'ismcts', a bot of your own"):
         make_reference("mcts", KUHN)
     with pytest.raises(ValueError, match="against: 'nonesuch' is not a reference"):
         make_reference("nonesuch", KUHN)
@@ -181,3 +189,54 @@ def test_cross_play_against_another_runs_meta_strategy(tmp_path):
         evaluate_run(tmp_path / "a", [str(tmp_path / "c")], episodes=5)
     with pytest.raises(ValueError, match="against: .* is not a run directory"):
         make_reference(str(tmp_path), KUHN)
+
+
+# -- issue 57 item 2: IS-MCTS on a game without ResampleFromInfostate; rows handed on as each reference finishes ------
+
+
+def test_which_references_each_game_supports():
+    assert make_reference("ismcts", KUHN).name == "ismcts"
+    cases = {"tic_tac_toe": ["uniform", "mcts", "ismcts"], "kuhn_poker": ["uniform", "ismcts"],
+             "leduc_poker": ["uniform", "ismcts"], "phantom_ttt": ["uniform"], "dark_hex(board_size=2)": ["uniform"],
+             "liars_dice": ["uniform"], "goofspiel(num_cards=3)": ["uniform"]}
+    for name, supported in cases.items():
+        assert available_references(pyspiel.load_game(name)) == supported, name
+
+
+def test_ismcts_on_a_game_without_resampling_is_refused_by_name_before_anything_is_played(monkeypatch, capfd):
+    from psro import reference_opponents
+
+    played = []
+    monkeypatch.setattr(reference_opponents, "_play", lambda *a: played.append(a))
+    phantom = pyspiel.load_game("phantom_ttt")
+    message = ("against: 'ismcts' is OpenSpiel's IS-MCTS, which resamples histories through the game's "
+               "ResampleFromInfostate, and phantom_ttt() does not implement it; references that work for "
+               "phantom_ttt(): 'uniform', a bot of your own ('module:name') or another run's directory.")
+    with pytest.raises(ValueError) as error:
+        evaluate_against(phantom, [[UniformPolicy(9)], [UniformPolicy(9)]], ["uniform", "ismcts"], episodes=2)
+    assert str(error.value) == message and played == []   # (uniform, named first, did not play either)
+    assert "OpenSpiel exception" not in capfd.readouterr().err   # (the probe's own C++ message is not shown)
+    with pytest.raises(ValueError, match="^reference_opponents: against: 'ismcts' is OpenSpiel's IS-MCTS"):
+        PSRO("phantom_ttt", oracle="ppo", reference_opponents=["ismcts"], progress=False)
+
+
+def test_each_references_rows_are_handed_on_as_it_finishes(tmp_path, monkeypatch):
+    # a bot that fails in the middle of its reference: the uniform rows were handed on before it played
+    (tmp_path / "issue57_bots.py").write_text("def broken(game, player, seed):\n"
+                                              "    def act(state):\n"
+                                              "        raise ValueError('the bot broke')\n"
+                                              "    return act\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pops, seen = [[UniformPolicy(2)], [UniformPolicy(2)]], []
+    with pytest.raises(ValueError, match="the bot broke"):
+        evaluate_against(KUHN, pops, ["uniform", "issue57_bots:broken"], marginals=[[1.0], [1.0]], episodes=5,
+                         on_reference=seen.append)
+    assert len(seen) == 1 and seen[0][["player", "agent", "reference"]].values.tolist() == [
+        [0, "member 0", "uniform"], [0, "meta", "uniform"], [1, "member 0", "uniform"], [1, "meta", "uniform"]]
+    seen.clear()
+    table = evaluate_against(TTT, [[UniformPolicy(9)], [UniformPolicy(9)]], ["uniform", "mcts"], episodes=6,
+                             simulations=2, on_reference=seen.append)
+    assert [block.reference.unique().tolist() for block in seen] == [["uniform"], ["mcts"]]
+    handed = __import__("pandas").concat(seen).sort_values(["player", "reference"], key=lambda c: c.map(
+        {"uniform": 0, "mcts": 1}) if c.name == "reference" else c, kind="stable").reset_index(drop=True)
+    assert handed.equals(table)   # (the same rows the table returns, in its order: player, agent, reference)

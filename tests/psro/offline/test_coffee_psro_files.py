@@ -79,3 +79,27 @@ def test_a_huge_sparse_dataset_file_is_refused_before_it_is_read(tmp_path, monke
         fh.truncate(64 * 2**20)   # (sparse: nothing on disk)
     with pytest.raises(ValueError, match="dataset-0123456789ab.csv.*memory limit of 1 MiB"):
         _sha256(path)
+
+
+def test_a_config_naming_a_20_gb_sparse_dataset_is_refused_in_seconds(tmp_path, monkeypatch, capsys):
+    # issue 57 item 3: the same file named by a config was read whole (27 s, then a MemoryError traceback)
+    from games.memory_limit import check_file
+    from games.trajectories import COLUMNS
+    from psro.run.cli import main
+
+    monkeypatch.setenv("PSRO_MAX_MEMORY", "4G")
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as fh:
+        fh.write(",".join(COLUMNS).encode() + b"\n")   # a valid header, then a sparse 20 GB hole
+        fh.truncate(20 * 10**9)
+    config = tmp_path / "offline.yaml"
+    config.write_text(f"game: kuhn_poker\nalgorithm: offline_psro\nalgorithm_options: {{dataset: {big}}}\n"
+                      "iterations: 1\n")
+    start = time.perf_counter()
+    assert main(["run", str(config), "--out", str(tmp_path / "run")]) == 2
+    assert time.perf_counter() - start < 10
+    err = capsys.readouterr().err
+    with pytest.raises(ValueError) as checkpoint_message:
+        check_file(big)
+    assert err.splitlines() == [f"psro run: error: {checkpoint_message.value}"]
+    assert "(2e+10 bytes) needs about 18.6 GiB, above the memory limit of 4 GiB (PSRO_MAX_MEMORY)" in err

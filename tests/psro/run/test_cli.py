@@ -4,6 +4,7 @@ items 9 and 11)."""
 import dataclasses
 import re
 
+import numpy as np
 import pytest
 
 from psro.config import PSROConfig, field_help
@@ -217,6 +218,43 @@ def test_evaluate_a_deep_tic_tac_toe_run_against_uniform_and_mcts(tmp_path, caps
     assert "is not a run directory" in capsys.readouterr().err
 
 
+# -- issue 57 item 2: `psro evaluate` never ends in a traceback, and never loses the rows it has finished -------------
+def test_evaluate_a_phantom_tic_tac_toe_run_against_ismcts_is_one_line_before_anything_is_played(tmp_path, capfd):
+    config = tmp_path / "phantom.yaml"
+    config.write_text("game: phantom_ttt\noracle: ppo\nevaluator: monte_carlo\nepisodes_per_profile: 4\n"
+                      "oracle_options: {total_steps: 64, num_envs: 4, num_steps: 16, eval_episodes: 4, hidden: [8], "
+                      "on_bad_response: warn}\niterations: 0\ntarget_gap: null\napprox_gap_every: null\n"
+                      "rank_population: false\nexact_gap: false\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "run")]) == 0
+    capfd.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--against", "uniform,ismcts", "--episodes", "2"]) == 2
+    out, err = capfd.readouterr()   # (file descriptors: OpenSpiel's own C++ message would show here)
+    assert out == "" and err.splitlines() == [
+        "psro evaluate: error: against: 'ismcts' is OpenSpiel's IS-MCTS, which resamples histories through the "
+        "game's ResampleFromInfostate, and phantom_ttt() does not implement it; references that work for "
+        "phantom_ttt(): 'uniform', a bot of your own ('module:name') or another run's directory."]
+
+
+def test_evaluate_prints_each_references_rows_as_it_finishes(tmp_path, monkeypatch, capsys):
+    (tmp_path / "issue57_cli_bots.py").write_text("def broken(game, player, seed):\n"
+                                                  "    def act(state):\n"
+                                                  "        raise ValueError('the bot broke')\n"
+                                                  "    return act\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = tmp_path / "kuhn.yaml"
+    config.write_text("game: kuhn_poker\niterations: 1\ntarget_gap: null\nrank_population: false\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--against", "uniform,issue57_cli_bots:broken",
+                 "--episodes", "4"]) == 2
+    out, err = capsys.readouterr()
+    lines = out.splitlines()   # the header and the uniform rows, printed before the broken bot played
+    assert lines[0].split() == ["player", "agent", "reference", "episodes", "win", "draw", "loss", "mean_return"]
+    assert len(lines) == 1 + 2 * 3
+    assert all(re.match(r" *[01] +(member \d|meta) +uniform +4 ", line) for line in lines[1:])
+    assert err.splitlines() == ["psro evaluate: error: the bot broke"]
+
+
 def test_an_unreachable_ray_cluster_fails_within_seconds_naming_the_address(tmp_path, capsys):
     import time
 
@@ -343,3 +381,27 @@ def test_evaluate_a_pettingzoo_run_against_uniform(tmp_path, capsys):
     assert main(["evaluate", str(run), "--episodes", "6"]) == 0
     rows = capsys.readouterr().out.splitlines()[1:]
     assert len(rows) == 2 * 3 and all(" uniform " in row and " 6 " in row for row in rows)
+
+
+def test_evaluate_exact_prints_the_nash_conv_of_a_dark_hex_run(tmp_path, capsys):
+    pytest.importorskip("numba")
+    from psro.measures.exact import exact_nash_conv
+    from psro.reference_opponents import _load_run
+
+    config = tmp_path / "dark_hex.yaml"
+    config.write_text("game: dark_hex(num_rows=2,num_cols=2,gameversion=adh)\noracle: ppo\nevaluator: monte_carlo\n"
+                      "episodes_per_profile: 4\noracle_options: {total_steps: 64, num_envs: 4, num_steps: 16, "
+                      "eval_episodes: 4, hidden: [8], on_bad_response: warn}\niterations: 1\ntarget_gap: null\n"
+                      "approx_gap_every: null\nrank_population: false\nexact_gap: false\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--exact"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    solver = _load_run(tmp_path / "run")
+    profile = [(pop.policies, np.asarray(w) / np.sum(w))
+               for pop, w in zip(solver.seat_populations(), solver.state.eval_meta_strategy.marginals)]
+    expected = exact_nash_conv(solver.game, profile)
+    assert lines[0].startswith(f"exact NashConv {expected.nash_conv:.9f} (")
+    assert lines[2] == (f"player 1: value {expected.values[1]:+.9f}, best-response value "
+                        f"{expected.best_response_values[1]:+.9f}, gain {expected.gains[1]:.9f}")
+    assert len(lines) == 3   # no reference played without --against

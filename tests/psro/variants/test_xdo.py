@@ -115,7 +115,7 @@ def test_nxdo_on_leduc_from_its_config_with_tiny_budgets():
     assert [o.shape for o in output] == [(468, 3), (468, 3)] and np.allclose(output[0].sum(axis=1), 1.0)
 
 
-def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap():
+def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap(caplog):
     fields = dict(TINY_NXDO, approx_gap_every=1, approx_gap_options={"episodes": 200, "total_steps": 512})
     history = XDO("kuhn_poker", progress=False, **fields).run(iterations=1)
     # the restricted solution's (NXDO's output's) gap, not the meta-game mixture's: below its exact NashConv
@@ -124,8 +124,11 @@ def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap():
     # a share only the first measurement fits (its cost unknown before it): the next due row is skipped, the last
     # measured all the same
     fields["approx_gap_options"]["share"] = 1e-9
-    history = XDO("kuhn_poker", progress=False, **fields).run(iterations=2)
+    with caplog.at_level("WARNING", logger="psro"):
+        history = XDO("kuhn_poker", progress=False, **fields).run(iterations=2)
     assert np.isfinite(history["approx_gap"]).tolist() == [True, False, True]
+    warned = [r.getMessage() for r in caplog.records if "approx_gap_every=1 asks for" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].startswith("approx_gap: 1 of the rows approx_gap_every=1 asks for was not")
 
 
 def test_xdo_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):

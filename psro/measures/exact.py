@@ -1,0 +1,399 @@
+"""Exact exploitability of a policy profile: :func:`exact_nash_conv`, on a game tree or through compiled walks.
+
+On a game whose tree fits (:func:`psro.game_tree.build_game_tree`) the profile
+is tabulated over the tree and measured in sequence form. On phantom
+tic-tac-toe and dark hex, whose trees have 10 to 30 billion histories, the
+compiled kernels of :mod:`psro.measures.kernels` (numba, the ``numba`` extra)
+walk every history once in parallel: the sequences the game reaches are found
+once per process (:func:`board_tables`), a network policy is asked for the
+probabilities of all its information sets in batches, and each player's best
+response comes from one bottom-up pass over its sequences.
+
+The information set is the player's own sequence of attempts and what each
+found, as in Rudolph et al.'s exp-a-spiel (ICLR 2026). It is OpenSpiel's
+information-state string for phantom tic-tac-toe and for abrupt dark hex;
+classical dark hex's string also holds the number of moves made, which lets
+OpenSpiel's best response tell how many attempts the opponent failed, so
+OpenSpiel's ``nash_conv`` there can exceed this one. The information-state
+*tensor* (what the toolkit's networks read) does not hold that count.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from psro.measures import cache
+from psro.measures.boards import COVERED, MAX_CELLS, Board, board_of
+
+__all__ = ["Exploitability", "exact_nash_conv", "exact_nash_conv_of_run", "board_tables", "BoardTables"]
+
+log = logging.getLogger(__name__)
+
+#: information sets asked of a network policy per batch.
+BATCH = 65536
+_TABLES: dict = {}
+
+
+@dataclass(frozen=True)
+class Exploitability:
+    """The exact exploitability of a two-player zero-sum profile.
+
+    Attributes
+    ----------
+    nash_conv : float
+        ``sum_p (best_response_values[p] - values[p])``.
+    values : tuple of float
+        Each player's expected utility under the profile.
+    best_response_values : tuple of float
+        Each player's value when it best-responds to the other's policy.
+    seconds : float
+        Wall time of the evaluation (tables included when they were built by it).
+    """
+
+    nash_conv: float
+    values: tuple
+    best_response_values: tuple
+    seconds: float
+
+    @property
+    def gains(self) -> tuple:
+        """What each player gains by best-responding: ``best_response_values[p] - values[p]``."""
+        return tuple(b - v for b, v in zip(self.best_response_values, self.values))
+
+
+@dataclass(frozen=True)
+class BoardTables:
+    """The sequences a board game reaches, per player, numbered compactly.
+
+    Attributes
+    ----------
+    board : Board
+    dense : tuple of ndarray of int64
+        Each player's reached sequences by their dense index, increasing.
+    decision : tuple of ndarray of bool
+        Whether the player moves after each of them.
+    index : ndarray of int32, shape (2, num_dense)
+        The compact number of each dense index, -1 where unreached.
+    """
+
+    board: Board
+    dense: tuple
+    decision: tuple
+    index: np.ndarray
+
+    @property
+    def num_sequences(self) -> tuple:
+        return tuple(d.size for d in self.dense)
+
+
+def _kernels():
+    try:
+        from psro.measures import kernels
+    except ImportError as exc:
+        raise ImportError("the exact evaluator of phantom_ttt and dark_hex needs numba: "
+                          "pip install 'psro-toolkit[numba]' (or pip install numba).") from exc
+    return kernels
+
+
+def board_tables(board: Board) -> BoardTables:
+    """Find (once per process) the sequences ``board`` reaches.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> tables = board_tables(board_of(pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")))
+    >>> tables.num_sequences, [int(d.sum()) for d in tables.decision]   # sequences; those where the player moves
+    ((53, 109), [17, 53])
+    """
+    cached = _TABLES.get(board.key)
+    if cached is not None:
+        return cached
+    kernels = _kernels()
+    if board.num_cells > MAX_CELLS:
+        raise ValueError(f"game {board.key!r} has {board.num_cells} cells; the exact evaluator walks boards of at "
+                         f"most {MAX_CELLS} cells. Measure it with approx_gap (a lower bound) instead.")
+    from games.memory_limit import check_memory
+
+    size = int(kernels.offsets(board.num_cells)[-1])
+    check_memory(2 * size * (1 + 1 + 4), f"the sequence tables of {board.key}",
+                 "measure a smaller board, or raise PSRO_MAX_MEMORY")
+    start = time.perf_counter()
+    found = _cached(board.key, size)
+    if found is None:
+        reached, decision = kernels.discover(board.num_cells, board.abrupt, board.win_table())
+        dense = tuple(np.flatnonzero(reached[p]) for p in (0, 1))
+        del reached
+        flags = tuple(decision[p, dense[p]].astype(bool) for p in (0, 1))
+        del decision
+        cache.save(board.key, {"dense0": dense[0].astype(np.int32), "dense1": dense[1].astype(np.int32),
+                               "decision0": flags[0], "decision1": flags[1]})
+    else:
+        dense, flags = found
+    index = np.full((2, size), -1, dtype=np.int32)
+    for p in (0, 1):
+        index[p, dense[p]] = np.arange(dense[p].size, dtype=np.int32)
+    tables = BoardTables(board, dense, flags, index)
+    log.info("%s: %s sequences %s in %.1f s", board.key, tables.num_sequences,
+             "found" if found is None else "read from the cache", time.perf_counter() - start)
+    _TABLES[board.key] = tables
+    return tables
+
+
+def _cached(key: str, size: int) -> tuple | None:
+    """``(dense, decision)`` per player from the disk cache, when there and well formed."""
+    arrays = cache.load(key, ("dense0", "dense1", "decision0", "decision1"))
+    if arrays is None:
+        return None
+    dense = tuple(arrays[f"dense{p}"].astype(np.int64) for p in (0, 1))
+    flags = tuple(arrays[f"decision{p}"] for p in (0, 1))
+    for d, f in zip(dense, flags):
+        if d.ndim != 1 or d.size == 0 or d[0] != 0 or d[-1] >= size or np.any(np.diff(d) <= 0) \
+                or f.dtype != np.bool_ or f.shape != d.shape:
+            log.warning("ignoring the cached sequence tables of %s: they are not well formed", key)
+            return None
+    return dense, flags
+
+
+def exact_nash_conv(game, profile: Sequence) -> Exploitability:
+    """The exact NashConv of a two-player zero-sum profile, and each player's value and best-response value.
+
+    Parameters
+    ----------
+    game : str or pyspiel.Game
+        Phantom tic-tac-toe and dark hex (up to 3x3) go through the compiled
+        evaluator; any other game must have a tree that fits.
+    profile : sequence
+        One entry per player: a policy (a toolkit policy acting on
+        observations such as a network or :class:`psro.policies.UniformPolicy`;
+        a tabular array or policy over the game tree; an OpenSpiel
+        ``policy.Policy`` such as ``UniformRandomPolicy``) or a mixture
+        ``(policies, weights)`` (a population and its meta-strategy: the
+        realization plans mixed).
+
+    Returns
+    -------
+    Exploitability
+
+    Examples
+    --------
+    >>> from open_spiel.python import policy
+    >>> import pyspiel
+    >>> game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2,gameversion=adh)")
+    >>> result = exact_nash_conv(game, [policy.UniformRandomPolicy(game)] * 2)
+    >>> round(result.nash_conv, 6), round(result.values[0], 6), [round(g, 6) for g in result.gains]
+    (0.833333, 0.458333, [0.375, 0.458333])
+    >>> round(exact_nash_conv("kuhn_poker", [policy.UniformRandomPolicy(pyspiel.load_game("kuhn_poker"))] * 2)
+    ...       .nash_conv, 6)
+    0.916667
+    """
+    import pyspiel
+
+    if isinstance(game, str):
+        game = pyspiel.load_game(game)
+    if not hasattr(game, "num_players"):
+        raise TypeError(f"game must be a pyspiel.Game or a game string; got {type(game).__name__}.")
+    if isinstance(profile, (str, bytes)) or not isinstance(profile, Sequence) or len(profile) != game.num_players():
+        raise ValueError(f"profile needs one policy (or (policies, weights) mixture) per player "
+                         f"({game.num_players()}).")
+    start = time.perf_counter()
+    board = board_of(game)
+    if board is None and game.get_type().short_name in ("phantom_ttt", "dark_hex"):
+        raise ValueError(f"{game} is not one the exact evaluator walks; it covers {COVERED}. Measure this game "
+                         "with approx_gap (a lower bound) instead.")
+    if board is not None:
+        values, responses = _board_exploitability(board, profile)
+    else:
+        values, responses = _tree_exploitability(game, profile)
+    return Exploitability(float(sum(responses) - sum(values)), tuple(values), tuple(responses),
+                          time.perf_counter() - start)
+
+
+def exact_nash_conv_of_run(run_dir) -> Exploitability:
+    """:func:`exact_nash_conv` of the final meta-strategy of the run in ``run_dir``: each seat's population mixed by
+    its marginal (``psro evaluate RUN_DIR --exact``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from psro import PSRO
+    >>> out = tempfile.mkdtemp()
+    >>> history = PSRO("kuhn_poker", progress=False, checkpoint_dir=f"{out}/checkpoint").run(iterations=2)
+    >>> round(exact_nash_conv_of_run(out).nash_conv, 9) == round(float(history["gap"].iloc[-1]), 9)
+    True
+    """
+    from psro.reference_opponents import _load_run, _run_game
+
+    solver = _load_run(run_dir)
+    game, _ = _run_game(solver)
+    strategy = solver.state.eval_meta_strategy or solver.state.meta_strategy
+    if getattr(solver, "kind", "product") != "product" or strategy is None:
+        raise ValueError(f"RUN_DIR: {str(run_dir)!r} has no product meta-strategy (a JPSRO run's is joint); --exact "
+                         "measures the NashConv of each population mixed by its marginal.")
+    seats = solver.seat_populations() if hasattr(solver, "seat_populations") else solver.state.populations
+    weights = [np.asarray(w, dtype=np.float64) for w in strategy.marginals]
+    return exact_nash_conv(game, [(list(pop.policies), w / w.sum()) for pop, w in zip(seats, weights)])
+
+
+def _members(entry, p: int) -> tuple:
+    """``(policies, weights)`` of a profile entry: a mixture as given (weights checked), a policy alone."""
+    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], (list, tuple)):
+        policies, weights = entry
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(policies),) or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
+                or abs(weights.sum() - 1.0) > 1e-9:
+            raise ValueError(f"profile[{p}]'s weights must be {len(policies)} non-negative numbers summing to "
+                             f"one; got {weights.tolist()}.")
+        return list(policies), weights
+    return [entry], np.ones(1)
+
+
+def _board_exploitability(board: Board, profile) -> tuple:
+    kernels = _kernels()
+    tables = board_tables(board)
+    n = board.num_cells
+    m = max(tables.num_sequences)
+    plans = np.zeros((2, m), dtype=np.float64)
+    for p in (0, 1):
+        policies, weights = _members(profile[p], p)
+        plan = np.empty(tables.num_sequences[p], dtype=np.float64)
+        for policy, weight in zip(policies, weights):
+            if weight > 0:
+                _plan(kernels, tables, p, policy, plan)
+                plans[p, :plan.size] += weight * plan
+    value, grad = kernels.evaluate(n, board.abrupt, board.win_table(), tables.index, plans)
+    responses = []
+    off = kernels.offsets(n)
+    for p in (0, 1):
+        best = np.empty(tables.num_sequences[p], dtype=np.float64)
+        kernels.best_response(n, off, tables.dense[p], tables.decision[p], tables.index[p], grad[p], best)
+        responses.append(float(best[0]))
+    return [value, -value], responses
+
+
+def _plan(kernels, tables: BoardTables, p: int, policy, out: np.ndarray) -> None:
+    """``policy``'s realization plan over player ``p``'s compact sequences, into ``out``."""
+    board = tables.board
+    n = board.num_cells
+    off = kernels.offsets(n)
+    rows = np.flatnonzero(tables.decision[p])
+    table = np.zeros((tables.num_sequences[p], n), dtype=np.float64)
+    if _is_uniform(policy):
+        for start in range(0, rows.size, BATCH):
+            chunk = rows[start:start + BATCH]
+            obs, mask = _tensors(kernels, tables, p, chunk, with_obs=False)
+            table[chunk] = mask / mask.sum(axis=1, keepdims=True)
+    else:
+        _check_acts_on_tensors(policy, board)
+        from psro.policies.acting import batch_probabilities
+
+        for start in range(0, rows.size, BATCH):
+            chunk = rows[start:start + BATCH]
+            obs, mask = _tensors(kernels, tables, p, chunk, with_obs=True)
+            probs = batch_probabilities(policy, obs, mask)
+            table[chunk] = _checked(probs, mask, tables, p, chunk)
+    kernels.plans_from_policy(n, off, tables.dense[p], tables.decision[p], tables.index[p], table, out)
+
+
+def _tensors(kernels, tables: BoardTables, p: int, rows: np.ndarray, with_obs: bool) -> tuple:
+    board = tables.board
+    n = board.num_cells
+    width = (9 if board.hex_layout else 3) * n + n * n
+    obs = np.zeros((rows.size, width), dtype=np.float32)
+    mask = np.ones((rows.size, n), dtype=bool)
+    kernels.tensors(n, kernels.offsets(n), tables.dense[p][rows], p, board.hex_layout, obs, mask)
+    return obs, mask
+
+
+def _is_uniform(policy) -> bool:
+    from psro.policies.acting import UniformPolicy
+
+    return isinstance(policy, UniformPolicy) or type(policy).__name__ == "UniformRandomPolicy"
+
+
+def _check_acts_on_tensors(policy, board: Board) -> None:
+    from psro.policies.acting import policy_input
+
+    if policy_input(policy) != "obs":
+        raise TypeError(f"{type(policy).__name__} acts on states or information-state strings; on {board.key} the "
+                        "exact evaluator asks policies that act on the information-state tensor "
+                        "(probabilities_np(obs, mask), as the toolkit's networks do) or UniformRandomPolicy.")
+
+
+def _checked(probs: np.ndarray, mask: np.ndarray, tables: BoardTables, p: int, rows: np.ndarray) -> np.ndarray:
+    """Rows of a policy's probabilities, normalised; a row with a NaN, a negative, mass on an illegal action or
+    a sum away from one is refused, naming its information set."""
+    probs = np.asarray(probs, dtype=np.float64)
+    total = probs.sum(axis=1)
+    bad = ~np.isfinite(total) | np.any(probs < 0, axis=1) | np.any((probs > 1e-9) & ~mask, axis=1) \
+        | (np.abs(total - 1.0) > 1e-5)
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        raise ValueError(f"player {p}'s policy gives {np.round(probs[row], 6).tolist()} at its information set "
+                         f"{describe(tables, p, int(rows[row]))}: probabilities must be finite, non-negative, "
+                         "zero on illegal actions (cells already tried) and sum to one.")
+    return np.where(mask, probs, 0.0) / total[:, None]
+
+
+def describe(tables: BoardTables, p: int, s: int) -> str:
+    """Player ``p``'s compact sequence ``s`` in words.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> tables = board_tables(board_of(pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")))
+    >>> describe(tables, 1, 0), describe(tables, 1, 1)
+    ('before any attempt', 'after attempts cell 0 placed')
+    """
+    kernels = _kernels()
+    n = tables.board.num_cells
+    cells, outcomes = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    k = kernels.decode(int(tables.dense[p][s]), n, kernels.offsets(n), cells, outcomes)
+    if k == 0:
+        return "before any attempt"
+    return "after attempts " + ", ".join(f"cell {c} {'taken' if o else 'placed'}"
+                                         for c, o in zip(cells[:k], outcomes[:k]))
+
+
+def _tree_exploitability(game, profile) -> tuple:
+    from psro.evaluation.exact import SequenceFormEvaluator
+    from psro.game_tree import TreeTooLarge, build_game_tree
+    from psro.oracles.exact import best_response
+    from psro.policies import realization_plans
+
+    try:
+        tree = build_game_tree(game)
+    except TreeTooLarge as exc:
+        raise ValueError(f"the tree of {game} does not fit ({exc}); the exact evaluator covers {COVERED}. "
+                         "Measure other large games with approx_gap (a lower bound).") from None
+    if tree.num_players != 2:
+        raise ValueError(f"exact_nash_conv measures two-player games; {game} has {tree.num_players} players.")
+    plans = []
+    for p, info in enumerate(tree.infostates):
+        policies, weights = _members(profile[p], p)
+        tables = np.stack([_tree_table(policy, tree, p) for policy in policies])
+        plans.append(weights @ realization_plans(tables, info))
+    values = SequenceFormEvaluator(tree).payoffs([x[None] for x in plans]).reshape(2)
+    responses = [best_response(tree, p, plans).value for p in (0, 1)]
+    return [float(v) for v in values], [float(r) for r in responses]
+
+
+def _tree_table(policy, tree, p: int) -> np.ndarray:
+    """``policy`` over ``tree``'s infostates of ``p``: OpenSpiel policies asked at a state of each infostate."""
+    from open_spiel.python.policy import Policy as OpenSpielPolicy
+
+    from psro.game_tree import infostate_state, infostate_tensors
+    from psro.policies import batch_probabilities, check_policy
+    from psro.population import tabular_policy
+
+    if not isinstance(policy, OpenSpielPolicy):
+        return tabular_policy(policy, tree, p)
+    info = tree.infostates[p]
+    states = [infostate_state(tree, p, i) for i in range(info.num_infostates)]
+    probs = batch_probabilities(policy, infostate_tensors(tree, p), info.legal_mask.copy(), states=states,
+                                players=[p] * len(states))
+    return check_policy(probs, info, argname=f"profile[{p}]")[0]

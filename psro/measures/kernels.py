@@ -1,0 +1,339 @@
+"""Compiled walks (numba) of the imperfect-information board games: phantom tic-tac-toe and dark hex.
+
+Both games are one family: a player picks a cell it has not tried; if the
+opponent holds it, the attempt fails and reveals the opponent's stone there
+(``classical``: the same player picks again; ``abrupt``: the turn passes),
+else the player's stone goes there and the game ends if it completes a win
+(a win table over the ``2**n`` stone masks) or fills the board (a draw).
+
+A player's information set is its own **sequence**: the cells it tried, in
+order, and what each found (placed or taken). Such a sequence is numbered
+densely: after ``k`` attempts, ``code' = code * 2 (n - k) + 2 r + o``, where
+``r`` is the cell's rank among the cells still untried and ``o`` is 1 when
+the attempt failed; ``offsets[k]`` separates the lengths, so the index of a
+sequence is ``offsets[k] + code``. :func:`discover` marks the indices the
+game reaches; the evaluator numbers the marked ones compactly and then
+works on arrays over them.
+
+Every function here is a pure function on arrays; the state of a walk is the
+two stone masks (``b``), the two masks of tried cells (``t``), and each
+player's sequence (``c``, ``k``), passed with the mover first.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange, types
+
+__all__ = ["offsets", "discover", "evaluate", "plans_from_policy", "best_response", "decode", "tensors",
+           "PLACED", "TAKEN"]
+
+#: the outcome bit of an attempt: the stone went there / the opponent held the cell.
+PLACED, TAKEN = 0, 1
+
+
+def offsets(n: int) -> np.ndarray:
+    """``offsets[k]``: the index of the first sequence of length ``k`` (``offsets[n + 1]``: their count).
+
+    Examples
+    --------
+    >>> offsets(2).tolist()   # 1 empty sequence, 4 of length 1 (2 cells x 2 outcomes), 8 of length 2
+    [0, 1, 5, 13]
+    """
+    out = np.zeros(n + 2, dtype=np.int64)
+    count = 1
+    for k in range(n + 1):
+        out[k + 1] = out[k] + count
+        count *= 2 * (n - k)
+    return out
+
+
+def _popcounts(n: int) -> np.ndarray:
+    return np.array([bin(m).count("1") for m in range(2 ** n)], dtype=np.int64)
+
+
+# Recursive walks are compiled when first called (numba's cache does not keep recursive functions safely); each
+# takes under a second to compile. Arguments: the mover's state first (``me``), then the other's.
+_I = types.int64
+_BOARD = (_I, types.boolean, _I, types.boolean[:, ::1], _I[::1], _I[::1])   # n, abrupt, full, win, off, pop
+_STATE = (_I,) * 9   # me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op
+
+
+@njit(types.void(*_STATE, *_BOARD, types.uint8[:, ::1], types.uint8[:, ::1], _I, _I))
+def _discover_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, n, abrupt, full, win, off, pop,
+                   reached, decision, only, then):
+    decision[me, off[k_me] + c_me] = 1
+    for j in range(n):
+        bit = 1 << j
+        if (t_me & bit) or (only >= 0 and j != only):
+            continue
+        o = 1 if (b_op & bit) else 0
+        c = c_me * 2 * (n - k_me) + 2 * pop[(bit - 1) & ~t_me & full] + o
+        reached[me, off[k_me + 1] + c] = 1
+        if o == 1:
+            if abrupt:
+                _discover_node(1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, n, abrupt, full, win,
+                               off, pop, reached, decision, then, -1)
+            else:
+                _discover_node(me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, n, abrupt, full, win,
+                               off, pop, reached, decision, then, -1)
+            continue
+        stones = b_me | bit
+        if not win[me, stones] and (stones | b_op) != full:
+            _discover_node(1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, n, abrupt, full, win,
+                           off, pop, reached, decision, then, -1)
+
+
+@njit(types.float64(*_STATE, _I, _I, types.float64, types.float64, *_BOARD, types.int32[:, ::1],
+                    types.float64[:, ::1], types.float64[:, :, ::1], _I, _I, _I))
+def _eval_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_me, s_op, x_me, x_op, n, abrupt, full, win,
+               off, pop, index, plans, grad, tid, only, then):
+    """Add each terminal's utility times the other player's realization to each player's last sequence
+    (``grad[tid]``); return player 0's expected utility below this node."""
+    value = 0.0
+    if x_me == 0.0 and x_op == 0.0:
+        return value
+    sign = 1.0 if me == 0 else -1.0
+    for j in range(n):
+        bit = 1 << j
+        if (t_me & bit) or (only >= 0 and j != only):
+            continue
+        o = 1 if (b_op & bit) else 0
+        c = c_me * 2 * (n - k_me) + 2 * pop[(bit - 1) & ~t_me & full] + o
+        s = index[me, off[k_me + 1] + c]
+        x = plans[me, s]
+        if o == 1:
+            if abrupt:
+                value += _eval_node(1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s_op, s, x_op, x,
+                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, then, -1)
+            else:
+                value += _eval_node(me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, s, s_op, x, x_op,
+                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, then, -1)
+            continue
+        stones = b_me | bit
+        if win[me, stones]:
+            grad[tid, me, s] += x_op
+            grad[tid, 1 - me, s_op] -= x
+            value += sign * x * x_op
+        elif (stones | b_op) != full:
+            value += _eval_node(1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s_op, s, x_op, x,
+                                n, abrupt, full, win, off, pop, index, plans, grad, tid, then, -1)
+    return value
+
+
+@njit(parallel=True)
+def _walk_all(discovering, n, abrupt, full, win, off, pop, reached, decision, index, plans, grad, values):
+    """Walk the histories in ``n * n`` tasks, one per opening (player 0's first cell, player 1's first cell), task
+    ``i`` by worker ``i % workers`` in order: each worker adds into its own ``grad[w]``, always in the same order,
+    so that the sums are the same in every run with the same number of workers."""
+    workers = grad.shape[0]
+    for w in prange(workers):
+        for task in range(w, n * n, workers):
+            if discovering:
+                _discover_node(0, 0, 0, 0, 0, 0, 0, 0, 0, n, abrupt, full, win, off, pop, reached, decision,
+                               task // n, task % n)
+            else:
+                values[task] = _eval_node(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, plans[0, 0], plans[1, 0], n, abrupt,
+                                          full, win, off, pop, index, plans, grad, w, task // n, task % n)
+
+
+def _run(discovering, n, abrupt, win, reached, decision, index, plans, grad) -> float:
+    values = np.zeros(n * n, dtype=np.float64)
+    _walk_all(discovering, n, bool(abrupt), (1 << n) - 1, np.ascontiguousarray(win, dtype=np.bool_), offsets(n),
+              _popcounts(n), reached, decision, index, plans, grad, values)
+    return float(values.sum())
+
+
+def discover(n: int, abrupt: bool, win: np.ndarray) -> tuple:
+    """Mark every sequence the game reaches: ``reached`` (after an attempt) and ``decision`` (a player to move).
+
+    Parameters
+    ----------
+    n : int
+        Number of cells (at most 9: the dense numbering has ``offsets(n)[-1]`` entries per player).
+    abrupt : bool
+        Whether a failed attempt passes the turn.
+    win : ndarray of bool, shape (2, 2**n)
+        Whether a player's stone mask wins; no single stone may win.
+
+    Returns
+    -------
+    reached, decision : ndarray of uint8, shape (2, offsets(n)[-1])
+
+    Examples
+    --------
+    >>> win = np.zeros((2, 4), dtype=bool); win[:, 3] = True   # two cells: whoever holds both wins
+    >>> reached, decision = discover(2, False, win)
+    >>> decision.sum(axis=1).tolist(), reached.sum(axis=1).tolist()   # x places once; o may find x's cell first
+    ([1, 3], [3, 7])
+    """
+    size = int(offsets(n)[-1])
+    reached = np.zeros((2, size), dtype=np.uint8)
+    decision = np.zeros((2, size), dtype=np.uint8)
+    reached[:, 0] = 1
+    _run(True, n, abrupt, win, reached, decision, np.zeros((2, 1), np.int32), np.ones((2, 1)),
+         np.zeros((numba.get_num_threads(), 2, 1)))
+    return reached, decision
+
+
+def evaluate(n: int, abrupt: bool, win: np.ndarray, index: np.ndarray, plans: np.ndarray) -> tuple:
+    """Walk every history once: player 0's expected utility and each player's utility gradient.
+
+    Parameters
+    ----------
+    n, abrupt, win
+        As for :func:`discover`.
+    index : ndarray of int32, shape (2, offsets(n)[-1])
+        The compact number of each reached sequence (-1 elsewhere).
+    plans : ndarray of float64, shape (2, m)
+        Each player's realization plan over its compact sequences (the product
+        of its own probabilities along the sequence).
+
+    Returns
+    -------
+    value : float
+        Player 0's expected utility (player 1's is its negative).
+    grad : ndarray of float64, shape (2, m)
+        ``grad[p, s]``: the sum, over the terminal histories whose last
+        sequence of ``p`` is ``s``, of ``p``'s utility times the other player's
+        realization. The same in every run with as many numba threads.
+    """
+    grad = np.zeros((numba.get_num_threads(), 2, plans.shape[1]), dtype=np.float64)
+    dummy = np.zeros((2, 1), dtype=np.uint8)
+    value = _run(False, n, abrupt, win, dummy, dummy, index, plans, grad)
+    return value, grad.sum(axis=0)
+
+
+@njit(cache=True)
+def decode(dense: int, n: int, off: np.ndarray, cells: np.ndarray, outcomes: np.ndarray) -> int:
+    """Write the cells and outcomes of the sequence at index ``dense`` into ``cells``/``outcomes``; return its
+    length.
+
+    Examples
+    --------
+    >>> n, off = 3, offsets(3)
+    >>> cells, outcomes = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    >>> code = (0 * 6 + 2 * 2 + 1) * 4 + 2 * 0 + 0   # cell 2 taken, then cell 0 placed
+    >>> k = decode(off[2] + code, n, off, cells, outcomes)
+    >>> k, cells[:k].tolist(), outcomes[:k].tolist()
+    (2, [2, 0], [1, 0])
+    """
+    k = 0
+    while off[k + 1] <= dense:
+        k += 1
+    code = dense - off[k]
+    ranks = np.empty(k, dtype=np.int64)
+    for i in range(k - 1, -1, -1):
+        base = 2 * (n - i)
+        digit = code % base
+        code //= base
+        ranks[i] = digit // 2
+        outcomes[i] = digit % 2
+    tried = 0
+    for i in range(k):
+        r = ranks[i]
+        for j in range(n):
+            if not (tried >> j) & 1:
+                if r == 0:
+                    cells[i] = j
+                    tried |= 1 << j
+                    break
+                r -= 1
+    return k
+
+
+@njit(cache=True)
+def _tried(dense, n, off, cells, outcomes):
+    k = decode(dense, n, off, cells, outcomes)
+    tried = 0
+    for i in range(k):
+        tried |= 1 << cells[i]
+    return k, tried
+
+
+@njit(cache=True)
+def plans_from_policy(n, off, dense, decision, index_row, policy, plan):
+    """Fill ``plan`` (the realization plan over compact sequences) from a behaviour ``policy`` ``(m, n)``.
+
+    ``dense`` holds each compact sequence's dense index (increasing, so a
+    parent comes before its children), ``decision`` whether the player moves
+    there, ``index_row`` the compact number of each dense index.
+    """
+    cells = np.empty(n, dtype=np.int64)
+    outcomes = np.empty(n, dtype=np.int64)
+    plan[:] = 0.0
+    plan[0] = 1.0
+    for s in range(dense.size):
+        if not decision[s] or plan[s] == 0.0:
+            continue
+        k, tried = _tried(dense[s], n, off, cells, outcomes)
+        code = dense[s] - off[k]
+        r = 0
+        for j in range(n):
+            if (tried >> j) & 1:
+                continue
+            for o in range(2):
+                child = index_row[off[k + 1] + code * 2 * (n - k) + 2 * r + o]
+                if child >= 0:
+                    plan[child] = plan[s] * policy[s, j]
+            r += 1
+
+
+@njit(cache=True)
+def best_response(n, off, dense, decision, index_row, grad, best):
+    """Each sequence's best-response value bottom-up (``best[s] = grad[s] + max_a sum_o best[s + (a, o)]``) and
+    the best action at each decision (-1 elsewhere); ``best[0]`` is the best-response value."""
+    cells = np.empty(n, dtype=np.int64)
+    outcomes = np.empty(n, dtype=np.int64)
+    action = np.full(dense.size, -1, dtype=np.int64)
+    for s in range(dense.size - 1, -1, -1):
+        best[s] = grad[s]
+        if not decision[s]:
+            continue
+        k, tried = _tried(dense[s], n, off, cells, outcomes)
+        code = dense[s] - off[k]
+        r = 0
+        top = -np.inf
+        for j in range(n):
+            if (tried >> j) & 1:
+                continue
+            total = 0.0
+            for o in range(2):
+                child = index_row[off[k + 1] + code * 2 * (n - k) + 2 * r + o]
+                if child >= 0:
+                    total += best[child]
+            if total > top:
+                top = total
+                action[s] = j
+            r += 1
+        best[s] += top
+    return action
+
+
+@njit(cache=True)
+def tensors(n, off, dense, player, hex_layout, obs, mask):
+    """OpenSpiel's information-state tensor (``reveal-nothing``) and the legal mask of each sequence in ``dense``.
+
+    Phantom tic-tac-toe: the view one-hot over (empty, nought, cross), state-major (``state * n + cell``);
+    dark hex: cell-major over nine cell states (``cell * 9 + 4`` empty, ``+ 1`` black, ``- 1`` white). Then the
+    player's own attempts in order, one-hot over the cells each.
+    """
+    cells = np.empty(n, dtype=np.int64)
+    outcomes = np.empty(n, dtype=np.int64)
+    base = 9 * n if hex_layout else 3 * n
+    mine = 1 if player == 0 else -1   # hex: black is player 0
+    obs[:] = 0.0
+    mask[:] = True
+    for row in range(dense.size):
+        k = decode(dense[row], n, off, cells, outcomes)
+        state = np.zeros(n, dtype=np.int64)   # 0 empty, +1 player 0's stone, -1 player 1's
+        for i in range(k):
+            state[cells[i]] = mine if outcomes[i] == PLACED else -mine
+            mask[row, cells[i]] = False
+            obs[row, base + i * n + cells[i]] = 1.0
+        for j in range(n):
+            if hex_layout:
+                obs[row, j * 9 + 4 + state[j]] = 1.0
+            else:   # empty 0, nought (player 1) 1, cross (player 0) 2
+                obs[row, (0 if state[j] == 0 else (2 if state[j] == 1 else 1)) * n + j] = 1.0

@@ -1,0 +1,212 @@
+"""exact_nash_conv against OpenSpiel's exploitability and an independent walk of pyspiel states."""
+
+import sys
+from collections import defaultdict
+
+import numpy as np
+import pyspiel
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from open_spiel.python import policy as os_policy
+from open_spiel.python.algorithms import exploitability
+
+pytest.importorskip("numba")
+
+from psro.measures.exact import exact_nash_conv  # noqa: E402
+from psro.policies import UniformPolicy  # noqa: E402
+
+REL = 1e-9
+
+
+class Projection:
+    """A network-like policy: a masked softmax of a fixed random projection of the information-state tensor."""
+
+    def __init__(self, width: int, num_actions: int, seed: int, scale: float = 2.0):
+        self.weights = np.random.default_rng(seed).normal(scale=scale, size=(width, num_actions))
+
+    def probabilities_np(self, obs, mask):
+        logits = np.where(mask, np.asarray(obs, np.float64) @ self.weights, -np.inf)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+
+class AsOpenSpiel(os_policy.Policy):
+    """The same policy asked state by state, as OpenSpiel's algorithms ask."""
+
+    def __init__(self, game, policy):
+        super().__init__(game, [0, 1])
+        self.policy = policy
+        self.asked = {}
+
+    def action_probabilities(self, state, player_id=None):
+        tensor = np.array([state.information_state_tensor(state.current_player())], np.float32)
+        key = tensor.tobytes()
+        if key not in self.asked:
+            mask = np.zeros((1, self.game.num_distinct_actions()), bool)
+            mask[0, state.legal_actions()] = True
+            probs = self.policy.probabilities_np(tensor, mask)[0]
+            self.asked[key] = {a: float(probs[a]) for a in state.legal_actions()}
+        return self.asked[key]
+
+
+class Seats(os_policy.Policy):
+    """One policy per seat, for OpenSpiel's nash_conv (which takes one policy for all players)."""
+
+    def __init__(self, game, seats):
+        super().__init__(game, [0, 1])
+        self.seats = seats
+
+    def action_probabilities(self, state, player_id=None):
+        return self.seats[state.current_player()].action_probabilities(state)
+
+
+def _profile(game, seeds, scale=2.0):
+    width = game.information_state_tensor_size()
+    n = game.num_distinct_actions()
+    return [UniformPolicy(n) if s is None else Projection(width, n, s, scale) for s in seeds]
+
+
+def _openspiel(game, profile):
+    result = exploitability.nash_conv(game, Seats(game, [AsOpenSpiel(game, p) for p in profile]),
+                                      return_only_nash_conv=False)
+    return result.nash_conv, result.player_improvements
+
+
+def _sequence_walk(game, profile):
+    """Best responses keyed by the information-state tensor (the player's own attempts and what each found):
+    the sequence convention, from pyspiel's states alone. Returns (player 0's value, best-response values)."""
+    grad = [defaultdict(float), defaultdict(float)]
+    below = [defaultdict(set), defaultdict(set)]
+    legal = [{}, {}]
+    total = [0.0]
+
+    def walk(state, reach, last):
+        if state.is_terminal():
+            u = state.returns()
+            for p in (0, 1):
+                grad[p][last[p]] += u[p] * reach[1 - p]
+            total[0] += u[0] * reach[0] * reach[1]
+            return
+        p = state.current_player()
+        tensor = np.array(state.information_state_tensor(p), np.float32)
+        key = tensor.tobytes()
+        legal[p][key] = state.legal_actions()
+        below[p][last[p]].add(key)
+        mask = np.zeros((1, game.num_distinct_actions()), bool)
+        mask[0, legal[p][key]] = True
+        probs = profile[p].probabilities_np(tensor[None], mask)[0]
+        for a in legal[p][key]:
+            r, seq = list(reach), list(last)
+            r[p] *= probs[a]
+            seq[p] = (key, a)
+            walk(state.child(a), r, seq)
+
+    walk(game.new_initial_state(), [1.0, 1.0], [None, None])
+
+    def best(p, key):
+        return max(grad[p][(key, a)] + sum(best(p, k) for k in below[p][(key, a)]) for a in legal[p][key])
+
+    return total[0], [grad[p][None] + sum(best(p, k) for k in below[p][None]) for p in (0, 1)]
+
+
+@pytest.mark.parametrize("name, seeds", [("dark_hex(num_rows=2,num_cols=2,gameversion=adh)", (None, None)),
+                                         ("dark_hex(num_rows=2,num_cols=3,gameversion=adh)", (1, None)),
+                                         ("dark_hex(num_rows=3,num_cols=2,gameversion=adh)", (None, 2))])
+def test_equals_openspiel_nash_conv_on_small_abrupt_boards(name, seeds):
+    """Abrupt dark hex: OpenSpiel's information states are the player's sequences, so the values agree."""
+    game = pyspiel.load_game(name)
+    profile = _profile(game, seeds)
+    result = exact_nash_conv(game, profile)
+    expected, gains = _openspiel(game, profile)
+    assert result.nash_conv == pytest.approx(expected, rel=REL)
+    np.testing.assert_allclose(result.gains, gains, rtol=REL, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["dark_hex(num_rows=2,num_cols=2)", "dark_hex(num_rows=2,num_cols=3)"])
+def test_classical_dark_hex_equals_a_walk_keyed_by_sequences(name):
+    """Classical dark hex: OpenSpiel's strings also hold the move count, so the reference is a walk of pyspiel's
+    states keyed by the information-state tensor (the sequence), written apart from the kernels."""
+    game = pyspiel.load_game(name)
+    profile = _profile(game, (3, 4))
+    result = exact_nash_conv(game, profile)
+    value, responses = _sequence_walk(game, profile)
+    assert result.values[0] == pytest.approx(value, rel=REL, abs=1e-12)
+    np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+    # the finer strings can only help OpenSpiel's best response
+    assert _openspiel(game, profile)[0] >= result.nash_conv - 1e-12
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seeds=st.tuples(st.integers(0, 2**16), st.integers(0, 2**16)), scale=st.sampled_from([0.1, 3.0, 50.0]),
+       abrupt=st.booleans())
+def test_random_profiles_on_2x2(seeds, scale, abrupt):
+    """Random network-like profiles, from nearly uniform to nearly deterministic (scale 50)."""
+    game = pyspiel.load_game(f"dark_hex(num_rows=2,num_cols=2,gameversion={'adh' if abrupt else 'cdh'})")
+    profile = _profile(game, seeds, scale)
+    result = exact_nash_conv(game, profile)
+    value, responses = _sequence_walk(game, profile)
+    assert result.values[0] == pytest.approx(value, rel=REL, abs=1e-12)
+    np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+    assert all(g >= -1e-12 for g in result.gains)
+    if abrupt:
+        assert result.nash_conv == pytest.approx(_openspiel(game, profile)[0], rel=REL, abs=1e-12)
+
+
+def test_a_mixture_equals_the_tree_walk_of_the_mixed_plans():
+    """A population with a meta-strategy: the kernels' mixed realization plans against the toolkit's tree, which
+    mixes the plans of the tabulated members itself."""
+    from psro.measures.exact import _tree_exploitability
+
+    game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=3,gameversion=adh)")
+    members = _profile(game, (5, 6, None))
+    profile = [(members, [0.5, 0.2, 0.3]), (members[1:], [0.9, 0.1])]
+    result = exact_nash_conv(game, profile)
+    values, responses = _tree_exploitability(game, profile)
+    np.testing.assert_allclose(result.values, values, rtol=REL, atol=1e-12)
+    np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+
+
+def test_uniform_random_policy_of_openspiel_and_the_tree_path():
+    game = pyspiel.load_game("kuhn_poker")
+    result = exact_nash_conv(game, [os_policy.UniformRandomPolicy(game)] * 2)
+    assert result.nash_conv == pytest.approx(0.5 - 0.125 + 0.416667 + 0.125, abs=1e-6)
+    assert result.values[0] == pytest.approx(0.125)
+
+
+def test_bad_input_is_refused_with_the_fix():
+    with pytest.raises(ValueError, match="at most 9 cells"):
+        exact_nash_conv("dark_hex(num_rows=4,num_cols=4)", [UniformPolicy(16)] * 2)
+    with pytest.raises(ValueError, match="approx_gap"):
+        exact_nash_conv("phantom_ttt(obstype=reveal-numturns)", [UniformPolicy(9)] * 2)
+    with pytest.raises(ValueError, match="one policy"):
+        exact_nash_conv("phantom_ttt", [UniformPolicy(9)])
+    game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
+
+    class Broken(Projection):
+        def probabilities_np(self, obs, mask):
+            probs = super().probabilities_np(obs, mask)
+            probs[3] = np.nan
+            return probs
+
+    with pytest.raises(ValueError, match="player 1's policy .* information set after attempts cell"):
+        exact_nash_conv(game, [UniformPolicy(4), Broken(game.information_state_tensor_size(), 4, 0)])
+
+    class Illegal(Projection):
+        def probabilities_np(self, obs, mask):
+            return np.full(mask.shape, 0.25)
+
+    with pytest.raises(ValueError, match="zero on illegal actions"):
+        exact_nash_conv(game, [Illegal(game.information_state_tensor_size(), 4, 0), UniformPolicy(4)])
+    with pytest.raises(ValueError, match="weights"):
+        exact_nash_conv(game, [([UniformPolicy(4)], [0.5]), UniformPolicy(4)])
+
+
+def test_missing_numba_names_the_extra(monkeypatch):
+    from psro.measures import exact
+
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.delitem(sys.modules, "psro.measures.kernels", raising=False)
+    monkeypatch.delattr(sys.modules["psro.measures"], "kernels", raising=False)
+    with pytest.raises(ImportError, match=r"psro-toolkit\[numba\]"):
+        exact._kernels()
