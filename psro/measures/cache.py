@@ -1,5 +1,8 @@
 """The sequence tables of a board game on disk, so that a machine finds them once: one ``.npz`` per game.
 
+Only boards of :data:`psro.measures.exact.DISK_CELLS` cells or more are kept (3x3 dark hex and phantom
+tic-tac-toe, whose tables take minutes to find); smaller ones are found again in a second.
+
 The folder is ``PSRO_CACHE`` when set, else ``~/.cache/psro-toolkit``; ``PSRO_CACHE=off`` turns the cache off. A
 file holds plain arrays only (read with ``allow_pickle=False``, its size checked against the memory limit first)
 and the SHA-256 of their bytes; a file whose digest or shape does not check is ignored, with a warning, and

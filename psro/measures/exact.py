@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: information sets asked of a network policy per batch.
 BATCH = 65536
+#: boards of this many cells or more keep their sequence tables on disk (smaller ones are found in a second).
+DISK_CELLS = 9
 _TABLES: dict = {}
 
 
@@ -123,15 +125,17 @@ def board_tables(board: Board) -> BoardTables:
     check_memory(2 * size * (1 + 1 + 4), f"the sequence tables of {board.key}",
                  "measure a smaller board, or raise PSRO_MAX_MEMORY")
     start = time.perf_counter()
-    found = _cached(board.key, size)
+    on_disk = board.num_cells >= DISK_CELLS
+    found = _cached(board.key, size) if on_disk else None
     if found is None:
         reached, decision = kernels.discover(board.num_cells, board.abrupt, board.win_table())
         dense = tuple(np.flatnonzero(reached[p]) for p in (0, 1))
         del reached
         flags = tuple(decision[p, dense[p]].astype(bool) for p in (0, 1))
         del decision
-        cache.save(board.key, {"dense0": dense[0].astype(np.int32), "dense1": dense[1].astype(np.int32),
-                               "decision0": flags[0], "decision1": flags[1]})
+        if on_disk:
+            cache.save(board.key, {"dense0": dense[0].astype(np.int32), "dense1": dense[1].astype(np.int32),
+                                   "decision0": flags[0], "decision1": flags[1]})
     else:
         dense, flags = found
     index = np.full((2, size), -1, dtype=np.int32)
