@@ -227,7 +227,7 @@ class PSROConfig:
 
     exact_gap_every: Annotated[int, Ge(1)] = 1
     """With ``exact_gap: true`` on phantom_ttt or dark_hex (:func:`psro.exact_nash_conv`, minutes a measure): the gap
-    every this many iterations and on the last row of each run call (NaN on the others)."""
+    at iterations k, 2k, ... (row 0 only when 1) and on the last row of each run call (NaN on the others)."""
 
     approx_gap_every: typing.Union[int, str, None] = "auto"
     """When to measure ``approx_gap``, a lower bound of the gap from learned best responses (per target the best of

@@ -87,11 +87,12 @@ class LoopMeasures:
 
     def _compiled_gap_row(self, row: dict, due: bool = False) -> dict:
         """On a run whose gap the compiled evaluator measures: the row's ``gap``, ``train_gap`` and
-        ``exact_gap_time`` every ``exact_gap_every`` iterations (or when ``due``), their seconds added to its
-        ``time_metric`` (and so to ``wall_time``); else nothing."""
+        ``exact_gap_time`` at iterations ``k, 2k, ...`` of ``exact_gap_every`` (row 0 too when ``k`` is 1) or when
+        ``due``, their seconds added to its ``time_metric`` (and so to ``wall_time``); else nothing."""
         if self._compiled_board is None:
             return {}
-        if not due and self.state.iteration % self.config.exact_gap_every:
+        every, t = self.config.exact_gap_every, self.state.iteration
+        if not (due or every == 1 or (t > 0 and t % every == 0)):
             return {"exact_gap_time": 0.0}
         seconds = self._measure_compiled_gap()
         return {"gap": self.state.gap, "train_gap": self.state.train_gap, "time_metric": row["time_metric"] + seconds,

@@ -213,6 +213,7 @@ def test_on_bad_response_warn_flags_every_failed_response_in_the_history_and_the
 
 
 def test_exact_gap_on_dark_hex_comes_from_the_compiled_evaluator_every_kth_row_and_the_last():
+    # (row 0 only when exact_gap_every is 1: it is the uniform profile's, minutes on the large boards)
     pytest.importorskip("numba")
     from psro.measures.exact import exact_nash_conv
 
@@ -220,8 +221,8 @@ def test_exact_gap_on_dark_hex_comes_from_the_compiled_evaluator_every_kth_row_a
     solver = PSRO(game, **TINY, **SAMPLED, exact_gap=True, exact_gap_every=2, approx_gap_every=None, seed=1)
     history = solver.run(iterations=3)
     assert solver.tree is None   # no tree walked: the compiled evaluator measures the gap
-    assert [math.isnan(g) for g in history["gap"]] == [False, True, False, False]   # rows 0 and 2, and the last
-    assert (history["exact_gap_time"] > 0).tolist() == [True, False, True, True]
+    assert [math.isnan(g) for g in history["gap"]] == [True, True, False, False]   # row 2 (k = 2), and the last
+    assert (history["exact_gap_time"] > 0).tolist() == [False, False, True, True]
     assert (history["time_metric"] >= history["exact_gap_time"]).all()
     # the last row's gap: the NashConv of the populations mixed by the meta-strategy, and the tree's value
     pops = solver.seat_populations()
@@ -232,3 +233,11 @@ def test_exact_gap_on_dark_hex_comes_from_the_compiled_evaluator_every_kth_row_a
     values, responses = _tree_exploitability(pyspiel.load_game(game), profile)
     assert history["gap"].iloc[-1] == pytest.approx(sum(responses) - sum(values), rel=1e-9)
     assert history["gap"].iloc[-1] == exact_nash_conv(game, profile).nash_conv
+
+
+def test_exact_gap_every_row_with_k_1_starts_at_the_uniform_profiles():
+    pytest.importorskip("numba")
+    game = "dark_hex(num_rows=2,num_cols=2,gameversion=adh)"
+    history = PSRO(game, **TINY, **SAMPLED, exact_gap=True, approx_gap_every=None).run(iterations=1)
+    assert history["gap"].iloc[0] == pytest.approx(0.8333333333333334, rel=1e-12)   # OpenSpiel's, uniform vs uniform
+    assert np.isfinite(history["gap"]).all() and (history["exact_gap_time"] > 0).all()
