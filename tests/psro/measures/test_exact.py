@@ -211,3 +211,18 @@ def test_missing_numba_names_the_extra(monkeypatch):
     monkeypatch.delattr(sys.modules["psro.measures"], "kernels", raising=False)
     with pytest.raises(ImportError, match=r"psro-toolkit\[numba\]"):
         exact._kernels()
+
+
+def test_the_result_does_not_depend_on_the_number_of_threads():
+    import numba
+
+    game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=3,gameversion=adh)")
+    profile = _profile(game, (11, 12))
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        alone = exact_nash_conv(game, profile)
+    finally:
+        numba.set_num_threads(threads)
+    together = exact_nash_conv(game, profile)
+    assert (alone.values, alone.best_response_values) == (together.values, together.best_response_values)
