@@ -109,15 +109,14 @@ class LoopMeasures:
     def _measure_compiled_gap(self) -> float:
         """``state.gap`` and ``state.train_gap`` from the compiled evaluator (:func:`psro.exact_nash_conv`): the
         NashConv of each seat's population mixed by its meta-strategy marginal; returns the seconds it took."""
-        from psro.measures.exact import exact_nash_conv
+        from psro.measures.exact import exact_nash_conv, mixture_profile
 
         state, start = self.state, time.perf_counter()
         gaps = {}
         for name, strategy in (("gap", state.eval_meta_strategy), ("train_gap", state.meta_strategy)):
             key = id(strategy)
             if key not in gaps:
-                weights = [np.asarray(w, dtype=np.float64) for w in strategy.marginals]
-                profile = [(list(pop.policies), w / w.sum()) for pop, w in zip(self.seat_populations(), weights)]
+                profile = mixture_profile(self.seat_populations(), strategy.marginals)
                 gaps[key] = exact_nash_conv(self.game, profile).nash_conv
             setattr(state, name, gaps[key])
         return time.perf_counter() - start
@@ -359,7 +358,8 @@ def needed_tree(game, config, learned: bool):
     """The game tree of a PSRO run when something needs it (an exact oracle, unless ``learned``; an exact
     evaluator; the exact gap) and it has at most ``max_histories`` histories; else None (with
     ``exact_gap="auto"``, said once in the log)."""
-    compiled = config.exact_gap is True and compiled_board(game) is not None
+    board = compiled_board(game)
+    compiled = config.exact_gap is True and board is not None
     needs = ([f"oracle={config.oracle!r}"] if not learned else []) + \
         ([f"evaluator={config.evaluator!r}"] if not evaluator_capabilities(config.evaluator).sampled else []) + \
         (["exact_gap=true"] if config.exact_gap is True and not compiled else [])
@@ -380,7 +380,7 @@ def needed_tree(game, config, learned: bool):
             raise
         logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; %s or set exact_gap=false to "
                        "silence this)", reason, "exact_gap=true measures it with the compiled evaluator (minutes a "
-                       "measure; exact_gap_every spaces them)" if compiled_board(game) is not None
+                       "measure; exact_gap_every spaces them)" if board is not None
                        else "raise max_histories")
         return None
 

@@ -57,7 +57,7 @@ from games.contracts import is_environment_game
 from games.validation import check_int, check_real, check_seed
 
 __all__ = ["BUILT_IN", "Reference", "make_reference", "available_references", "evaluate_against", "evaluate_run",
-           "wilson_interval", "outcomes"]
+           "final_run", "wilson_interval", "outcomes"]
 
 logger = logging.getLogger(__name__)
 
@@ -417,14 +417,12 @@ def _game_key(game, observation) -> tuple:
 
 def _run_reference(name: str, game, observation) -> Reference:
     """Cross-play against the final meta-strategy of the run in directory ``name``."""
-    other = _load_run(name, "against")
-    other_game, other_observation = _run_game(other)
+    other, other_game, other_observation, strategy = final_run(name, "against")
     if _game_key(other_game, other_observation) != _game_key(game, observation):
         raise ValueError(f"against: the run in {name!r} played {other_game}"
                          f"{' (observation tensor)' if other_observation else ''}, not {game}"
                          f"{' (observation tensor)' if observation == 'observation' else ''}; cross-play needs two "
                          "runs of the same game.")
-    strategy = other.state.eval_meta_strategy or other.state.meta_strategy
     if strategy is None:
         raise ValueError(f"against: the run in {name!r} has no meta-strategy yet; let it finish an iteration.")
     seats = [_env_members(list(getattr(pop, "policies", pop)), q, getattr(other, "tree", None))
@@ -675,12 +673,19 @@ def evaluate_run(run_dir, against: Sequence = ("uniform",), **options) -> pd.Dat
     >>> sorted(set(table.agent)), len(table)
     (['member 0', 'member 1', 'member 2', 'meta'], 8)
     """
-    solver = _load_run(run_dir)
-    game, observation = _run_game(solver)
-    strategy = solver.state.eval_meta_strategy or solver.state.meta_strategy
+    solver, game, observation, strategy = final_run(run_dir)
     marginals = None if strategy is None else [np.asarray(m) for m in strategy.marginals]
     return evaluate_against(game, solver.state.populations, against, marginals=marginals,
                             tree=getattr(solver, "tree", None), observation=observation, **options)
+
+
+def final_run(run_dir, what: str = "RUN_DIR") -> tuple:
+    """``(solver, game, observation, strategy)`` of the run in ``run_dir`` (:func:`_load_run`): its training loop
+    resumed from the checkpoint, the game its policies play and the tensor they read (:func:`_run_game`), and its
+    final meta-strategy (the eval meta-solver's where there is one; None before the first iteration)."""
+    solver = _load_run(run_dir, what)
+    game, observation = _run_game(solver)
+    return solver, game, observation, solver.state.eval_meta_strategy or solver.state.meta_strategy
 
 
 def _load_run(run_dir, what: str = "RUN_DIR"):

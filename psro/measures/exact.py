@@ -30,7 +30,8 @@ import numpy as np
 from psro.measures import cache
 from psro.measures.boards import COVERED, MAX_CELLS, Board, board_of
 
-__all__ = ["Exploitability", "exact_nash_conv", "exact_nash_conv_of_run", "board_tables", "BoardTables"]
+__all__ = ["Exploitability", "exact_nash_conv", "exact_nash_conv_of_run", "mixture_profile", "board_tables",
+           "BoardTables"]
 
 log = logging.getLogger(__name__)
 
@@ -230,17 +231,31 @@ def exact_nash_conv_of_run(run_dir) -> Exploitability:
     >>> round(exact_nash_conv_of_run(out).nash_conv, 9) == round(float(history["gap"].iloc[-1]), 9)
     True
     """
-    from psro.reference_opponents import _load_run, _run_game
+    from psro.reference_opponents import final_run
 
-    solver = _load_run(run_dir)
-    game, _ = _run_game(solver)
-    strategy = solver.state.eval_meta_strategy or solver.state.meta_strategy
+    solver, game, _, strategy = final_run(run_dir)
     if getattr(solver, "kind", "product") != "product" or strategy is None:
         raise ValueError(f"RUN_DIR: {str(run_dir)!r} has no product meta-strategy (a JPSRO run's is joint); --exact "
                          "measures the NashConv of each population mixed by its marginal.")
     seats = solver.seat_populations() if hasattr(solver, "seat_populations") else solver.state.populations
-    weights = [np.asarray(w, dtype=np.float64) for w in strategy.marginals]
-    return exact_nash_conv(game, [(list(pop.policies), w / w.sum()) for pop, w in zip(seats, weights)])
+    return exact_nash_conv(game, mixture_profile(seats, strategy.marginals))
+
+
+def mixture_profile(populations, marginals) -> list:
+    """The profile of :func:`exact_nash_conv` in which each population plays mixed by its meta-strategy marginal
+    (renormalised: a solver's marginal may sum to one only up to round-off).
+
+    Examples
+    --------
+    >>> from psro.policies import UniformPolicy
+    >>> from psro.population import PolicyPopulation, Provenance
+    >>> pop = PolicyPopulation(player=0, num_actions=2)
+    >>> _ = pop.add([UniformPolicy(2), UniformPolicy(2)], [Provenance(0, "initial"), Provenance(1, "ppo")])
+    >>> [w.tolist() for _, w in mixture_profile([pop], [[1.0, 3.0]])]
+    [[0.25, 0.75]]
+    """
+    weights = [np.asarray(w, dtype=np.float64) for w in marginals]
+    return [(list(pop.policies), w / w.sum()) for pop, w in zip(populations, weights)]
 
 
 def _members(entry, p: int) -> tuple:
@@ -286,24 +301,20 @@ def _plan(kernels, tables: BoardTables, p: int, policy, out: np.ndarray) -> None
     off = kernels.offsets(n)
     rows = np.flatnonzero(tables.decision[p])
     table = np.zeros((tables.num_sequences[p], n), dtype=np.float64)
-    if _is_uniform(policy):
-        for start in range(0, rows.size, BATCH):
-            chunk = rows[start:start + BATCH]
-            obs, mask = _tensors(kernels, tables, p, chunk, with_obs=False)
-            table[chunk] = mask / mask.sum(axis=1, keepdims=True)
-    else:
+    uniform = _is_uniform(policy)
+    if not uniform:
         _check_acts_on_tensors(policy, board)
-        from psro.policies.acting import batch_probabilities
+    from psro.policies.acting import batch_probabilities
 
-        for start in range(0, rows.size, BATCH):
-            chunk = rows[start:start + BATCH]
-            obs, mask = _tensors(kernels, tables, p, chunk, with_obs=True)
-            probs = batch_probabilities(policy, obs, mask)
-            table[chunk] = _checked(probs, mask, tables, p, chunk)
+    for start in range(0, rows.size, BATCH):
+        chunk = rows[start:start + BATCH]
+        obs, mask = _tensors(kernels, tables, p, chunk)
+        table[chunk] = (mask / mask.sum(axis=1, keepdims=True) if uniform else
+                        _checked(batch_probabilities(policy, obs, mask), mask, tables, p, chunk))
     kernels.plans_from_policy(n, off, tables.dense[p], tables.decision[p], tables.index[p], table, out)
 
 
-def _tensors(kernels, tables: BoardTables, p: int, rows: np.ndarray, with_obs: bool) -> tuple:
+def _tensors(kernels, tables: BoardTables, p: int, rows: np.ndarray) -> tuple:
     board = tables.board
     n = board.num_cells
     width = (9 if board.hex_layout else 3) * n + n * n
