@@ -45,6 +45,7 @@ QUESTIONS: dict[str, list[str]] = {
     ],
     "Does a run survive faults (SIGKILL, damaged run directories)?": [
         "benchmarks/kill_resume_offline", "benchmarks/kill_resume_variants", "benchmarks/run_dir_faults",
+        "benchmarks/self_play_phantom",
     ],
     "Do the papers' claims hold (reproductions)?": [
         "reproduce/alpharank_incomplete_info", "reproduce/anytime_psro", "reproduce/diverse_psro", "reproduce/fxp",

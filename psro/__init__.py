@@ -28,6 +28,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "family.fxp": ["FXP"],
         "family.league": ["League"],
         "family.nfsp": ["NFSP"],
+        "family.policy_gradient": ["PPOSelfPlay", "MMDSelfPlay"],
         "variants.rectified": ["RectifiedPSRO"],
         "variants.diverse": ["DiversePSRO"],
         "variants.xdo": ["XDO"],

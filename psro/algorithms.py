@@ -129,7 +129,9 @@ def algorithm_capabilities(name: str) -> AlgorithmCapabilities:
 for _name, _target in (("psro", "psro.loop:PSRO"), ("self_play", "psro.family.self_play:SelfPlay"),
                        ("fictitious_self_play", "psro.family.self_play:FictitiousSelfPlay"),
                        ("fxp", "psro.family.fxp:FXP"), ("league", "psro.family.league:League"),
-                       ("nfsp", "psro.family.nfsp:NFSP"), ("xdo", "psro.variants.xdo:XDO")):
+                       ("nfsp", "psro.family.nfsp:NFSP"), ("xdo", "psro.variants.xdo:XDO"),
+                       ("ppo_self_play", "psro.family.policy_gradient:PPOSelfPlay"),
+                       ("mmd", "psro.family.policy_gradient:MMDSelfPlay")):
     register_algorithm(_name, _target)
 register_algorithm("rectified_psro", "psro.variants.rectified:RectifiedPSRO")
 register_algorithm("diverse_psro", "psro.variants.diverse:DiversePSRO")

@@ -283,7 +283,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         self.emit_learner_rows(curve_rows(self.state.iteration, responses, self.state.env_steps))
         self.state.env_steps += sum(br.env_steps for br in flat)
         self.state.measure_episodes += sum(br.eval_episodes for br in flat)
-        self._responses_ok = all(getattr(br, "ok", True) for br in flat)
+        self._responses_ok, self._response_errors = all(getattr(br, "ok", True) for br in flat), responses
 
     def _failed_curve(self, curve) -> None:
         """The learning curve of a learner that stopped the step with an error, handed on before the error."""
@@ -347,7 +347,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         start = time.perf_counter()
         row.update(self._reference_results())
         row["time_metric"] += time.perf_counter() - start
-        row.update(eval_episodes=state.eval_episodes(), response_ok=getattr(self, "_responses_ok", True))
+        row.update(eval_episodes=state.eval_episodes(), response_ok=getattr(self, "_responses_ok", True),
+                   **self._response_error_row())
         return row
 
     def finish_run(self) -> bool:
@@ -362,7 +363,8 @@ class PSRO(LoopMeasures, TrainingLoop):
         return measured
 
     def history_columns(self) -> list:
-        return [*super().history_columns(), *self._compiled_columns(), *self._reference_columns()]
+        return [*super().history_columns(), *self._compiled_columns(), *self._reference_columns(),
+                *self._response_error_columns()]
 
     checkpoint_name = checkpoint.CHECKPOINT_FILE
     checkpoint_prefixes = checkpoint.PREFIXES

@@ -81,6 +81,20 @@ class LoopMeasures:
                              "meta-solver, or exact_gap: auto.")
         return tree, board
 
+    def _response_error_columns(self) -> list:
+        """``response_error_<p>`` per player where learned responses are measured exactly (a learned oracle and the
+        game tree): the exact best response's value against the response's target minus the response's exact
+        value, the mean over the player's responses of the row's step (those that join the populations at the
+        next iteration; NaN for joint targets)."""
+        measured = self.learned and self.tree is not None and not self.is_jpsro
+        return [f"response_error_{p}" for p in range(len(self.state.populations))] if measured else []
+
+    def _response_error_row(self) -> dict:
+        responses = getattr(self, "_response_errors", None) or []
+        return {column: float(np.mean([getattr(br, "exact_error", math.nan) for br in responses[p]]))
+                if p < len(responses) and responses[p] else math.nan
+                for p, column in enumerate(self._response_error_columns())}
+
     def _compiled_columns(self) -> list:
         """``exact_gap_time`` where the compiled evaluator measures the gap (seconds; 0 on rows it skips)."""
         return ["exact_gap_time"] if self._compiled_board is not None else []

@@ -9,9 +9,10 @@ a best response leaves up to ``e`` of NashConv per player that the population ne
    ``experiments/configs/liars_dice_deep.yaml`` on liar's dice; serial, no game tree in training) runs on a tuning
    seed (``--seed``, default 10) and its populations and meta-strategy are kept at the iterations ``--at`` (default
    15 and 30 on Leduc, 5 and 10 on liar's dice);
-2. for every kept target, player and candidate setting (:data:`CANDIDATES`: the model-based response ``model_br`` at
-   three budgets, PPO and DQN), the oracle's learner trains a response against the opponent's meta-strategy mixture
-   (its real population members, neural networks) on sampled play, ``--train-seeds`` times;
+2. for every kept target, player and candidate setting (:data:`CANDIDATES`: the model-based response ``model_br``
+   and the neural response ``neural_br`` at three budgets each, PPO and DQN), the oracle's learner trains a
+   response against the opponent's meta-strategy mixture (its real population members, neural networks) on
+   sampled play, ``--train-seeds`` times;
 3. each response is tabulated over the tree built for measuring (``experiments.benchmarks.leduc.measure.Measure``)
    and its exact value against the mixture is compared with the exact best response's: ``error = best-response value
    - its value``. The cost is the CPU-seconds of the training call (training and its evaluation episodes).
@@ -60,6 +61,9 @@ CANDIDATES = {
     "ppo 100k fresh": ("ppo", dict(total_steps=100_000, num_envs=64), False),
     "ppo 100k fresh, greedy": ("ppo greedy", dict(total_steps=100_000, num_envs=64), False),
     "dqn 100k fresh": ("dqn", dict(total_steps=100_000), False),
+    "neural_br 100k": ("neural", dict(total_steps=100_000), False),
+    "neural_br 300k (default)": ("neural", dict(), False),
+    "neural_br 1M": ("neural", dict(total_steps=1_000_000), False),
 }
 
 #: ``--quick``: every learner (and a warm start) at a tiny budget, against the target of iteration 1 of a run whose
@@ -69,6 +73,7 @@ QUICK_CANDIDATES = {
     "ppo 1k warm": ("ppo", dict(total_steps=1_024, num_envs=16), True),
     "ppo 1k fresh, greedy": ("ppo greedy", dict(total_steps=1_024, num_envs=16), False),
     "dqn 1k fresh": ("dqn", dict(total_steps=1_000), False),
+    "neural_br 2k": ("neural", dict(total_steps=2_000, num_envs=64), False),
 }
 QUICK_RUN = dict(oracle_steps=1_024, episodes_per_profile=20)
 
@@ -102,6 +107,7 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
     from psro.oracles.learned.dqn import DQNConfig, train_dqn
     from psro.oracles.learned.env import OpponentMixture
     from psro.oracles.learned.model_based import ModelConfig, train_model
+    from psro.oracles.learned.neural_br import NeuralBRConfig, train_neural_br
     from psro.oracles.learned.ppo import PPOConfig, train_ppo
     from psro.population import tabular_policy
 
@@ -116,7 +122,8 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
         opponents = OpponentMixture(tuple(seats), weights)
         best = best_response(measure.tree, player, mixture).value
         learners = {"ppo": (train_ppo, PPOConfig, {}), "ppo greedy": (train_ppo, PPOConfig, {"mode": "greedy"}),
-                    "dqn": (train_dqn, DQNConfig, {}), "model": (train_model, ModelConfig, {})}
+                    "dqn": (train_dqn, DQNConfig, {}), "model": (train_model, ModelConfig, {}),
+                    "neural": (train_neural_br, NeuralBRConfig, {})}
         for name, (learner, options, warm) in candidates.items():
             train, config, how = learners[learner]
             for seed in seeds:

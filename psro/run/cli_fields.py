@@ -43,9 +43,11 @@ _SET_BY_THE_RUN = ("seed",)
 def _learned_oracle_configs() -> list:
     from psro.oracles.learned.dqn import DQNConfig
     from psro.oracles.learned.model_based import ModelConfig
+    from psro.oracles.learned.neural_br import NeuralBRConfig
     from psro.oracles.learned.ppo import PPOConfig
 
-    return [(DQNConfig, "dqn, minimax_dqn"), (PPOConfig, "ppo"), (ModelConfig, "model_br")]
+    return [(DQNConfig, "dqn, minimax_dqn"), (PPOConfig, "ppo"), (ModelConfig, "model_br"),
+            (NeuralBRConfig, "neural_br")]
 
 
 def _approx_gap_settings() -> list:
@@ -79,7 +81,7 @@ def nested_fields(field: str) -> dict:
     Examples
     --------
     >>> print(nested_fields("oracle_options")["learning_rate"])
-    Adam step size [float; default: 0.001 (dqn, minimax_dqn), 0.01 (ppo)]
+    Adam step size [float; default: 0.001 (dqn, minimax_dqn), 0.01 (ppo), 0.003 (neural_br)]
     """
     keys = {}
     for cls, who in NESTED[field]():

@@ -104,7 +104,7 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
     ('PSRO', 'kuhn_poker', 1)
     """
     from psro.algorithms import algorithm_class
-    from psro.family.nfsp import FORMAT as NFSP_FORMAT
+    from psro.family.simultaneous import FORMAT as SIMULTANEOUS_FORMAT
     from psro.loop import PSRO
     from psro.run.checkpoint import CHECKPOINT_FILE, has_checkpoint, load_checkpoint, previous_name, read_or_advise
     from psro.run.run_files import read_regular
@@ -145,19 +145,20 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
         raise ValueError(f"run_dir {str(run_dir)!r} holds no checkpoint ({CHECKPOINT_FILE} in checkpoint/); "
                          "start it with `psro run CONFIG --out RUN_DIR`.")
     path = directory / (previous_name(CHECKPOINT_FILE) if previous else CHECKPOINT_FILE)
-    kind = None   # (NFSP's documents say their format; the loaders below say what is wrong with a damaged one)
+    kind = None   # (the simultaneous loops' documents say their format; the loaders below say what is wrong with a
+    #              damaged one)
     for name in [path.name] if previous else [CHECKPOINT_FILE, previous_name(CHECKPOINT_FILE)]:
         try:
             kind = json.loads(read_regular(directory / name)).get("format")
             break
         except (OSError, ValueError, AttributeError):
             continue
-    if kind == NFSP_FORMAT:
-        from psro.family.nfsp import NFSP
+    if kind == SIMULTANEOUS_FORMAT:
+        from psro.family.simultaneous import SimultaneousLoop
 
-        document = NFSP.load_checkpoint(directory, previous=previous)
+        document = SimultaneousLoop.load_checkpoint(directory, previous=previous)
         config = document.get("config") or document["options"]["config"]
-        return SavedRun(NFSP, _config_of(config, str(path)), document, directory)
+        return SavedRun(SimultaneousLoop.writer_of(document), _config_of(config, str(path)), document, directory)
     document = load_checkpoint(directory, previous=previous)
     config = _config_of(document.get("config"), f"the checkpoint in {str(run_dir)!r}")
     loop = algorithm_class(config.algorithm)

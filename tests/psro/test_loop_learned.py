@@ -241,3 +241,28 @@ def test_exact_gap_every_row_with_k_1_starts_at_the_uniform_profiles():
     history = PSRO(game, **TINY, **SAMPLED, exact_gap=True, approx_gap_every=None).run(iterations=1)
     assert history["gap"].iloc[0] == pytest.approx(0.8333333333333334, rel=1e-12)   # OpenSpiel's, uniform vs uniform
     assert np.isfinite(history["gap"]).all() and (history["exact_gap_time"] > 0).all()
+
+
+def test_response_error_is_the_exact_distance_of_each_response_from_a_best_response():
+    solver = PSRO("kuhn_poker", oracle="ppo", oracle_options={"total_steps": 1024, "eval_episodes": 50, "hidden": [8]},
+                  approx_gap_every=None, progress=False, seed=4)
+    history = solver.run(iterations=2)
+    assert {"response_error_0", "response_error_1"} <= set(history.columns)
+    # row 0's responses answered the initial (uniform) members and joined at iteration 1; recomputed from the tree
+    from psro.oracles.exact import best_response
+    from psro.oracles.learned.oracle import exact_value
+    from psro.policies import realization_plans
+    from psro.population import tabular_policy
+
+    tree = solver.tree
+    for p in range(2):
+        other = 1 - p
+        plans = [None, None]
+        plans[other] = realization_plans(tabular_policy(solver.populations[other].policies[0], tree, other)[None],
+                                         tree.infostates[other])[0]
+        response = tabular_policy(solver.populations[p].policies[1], tree, p)
+        error = best_response(tree, p, plans).value - exact_value(tree, p, response, plans)
+        assert history[f"response_error_{p}"].iloc[0] == pytest.approx(error, abs=1e-12)
+        assert error > 0.01   # (1,024 PPO steps do not find Kuhn's best response)
+    exact = PSRO("kuhn_poker", progress=False).run(iterations=1)
+    assert not any(c.startswith("response_error") for c in exact.columns)   # exact oracles: no such column

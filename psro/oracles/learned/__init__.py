@@ -18,7 +18,7 @@ exploiter whose reward is shaped by the main agent's Q-values).
 
 from psro.oracles.base import register_oracle
 
-__all__ = ["dqn_oracle", "ppo_oracle", "minimax_dqn_oracle", "model_br_oracle"]
+__all__ = ["dqn_oracle", "ppo_oracle", "minimax_dqn_oracle", "model_br_oracle", "neural_br_oracle"]
 
 
 @register_oracle("dqn", learned=True)
@@ -58,3 +58,14 @@ def model_br_oracle(tree, seed: int = 0, *, game=None, **options):
     from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
 
     return make_learned_oracle("model", tree, seed=seed, game=game, **options)
+
+
+@register_oracle("neural_br", learned=True)
+def neural_br_oracle(tree, seed: int = 0, *, game=None, **options):
+    """Oracle ``"neural_br"``: a neural best response from sampled play
+    (:func:`psro.oracles.learned.neural_br.train_neural_br`: the decision problem ``model_br`` samples, solved by
+    fitted Q iteration with a Q-network over the observation instead of a table); ``options`` are
+    :class:`psro.oracles.learned.neural_br.NeuralBRConfig` fields and the options of ``"dqn"``."""
+    from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
+
+    return make_learned_oracle("neural", tree, seed=seed, game=game, **options)

@@ -11,7 +11,8 @@ game tree:
    probability ``explore``, so the samples gather where the response will play while every action of every
    state reached is still tried;
 2. every decision is recorded as ``(state, action, next state or end, return)``, a state being the learner's
-   observation (an information-state tensor identifies the information state), and only whole episodes count;
+   observation (an information-state tensor identifies the information state), and only whole episodes count
+   (:mod:`psro.oracles.learned.decisions`);
 3. the estimated problem (visit counts and mean returns) is solved by backward induction:
    ``Q(s, a) = mean return at the end after (s, a) + sum over s' of P(s' | s, a) V(s')``, ``V(s) = max_a Q(s, a)``;
 4. the response plays ``argmax_a Q(s, a)`` at every state it saw (an
@@ -21,13 +22,13 @@ game tree:
 Because the learner's own behaviour does not change ``P(s' | s, a)``, any exploring behaviour estimates the problem
 without bias, and the error falls with the number of visits at the states that matter: those the opponents and
 chance reach often, on the response's own path. When play visits more than ``max_states`` distinct states (a game
-too large for a table, such as hold'em), the run falls back on PPO (:func:`psro.oracles.learned.ppo.train_ppo`)
-with the same budget.
+too large for a table, such as hold'em), the run falls back on the neural response
+(:func:`psro.oracles.learned.neural_br.train_neural_br`: the same sampling, fitted Q iteration with a network over
+the observations) with the same budget.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import time
@@ -35,12 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from games.validation import check_real, is_integer
+from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, check_sampling
 from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
-from psro.oracles.learned.observation_table import ObservationTablePolicy, observation_rows
+from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.oracles.learned.training import TrainingResult, check_positive_ints
 
-__all__ = ["ModelConfig", "DecisionModel", "DecisionSampler", "sample_decisions", "solve_decisions", "train_model"]
+__all__ = ["ModelConfig", "solve_decisions", "train_model"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,158 +67,15 @@ class ModelConfig:
     explore: float = 0.5
     """in the rounds after the first, the probability of a uniform legal action instead of the greedy one"""
     max_states: int = 2_000_000
-    """distinct learner observations the table may hold; beyond it the run falls back on PPO"""
+    """distinct learner observations the table may hold; beyond it the run falls back on the neural response"""
     eval_episodes: int = 2000
     """episodes played at the end (greedy) to estimate the response's value"""
     seed: int = 0
     """seeds the numpy generator that drives chance, the opponents and exploration"""
 
     def __post_init__(self):
-        check_positive_ints(self, ("total_steps", "num_envs", "rounds", "max_states", "eval_episodes"))
-        check_real(self.explore, "explore", minimum=0.0, maximum=1.0)
-        if self.explore == 0.0 and self.rounds > 1:
-            raise ValueError("explore must be above 0 when rounds > 1: the later rounds must still try every "
-                             "action (e.g. explore: 0.5), or use rounds: 1.")
-        if self.total_steps < self.num_envs:
-            raise ValueError(f"total_steps ({self.total_steps}) must be at least num_envs ({self.num_envs}), one "
-                             "decision per game; raise total_steps or lower num_envs.")
-        if not is_integer(self.seed):
-            raise TypeError(f"seed must be an int; got {self.seed!r}.")
-
-
-@dataclass(frozen=True, eq=False)
-class DecisionModel:
-    """The learner's sampled decisions: one entry per decision, the states numbered in order of first visit.
-
-    Attributes
-    ----------
-    observations : ndarray, float32, shape (num_states, obs_dim)
-        Each state's observation.
-    legal : ndarray of bool, shape (num_states, num_actions)
-    state, action : ndarray of int64, shape (decisions,)
-    next_state : ndarray of int64
-        The learner's next state in the same episode, -1 where the episode ended.
-    reward : ndarray of float64
-        The learner's return where the episode ended, 0 elsewhere.
-    overflow : bool
-        Play visited more than ``max_states`` states (the arrays hold what was sampled before).
-    """
-
-    observations: np.ndarray
-    legal: np.ndarray
-    state: np.ndarray
-    action: np.ndarray
-    next_state: np.ndarray
-    reward: np.ndarray
-    overflow: bool = False
-
-    @property
-    def num_states(self) -> int:
-        return int(self.observations.shape[0])
-
-
-class DecisionSampler:
-    """Records the learner's decisions in ``env`` round after round, its states numbered across rounds.
-
-    A round (:meth:`play`) restarts every game, plays about ``steps`` decisions with a behaviour policy, then
-    plays on, starting no new episode, until every game has finished the episode it was in: only whole episodes
-    are kept, and none is left out for being long (leaving out the episodes still running at a cut-off would
-    favour short ones). Whatever the behaviour, the estimate of where an action leads is unbiased: the learner's
-    choices elsewhere do not change it.
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> from psro.oracles.learned.env import UniformPolicy
-    >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, OpponentMixture.single([None, UniformPolicy(2)]),
-    ...                 num_envs=8, rng=0)
-    >>> sampler = DecisionSampler(env, max_states=100)
-    >>> sampler.play(800)
-    >>> model = sampler.model()
-    >>> model.num_states, bool(np.all(model.reward[model.next_state >= 0] == 0))   # returns come at the end only
-    (6, True)
-    """
-
-    def __init__(self, env: VectorEnv, max_states: int):
-        self.env, self.max_states = env, int(max_states)
-        self.ids: dict = {}
-        self.observations: list = []
-        self.legal: list = []
-        self.chunks: list = []
-        self.overflow = False
-
-    def numbered(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The state number of each row of ``obs`` (new observations get the next numbers, in order of first
-        appearance)."""
-        rows = np.ascontiguousarray(obs, dtype=np.float32)
-        distinct, first, inverse = np.unique(observation_rows(rows), return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")
-        number = np.empty(distinct.size, dtype=np.int64)
-        ids, width = self.ids, distinct.dtype.itemsize
-        raw = distinct.tobytes()
-        for u in order.tolist():                 # (the keys ObservationTablePolicy looks up)
-            key = raw[u * width:(u + 1) * width]
-            k = ids.get(key)
-            if k is None:
-                k = ids[key] = len(ids)
-                self.observations.append(rows[first[u]].copy())
-                self.legal.append(mask[first[u]].copy())
-            number[u] = k
-        return number[inverse.reshape(-1)]
-
-    def play(self, steps: int, greedy: np.ndarray | None = None, explore: float = 1.0) -> None:
-        """One round of about ``steps`` decisions: with probability ``explore`` a uniform legal action, else
-        ``greedy[state]`` (uniform where ``greedy`` is None, does not know the state or holds -1 for it)."""
-        env = self.env
-        n = env.num_envs
-        obs, mask = env.reset()
-        current = self.numbered(obs, mask)
-        running = np.ones(n, dtype=bool)     # the game is still in an episode that started before the cut-off
-        for t in itertools.count():
-            if t * n >= steps and not running.any():
-                break
-            action = sample_rows(mask.astype(np.float64), mask, env.rng.random(n))
-            if greedy is not None and explore < 1.0:
-                known = current < len(greedy)
-                known[known] = greedy[current[known]] >= 0   # -1: no action of the state tried yet
-                use = known & (env.rng.random(n) >= explore)
-                action[use] = greedy[current[use]]
-            step = env.step(action)
-            following = self.numbered(step.obs, step.mask)
-            keep = running.copy()
-            self.chunks.append((current[keep], action[keep], np.where(step.done, -1, following)[keep],
-                                step.reward.astype(np.float64)[keep]))
-            if (t + 1) * n >= steps:
-                running &= ~step.done      # past the cut-off: a finished game starts nothing that counts
-            current, mask = following, step.mask
-            if len(self.ids) > self.max_states:
-                self.overflow = True
-                return
-
-    def model(self) -> DecisionModel:
-        """Everything recorded so far."""
-        state, action, next_state, reward = (np.concatenate(parts) for parts in zip(*self.chunks))
-        return DecisionModel(np.asarray(self.observations, dtype=np.float32).reshape(-1, self.env.obs_dim),
-                             np.asarray(self.legal, dtype=bool).reshape(-1, self.env.num_actions), state, action,
-                             next_state, reward, self.overflow)
-
-
-def sample_decisions(env: VectorEnv, total_steps: int, max_states: int) -> DecisionModel:
-    """``total_steps`` uniform random learner decisions in ``env`` (one round of :class:`DecisionSampler`).
-
-    Examples
-    --------
-    >>> import pyspiel
-    >>> from psro.oracles.learned.env import UniformPolicy
-    >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, OpponentMixture.single([None, UniformPolicy(2)]),
-    ...                 num_envs=8, rng=0)
-    >>> model = sample_decisions(env, 800, max_states=100)
-    >>> model.num_states, model.state.size >= 800   # Kuhn's first player has 6 information states
-    (6, True)
-    """
-    sampler = DecisionSampler(env, max_states)
-    sampler.play(total_steps)
-    return sampler.model()
+        check_positive_ints(self, ("max_states",))
+        check_sampling(self)
 
 
 def solve_decisions(model: DecisionModel) -> tuple:
@@ -271,12 +129,13 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     config : ModelConfig
     initial, mode, device
         Accepted for the interface the other learners share; a table starts empty, plays greedily and lives on
-        the CPU (they matter only to the PPO fallback).
+        the CPU.
 
     Returns
     -------
     TrainingResult
-        Its ``policy`` is an :class:`ObservationTablePolicy` (a neural policy where the run fell back on PPO).
+        Its ``policy`` is an :class:`ObservationTablePolicy` (a greedy neural policy where the run fell back on
+        the neural response).
 
     Examples
     --------
@@ -335,13 +194,15 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
 
 def _fallback(game, player: int, opponents: OpponentMixture, config: ModelConfig, model: DecisionModel, initial,
               mode: str, device) -> TrainingResult:
-    """PPO with the same budget, where play visited more states than ``max_states``."""
-    from psro.oracles.learned.ppo import PPOConfig, train_ppo
+    """The neural response (:func:`psro.oracles.learned.neural_br.train_neural_br`: the same sampling, a Q-network
+    over the observations instead of the table) with the same budget, where play visited more states than
+    ``max_states``."""
+    from psro.oracles.learned.neural_br import NeuralBRConfig, train_neural_br
 
     logger.warning("model-based response of player %d: play visited more than max_states=%d distinct observations "
-                   "after %d decisions; training PPO with total_steps=%d instead (raise max_states to keep a "
-                   "table).", player, config.max_states, model.state.size, config.total_steps)
-    ppo = PPOConfig(total_steps=max(config.total_steps, 32 * 16), eval_episodes=config.eval_episodes,
-                    seed=config.seed)
-    return train_ppo(game, player, opponents, ppo, initial=initial, mode="softmax" if mode == "softmax" else mode,
-                     device=device)
+                   "after %d decisions; training the neural response (neural_br) with total_steps=%d instead "
+                   "(raise max_states to keep a table).", player, config.max_states, model.state.size,
+                   config.total_steps)
+    neural = NeuralBRConfig(total_steps=config.total_steps, num_envs=config.num_envs, rounds=config.rounds,
+                            explore=config.explore, eval_episodes=config.eval_episodes, seed=config.seed)
+    return train_neural_br(game, player, opponents, neural, initial=initial, mode=mode, device=device)

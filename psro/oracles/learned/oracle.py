@@ -75,6 +75,7 @@ from games.validation import is_integer
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target
+from psro.oracles.exact import best_response
 from psro.oracles.jobs import job_seed
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy
@@ -96,12 +97,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-ALGORITHMS = ("dqn", "ppo", "model")
+ALGORITHMS = ("dqn", "ppo", "model", "neural")
 TARGET_MODES = ("aggregate", "sample")
 ON_BAD_RESPONSE = ("error", "warn")
 #: Standard errors of the difference by which a response may fall short of the uniform policy before it is bad
 BAD_RESPONSE_Z = 3.0
-DEFAULT_RESPONSE_MODE = {"ppo": "softmax", "dqn": "greedy", "model": "greedy"}
+DEFAULT_RESPONSE_MODE = {"ppo": "softmax", "dqn": "greedy", "model": "greedy", "neural": "greedy"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +130,9 @@ class LearnedBestResponse(BestResponse):
         False when the response is worth less than the uniform policy against the same opponents by more than
         :data:`BAD_RESPONSE_Z` standard errors, or when its network answers every observation alike (see
         :func:`response_failure`; only with ``on_bad_response="warn"``: else that is an error).
+    exact_error : float
+        With a tree and a product target: the exact best response's value against the target minus
+        ``exact_value`` (how far the response is from a best response); NaN otherwise.
 
     The learning curve of its training reads as ``curve`` (``training.curve``: one row per chunk, with the learner's
     name and the responder, the last row valued like ``value``).
@@ -140,6 +144,7 @@ class LearnedBestResponse(BestResponse):
     network: NeuralPolicy
     training: TrainingResult
     ok: bool = True
+    exact_error: float = math.nan
 
     env_steps = property(lambda self: int(self.training.training_steps), doc="Learner decisions of its training.")
     curve = property(lambda self: tuple(self.training.curve), doc="Its training's learning curve (plain dicts).")
@@ -217,6 +222,10 @@ def _trainer(algorithm: str):
         return PPOConfig, train_ppo
     if algorithm == "model":
         return ModelConfig, train_model
+    if algorithm == "neural":
+        from psro.oracles.learned.neural_br import NeuralBRConfig, train_neural_br
+
+        return NeuralBRConfig, train_neural_br
     raise ValueError(f"algorithm must be one of {list(ALGORITHMS)}; got {algorithm!r}.")
 
 
@@ -430,7 +439,7 @@ class LearnedOracle:
         """The warm-start network: ``target.initial_policy``, else (``warm_start``) the latest own network. A
         model-based response has no weights to continue: it starts from nothing (a loop that continues its
         responses, such as pipeline PSRO, re-solves against each chunk's target)."""
-        if self.name == "model":
+        if self.name in ("model", "neural"):   # (the neural response's Q-network starts fresh too)
             return None
         initial = getattr(target, "initial_policy", None)
         if initial is None and self.warm_start:
@@ -460,8 +469,8 @@ class LearnedOracle:
         """The learning-curve rows of a training run with the learner's name and the responder."""
         return tuple({**row, "learner": self.name, "player": int(player)} for row in curve)
 
-    def _finish(self, player: int, iteration: int | None, config, result: TrainingResult, policy, exact: float
-                ) -> LearnedBestResponse:
+    def _finish(self, player: int, iteration: int | None, config, result: TrainingResult, policy, exact: float,
+                best: float = math.nan) -> LearnedBestResponse:
         value = result.evaluation.mean if math.isnan(exact) else exact
         curve = self._stamped(player, result.curve)
         if curve:   # (the last row's value: the response's value against its target)
@@ -489,7 +498,7 @@ class LearnedOracle:
                                    estimated_value=result.evaluation.mean,
                                    estimated_stderr=result.evaluation.stderr,
                                    network=result.policy, training=result,
-                                   ok=failure is None)
+                                   ok=failure is None, exact_error=best - exact)
 
     # ------------------------------------------------------------------ the neural path
     def opponent_mixture(self, player: int, target) -> OpponentMixture:
@@ -542,13 +551,22 @@ class LearnedOracle:
                  for q in range(len(pops))]
         return exact_value(tree, player, table, mixed)
 
+    def _best_against(self, player: int, target) -> float:
+        """The exact best response's value against a product target (NaN for a joint one)."""
+        if target.is_joint:
+            return math.nan
+        plans = [None if q == player else np.asarray(target.mixtures[q], dtype=np.float64) @ _member_plans(
+            pop, self.tree, q) for q, pop in enumerate(target.populations)]
+        return float(best_response(self.tree, player, plans).value)
+
     def _respond_neural(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
         opponents = self.opponent_mixture(player, target)
         config, result = self._train_run(player, opponents, seed, self.response_mode, self._initial(player, target))
-        exact = math.nan
+        exact = best = math.nan
         if self.tree is not None:
             exact = self._exact_against(player, target, result.policy.to_tabular(self.tree, player))
-        return self._finish(player, iteration, config, result, result.policy, exact)
+            best = self._best_against(player, target)
+        return self._finish(player, iteration, config, result, result.policy, exact, best)
 
     # ------------------------------------------------------------------ the tabular path
     def _respond_tabular(self, player: int, target, iteration: int | None, seed: int) -> LearnedBestResponse:
@@ -592,8 +610,11 @@ class LearnedOracle:
         seed = self.seed_for(player, iteration) if seed is None else int(seed)
         config, result = self._train_run(player, opponents, seed, "greedy", None)
         policy = result.policy.to_tabular(tree, player, greedy=True)
-        exact = math.nan if opponent_plans is None else exact_value(tree, player, policy, opponent_plans)
-        return self._finish(player, iteration, config, result, policy, exact)
+        exact = best = math.nan
+        if opponent_plans is not None:
+            exact = exact_value(tree, player, policy, opponent_plans)
+            best = float(best_response(tree, player, opponent_plans).value)
+        return self._finish(player, iteration, config, result, policy, exact, best)
 
 
 @contextmanager

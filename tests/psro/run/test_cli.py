@@ -63,7 +63,7 @@ def test_one_option_per_config_field_in_its_section_naming_its_flat_spelling(run
 def test_a_nested_option_shows_its_docstring_and_each_default(run_help):
     lines = option_lines(run_help)
     assert "learner decisions to train for, summed over the parallel games [int; default: 20000 (dqn, minimax_dqn), " \
-           "20000 (ppo), 300000 (model_br)]" in lines["--oracle.options.total-steps"]
+           "20000 (ppo), 300000 (model_br), 300000 (neural_br)]" in lines["--oracle.options.total-steps"]
     assert "[float; default: 0.3 (fxp)]" in lines["--algorithm.options.eta"]
 
 
@@ -85,7 +85,7 @@ def test_each_option_shows_its_choices_default_and_docstring(run_help):
     for name in ("mgcce", "nash", "alpharank", "rvce"):
         assert name in lines["--meta-solver.name"]
     assert "serial, process, ray or a number of worker processes" in lines["--executor.engine"]
-    assert "Choices: exact, openspiel, dqn, ppo, minimax_dqn, model_br, team_pg." in lines["--oracle.name"]
+    assert "Choices: exact, openspiel, dqn, ppo, minimax_dqn, model_br, neural_br, team_pg." in lines["--oracle.name"]
     assert "{true,false}" in lines["--run.checkpoint"]
 
 

@@ -163,10 +163,13 @@ def test_shipped_configs_are_valid():
         PSROConfig.from_yaml(path).validate()
 
 
-@pytest.mark.parametrize("algorithm", ["nfsp", "coffee_psro"])
+@pytest.mark.parametrize("algorithm", ["nfsp", "mmd", "coffee_psro"])
 def test_training_loops_with_their_own_checkpoints_resume_from_the_command_line(tmp_path, capsys, algorithm):
-    # NFSP and offline PSRO keep checkpoints of their own format; `psro resume` finds the loop in config.yaml
+    # NFSP, MMD (the simultaneous loops) and offline PSRO keep checkpoints of their own format; `psro resume` finds
+    # the loop in config.yaml
     options = {"steps_per_iteration": 64, "num_envs": 4, "hidden": [8]}
+    if algorithm == "mmd":
+        options = {"num_steps": 16, "num_envs": 4, "updates_per_iteration": 1, "hidden": [8]}
     if algorithm == "coffee_psro":
         import pyspiel
 

@@ -13,15 +13,9 @@ from psro.evaluation.exact import SequenceFormEvaluator
 from psro.game_tree import build_game_tree
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
+from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, sample_decisions
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, UniformPolicy, VectorEnv
-from psro.oracles.learned.model_based import (
-    DecisionModel,
-    DecisionSampler,
-    ModelConfig,
-    sample_decisions,
-    solve_decisions,
-    train_model,
-)
+from psro.oracles.learned.model_based import ModelConfig, solve_decisions, train_model
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.policies import decode_policy, encode_policy, random_policies, realization_plans
 
@@ -123,11 +117,14 @@ def test_oracle_registered_and_saved(kuhn):
     assert again.provenance == br.policy.provenance
 
 
-def test_falls_back_on_ppo_past_max_states(kuhn, caplog):
+def test_falls_back_on_the_neural_response_past_max_states(kuhn, caplog):
     result = train_model(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                         ModelConfig(total_steps=1024, num_envs=32, max_states=2, eval_episodes=50))
-    assert type(result.policy).__name__ == "NeuralPolicy"
-    assert "max_states=2" in caplog.text
+                         ModelConfig(total_steps=20_000, num_envs=32, max_states=2, eval_episodes=50))
+    assert type(result.policy).__name__ == "NeuralPolicy" and result.policy.mode == "greedy"
+    assert "max_states=2" in caplog.text and "neural_br" in caplog.text
+    # the fitted Q-network is the best response to the uniform policy (value 0.5, as the table's)
+    uniform = realization_plans(np.full((1, 6, 2), 0.5), kuhn.infostates[1])[0]
+    assert _value(kuhn, 0, result.policy.to_tabular(kuhn, 0), uniform) == pytest.approx(0.5, abs=1e-12)
 
 
 @pytest.mark.parametrize("field, value", [("total_steps", 0), ("num_envs", -1), ("max_states", 0),
