@@ -34,7 +34,7 @@ QUESTIONS: dict[str, list[str]] = {
     "Does the learned path reach the front on Leduc poker?": [
         "benchmarks/deep_psro_leduc", *LEDUC_COMPARISON, "benchmarks/deep_leduc_br_quality", "benchmarks/nxdo_leduc",
         "benchmarks/pipeline_psro_leduc", "benchmarks/top_up_leduc", "benchmarks/rl_oracle_kuhn",
-        "benchmarks/deep_leduc_tuning/tuning_log",
+        "benchmarks/deep_leduc_tuning/tuning_log", "benchmarks/mmd_neural",
     ],
     "Is measurement on games without a tree cheap and valid?": [
         "benchmarks/approx_gap_validation", "benchmarks/approx_gap_share", "benchmarks/env_throughput",
