@@ -1,7 +1,8 @@
-"""Shared pytest configuration: one BLAS / OpenMP thread, a hypothesis profile sized for 2-core CI, and the poker
-game-tree fixtures."""
+"""Shared pytest configuration: one BLAS / OpenMP thread (torch's pinned again around every test), a hypothesis
+profile sized for 2-core CI, and the poker game-tree fixtures."""
 
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -10,6 +11,28 @@ from hypothesis import HealthCheck, settings
 # process that then forks a worker pool deadlocks the forked workers (tests/psro/variants/test_pipeline.py forks)
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Each test starts (and leaves) torch on one thread.
+
+    numba's OpenMP threading layer (the compiled exact evaluator's parallel walk, ``psro.measures.kernels``) sets
+    the OpenMP thread count of the whole process to numba's, and torch shares that OpenMP runtime: without this,
+    every torch test after the first parallel walk in a process trained on two spinning threads, and with one
+    pytest worker per core the two workers' spinning threads took several times the CPU (a doctest that trains
+    for 2 s took 40 s). numba's walks keep their own thread count.
+    """
+    _pin_torch()
+    yield
+    _pin_torch()
+
+
+def _pin_torch() -> None:
+    torch = sys.modules.get("torch")   # (a test that never imported torch need not import it)
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
 
 settings.register_profile(
     "ci",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import importlib
 import sys
 from pathlib import Path
@@ -23,13 +25,37 @@ def run_module(name: str, *argv: str):
         return module.main()
 
 
-def run_quick(name: str, out: Path) -> Path:
-    run_module(name, "--quick", "--out", str(out))
+def run_quick(name: str, out: Path, **smaller) -> Path:
+    """``--quick``, with the module's attributes in ``smaller`` (smaller budgets of the same run) patched in."""
+    module = importlib.import_module(f"experiments.reproduce.{name}")
+    with mock.patch.multiple(module, **smaller) if smaller else contextlib.nullcontext():
+        run_module(name, "--quick", "--out", str(out))
     for pattern in ("*.csv", "*.png"):
         assert list(out.glob(pattern)), f"{name} wrote no {pattern}"
     summary = (out / "summary.md").read_text()
     assert "Paper" in summary and "Deviations" in summary
     return out
+
+
+def _minimax_budget():
+    # one tic-tac-toe setting as --quick, the main and the exploiters trained on fewer steps: the same stages,
+    # files and tables (the tests check their form; the claim itself needs the full budget)
+    from experiments.reproduce import minimax_exploiter as m
+
+    return [dataclasses.replace(m.QUICK[0], main_steps=2_000, exploiter_steps=1_000, eval_every=500, eval_games=50)]
+
+
+def _league_budget():
+    # Leduc exactly as --quick (the checks are on Leduc); phantom tic-tac-toe, whose run only has to finish and be
+    # cross-played, on one oracle call per player and fewer episodes
+    from experiments.reproduce import league_vs_psro as m
+
+    return {**m.QUICK, "large_steps": 512, "episodes_per_profile": 20, "approx_steps": 512, "approx_episodes": 40,
+            "cross_episodes": 20}
+
+
+#: module -> the attributes patched in for the tests (a callable: built when first used)
+SMALLER = {"minimax_exploiter": {"QUICK": _minimax_budget}, "league_vs_psro": {"QUICK": _league_budget}}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +64,8 @@ def outputs(tmp_path_factory):
 
     def get(name):
         if name not in cache:
-            cache[name] = run_quick(name, tmp_path_factory.mktemp(name))
+            smaller = {key: make() for key, make in SMALLER.get(name, {}).items()}
+            cache[name] = run_quick(name, tmp_path_factory.mktemp(name), **smaller)
         return cache[name]
 
     return get

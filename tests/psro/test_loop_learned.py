@@ -18,7 +18,7 @@ from psro.population import PolicyPopulation
 
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,
                                           "hidden": [16]},
-            approx_gap_options={"episodes": 200, "total_steps": 256, "share": None}, progress=False)
+            approx_gap_options={"episodes": 50, "total_steps": 256, "share": None}, progress=False)
 SAMPLED = dict(evaluator="monte_carlo", episodes_per_profile=100)
 
 
@@ -154,7 +154,7 @@ def test_a_gpu_device_only_where_torch_sees_one():
     ("goofspiel(num_cards=8)", "nash"),         # simultaneous moves, played natively
 ])
 def test_games_without_a_tree_train_neural_populations(game, meta_solver):
-    solver = PSRO(game, meta_solver=meta_solver, **{**TINY, "approx_gap_options": {"episodes": 64}},
+    solver = PSRO(game, meta_solver=meta_solver, **{**TINY, "approx_gap_options": {"episodes": 32, "total_steps": 256}},
                   evaluator="monte_carlo", episodes_per_profile=32, exact_gap=False)
     history = solver.run(iterations=1)
     assert solver.tree is None and [len(pop) for pop in solver.populations] == [2, 2]

@@ -80,7 +80,7 @@ def test_learned_psro_counts_what_its_oracle_and_meta_game_used():
 
 def test_approx_gap_episodes_count_as_measurement():
     solver = PSRO("kuhn_poker", progress=False, **{**PPO, "approx_gap_every": 0,
-                                                   "approx_gap_options": {"episodes": 50}})
+                                                   "approx_gap_options": {"episodes": 50, "total_steps": 256}})
     history = solver.run(iterations=1)
     last, before = history.iloc[-1], history.iloc[0]
     assert not np.isnan(last["approx_gap"])

@@ -197,17 +197,22 @@ def _textbook_run(streams, shape, scheme, bound, delta, seed, budget, time_depen
     open_ = np.ones(len(e.u), dtype=bool)
     better_is_v = np.zeros(len(e.u), dtype=bool)
     order = rng.permutation(len(e.u)) if scheme == "uniform-exhaustive" else None
+    intervals = {}   # (profile, player) -> its interval, until the profile is sampled again
 
     def sample(s):
         x = np.asarray(streams.take(s), dtype=float)
         cnt[s] += 1
         tot[s] += x
         sq[s] += x * x
+        for p in range(n):
+            intervals.pop((s, p), None)
 
     def interval(s, p):
-        level = delta * 6 / (np.pi**2 * cnt[s] ** 2) if time_dependent else delta
-        cb = confidence_bounds(cnt[s], tot[s, p], sq[s, p], delta=level, bound=bound)
-        return float(cb.mean), float(cb.lower), float(cb.upper)
+        if (s, p) not in intervals:
+            level = delta * 6 / (np.pi**2 * cnt[s] ** 2) if time_dependent else delta
+            cb = confidence_bounds(cnt[s], tot[s, p], sq[s, p], delta=level, bound=bound)
+            intervals[s, p] = float(cb.mean), float(cb.lower), float(cb.upper)
+        return intervals[s, p]
 
     def check(k, s):   # edge k seen from its end s: resolved if the two intervals are disjoint
         q = int(e.v[k] if s == e.u[k] else e.u[k])

@@ -76,7 +76,9 @@ def test_statistics_do_not_depend_on_batching_workers_or_interruptions(neural_po
 
     reference = run()
     batched = run(tasks_per_batch=1)
-    with ProcessPoolExecutor(workers=2) as pool:
+    # (forked: the workers come with torch imported; tests/psro/oracles/test_jobs.py sends neural policies to
+    # spawned ones)
+    with ProcessPoolExecutor(workers=2, start_method="fork") as pool:
         parallel = run(executor=pool)
     # interrupted after the first batch (one profile), then resumed: the missing episodes only
     mc = MonteCarloEvaluator(None, episodes_per_profile=300, seed=4, game="kuhn_poker", episodes_per_task=200,

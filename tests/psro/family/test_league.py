@@ -18,7 +18,7 @@ TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evalua
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 8, "num_steps": 16, "eval_episodes": 16,
                                           "hidden": [16]},
             algorithm_options={"win_rate_episodes": 24, "snapshot_win_rate": 0.6}, seed=3, progress=False,
-            approx_gap_options={"total_steps": 256})
+            approx_gap_options={"total_steps": 256, "episodes": 200})
 
 
 class Killed(Exception):
@@ -140,14 +140,14 @@ def test_exploiter_mixtures_by_hand():
 
 
 # ---------------------------------------------------------------------------------------------- runs
-def test_a_tiny_league_on_kuhn_grows_by_snapshots_and_reports_its_main_agents():
-    league = League("kuhn_poker", **TINY)
-    history = league.run(iterations=2)
+def test_a_tiny_league_on_kuhn_grows_by_snapshots_and_reports_its_main_agents(reference):
+    league = reference   # (three iterations of TINY; only read here)
+    history = league.history
     extra = league.state.extra
     sizes = [len(pop) for pop in league.populations]
     assert [len(members) for members in extra.members] == sizes
-    assert history["population_0"].iloc[0] == 1 and history["population_0"].iloc[-1] <= 1 + 2 * 3
-    assert extra.learner_steps == 3 * 2 * 3 * 256   # 3 calls (iterations 0, 1, 2) x 2 seats x 3 agents
+    assert history["population_0"].iloc[0] == 1 and history["population_0"].iloc[-1] <= 1 + 3 * 3
+    assert extra.learner_steps == 4 * 2 * 3 * 256   # 4 calls (iterations 0, 1, 2, 3) x 2 seats x 3 agents
     assert len(league.state.pending[0]) == 3   # every agent's newest weights wait there
     # the gap is the exact NashConv of the main agents' latest snapshots (OpenSpiel's, on their tabular form)
     mains = [extra.last_snapshot[p][0] for p in range(2)]
@@ -218,7 +218,7 @@ def test_league_killed_inside_an_evaluation_resumes_bit_for_bit(tmp_path, refere
 
 
 def test_main_exploiters_can_train_with_the_minimax_exploiter():
-    league = League("kuhn_poker", oracle="dqn", progress=False, seed=0,
+    league = League("kuhn_poker", oracle="dqn", progress=False, seed=0, approx_gap_every=None,
                     oracle_options={"total_steps": 200, "num_envs": 8, "eval_episodes": 8, "hidden": [8],
                                     "learning_starts": 50},
                     algorithm_options={"win_rate_episodes": 8, "main_exploiter_oracle": "minimax_dqn"})

@@ -198,18 +198,17 @@ def _population_arrays(path):
 
 
 @pytest.mark.parametrize("cls", [OfflinePSRO, COffeEPSRO])
-def test_a_sigkilled_run_resumes_to_the_same_population_file_and_history(kuhn_data, tmp_path, cls):
+def test_a_sigkilled_run_resumes_to_the_same_population_file_and_history(kuhn_data, tmp_path, cls, forked,
+                                                                         run_script):
     # issue 23 item 8: after resume the provenance's meta_solver was '' (not the loop's), so population.npz differed;
-    # experiments/benchmarks/kill_resume_offline.py runs 20 such trials of each through the CLI
-    import subprocess
-    import sys
-
+    # experiments/benchmarks/kill_resume_offline.py runs 20 such trials of each through the CLI. The killed run is a
+    # forked child of this process (a process of its own, without an interpreter start of its own) that kills itself
     from psro.population import save_populations
 
     script = KILLED_RUN.replace("COffeEPSRO", cls.__name__)
-    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "killed")], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == -9, proc.stderr[-2000:]
+    proc = forked(run_script, script, [tmp_path / "killed"])
+    proc.process.join(timeout=120)
+    assert proc.kill() == -9
     resumed = resume_offline(tmp_path / "killed")   # the class is read from the checkpoint
     assert type(resumed) is cls and resumed.iteration == 2
     resumed.run(iterations=2)

@@ -1,12 +1,8 @@
 """Checkpoints: atomic files, no pickle, and a run killed with SIGKILL resumes to the same result bit for bit."""
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,10 +11,6 @@ from games import EmpiricalGame
 from psro import PSRO
 from psro.run.checkpoint import CHECKPOINT_FILE, PREVIOUS_FILE, atomic_write, load_checkpoint
 from psro.run.cli import main
-
-ROOT = Path(__file__).resolve().parents[3]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-       "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
 def assert_same_run(a: PSRO, b: PSRO):
@@ -128,34 +120,29 @@ seed: 3
 """
 
 
-def start(*args):
-    return subprocess.Popen([sys.executable, "-m", "psro.run.cli", *map(str, args)], cwd=ROOT, env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def run_until_killed(proc, iteration: int, delay: float) -> None:
-    """Read the printed table until ``iteration`` has been printed, wait ``delay`` seconds, SIGKILL."""
+def run_until_killed(proc, iteration: int, delay: float) -> int:
+    """Read the printed table until ``iteration`` has been printed, wait ``delay`` seconds, SIGKILL; the exit code."""
     for line in proc.stdout:
         cells = line.split()
         if cells and cells[0].isdigit() and int(cells[0]) >= iteration:
             break
     time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
+    return proc.kill()
 
 
-def test_sigkill_at_random_points_then_resume_gives_the_same_run(tmp_path, capsys):
+def test_sigkill_at_random_points_then_resume_gives_the_same_run(tmp_path, capsys, forked):
+    # ``psro run`` and ``psro resume`` run in forked children of this process (processes of their own, killed as
+    # the commands would be, without an interpreter start of their own)
     config = tmp_path / "jpsro.yaml"
     config.write_text(CONFIG)
     rng = np.random.default_rng(2024)
     killed = tmp_path / "killed"
-    proc = start("run", config, "--out", killed)
+    proc = forked(main, ["run", str(config), "--out", str(killed)], stdout=True)
     kills = sorted(rng.integers(0, 11, size=2))
     for n, k in enumerate(kills):
-        run_until_killed(proc, int(k), float(rng.uniform(0.0, 0.02)))
-        assert proc.returncode == -signal.SIGKILL
+        assert run_until_killed(proc, int(k), float(rng.uniform(0.0, 0.02))) == -signal.SIGKILL
         if n < len(kills) - 1:
-            proc = start("resume", killed)
+            proc = forked(main, ["resume", str(killed)], stdout=True)
     assert main(["resume", str(killed)]) == 0   # the last resume in process: it is not killed
     assert "resuming" in capsys.readouterr().out
 
