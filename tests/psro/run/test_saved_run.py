@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 
 import pandas as pd
 import pyspiel
@@ -37,6 +38,22 @@ def _config(tmp_path, algorithm: str) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def one_iteration(tmp_path_factory):
+    """``one_iteration(algorithm, tmp_path)``: ``psro run`` of one iteration of ``_config(algorithm)``, copied to
+    ``tmp_path / "r"`` (each algorithm's run is made once per module; every test edits and resumes its own copy)."""
+    made = {}
+
+    def copy(algorithm: str, tmp_path):
+        if algorithm not in made:
+            folder = tmp_path_factory.mktemp(algorithm)
+            assert main(["run", _config(folder, algorithm), "--iterations", "1", "--out", str(folder / "r")]) == 0
+            made[algorithm] = folder / "r"
+        return shutil.copytree(made[algorithm], tmp_path / "r")
+
+    return copy
+
+
 def _reseal(path, change) -> None:
     """Edit a sealed document and seal it again (what a forger, or a careless hand, could do)."""
     document = json.loads(path.read_bytes())
@@ -46,10 +63,9 @@ def _reseal(path, change) -> None:
 
 
 @pytest.mark.parametrize("algorithm", ["psro", "nfsp", "coffee_psro"])
-def test_an_edited_config_yaml_is_reported_and_rewritten_not_obeyed(tmp_path, caplog, algorithm):
-    config = _config(tmp_path, algorithm)
-    assert main(["run", config, "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
-    assert main(["run", config, "--out", str(tmp_path / "whole")]) == 0
+def test_an_edited_config_yaml_is_reported_and_rewritten_not_obeyed(tmp_path, caplog, algorithm, one_iteration):
+    one_iteration(algorithm, tmp_path)
+    assert main(["run", _config(tmp_path, algorithm), "--out", str(tmp_path / "whole")]) == 0
     path = tmp_path / "r" / "config.yaml"
     path.write_text(path.read_text().replace("seed: 0", "seed: 7"))
     with caplog.at_level(logging.WARNING, logger="psro.run.saved_run"):
@@ -64,10 +80,9 @@ def test_an_edited_config_yaml_is_reported_and_rewritten_not_obeyed(tmp_path, ca
 
 
 @pytest.mark.parametrize("algorithm", ["psro", "nfsp", "coffee_psro"])
-def test_a_run_without_config_yaml_resumes_from_its_checkpoint(tmp_path, capsys, algorithm):
+def test_a_run_without_config_yaml_resumes_from_its_checkpoint(tmp_path, capsys, algorithm, one_iteration):
     # issue 23 item 6: NFSP was reported "damaged: schema version 1", offline "holds no checkpoint"
-    config = _config(tmp_path, algorithm)
-    assert main(["run", config, "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    one_iteration(algorithm, tmp_path)
     (tmp_path / "r" / "config.yaml").unlink()
     saved = read_saved_run(tmp_path / "r")
     assert saved.config.algorithm == algorithm and saved.config.seed == 0
@@ -89,12 +104,11 @@ def test_config_disagreement_is_silent_when_they_agree_and_reports_an_unreadable
     assert "cannot be read" in caplog.text
 
 
-def test_a_psro_checkpoint_naming_another_loop_is_refused_naming_the_file(tmp_path, capsys):
+def test_a_psro_checkpoint_naming_another_loop_is_refused_naming_the_file(tmp_path, capsys, one_iteration):
     # issue 23 item 11: options.algorithm='coffee_psro' in a PSRO checkpoint ended in AttributeError 'restore'
     from psro import PSRO
 
-    config = _config(tmp_path, "psro")
-    assert main(["run", config, "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    one_iteration("psro", tmp_path)
     document = tmp_path / "r" / "checkpoint" / "checkpoint.json"
     _reseal(document, lambda d: d["options"].__setitem__("algorithm", "coffee_psro"))
     with pytest.raises(ValueError, match=r"checkpoint\.json'?: options\.algorithm is 'coffee_psro', a loop that keeps "
@@ -110,11 +124,10 @@ def test_a_psro_checkpoint_naming_another_loop_is_refused_naming_the_file(tmp_pa
     assert "checkpoint.json: its config says algorithm 'nfsp'" in err and "Traceback" not in err
 
 
-def test_an_nfsp_checkpoint_without_learners_or_for_another_game_is_refused_in_words(tmp_path, capsys):
+def test_an_nfsp_checkpoint_without_learners_or_for_another_game_is_refused_in_words(tmp_path, capsys, one_iteration):
     from psro.family.nfsp import NFSP
 
-    config = _config(tmp_path, "nfsp")
-    assert main(["run", config, "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    one_iteration("nfsp", tmp_path)
     document = tmp_path / "r" / "checkpoint" / "checkpoint.json"
     pristine = document.read_bytes()
     _reseal(document, lambda d: d.pop("learners"))
@@ -139,11 +152,10 @@ def test_an_nfsp_checkpoint_without_learners_or_for_another_game_is_refused_in_w
     assert "has shape (8, 11)" in err and "Traceback" not in err
 
 
-def test_an_offline_checkpoint_without_its_algorithm_is_refused_naming_the_field(tmp_path, capsys):
+def test_an_offline_checkpoint_without_its_algorithm_is_refused_naming_the_field(tmp_path, capsys, one_iteration):
     from psro.offline.coffee_psro import COffeEPSRO
 
-    config = _config(tmp_path, "coffee_psro")
-    assert main(["run", config, "--iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    one_iteration("coffee_psro", tmp_path)
     document = tmp_path / "r" / "checkpoint" / "offline_checkpoint.json"
     _reseal(document, lambda d: d["options"].pop("algorithm"))
     with pytest.raises(ValueError, match=r"offline_checkpoint\.json is not a readable offline PSRO checkpoint: the "
@@ -183,14 +195,12 @@ def test_a_damaged_nfsp_checkpoint_is_read_as_nfsp_and_points_to_the_previous_on
 
 
 @pytest.mark.parametrize("algorithm", ["psro", "nfsp", "coffee_psro"])
-def test_a_resume_override_is_applied_or_refused_naming_the_field(tmp_path, capsys, algorithm):
+def test_a_resume_override_is_applied_or_refused_naming_the_field(tmp_path, capsys, algorithm, one_iteration):
     # issue 36 item 1: `psro resume RUN --set approx_gap_every=null` was written to config.yaml and ignored (the
     # checkpoint's value ran); now the resumed solver runs with it, or the resume is refused naming the field
     from psro import NFSP, PSRO
 
-    config = _config(tmp_path, algorithm)
-    out = tmp_path / "r"
-    assert main(["run", config, "--iterations", "1", "--out", str(out)]) == 0
+    out = one_iteration(algorithm, tmp_path)
     code = main(["resume", str(out), "--iterations", "2", "--set", "approx_gap_every=3",
                  "--set", "approx_gap_options={episodes: 50}"])
     if algorithm == "coffee_psro":
