@@ -36,7 +36,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "variants.anytime": ["AnytimePSRO"],
         "variants.self_play_psro": ["SelfPlayPSRO"],
         "variants.pipeline": ["PipelinePSRO"],
-        "openspiel_policy": ["to_openspiel_policy", "from_openspiel_policy"],
+        "policies.openspiel": ["to_openspiel_policy", "from_openspiel_policy"],
         "run.population_ranking": ["rank_population"],
         "local_best_response": ["LocalBestResponse"],
         "approximate_gap": ["nash_conv_lower_bound"],

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR", "MAX_EPISODES_FACTOR",
-           "RESPONSE_EVAL_EPISODES", "STDERR_FLOOR", "ApproxGapSettings", "approx_gap_settings",
-           "check_stderr_target", "unvalued"]
+           "RESPONSE_EVAL_EPISODES", "STDERR_FLOOR", "STRONGEST_RESPONDER", "ApproxGapSettings",
+           "approx_gap_settings", "check_stderr_target", "default_responder", "unvalued"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,10 @@ class ApproxGapSettings:
     """A candidate trained from scratch (false: with warm_start, only the warm-started one is trained, at half the
     cost; where the population is strong, as on hold'em, the warm one is the one that finds the gap)."""
     oracle: str | None = None
-    """The learned oracle of the fresh responses (null: the run's)."""
+    """The learned oracle of the fresh responses (null: :func:`default_responder`, the strongest that fits:
+    model_br, whose table holds the observations play visits and which falls back on neural_br past its
+    max_states, for runs on ppo, dqn, neural_br or model_br and for the self-play family, unless
+    approx_gap_options sets oracle options, which are then the run's oracle's; the run's own otherwise)."""
     train: bool | str = True
     """true: fresh responses are trained, the step's own being one more candidate; auto: only for targets the
     step's responses do not answer, or with another oracle than the run's (cheaper, only as strong as the run's
@@ -101,45 +104,77 @@ stderr_target is met; got 100 (raise max_episodes, or lower episodes).
     return int(cap)
 
 
-def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None,
-                        run_oracle: str | None = None) -> tuple:
-    """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
-    defaults filled in) and the options of its learned oracle: by default the run's oracle's own (never the run's
-    ``warm_start``, which would start the fresh response from the responder's latest member), with a budget
-    ``total_steps`` of at least the run's oracle's ``s`` (default :data:`APPROX_GAP_STEPS`): ``max(s, min(10 s,
-    APPROX_GAP_STEPS))``; ``approx_gap_options`` overrides any of them. An ``oracle`` other than ``run_oracle`` (the
-    run's oracle's name, when given) starts from its own defaults instead: only ``approx_gap_options`` set them.
+#: The approximate gap's learned oracle where ``approx_gap_options`` names none and the run's oracle is one of
+#: :data:`OUTRANKED` (a lower bound is only as strong as its responses: on Leduc's br_quality benchmark model_br's
+#: median error is 0.026 at 1-2 CPU-seconds, PPO's 0.37-0.49; past max_states it is neural_br's, 0.028 at 6 s)
+STRONGEST_RESPONDER = "model_br"
+#: The run oracles whose runs measure with :data:`STRONGEST_RESPONDER` by default
+OUTRANKED = ("ppo", "dqn", "neural_br", "model_br")
+
+
+def default_responder(run_oracle: str, approx_gap_options: dict | None = None) -> str:
+    """The learned oracle of the approximate gap's fresh responses when ``approx_gap_options`` names none:
+    :data:`STRONGEST_RESPONDER` for a run whose oracle (the self-play family's nominal one is ``"dqn"``) is one of
+    :data:`OUTRANKED`, unless ``approx_gap_options`` sets options of an oracle (a budget such as ``total_steps``:
+    they were written for the run's oracle, which then stays the responder); the run's own oracle otherwise (a team
+    or a user's oracle answers targets the single-agent responders may not).
 
     Examples
     --------
-    >>> settings, options = approx_gap_settings({"total_steps": 512, "warm_start": True}, {"episodes": 300})
-    >>> settings["episodes"], settings["warm_start"], options
-    (300, True, {'total_steps': 5120})
-    >>> [approx_gap_settings({"total_steps": s}, {})[1]["total_steps"] for s in (256, 2000, 20000, 50000)]
+    >>> default_responder("ppo"), default_responder("ppo", {"episodes": 500}), default_responder("team_pg")
+    ('model_br', 'model_br', 'team_pg')
+    >>> default_responder("ppo", {"episodes": 500, "total_steps": 32768})
+    'ppo'
+    """
+    tuned = any(key not in APPROX_GAP_SETTINGS for key in approx_gap_options or {})
+    return STRONGEST_RESPONDER if run_oracle in OUTRANKED and not tuned else run_oracle
+
+
+def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | None, run_oracle: str) -> tuple:
+    """``(settings, oracle_options)`` of the approximate gap: its own settings (:data:`APPROX_GAP_SETTINGS`,
+    defaults filled in, and ``settings["responder"]``, the learned oracle it trains: ``oracle``, else
+    :func:`default_responder` of ``run_oracle``) and the options of that oracle. Where it is the run's oracle
+    (``run_oracle``), they are the run's oracle's own (never the run's ``warm_start``, which would start the fresh
+    response from the responder's latest member), with a budget ``total_steps`` of at least the run's oracle's ``s``
+    (default :data:`APPROX_GAP_STEPS`): ``max(s, min(10 s, APPROX_GAP_STEPS))``; another oracle starts from its own
+    defaults instead. ``approx_gap_options`` overrides any of them.
+
+    Examples
+    --------
+    >>> settings, options = approx_gap_settings({"total_steps": 512, "warm_start": True}, {"episodes": 300},
+    ...                                         "model_br")
+    >>> settings["episodes"], settings["warm_start"], settings["responder"], options
+    (300, True, 'model_br', {'total_steps': 5120})
+    >>> [approx_gap_settings({"total_steps": s}, {}, "model_br")[1]["total_steps"] for s in (256, 2000, 20000, 50000)]
     [2560, 20000, 40000, 50000]
-    >>> approx_gap_settings({}, {"total_steps": 256})[1]
+    >>> settings, options = approx_gap_settings({"total_steps": 512, "hidden": [64]}, {}, "ppo")
+    >>> settings["responder"], options   # (a PPO run measures with model_br, at model_br's own budget)
+    ('model_br', {})
+    >>> approx_gap_settings({}, {"total_steps": 256}, "ppo")[1]
     {'total_steps': 256}
     >>> approx_gap_settings({"total_steps": 512, "hidden": [64]}, {"oracle": "model_br", "total_steps": 9000},
     ...                     "ppo")[1]
     {'total_steps': 9000}
-    >>> approx_gap_settings({}, {"episodes": 1})
+    >>> approx_gap_settings({}, {"episodes": 1}, "ppo")
     Traceback (most recent call last):
     ...
     ValueError: approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); got 1.
-    >>> approx_gap_settings({}, {"stderr_target": 0})
+    >>> approx_gap_settings({}, {"stderr_target": 0}, "ppo")
     Traceback (most recent call last):
     ...
     ValueError: approx_gap_options: stderr_target must be a positive number (the standard error to reach, as a \
 fraction of the estimate), or null for one round of episodes; got 0.
     """
     given = dict(approx_gap_options or {})
-    other = given.get("oracle") is not None and run_oracle is not None and given["oracle"] != run_oracle
+    responder = given.get("oracle") or default_responder(run_oracle, given)
+    other = responder != run_oracle
     options = {} if other else {k: v for k, v in run_oracle_options.items() if k != "warm_start"}
     if not other:
         own = int(options.get("total_steps", APPROX_GAP_STEPS))
         options["total_steps"] = max(own, min(APPROX_GAP_STEPS_FACTOR * own, APPROX_GAP_STEPS))
     options.update({k: v for k, v in given.items() if k not in APPROX_GAP_SETTINGS})
     settings = {k: given.get(k, default) for k, default in APPROX_GAP_SETTINGS.items()}
+    settings["responder"] = responder
     if not _is_int(settings["episodes"]) or settings["episodes"] < 2:
         raise ValueError("approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); "
                          f"got {settings['episodes']!r}.")

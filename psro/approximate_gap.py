@@ -661,7 +661,7 @@ def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle
     >>> uniform = make_equilibrium(NormalFormGame(np.array([[[0.125]], [[-0.125]]])), joint=np.ones((1, 1)),
     ...                            concept="nash", method="example")
     >>> oracle = make_learned_oracle("ppo", None, game=game, total_steps=2048, eval_episodes=10)
-    >>> settings, _ = approx_gap_settings({}, {"episodes": 1000})
+    >>> settings, _ = approx_gap_settings({}, {"episodes": 1000}, "ppo")
     >>> result = measure_with_oracle(game, "product", uniform, pops, oracle, settings, seed=0, iteration=0)
     >>> bool(0.5 < result.gap <= 11 / 12 + 3 * result.stderr)   # Kuhn's uniform profile: NashConv 11/12
     True

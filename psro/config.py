@@ -642,23 +642,18 @@ class PSROConfig:
                     raise ValueError(f"{field}: {getattr(self, field)!r} needs the game tree, which an environment "
                                      f"({game}) does not have; use {fix}.")
         if learned and not environment:
-            try:
-                from games.environment import observation_size
-            except ImportError:   # (before the environment layer: OpenSpiel's information-state tensor)
-                def observation_size(g):
-                    if not g.get_type().provides_information_state_tensor:
-                        raise ValueError(f"game {g} does not provide information-state tensors")
-            try:
-                observation_size(game)
-            except ValueError as exc:
-                if "does not provide" not in str(exc):   # the game has one, and reading it failed: say why
-                    raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
-                                     f"{self.oracle!r} observes, cannot be read: {exc}") from None
-                from games.env_history_cache import missing_tensor_advice
+            from games.env_history_cache import missing_tensor_advice
+            from games.environment import observation_size
 
+            if not game.get_type().provides_information_state_tensor:
                 raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
                                  f"{self.oracle!r} observes; {missing_tensor_advice(game)}; or use oracle='exact' "
-                                 "(and an exact evaluator) where its game tree fits.") from None
+                                 "(and an exact evaluator) where its game tree fits.")
+            try:
+                observation_size(game)
+            except ValueError as exc:   # the game has one, and reading it failed: say why
+                raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
+                                 f"{self.oracle!r} observes, cannot be read: {exc}") from None
         from psro.approximate_gap import approx_gap_settings
 
         approx_gap_settings(self.oracle_settings(), self.approx_gap_options, self.oracle)   # (episodes >= 2, ...)

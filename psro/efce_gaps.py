@@ -47,7 +47,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from psro.game_tree import GameTree
 from psro.oracles.exact import opponents_reach
@@ -91,6 +90,8 @@ def _player_gaps(tree: GameTree, player: int, plans: Sequence, profiles: np.ndar
     direct = np.bincount(seq, weights=(x[:, seq] * r).sum(axis=0), minlength=num_s)
     value = float(direct.sum())
     # Backward induction with one column per trigger row s (weights T[s, z] u(z)), in chunks of rows.
+    import scipy.sparse as sp  # (here: importing the loop should not cost scipy.sparse)
+
     onehot = sp.csr_matrix((np.ones(seq.size), (seq, np.arange(seq.size))), shape=(num_s, seq.size))
     legal = info.legal_mask
     best_below = np.empty((num_i, num_s))   # best_below[I, s]: max_b of the uninformed value of (I, b) for trigger s

@@ -22,6 +22,7 @@ Examples
 >>> rows = []
 >>> solver.on_learner_rows = rows.extend
 >>> _ = solver.run(iterations=1)
+>>> import pandas as pd
 >>> table = pd.DataFrame(rows, columns=LEARNER_COLUMNS)
 >>> table.groupby(["iteration", "player"]).size().tolist(), table["learner"].iloc[0]   # 4 PPO updates each
 ([4, 4, 4, 4], 'ppo')
@@ -36,8 +37,10 @@ import logging
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LEARNER_COLUMNS", "LEARNERS_FILE", "curve_rows", "failed_rows", "LearnerLog", "attach_learner_log",
            "read_learning_curves", "learning_curves_figure", "plot_learning_curves"]
@@ -141,6 +144,8 @@ class LearnerLog:
         if not self.rows:
             check_target(self.path).unlink(missing_ok=True)   # (never through a link)
             return
+        import pandas as pd
+
         write_text(self.path, pd.DataFrame(self.rows, columns=list(LEARNER_COLUMNS)).to_csv(index=False))
 
 
@@ -163,6 +168,8 @@ def read_learning_curves(run_dir) -> pd.DataFrame:
     >>> read_learning_curves(tempfile.mkdtemp()).columns.tolist() == list(LEARNER_COLUMNS)
     True
     """
+    import pandas as pd
+
     from psro.run.run_files import read_regular
 
     path = Path(run_dir) / LEARNERS_FILE
@@ -197,6 +204,7 @@ def learning_curves_figure(table: pd.DataFrame, title: str = ""):
 
     Examples
     --------
+    >>> import pandas as pd
     >>> table = pd.DataFrame([{"iteration": t, "player": p, "env_steps": 100 * t + 10 * k + 50 * p, "loss": 1 / k,
     ...                        "entropy": 0.5, "episode_return": 0.1 * k, "value": math.nan, "learning_rate": 0.01,
     ...                        "index": 0, "learner": "ppo"} for t in range(1, 4) for p in range(2)

@@ -38,13 +38,14 @@ from psro.approximate_gap import (
     unvalued,
 )
 from psro.config import is_environment_game, with_field
+from psro.errors import LearnerDiverged
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
 from psro.game_tree import TreeTooLarge, build_game_tree
 from psro.meta.targets import meta_targets
 from psro.metrics import gap_from_responses
-from psro.openspiel_policy import members_policy
 from psro.oracles import make_oracle, oracle_capabilities
+from psro.policies.openspiel import members_policy
 from psro.population import PolicyPopulation
 from psro.seating import SeparateSeats
 from psro.state import EpisodeCounter
@@ -268,8 +269,11 @@ class LoopMeasures:
             steps = getattr(getattr(oracle, "config", None), "total_steps", 0)
             played = expected_episodes(self.num_players, 3 + 2 * responses, settings["selection_episodes"]
                                        or settings["episodes"], settings["episodes"])
-            trained = per_episode * played + self.num_players * responses * steps * (
-                per_unit("oracle", self.state.env_steps) if self.state.env_steps else math.inf)
+            # (the run's seconds per training step price the responses of the run's own oracle; another oracle's,
+            # such as model_br's cheap table against PPO's steps, are unknown until its first measurement)
+            per_step = (0.0 if settings["responder"] != self.oracle_name else
+                        per_unit("oracle", self.state.env_steps) if self.state.env_steps else math.inf)
+            trained = per_episode * played + self.num_players * responses * steps * per_step
         return approx_gap_mode(train, settings["share"], spent=spent, other=max(self.state.wall - spent, 0.0),
                                trained_cost=trained, untrained_cost=untrained, final=final)
 
@@ -300,13 +304,13 @@ class LoopMeasures:
             return False
         settings, _ = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options,
                                           self.oracle_name)
-        return not oracle_capabilities(settings["oracle"] or self.oracle_name).needs_tree
+        return not oracle_capabilities(settings["responder"]).needs_tree
 
     def _approx_oracle(self) -> tuple:
         """``(oracle, settings)`` of the approximate gap (:func:`psro.approximate_gap.approx_gap_settings`)."""
         settings, options = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options,
                                                 self.oracle_name)
-        oracle = with_field("approx_gap_options", make_oracle, settings["oracle"] or self.oracle_name, None,
+        oracle = with_field("approx_gap_options", make_oracle, settings["responder"], None,
                             seed=responder_seed(self.seed), game=self.game, **options)
         return unvalued(oracle, self.config.approx_gap_options), settings
 
@@ -438,8 +442,8 @@ def utility_range(game, n: int) -> np.ndarray:
 
 @contextlib.contextmanager
 def learner_failures(on_curve=None):
-    """A learned oracle that diverged or learned nothing (its ``ValueError`` names ``learning_rate``, also from
-    inside an executor's job) ends as one ``ValueError`` naming ``oracle_options``; ``on_curve(rows)`` first gets
+    """A learned oracle that diverged or learned nothing (a :class:`psro.errors.LearnerDiverged`, also from inside
+    an executor's job) ends as one ``LearnerDiverged`` naming ``oracle_options``; ``on_curve(rows)`` first gets
     the learning curve the error carries (``learner_curve``: the chunks trained before it stopped)."""
     try:
         yield
@@ -447,6 +451,6 @@ def learner_failures(on_curve=None):
         error = exc.error if isinstance(exc, TaskError) else exc
         if on_curve is not None and getattr(error, "learner_curve", None):
             on_curve(error.learner_curve)
-        if isinstance(error, ValueError) and str(error).startswith("learning_rate: "):
-            raise ValueError(f"oracle_options: {error}") from None
+        if isinstance(error, LearnerDiverged):
+            raise LearnerDiverged(f"oracle_options: {error}") from None
         raise

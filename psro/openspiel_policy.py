@@ -1,5 +1,15 @@
-"""Kept for existing imports: the OpenSpiel conversion lives in :mod:`psro.policies.openspiel`."""
+"""Deprecated: the old path of :mod:`psro.policies.openspiel`.
 
-from psro.policies.openspiel import from_openspiel_policy, members_policy, to_openspiel_policy
+Importing it warns; it goes in the next release (CHANGELOG.md).
+"""
 
-__all__ = ["to_openspiel_policy", "from_openspiel_policy", "members_policy"]
+import warnings
+
+from psro.policies.openspiel import (  # noqa: F401
+    from_openspiel_policy,
+    members_policy,
+    to_openspiel_policy,
+)
+
+warnings.warn("psro.openspiel_policy is deprecated and goes in the next release: "
+              "import from psro.policies.openspiel.", DeprecationWarning, stacklevel=2)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from psro.game_tree import PlayerInfostates
 from psro.policies import Policy, aggregate, as_tabular, check_policy, realization_plans
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Provenance", "Population", "PolicyPopulation", "tabular_policy", "save_populations", "load_populations"]
 
@@ -112,6 +115,8 @@ class Population:
 
     def provenance_table(self) -> pd.DataFrame:
         """One row per policy: iteration, oracle, meta_solver, value."""
+        import pandas as pd
+
         return pd.DataFrame([asdict(p) for p in self.provenance],
                             columns=["iteration", "oracle", "meta_solver", "value"])
 
@@ -185,6 +190,8 @@ class PolicyPopulation:
 
     def provenance_table(self) -> pd.DataFrame:
         """One row per policy: iteration, oracle, meta_solver, value."""
+        import pandas as pd
+
         return pd.DataFrame([{k: getattr(p, k) for k in ("iteration", "oracle", "meta_solver", "value")}
                              for p in self.provenance], columns=["iteration", "oracle", "meta_solver", "value"])
 

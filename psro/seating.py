@@ -16,6 +16,21 @@ Examples
 >>> seating = SeparateSeats()
 >>> seating.seat_sizes([3, 4]), list(seating.grown_axes(1)), seating.shared
 ([3, 4], [1], False)
+
+Symmetric PSRO evaluates each profile once up to swapping the seats (k(k+1)/2 of the k^2 with two players):
+
+>>> from psro import PSRO
+>>> from games import catalog
+>>> solver = PSRO(catalog.biased_rock_paper_scissors(), symmetric=True, progress=False)
+>>> history = solver.run(iterations=4)
+>>> len(solver.populations), solver.meta_game.shape, history["evaluations"].tolist()
+(1, (4, 4), [1, 3, 6, 10, 10])
+>>> bool(history["gap"].iloc[-1] < 1e-12)
+True
+>>> PSRO("kuhn_poker", symmetric=True)   # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: symmetric: kuhn_poker() is not a one-shot game: ...
 """
 
 from __future__ import annotations

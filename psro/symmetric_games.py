@@ -1,5 +1,5 @@
 """Which games are symmetric, for symmetric (single-population) PSRO (``symmetric=True``; see
-:mod:`psro.seating` and :mod:`psro.variants.symmetric`): :func:`check_symmetric` refuses any other game with a
+:mod:`psro.seating`): :func:`check_symmetric` refuses any other game with a
 ``ValueError`` naming ``symmetric`` and why.
 
 - a :class:`games.NormalFormGame` (``catalog:`` games too): its payoffs, exactly (tolerance 1e-9 of the payoff

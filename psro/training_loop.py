@@ -34,12 +34,14 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from games.validation import check_int, check_real
 from psro.loop_requirements import LoopRequirements
 from psro.state import HISTORY_COLUMNS, LoopExtra
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TrainingLoop", "PHASES"]
 
@@ -242,6 +244,8 @@ class TrainingLoop:
     @property
     def history(self) -> pd.DataFrame:
         """One row per iteration (row 0: the initial population); see :data:`psro.state.HISTORY_COLUMNS`."""
+        import pandas as pd  # (here: importing the loop should not cost pandas)
+
         return pd.DataFrame(self.state.rows, columns=self.history_columns())
 
     # ------------------------------------------------------------------------------------------ checkpoints

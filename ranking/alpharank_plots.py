@@ -1,10 +1,14 @@
-"""The old path of :mod:`ranking.alpha_rank.alpharank_plots`, kept so that ``from ranking.alpharank_plots import
-plot_response_graph`` keeps working; new code imports from the subpackage.
+"""Deprecated: the old path of :mod:`ranking.alpha_rank.alpharank_plots`.
 
->>> from ranking.alpharank_plots import plot_response_graph
->>> from ranking.alpha_rank.alpharank_plots import plot_response_graph as new
->>> plot_response_graph is new
-True
+Importing it warns; it goes in the next release (CHANGELOG.md).
 """
 
-from ranking.alpha_rank.alpharank_plots import plot_pi_vs_alpha, plot_response_graph  # noqa: F401
+import warnings
+
+from ranking.alpha_rank.alpharank_plots import (  # noqa: F401
+    plot_pi_vs_alpha,
+    plot_response_graph,
+)
+
+warnings.warn("ranking.alpharank_plots is deprecated and goes in the next release: "
+              "import from ranking.alpha_rank.alpharank_plots.", DeprecationWarning, stacklevel=2)

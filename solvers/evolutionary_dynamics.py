@@ -1,11 +1,9 @@
-"""The old path of :mod:`solvers.dynamics.evolutionary_dynamics`, kept so that ``from solvers.evolutionary_dynamics
-import trajectory`` keeps working; new code imports from the subpackage.
+"""Deprecated: the old path of :mod:`solvers.dynamics.evolutionary_dynamics`.
 
->>> from solvers.evolutionary_dynamics import trajectory
->>> from solvers.dynamics.evolutionary_dynamics import trajectory as new
->>> trajectory is new
-True
+Importing it warns; it goes in the next release (CHANGELOG.md).
 """
+
+import warnings
 
 from solvers.dynamics.evolutionary_dynamics import (  # noqa: F401
     Populations,
@@ -18,3 +16,6 @@ from solvers.dynamics.evolutionary_dynamics import (  # noqa: F401
     trajectory,
     vector_field,
 )
+
+warnings.warn("solvers.evolutionary_dynamics is deprecated and goes in the next release: "
+              "import from solvers.dynamics.evolutionary_dynamics.", DeprecationWarning, stacklevel=2)

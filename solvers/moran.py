@@ -1,10 +1,16 @@
-"""The old path of :mod:`solvers.dynamics.moran`, kept so that ``from solvers.moran import fixation_probability``
-keeps working; new code imports from the subpackage.
+"""Deprecated: the old path of :mod:`solvers.dynamics.moran`.
 
->>> from solvers.moran import fixation_probability
->>> from solvers.dynamics.moran import fixation_probability as new
->>> fixation_probability is new
-True
+Importing it warns; it goes in the next release (CHANGELOG.md).
 """
 
-from solvers.dynamics.moran import MoranFixation, fixation_probability, moran_fixation, moran_process  # noqa: F401
+import warnings
+
+from solvers.dynamics.moran import (  # noqa: F401
+    MoranFixation,
+    fixation_probability,
+    moran_fixation,
+    moran_process,
+)
+
+warnings.warn("solvers.moran is deprecated and goes in the next release: "
+              "import from solvers.dynamics.moran.", DeprecationWarning, stacklevel=2)

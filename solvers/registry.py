@@ -11,12 +11,18 @@ back and checks the answer: the regret of the returned strategies is
 recomputed in extended precision relative to each player's payoff range, and
 ``info["converged"]`` is true only when the solver said so *and* that
 recomputed gap (``info["verified_gap"]``) is at most ``info["gap_tol"]``.
+
+The built-in methods register when their modules (:data:`BUILT_IN`) are
+imported, which happens the first time the registry is read (and before a
+user's own :func:`register`, so a clash is reported against the built-in
+method), not when :mod:`solvers` is imported.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
 import inspect
 import logging
 import math
@@ -73,6 +79,28 @@ class Check:
 
 _REGISTRY = Registry("solver method", hint="Register one with @solvers.register(name, concept=...).")
 
+BUILT_IN = (
+    "solvers.basic",
+    "solvers.nash.dispatch", "solvers.nash.lemke_howson", "solvers.nash.nash_n_player",
+    "solvers.nash.support_enumeration", "solvers.nash.zero_sum",
+    "solvers.dynamics.fictitious_play", "solvers.dynamics.qre", "solvers.dynamics.regret_matching",
+    "solvers.dynamics.replicator",
+    "solvers.risk_averse.equilibria", "solvers.correlated.equilibria",
+)
+"""The modules whose import registers the built-in methods."""
+
+_built_in_loaded = False
+
+
+def _load_built_in() -> Registry:
+    """The registry, with every module of :data:`BUILT_IN` imported (once)."""
+    global _built_in_loaded
+    if not _built_in_loaded:
+        _built_in_loaded = True
+        for module in BUILT_IN:
+            importlib.import_module(module)
+    return _REGISTRY
+
 
 def register(name: str, concept: str, min_players: int = 1, max_players: int | None = None,
              zero_sum_only: bool = False, *, normalise: bool = True, rescale: Callable | None = None,
@@ -122,6 +150,8 @@ def register(name: str, concept: str, min_players: int = 1, max_players: int | N
     """
 
     def wrap(fn):
+        if not fn.__module__.startswith("solvers."):
+            _load_built_in()   # a user's method meets the built-in ones now, not on the first lookup
         summary = (inspect.getdoc(fn) or "").split("\n", 1)[0]
         _REGISTRY.register(name, SolverSpec(name, fn, concept, summary, min_players, max_players, zero_sum_only,
                                             normalise, rescale, check, tol_option), replace=replace)
@@ -138,14 +168,14 @@ def methods(concept: str | None = None) -> list:
     >>> "nash_zero_sum" in methods()
     True
     """
-    return sorted(n for n, s in _REGISTRY.items() if concept is None or s.concept == concept)
+    return sorted(n for n, s in _load_built_in().items() if concept is None or s.concept == concept)
 
 
 def method_info(method: str) -> SolverSpec:
     """The :class:`SolverSpec` of a registered solver; unknown names get suggestions."""
     if not isinstance(method, str):
         raise TypeError(f"method must be a solver name (str); got {type(method).__name__}.")
-    if method in _REGISTRY or ":" in method:
+    if method in _load_built_in() or ":" in method:
         return _REGISTRY.get(method)
     close = difflib.get_close_matches(method, _REGISTRY.names(), n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""

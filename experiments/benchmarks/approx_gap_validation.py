@@ -32,6 +32,7 @@ allows (the best member and the step's own responses where training does not fit
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import math
 import time
@@ -52,18 +53,21 @@ GAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice
 
 
 def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episodes_per_profile: int,
-            share: float | None = None, lbr: int | None = None) -> list:
-    """The measured rows of one deep-PSRO run."""
+            share: float | None = None, lbr: int | None = None, oracle: str = "ppo",
+            responder: str | None = None) -> list:
+    """The measured rows of one deep-PSRO run with ``oracle`` (``steps`` per response); ``responder`` names
+    ``approx_gap_options``' oracle (None: its default, :func:`psro.approx_gap_settings.default_responder`)."""
     from psro import PSRO
 
-    solver = PSRO(GAMES[game], oracle="ppo", oracle_steps=steps, evaluator="monte_carlo",
+    solver = PSRO(GAMES[game], oracle=oracle, oracle_steps=steps or None, evaluator="monte_carlo",
                   episodes_per_profile=episodes_per_profile, oracle_options={"eval_episodes": 200},
-                  exact_gap=True, approx_gap_every=every, approx_gap_options={"share": share, "lbr": lbr}, seed=seed,
+                  exact_gap=True, approx_gap_every=every,
+                  approx_gap_options={"share": share, "lbr": lbr, "oracle": responder}, seed=seed,
                   progress=False, rank_population=False)
     history = solver.run(iterations=iterations)
     rows = []
     for _, row in history[history["approx_gap"].notna()].iterrows():
-        rows.append(dict(game=game, oracle_steps=steps, seed=seed, iteration=int(row["iteration"]),
+        rows.append(dict(game=game, oracle=oracle, oracle_steps=steps, seed=seed, iteration=int(row["iteration"]),
                          gap=float(row["gap"]), meta_gap=float(row["meta_gap"]),
                          approx_gap=float(row["approx_gap"]), se=float(row["approx_gap_stderr"]),
                          approx_gap_time=float(row["approx_gap_time"])))
@@ -78,20 +82,23 @@ def checks(table: pd.DataFrame) -> pd.DataFrame:
     out["above_meta"] = out["approx_gap"] + 2 * out["se"] >= np.maximum(0.0, out["meta_gap"])
     out["ratio"] = out["approx_gap"] / out["gap"]
     out["strong"] = ~(out["gap"] >= 0.3) | (out["approx_gap"] >= 0.5 * out["gap"])
+    out["found_0.8"] = ~(out["gap"] >= 0.3) | (out["approx_gap"] >= 0.8 * out["gap"])
     return out
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for (game, steps), part in table.groupby(["game", "oracle_steps"], sort=False):
+    for (game, oracle, steps), part in table.groupby(["game", "oracle", "oracle_steps"], sort=False):
         big = part[part["gap"] >= 0.3]
-        rows.append({"game": game, "oracle steps": steps, "rows": len(part),
+        rows.append({"game": game, "oracle": oracle, "oracle steps": steps, "rows": len(part),
                      "approx - 2se <= gap": f"{int(part['valid_2se'].sum())}/{len(part)}",
                      "approx - 3se <= gap": f"{int(part['valid_3se'].sum())}/{len(part)}",
                      "approx + 2se >= max(0, meta_gap)": f"{int(part['above_meta'].sum())}/{len(part)}",
                      "approx/gap median": round(float(part["ratio"].median()), 3),
                      "approx/gap min": round(float(part["ratio"].min()), 3),
                      "rows gap >= 0.3 with approx >= 0.5 gap": f"{int((big['approx_gap'] >= 0.5 * big['gap']).sum())}"
+                                                               f"/{len(big)}",
+                     "rows gap >= 0.3 with approx >= 0.8 gap": f"{int((big['approx_gap'] >= 0.8 * big['gap']).sum())}"
                                                                f"/{len(big)}",
                      "median se": round(float(part["se"].median()), 4),
                      "median approx_gap s": round(float(part["approx_gap_time"].median()), 1)})
@@ -105,10 +112,14 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
                                       *([] if args.merge else args.argv)]) + "`"
              + (f" ({_options(args)}) in two processes at once, each with some of the games and `--out ...`; their "
                 "rows joined with `--merge`" if args.merge else ""), "",
-             f"Deep PSRO (PPO oracle, Monte Carlo meta-game with {args.episodes} episodes per profile, Nash "
+             f"Deep PSRO ({' and '.join(args.oracles)} oracle, Monte Carlo meta-game with {args.episodes} episodes "
+             "per profile, Nash "
              f"meta-solver), {args.iterations} iterations, seeds {list(range(args.seeds))}; `approx_gap` (a lower "
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
-             "target the best of the best member, a fresh and a warm-started PPO response and their greedy versions, "
+             "target the best of the best member, the step's own response, a fresh response of "
+             + (f"`{args.responder}`" if args.responder else "the default responder (model_br: "
+                "psro.approx_gap_settings.default_responder)")
+             + ", a warm-started one where the responder trained the member, and the networks' greedy versions, "
              "raced by successive halving on selection episodes, the winner valued on 2,000 fresh ones; "
              + ("no share limit" if getattr(args, "share", None) is None else
                 f"share {args.share}: fresh responses only where they fit, due rows skipped where nothing does")
@@ -119,21 +130,29 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
                                                            "machine."), "",
              harness.pipe_table(summary(table)), "",
              "Every measured row (`ratio` = approx_gap / gap):", "",
-             harness.pipe_table(table[["game", "oracle_steps", "seed", "iteration", "gap", "meta_gap", "approx_gap",
-                                       "se", "ratio", "valid_3se", "above_meta", "strong"]]), ""]
+             harness.pipe_table(table[["game", "oracle", "oracle_steps", "seed", "iteration", "gap", "meta_gap",
+                                       "approx_gap", "se", "ratio", "valid_3se", "above_meta", "strong",
+                                       "found_0.8"]]), ""]
     return "\n".join(lines)
 
 
 def _options(args) -> str:
-    given = [f"`--{name} {getattr(args, name)}`" for name in ("share", "lbr") if getattr(args, name, None) is not None]
+    given = [f"`--{name} {getattr(args, name)}`" for name in ("share", "lbr", "responder")
+             if getattr(args, name, None) is not None]
     return " ".join(given) or "the defaults"
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", nargs="+", default=["kuhn", "leduc", "liars_dice"], choices=list(GAMES))
+    parser.add_argument("--oracles", nargs="+", default=["ppo"], choices=["ppo", "dqn", "neural_br", "model_br"],
+                        help="the runs' oracles (one run per oracle and budget)")
     parser.add_argument("--steps", nargs="+", type=int, default=[20000, 2000],
-                        help="PPO steps per response of the run's oracle (one run per value)")
+                        help="steps (learner decisions) per response of the run's oracle, 0 for its own default "
+                             "(one run per value)")
+    parser.add_argument("--responder", default=None,
+                        help="approx_gap_options' oracle (default: its default, model_br for these oracles; 'ppo' "
+                             "measured the runs before it)")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--every", type=int, default=3)
@@ -157,25 +176,26 @@ def main(argv=None) -> None:
     if args.quick:
         args.games, args.steps, args.seeds, args.iterations, args.every = ["kuhn"], [2000], 1, 2, 1
     if args.merge:
-        table = checks(pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
-                       .drop_duplicates(["game", "oracle_steps", "seed", "iteration"]))
+        merged = pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
+        if "oracle" not in merged:   # (rows written before --oracles: PPO runs)
+            merged.insert(1, "oracle", "ppo")
+        table = checks(merged.drop_duplicates(["game", "oracle", "oracle_steps", "seed", "iteration"]))
         table.to_csv(args.out.with_suffix(".csv"), index=False)
         args.out.with_suffix(".md").write_text(markdown(table, args, math.nan))
         print(summary(table).to_string(index=False))
         return
     logging.basicConfig(level=logging.WARNING)
     start, rows = time.perf_counter(), []
-    for game in args.games:
-        for steps in args.steps:
-            for seed in range(args.seeds):
-                t = time.perf_counter()
-                rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes, args.share,
-                                    args.lbr))
-                logging.warning("%s steps=%d seed=%d: %.0fs", game, steps, seed, time.perf_counter() - t)
-                table = checks(pd.DataFrame(rows))
-                args.out.parent.mkdir(parents=True, exist_ok=True)
-                table.to_csv(args.out.with_suffix(".csv"), index=False)
-                args.out.with_suffix(".md").write_text(markdown(table, args, time.perf_counter() - start))
+    for game, oracle, steps in itertools.product(args.games, args.oracles, args.steps):
+        for seed in range(args.seeds):
+            t = time.perf_counter()
+            rows.extend(run_one(game, steps, seed, args.iterations, args.every, args.episodes, args.share,
+                                args.lbr, oracle, args.responder))
+            logging.warning("%s %s steps=%d seed=%d: %.0fs", game, oracle, steps, seed, time.perf_counter() - t)
+            table = checks(pd.DataFrame(rows))
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            table.to_csv(args.out.with_suffix(".csv"), index=False)
+            args.out.with_suffix(".md").write_text(markdown(table, args, time.perf_counter() - start))
     print(summary(table).to_string(index=False))
 
 

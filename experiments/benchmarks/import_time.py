@@ -25,23 +25,30 @@ from experiments import harness
 
 harness.pin_threads()
 
+CLI_HELP = "psro --help"
 STATEMENTS = (
     "pass",
     "import numpy, pandas",
     "import psro",
     "import psro.oracles.jobs",     # what a worker process unpickling an oracle job imports
     "from psro import PSRO",
+    "import solvers",
     "import games, solvers, ranking, psro",
+    CLI_HELP,
 )
-HEAVY = ("solvers", "scipy.optimize", "torch", "pyspiel", "matplotlib", "cvxpy", "networkx", "ranking")
+HEAVY = ("solvers", "scipy.optimize", "torch", "pandas", "pyspiel", "matplotlib", "cvxpy", "networkx", "ranking")
 
 
 def time_statement(statement: str, source: Path, repeats: int) -> list[float]:
-    """Wall seconds of ``repeats`` fresh ``python -c statement`` runs in ``source`` (after one warm-up)."""
+    """Wall seconds of ``repeats`` fresh ``python -c statement`` runs in ``source`` (after one warm-up); the
+    statement ``psro --help`` runs the command-line entry point of this interpreter's environment instead."""
+    command = [sys.executable, "-c", statement]
+    if statement == CLI_HELP:
+        command = [str(Path(sys.executable).with_name("psro")), "--help"]
     times = []
     for i in range(repeats + 1):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", statement], cwd=source, check=True)
+        subprocess.run(command, cwd=source, check=True, stdout=subprocess.DEVNULL)
         if i:
             times.append(time.perf_counter() - start)
     return times
@@ -74,7 +81,7 @@ def main(argv=None) -> None:
              "| statement | median s | min s | max s | heavy modules loaded |", "|---|---:|---:|---:|---|"]
     for statement in STATEMENTS:
         times = time_statement(statement, args.source, args.repeats)
-        heavy = loaded_heavy_modules(statement, args.source)
+        heavy = [] if statement == CLI_HELP else loaded_heavy_modules(statement, args.source)
         row = (f"| `{statement}` | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} | "
                f"{', '.join(heavy) or '-'} |")
         print(row, flush=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from games.empirical import EmpiricalGame
 from psro.evaluation.base import EvaluationBatch, block_done, record_exact_block, register_evaluator
@@ -74,6 +73,8 @@ class SequenceFormEvaluator(ExactEvaluator):
         self.weights = tree.terminal_chance[:, None] * tree.terminal_returns  # (Z, n)
         self._stacked = None
         if tree.num_players == 2:
+            import scipy.sparse as sp  # (here: importing the loop should not cost scipy.sparse)
+
             s0, s1 = tree.terminal_sequence
             n0, n1 = (info.num_sequences for info in tree.infostates)
             # rows p * n0 + s0: both players' payoff matrices stacked, so one sparse product serves both

@@ -63,6 +63,10 @@ logger = logging.getLogger(__name__)
 #: The checkpoint format of every simultaneous loop (named after the first of them; ``options.algorithm`` says
 #: which loop wrote it)
 FORMAT = "psro.NFSP/1"
+#: The oracle these loops' ``approx_gap_options`` budgets are for (they train no responses of their own): DQN's, whose
+#: responses measure ``approx_gap`` where those options set a budget, model_br's otherwise
+#: (:func:`psro.approx_gap_settings.default_responder`)
+NOMINAL_ORACLE = "dqn"
 CHECKPOINT_FILE = "checkpoint.json"
 
 
@@ -321,7 +325,7 @@ class SimultaneousLoop(TrainingLoop):
         if self._compiled_board is not None:
             row["exact_gap_time"] = self._exact_seconds
         if self.tree is None and approx_gap_due(self.config.approx_gap_every, t, st.gap):
-            share = approx_gap_settings({}, self.config.approx_gap_options)[0]["share"]
+            share = approx_gap_settings({}, self.config.approx_gap_options, NOMINAL_ORACLE)[0]["share"]
             if share_allows(share, st.rows, st.wall, self._approx_cost):
                 row.update(self._approx_gap())
             else:
@@ -350,13 +354,14 @@ class SimultaneousLoop(TrainingLoop):
 
     def _approx_gap(self) -> dict:
         """``approx_gap`` of the current outputs: a lower bound of their NashConv from learned best responses (by
-        default DQN) and the best members, sampled values (:mod:`psro.approximate_gap`)."""
+        default model_br's: :func:`psro.approx_gap_settings.default_responder`) and the best members, sampled values
+        (:mod:`psro.approximate_gap`)."""
         from psro.oracles.learned.oracle import make_learned_oracle
 
         start = time.perf_counter()
-        settings, options = approx_gap_settings({}, self.config.approx_gap_options)
+        settings, options = approx_gap_settings({}, self.config.approx_gap_options, NOMINAL_ORACLE)
         if self._approx_oracle is None:
-            self._approx_oracle = unvalued(make_learned_oracle(settings["oracle"] or "dqn", None,
+            self._approx_oracle = unvalued(make_learned_oracle(settings["responder"], None,
                                                                seed=responder_seed(self.seed), game=self.game,
                                                                **options), self.config.approx_gap_options)
         counter = EpisodeCounter()

@@ -20,7 +20,9 @@ OpenSpiel's ``nash_conv`` there can exceed this one. The information-state
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -211,7 +213,8 @@ def exact_nash_conv(game, profile: Sequence) -> Exploitability:
         raise ValueError(f"{game} is not one the exact evaluator walks; it covers {COVERED}. Measure this game "
                          "with approx_gap (a lower bound) instead.")
     if board is not None:
-        values, responses = _board_exploitability(board, profile)
+        with torch_threads_kept():
+            values, responses = _board_exploitability(board, profile)
     else:
         values, responses = _tree_exploitability(game, profile)
     return Exploitability(float(sum(responses) - sum(values)), tuple(values), tuple(responses),
@@ -269,6 +272,30 @@ def _members(entry, p: int) -> tuple:
                              f"one; got {weights.tolist()}.")
         return list(policies), weights
     return [entry], np.ones(1)
+
+
+@contextlib.contextmanager
+def torch_threads_kept():
+    """Restore torch's thread count after the compiled walks: numba's OpenMP layer sets the OpenMP thread count
+    of the whole process, which torch shares, so training after an exact evaluation would otherwise run on every
+    core whatever ``torch.set_num_threads`` the user chose.
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with torch_threads_kept():
+    ...     torch.set_num_threads(before + 1)
+    >>> torch.get_num_threads() == before
+    True
+    """
+    torch = sys.modules.get("torch")   # (not imported here: a run without networks need not load torch)
+    before = torch.get_num_threads() if torch is not None else None
+    try:
+        yield
+    finally:
+        if before is not None and torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 def _board_exploitability(board: Board, profile) -> tuple:

@@ -36,7 +36,6 @@ from games.normal_form import NormalFormGame
 from games.registry import Registry, split_name
 from psro.meta.warm_start_lp import WarmStartZeroSumLP
 from solvers import make_equilibrium, methods, solve
-from solvers.dominance import solve_pruned
 from solvers.equilibrium import Equilibrium
 from solvers.registry import PRODUCT_CONCEPTS, method_info
 
@@ -193,6 +192,8 @@ class MetaSolver:
 
     def __call__(self, meta_game: NormalFormGame) -> Equilibrium:
         if self.prune is not None:
+            from solvers.dominance import solve_pruned  # (scipy.optimize: loaded when pruning is asked for)
+
             return solve_pruned(meta_game, solver=replace(self, prune=None), strict=self.prune == "strict")
         if self.method in _META_SOLVERS:
             return _META_SOLVERS.get(self.method).function(meta_game, **dict(self.options))

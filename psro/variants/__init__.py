@@ -11,7 +11,7 @@ options from ``algorithm_options`` and keeps its own state in ``state.extra`` (i
   exploitability never increasing) and self-play PSRO (:mod:`psro.variants.self_play_psro`: a near-optimal
   stochastic policy joins with every best response), with the least-exploitable-mixture machinery they share in
   :mod:`psro.variants.least_exploitable`;
-- symmetric (single-population) PSRO (:mod:`psro.variants.symmetric`, the ``symmetric`` field of
+- symmetric (single-population) PSRO (:mod:`psro.seating`, the ``symmetric`` field of
   :class:`psro.config.PSROConfig`, ``PSRO(game, symmetric=True)``): one population plays every seat of a symmetric
   game, one best response per iteration, and the meta-game is solved as a symmetric game;
 - XDO and NXDO (:mod:`psro.variants.xdo`: the extensive-form double oracle, with

@@ -261,7 +261,7 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     settings, options = approx_gap_settings(loop.config.oracle_settings(), loop.config.approx_gap_options,
                                             loop.oracle_name)
     if oracle is None:
-        oracle = unvalued(with_field("approx_gap_options", make_oracle, settings["oracle"] or loop.oracle_name, None,
+        oracle = unvalued(with_field("approx_gap_options", make_oracle, settings["responder"], None,
                                      seed=responder_seed(loop.seed), game=loop.game, **options),
                           loop.config.approx_gap_options)
     n = len(solution)
@@ -323,7 +323,7 @@ class NXDO(XDO):
             self.config = config
         if self._measures_restricted_gap() and approx_gap_due(config.approx_gap_every, self.state.iteration,
                                                               self.state.gap):
-            share = approx_gap_settings(config.oracle_settings(), config.approx_gap_options)[0]["share"]
+            share = approx_gap_settings(config.oracle_settings(), config.approx_gap_options, config.oracle)[0]["share"]
             if share_allows(share, self.state.rows, self.state.wall, self._restricted_cost):
                 row.update(self._restricted_approx_gap())
                 row["eval_episodes"] = self.state.eval_episodes()

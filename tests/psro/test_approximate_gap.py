@@ -290,7 +290,7 @@ def test_bad_stderr_target_and_cap_name_the_option(options, message):
 
 
 def test_a_null_stderr_target_plays_one_round_whatever_the_cap():
-    settings, _ = approx_gap_settings({}, {"stderr_target": None, "max_episodes": 1, "episodes": 300})
+    settings, _ = approx_gap_settings({}, {"stderr_target": None, "max_episodes": 1, "episodes": 300}, "ppo")
     assert settings["stderr_target"] is None
 
 
@@ -414,7 +414,7 @@ def test_rows_asked_for_by_number_and_skipped_by_the_share_are_one_warning_per_r
 @pytest.mark.parametrize("share", [0, 1, -0.5, True, "half"])
 def test_a_share_outside_zero_one_is_refused(share):
     with pytest.raises(ValueError, match=r"^approx_gap_options: share must be a number in \(0, 1\)"):
-        approx_gap_settings({}, {"share": share})
+        approx_gap_settings({}, {"share": share}, "ppo")
 
 
 # -- the candidates' race: successive halving --------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from psro import NFSP, PSRO
+from psro.errors import LearnerDiverged
 from psro.learning_curves import (
     LEARNER_COLUMNS,
     LearnerLog,
@@ -77,7 +78,7 @@ def test_the_rows_of_a_learner_that_diverged_reach_the_run_before_its_error():
                                   "num_steps": 16, "eval_episodes": 16})
     rows = []
     solver.on_learner_rows = rows.extend
-    with pytest.raises(ValueError, match="^oracle_options: learning_rate: ppo training diverged"):
+    with pytest.raises(LearnerDiverged, match="^oracle_options: learning_rate: ppo training diverged"):
         solver.run(iterations=1)
     assert rows and {row["iteration"] for row in rows} == {0} and {row["player"] for row in rows} == {0}
     assert all(math.isfinite(row["loss"]) and row["env_steps"] % 128 == 0 for row in rows)
@@ -96,7 +97,7 @@ def test_learning_curves_travel_with_responses_and_errors_as_plain_data():
     response = pickle.loads(pickle.dumps(run_oracle_job(job)))   # (what a worker process sends back)
     assert [row["steps"] for row in response.curve] == [64, 128, 192, 256]
     assert {row["player"] for row in response.curve} == {1} and response.curve[-1]["value"] == response.value
-    error = ValueError("learning_rate: diverged")
+    error = LearnerDiverged("learning_rate: diverged")
     error.learner_curve = response.curve
     carried = pickle.loads(pickle.dumps(error)).learner_curve
     assert [(row["steps"], row["loss"]) for row in carried] == [(row["steps"], row["loss"]) for row in response.curve]

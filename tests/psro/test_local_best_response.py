@@ -185,7 +185,7 @@ def test_a_bad_lbr_option_is_refused(lbr):
     from psro.approximate_gap import approx_gap_settings
 
     with pytest.raises(ValueError, match="^approx_gap_options: lbr must be a positive int"):
-        approx_gap_settings({}, {"lbr": lbr})
+        approx_gap_settings({}, {"lbr": lbr}, "ppo")
 
 
 def test_a_run_on_a_game_with_hidden_actions_is_refused_before_training():

@@ -165,7 +165,7 @@ def test_a_kuhn_run_with_mlflow_reads_back_from_the_sqlite_store_in_the_run_dire
                     ["run", str(config), "--out", str(out)]) == 0
     history = pd.read_csv(out / "history.csv")
     assert loggers.mlflow_tracking_uri(out) == f"sqlite:///{out}/mlflow.db"
-    client = MlflowClient(tracking_uri=f"sqlite:///{out}/mlflow.db")   # (README: how to read a run back)
+    client = MlflowClient(tracking_uri=f"sqlite:///{out}/mlflow.db")   # (docs/reference.md: how to read a run back)
     runs = client.search_runs([client.get_experiment_by_name("psro").experiment_id], order_by=["start_time ASC"])
     assert [r.info.status for r in runs] == ["FINISHED", "FINISHED"] and {r.info.run_name for r in runs} == {"run"}
     gaps = [(m.step, m.value) for r in runs for m in client.get_metric_history(r.info.run_id, "gap")]

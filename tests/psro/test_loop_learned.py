@@ -12,6 +12,7 @@ from open_spiel.python.algorithms import exploitability
 import psro.loop_measures
 from psro import PSRO
 from psro.config import PSROConfig
+from psro.errors import LearnerDiverged
 from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
 from psro.population import PolicyPopulation
@@ -194,7 +195,7 @@ DEAD_DQN = dict(oracle="dqn", progress=False, approx_gap_every=None,
 
 def test_a_learner_that_failed_stops_the_run_naming_learning_rate():
     # (before: the run went on silently, its responses no better than the uniform policy)
-    with pytest.raises(ValueError, match=r"^oracle_options: learning_rate: the dqn response of player 0 at "
+    with pytest.raises(LearnerDiverged, match=r"^oracle_options: learning_rate: the dqn response of player 0 at "
                                          r"iteration 0 did not learn: its network answers every observation alike"):
         PSRO("kuhn_poker", **DEAD_DQN).run(iterations=1)
     with pytest.raises(ValueError, match=r"^oracle_options: learning_rate must be finite; got inf"):

@@ -95,7 +95,7 @@ def openspiel_meta_nash_conv(measure: Measure, tables: list, weights: list) -> f
     policy, mixed with ``weights`` by ``policy_aggregator``, measured by ``exploitability.nash_conv``."""
     from open_spiel.python.algorithms import exploitability, policy_aggregator
 
-    from psro.openspiel_policy import to_openspiel_policy
+    from psro.policies.openspiel import to_openspiel_policy
 
     game, members = measure.game, []
     for p, arrays in enumerate(tables):

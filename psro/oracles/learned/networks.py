@@ -146,10 +146,10 @@ def torch_device(device) -> torch.device:
 def game_sizes(game) -> tuple:
     """``(obs_dim, num_actions)`` of ``game``: the flat observation length and the number of distinct actions.
 
-    Uses :func:`games.environment.observation_size` and
-    :func:`games.environment.num_actions` when that module exists (any game
-    the batched environment plays); otherwise the game's information-state
-    tensor shape, flattened (phantom_ttt's ``[1, 108]`` is 108).
+    Those of :func:`games.environment.observation_size` and
+    :func:`games.environment.num_actions` (any game the batched environment
+    plays): an OpenSpiel game's information-state tensor, flattened
+    (phantom_ttt's ``[1, 108]`` is 108), or an environment game's own sizes.
 
     Examples
     --------
@@ -159,16 +159,9 @@ def game_sizes(game) -> tuple:
     >>> game_sizes(pyspiel.load_game("phantom_ttt"))
     (108, 9)
     """
-    try:
-        from games import environment
-    except ImportError:
-        environment = None
-    if environment is not None and hasattr(environment, "observation_size"):
-        return int(environment.observation_size(game)), int(environment.num_actions(game))
-    if not game.get_type().provides_information_state_tensor:
-        raise ValueError(f"game {game} does not provide information-state tensors, which neural policies need; "
-                         "define information_state_tensor on the game, or use an environment game.")
-    return int(np.prod(game.information_state_tensor_shape())), int(game.num_distinct_actions())
+    from games.environment import num_actions, observation_size
+
+    return int(observation_size(game)), int(num_actions(game))
 
 
 class NeuralPolicy:

@@ -54,9 +54,17 @@ import numpy as np
 import torch
 
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, check_sampling
-from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
+from psro.oracles.learned.env import OpponentMixture, VectorEnv
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
-from psro.oracles.learned.training import TrainingResult, check_hidden, check_positive_ints, check_real_fields
+from psro.oracles.learned.training import (
+    Curve,
+    TrainingResult,
+    check_finite,
+    check_hidden,
+    check_positive_ints,
+    check_real_fields,
+    evaluated_result,
+)
 
 __all__ = ["NeuralBRConfig", "PairProblem", "pair_problem", "train_neural_br"]
 
@@ -239,28 +247,18 @@ def train_neural_br(game, player: int, opponents: OpponentMixture, config: Neura
     env = VectorEnv(game, player, opponents, config.num_envs, rng)
     network = NeuralPolicy(env.obs_dim, env.num_actions, config.hidden, mode="greedy")
     optimizer = torch.optim.Adam(network.network.parameters(), lr=config.learning_rate)
-    sampler, greedy, curve = DecisionSampler(env, max_states=2 ** 62), None, []
-    for r in range(config.rounds):
-        sampler.play(config.total_steps // config.rounds, greedy, 1.0 if r == 0 else config.explore)
-        model = sampler.model()
-        problem = pair_problem(model)
-        for _ in range(config.sweeps):
-            loss = _fit(network, optimizer, model, problem, config, rng)
-        greedy = _scores(network, model.observations, model.legal).argmax(axis=1)
-        curve.append({"steps": int(model.state.size), "loss": loss, "entropy": math.nan,
-                      "episode_return": float(np.mean(env.episode_returns)) if env.episode_returns else math.nan,
-                      "value": math.nan, "learning_rate": config.learning_rate})
-
-    def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return sample_rows(network.probabilities_np(obs, mask), mask, env.rng.random(len(obs)))
-
-    def uniform(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return sample_rows(mask.astype(np.float64), mask, env.rng.random(len(obs)))
-
-    training_episodes = len(env.episode_returns)
-    evaluation = play_episodes(env, act, config.eval_episodes)
-    baseline = play_episodes(env, uniform, config.eval_episodes)
-    curve[-1]["value"] = evaluation.mean
-    return TrainingResult(policy=network, evaluation=evaluation, training_steps=int(model.state.size),
-                          training_episodes=training_episodes, seconds=time.perf_counter() - start,
-                          seed=config.seed, baseline=baseline, curve=tuple(curve))
+    sampler, greedy, curve = DecisionSampler(env, max_states=2 ** 62), None, Curve(env)
+    with curve.kept():
+        for r in range(config.rounds):
+            sampler.play(config.total_steps // config.rounds, greedy, 1.0 if r == 0 else config.explore)
+            model = sampler.model()
+            problem = pair_problem(model)
+            for _ in range(config.sweeps):
+                loss = _fit(network, optimizer, model, problem, config, rng)
+            steps = int(model.state.size)
+            check_finite(loss, "loss", config, "neural_br", steps)
+            greedy = _scores(network, model.observations, model.legal).argmax(axis=1)
+            curve.add(loss)   # (the mean loss of the round's last pass)
+            curve.end_chunk(steps, learning_rate=config.learning_rate)
+        return evaluated_result(env, network, eval_episodes=config.eval_episodes, training_steps=steps,
+                                seed=config.seed, start=start, config=config, algorithm="neural_br", curve=curve)

@@ -72,6 +72,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from games.validation import is_integer
+from psro.errors import LearnerDiverged
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target
@@ -483,8 +484,8 @@ class LearnedOracle:
             fix = f"lower learning_rate (now {config.learning_rate!r})" + (
                 f" or raise total_steps (now {config.total_steps})" if result.responsive else "")
             if self.on_bad_response == "error":
-                error = ValueError(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: warn "
-                                   "to record it (the history's response_ok column) and go on.")
+                error = LearnerDiverged(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: "
+                                        "warn to record it (the history's response_ok column) and go on.")
                 error.learner_curve = curve
                 raise error
             logger.warning("%s (response_ok = False); %s.", what, fix)

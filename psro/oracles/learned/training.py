@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from games.validation import check_real, is_integer
+from psro.errors import LearnerDiverged
 from psro.oracles.learned.env import EpisodeStats, OpponentMixture, VectorEnv, play_episodes
 from psro.oracles.learned.networks import MODES, NeuralPolicy, masked_scores
 
@@ -244,13 +245,13 @@ def check_finite(value, what: str, config, algorithm: str, steps: int, limit: fl
     >>> check_finite(torch.tensor([1.0, float("nan")]), "loss", SimpleNamespace(learning_rate=1e4), "ppo", 512)
     Traceback (most recent call last):
     ...
-    ValueError: learning_rate: ppo training diverged (its loss became nan after 512 learner steps); lower \
-learning_rate (now 10000.0).
+    psro.errors.LearnerDiverged: learning_rate: ppo training diverged (its loss became nan after 512 learner \
+steps); lower learning_rate (now 10000.0).
     >>> check_finite(float("inf"), "loss", SimpleNamespace(learning_rate=1e4), "ppo", 512)
     Traceback (most recent call last):
     ...
-    ValueError: learning_rate: ppo training diverged (its loss became inf after 512 learner steps); lower \
-learning_rate (now 10000.0).
+    psro.errors.LearnerDiverged: learning_rate: ppo training diverged (its loss became inf after 512 learner \
+steps); lower learning_rate (now 10000.0).
     """
     array = value.detach().cpu().double().numpy() if isinstance(value, torch.Tensor) \
         else np.asarray(value, dtype=np.float64)
@@ -262,7 +263,7 @@ learning_rate (now 10000.0).
     steadying = _STEADYING if names is None else [(name, "lower") for name in names]
     fixes = [f"{verb} {name} (now {getattr(config, name)!r})" for name, verb in steadying if hasattr(config, name)]
     first = steadying[0][0]
-    raise ValueError(f"{first}: {algorithm} training diverged (its {what} became {bad:g}{beyond} after "
+    raise LearnerDiverged(f"{first}: {algorithm} training diverged (its {what} became {bad:g}{beyond} after "
                      f"{steps} {unit}); {', or '.join(fixes)}.")
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from psro.config import PSROConfig
+from psro.errors import LearnerDiverged
 from psro.family.nfsp import NFSP, NFSPOptions
 from psro.metrics import nash_conv
 from psro.state import HISTORY_COLUMNS
@@ -186,8 +187,9 @@ def test_learners_past_the_memory_limit_are_refused_before_allocating(monkeypatc
 
 def test_a_diverging_learner_stops_naming_its_learning_rate():
     options = dict(SMALL, steps_per_iteration=128, rl_learning_rate=1e30)
-    with pytest.raises(ValueError, match=r"^rl_learning_rate: nfsp training diverged \(its best-response loss became "
-                                         r"(nan|inf) after \d+ updates\); lower rl_learning_rate \(now 1e\+30\)"):
+    with pytest.raises(LearnerDiverged, match=r"^rl_learning_rate: nfsp training diverged \(its best-response loss "
+                                              r"became (nan|inf) after \d+ updates\); lower rl_learning_rate "
+                                              r"\(now 1e\+30\)"):
         NFSP("kuhn_poker", progress=False, algorithm_options=options).run(iterations=2)
 
 

@@ -226,3 +226,21 @@ def test_the_result_does_not_depend_on_the_number_of_threads():
         numba.set_num_threads(threads)
     together = exact_nash_conv(game, profile)
     assert (alone.values, alone.best_response_values) == (together.values, together.best_response_values)
+
+
+def test_torch_keeps_its_thread_count_through_the_compiled_walks(monkeypatch):
+    # numba's OpenMP layer sets the process's OpenMP thread count when it starts, and torch shares it (measured: a
+    # process that had set torch to 1 thread trained on 2 after its first walk); the evaluator puts torch's back.
+    # Whether numba's layer starts inside this test depends on what the worker ran before, so the walk is
+    # replaced by one that changes the count as numba's start does.
+    torch = pytest.importorskip("torch")
+    import psro.measures.exact as exact
+
+    def walk_that_changes_threads(board, profile):
+        torch.set_num_threads(3)
+        return [0.25, -0.25], [1.0, 0.5]
+
+    monkeypatch.setattr(exact, "_board_exploitability", walk_that_changes_threads)
+    torch.set_num_threads(1)
+    result = exact_nash_conv("dark_hex(num_rows=2,num_cols=2,gameversion=adh)", [None, None])
+    assert result.nash_conv == 1.5 and torch.get_num_threads() == 1

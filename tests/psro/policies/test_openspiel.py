@@ -17,8 +17,8 @@ from games import catalog
 from psro import PSRO
 from psro.evaluation import SequenceFormEvaluator
 from psro.game_tree import build_game_tree
-from psro.openspiel_policy import from_openspiel_policy, to_openspiel_policy
 from psro.policies import realization_plans, to_openspiel_dict
+from psro.policies.openspiel import from_openspiel_policy, to_openspiel_policy
 
 
 def random_policy(info, rng, sparsity=0.0):

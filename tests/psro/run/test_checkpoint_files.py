@@ -88,7 +88,7 @@ def forge(path, key=None) -> None:
 def test_without_a_key_the_seal_detects_damage_not_forgery(ckpt, monkeypatch):
     monkeypatch.delenv(KEY_VARIABLE, raising=False)
     forge(ckpt / CHECKPOINT_FILE)
-    assert load_checkpoint(ckpt)["history"][0]["gap"] == -123.0   # (what the README says plainly)
+    assert load_checkpoint(ckpt)["history"][0]["gap"] == -123.0   # (what docs/reference.md says plainly)
 
 
 def test_with_a_key_a_resealed_forgery_is_refused(tmp_path, monkeypatch):

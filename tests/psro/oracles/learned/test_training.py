@@ -10,6 +10,7 @@ import pyspiel
 import pytest
 import torch
 
+from psro.errors import LearnerDiverged
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture, UniformPolicy
 from psro.oracles.learned.oracle import make_learned_oracle
@@ -110,7 +111,7 @@ def test_ppo_and_dqn_report_one_curve_row_per_chunk():
 def test_a_diverged_learner_leaves_with_its_curve_so_far():
     config = PPOConfig(learning_rate=1e4, total_steps=2048, num_envs=8, num_steps=16, eval_episodes=16, seed=0,
                        anneal_lr=False)
-    with pytest.raises(ValueError, match="^learning_rate: ppo training diverged") as caught:
+    with pytest.raises(LearnerDiverged, match="^learning_rate: ppo training diverged") as caught:
         train_ppo(LEDUC, 0, OpponentMixture.single([None, UniformPolicy(3)]), config)
     curve = caught.value.learner_curve
     assert [row["steps"] for row in curve] == [128] and math.isfinite(curve[0]["loss"])
