@@ -1,5 +1,6 @@
-# The two commands of the README: `make run` (the main job) and `make test` (the tests), plus `make docs` (the API
-# reference) and `make bench` (the quick form of every benchmark).
+# The two commands of the README: `make run` (the main job) and `make test` (the tests), plus `make docs` (the
+# documentation: tutorials, reference, results and the API reference) and `make bench` (the quick form of every
+# benchmark).
 # Each creates or reuses the virtual environment in .venv and installs what it needs, with the versions pinned in
 # constraints.txt (setup.cfg keeps the ranges a library user gets). Extra pip options: make install PIP_ARGS="...".
 PYTHON ?= python3
@@ -36,7 +37,8 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(PINNED) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist worksteal --durations=15
 
-# The API reference from the numpy docstrings (MkDocs + mkdocstrings); any warning fails the build. Output: site/.
+# The documentation (MkDocs): the tutorials, reference and results pages of docs/ and the API reference from the
+# numpy docstrings (mkdocstrings); any warning fails the build. Output: site/.
 docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict
 

@@ -85,7 +85,7 @@ def output_path(parser: argparse.ArgumentParser, args: argparse.Namespace, commi
 
     An explicit ``--out`` (``args.<dest>`` not None) wins. Otherwise a run whose
     options are all at their defaults writes ``committed`` (the file or folder
-    under ``results/`` that the README quotes), and any other run (``--quick``,
+    under ``results/`` that docs/results.md quotes), and any other run (``--quick``,
     fewer repeats, other sizes) writes the same name inside a fresh folder
     ``runs/<name>-<time>/``, which git ignores, so it never replaces them.
     """

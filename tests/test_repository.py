@@ -57,6 +57,37 @@ def test_readme_points_to_the_design_document():
     assert "DESIGN.md" in readme and (ROOT / "DESIGN.md").is_file()
 
 
+#: The README is the front door (issue 56): what it is, the two commands, a quick start, your own game, large games
+#: and where the rest is; the reference and the results live in docs/.
+MAX_README_LINES = 200
+MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def test_readme_is_a_front_door():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= MAX_README_LINES, \
+        f"README.md has {len(text.splitlines())} lines; keep it under {MAX_README_LINES} and move the rest to docs/"
+    for heading in ("## The two commands", "## Quick start", "## Your own game", "## Large games"):
+        assert heading in text
+    assert "make run" in text and "make test" in text
+    broken = []
+    targets = [t for t in MARKDOWN_LINK.findall(text) if not re.match(r"[a-z][a-z0-9+.-]*:", t)]   # no URLs
+    for target in targets:
+        path = target.split("#", 1)[0]
+        if not path:        # an anchor of the README itself
+            continue
+        resolved = (ROOT / path).resolve()
+        if not resolved.is_relative_to(ROOT) or not resolved.is_file():
+            broken.append(target)
+    assert targets, "the README links nowhere"
+    assert not broken, f"relative links of README.md that name no file of the repository: {broken}"
+
+
+def test_the_link_checker_sees_a_link():
+    assert MARKDOWN_LINK.findall('see [the docs](docs/reference.md#x) and [y](https://a.b "t")') == \
+        ["docs/reference.md#x", "https://a.b"]
+
+
 # ---------------------------------------------------------------------------------------------------
 # Size bar (issue #24): no module over MAX_MODULE_LINES lines and no function over MAX_FUNCTION_CODE_LINES
 # code lines in the four packages (psro/, games/, solvers/, ranking/; issue #37 added the last two).

@@ -140,7 +140,7 @@ def test_psro_vs_openspiel_curves(outputs):
     assert ours.nash_conv.iloc[0] == pytest.approx(0.916667, abs=1e-6)  # the uniform policy's NashConv
 
 
-def test_jpsro_quick_and_readme_results(tmp_path):
+def test_jpsro_quick(tmp_path):
     out = run_quick("jpsro", tmp_path / "jpsro")
     curves = pd.read_csv(out / "gap_curves.csv")
     assert {"kuhn_poker(players=3)", "sheriff"} <= set(curves.game)
@@ -160,29 +160,47 @@ def test_jpsro_quick_and_readme_results(tmp_path):
     assert kuhn.loc[("MGCCE", last)] < kuhn.loc[("uniform", last)]
     assert kuhn.loc[("MGCCE", last)] < kuhn.loc[("MGCCE", 0)]
 
-    # readme_results.py: fills the block between the markers from a fake summary, idempotently
+
+def test_readme_results_fills_the_page(tmp_path):
+    # readme_results.py: fills the block between the markers of a page from a fake summary, idempotently
     results = tmp_path / "results"
     (results / "fake").mkdir(parents=True)
     (results / "fake" / "summary.md").write_text(
         "# Fake paper\n\nintro\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nrest\n")
-    readme = tmp_path / "README.md"
-    readme.write_text("# Project\n\nbefore\n\n<!-- reproductions:start -->\nstale\n<!-- reproductions:end -->\n"
-                      "\nafter\n")
-    cmd = ["--readme", str(readme), "--results", str(results)]
+    page = tmp_path / "results.md"
+    page.write_text("# Project\n\nbefore\n\n<!-- reproductions:start -->\nstale\n<!-- reproductions:end -->\n"
+                    "\nafter\n")
+    cmd = ["--page", str(page), "--results", str(results)]
     check = cmd + ["--check"]
     assert run_module("readme_results", *check) == 1     # stale block: out of date
     assert run_module("readme_results", *cmd) == 0
-    text = readme.read_text()
+    text = page.read_text()
     block = text.split("<!-- reproductions:start -->")[1].split("<!-- reproductions:end -->")[0]
-    assert "### Fake paper" in block and "| 1 | 2 |" in block and "results/fake/summary.md" in block
+    assert "### Fake paper" in block and "| 1 | 2 |" in block
+    assert "Full summary: [results/fake/summary.md](results/fake/summary.md)." in block   # inside: a link
     assert "stale" not in block and "intro" not in block and "rest" not in block
     assert text.startswith("# Project\n\nbefore\n\n") and text.endswith("\n\nafter\n")
     assert run_module("readme_results", *cmd) == 0
-    assert readme.read_text() == text                                      # idempotent
+    assert page.read_text() == text                                        # idempotent
     assert run_module("readme_results", *check) == 0
     (results / "fake" / "summary.md").write_text("# Fake paper\n\n| a |\n|---|\n| 9 |\n")
     assert run_module("readme_results", *check) == 1
-    assert readme.read_text() == text                                      # --check writes nothing
+    assert page.read_text() == text                                        # --check writes nothing
+    assert run_module("readme_results", "--readme", str(page), "--results", str(results), "--check") == 1  # old name
+
+    # a page in a folder beside the results (docs/results.md and experiments/): the summary in a code span, since
+    # MkDocs rejects links out of its docs folder
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "results.md").write_text("<!-- reproductions:start -->\n<!-- reproductions:end -->\n")
+    assert run_module("readme_results", "--page", str(docs / "results.md"), "--results", str(results)) == 0
+    text = (docs / "results.md").read_text()
+    assert f"Full summary: `{(results / 'fake' / 'summary.md').resolve().as_posix()}`." in text and "](" not in text
+
+
+def test_the_results_page_is_current():
+    # the committed block of docs/results.md matches the committed summaries
+    assert run_module("readme_results", "--check") == 0
 
 
 def test_only_default_runs_write_committed_results(tmp_path, monkeypatch):
