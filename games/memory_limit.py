@@ -8,7 +8,8 @@ brought to a halt.
 
 The limit is :func:`memory_limit`: the environment variable ``PSRO_MAX_MEMORY`` when it is set (bytes, or a
 number with a unit ``K``, ``M``, ``G``, ``T``, powers of 1024: ``PSRO_MAX_MEMORY=64G``), else half the memory
-available when the check runs (the default of the game tree's budget, :func:`psro.game_tree.memory_budget`): the
+available when the check runs (the default of the game tree's budget,
+:func:`psro.sequence_form.game_tree.memory_budget`): the
 smallest of the machine's available memory, the process's address-space limit (``ulimit -v``, ``RLIMIT_AS``) and
 its cgroup's limit (``memory.max`` less ``memory.current``), halved.
 

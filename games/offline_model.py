@@ -52,7 +52,7 @@ model's tree (imperfect information respected), so the pessimistic gap of
 
 **As a game.** :meth:`GameModel.model_game` turns the count-based model, a
 member, or a bound into a :class:`games.SequentialGame` whose information-state
-strings are the dataset's, so exact machinery (``psro.game_tree.build_game_tree``,
+strings are the dataset's, so exact machinery (``psro.sequence_form.game_tree.build_game_tree``,
 ``PSRO(model.model_game(...), oracle="exact")``, OpenSpiel's best responses)
 runs inside the model and its policies apply to the real game unchanged. Such a
 game is not registered with OpenSpiel, so it is played through its

@@ -25,7 +25,7 @@ def load(spec):
 
     A ``pyspiel.Game`` is returned unchanged. Simultaneous-move games load as
     they are (no ``convert_to_turn_based``): the game tree of exact PSRO
-    (``psro.game_tree``) walks their simultaneous moves seat by seat.
+    (``psro.sequence_form.game_tree``) walks their simultaneous moves seat by seat.
 
     Raises
     ------

@@ -10,20 +10,22 @@ submodule; ``from psro import PSRO`` imports the loop then.
 3
 """
 
+import sys
+
 import lazy_loader
 
 # One entry per public name: the submodule that defines it.
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "config": ["PSROConfig"],
+        "config.model": ["PSROConfig"],
         "evaluation": ["register_evaluator"],
         "oracles": ["register_oracle"],
-        "state": ["LoopState"],
-        "double_oracle_search": ["double_oracle", "DoubleOracleResult"],
-        "loop": ["PSRO"],
-        "training_loop": ["TrainingLoop"],
-        "algorithms": ["algorithm_class"],
+        "loop.state": ["LoopState"],
+        "variants.double_oracle_search": ["double_oracle", "DoubleOracleResult"],
+        "loop.psro_loop": ["PSRO"],
+        "loop.training": ["TrainingLoop"],
+        "loop.algorithms": ["algorithm_class"],
         "family.self_play": ["SelfPlay", "FictitiousSelfPlay"],
         "family.fxp": ["FXP"],
         "family.league": ["League"],
@@ -38,9 +40,64 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "variants.pipeline": ["PipelinePSRO"],
         "policies.openspiel": ["to_openspiel_policy", "from_openspiel_policy"],
         "run.population_ranking": ["rank_population"],
-        "local_best_response": ["LocalBestResponse"],
-        "approximate_gap": ["nash_conv_lower_bound"],
+        "measures.local_best_response": ["LocalBestResponse"],
+        "measures.approximate_gap": ["nash_conv_lower_bound"],
         "measures.exact": ["exact_nash_conv", "Exploitability"],
         "family.mmd": ["magnetic_mirror_descent", "MMDResult"],
     },
 )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Old import paths. The modules that sat at the root of psro/ live in folders by concept now; importing an old path
+# still works for one release, warns (DeprecationWarning, naming the new path; CHANGELOG.md) and gives the module
+# itself, so that both names hold the same objects.
+MOVED = {
+    "psro.config_checks": "psro.config.checks", "psro.config_fields": "psro.config.fields",
+    "psro.config_game": "psro.config.game", "psro.config_sections": "psro.config.sections",
+    "psro.training_loop": "psro.loop.training", "psro.loop_measures": "psro.loop.measures",
+    "psro.loop_requirements": "psro.loop.requirements", "psro.state": "psro.loop.state",
+    "psro.seating": "psro.loop.seating", "psro.selection": "psro.loop.selection",
+    "psro.algorithms": "psro.loop.algorithms", "psro.symmetric_games": "psro.loop.symmetric_games",
+    "psro.metrics": "psro.measures.metrics", "psro.efce_gaps": "psro.measures.efce_gaps",
+    "psro.approximate_gap": "psro.measures.approximate_gap",
+    "psro.approx_gap_settings": "psro.measures.approx_gap_settings",
+    "psro.approx_gap_schedule": "psro.measures.approx_gap_schedule",
+    "psro.local_best_response": "psro.measures.local_best_response",
+    "psro.reference_opponents": "psro.measures.reference_opponents",
+    "psro.game_tree": "psro.sequence_form.game_tree", "psro.matrix_game": "psro.sequence_form.matrix_game",
+    "psro.team_view": "psro.sequence_form.team_view", "psro.population": "psro.policies.population",
+    "psro.analysis": "psro.run.analysis", "psro.learning_curves": "psro.run.learning_curves",
+    "psro.loggers": "psro.run.loggers", "psro.double_oracle_search": "psro.variants.double_oracle_search",
+    "psro.openspiel_policy": "psro.policies.openspiel",
+}
+"""Old module path -> where the module lives now."""
+
+
+class _MovedModules:
+    """The import system's last resort for :data:`MOVED`: the old name is bound to the new module, with a warning."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in MOVED:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(name, _MovedModules)
+
+    @staticmethod
+    def create_module(spec):
+        import importlib
+        import warnings
+
+        warnings.warn(f"{spec.name} is deprecated and goes in the next release: import from {MOVED[spec.name]}.",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.import_module(MOVED[spec.name])
+
+    @staticmethod
+    def exec_module(module):
+        pass
+
+
+if not any(getattr(finder, "__name__", None) == "_MovedModules" for finder in sys.meta_path):   # (once)
+    sys.meta_path.append(_MovedModules)

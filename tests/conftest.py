@@ -49,7 +49,7 @@ def _poker_tree(name: str):
     # imported here so that sessions which never use these fixtures do not pay for importing psro
     import pyspiel
 
-    from psro.game_tree import build_game_tree
+    from psro.sequence_form.game_tree import build_game_tree
 
     return build_game_tree(pyspiel.load_game(name))
 

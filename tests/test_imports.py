@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -49,19 +50,24 @@ def test_functions_named_like_their_module_stay_functions():
     # ranking.elo, ranking.alpharank and psro.double_oracle are functions, also after their modules were imported
     probe = ("import ranking.melo_ratings, ranking.elo_ratings\n"
              "import ranking.alpha_rank.alpharank_ranking, ranking.alpha_rank.alpharank_plots\n"
-             "import psro.double_oracle_search, inspect\n"
+             "import psro.variants.double_oracle_search, inspect\n"
              "from ranking import elo, alpharank\nfrom psro import double_oracle\n"
              "assert all(inspect.isfunction(f) for f in (elo, alpharank, double_oracle)), (elo, alpharank)")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+def _moved_psro_modules() -> list:
+    import psro
+
+    return sorted(psro.MOVED.items())
+
+
 @pytest.mark.parametrize("old, new", [
     ("solvers.moran", "solvers.dynamics.moran"),
     ("solvers.evolutionary_dynamics", "solvers.dynamics.evolutionary_dynamics"),
     ("ranking.alpharank_plots", "ranking.alpha_rank.alpharank_plots"),
-    ("psro.openspiel_policy", "psro.policies.openspiel"),
-])
+] + _moved_psro_modules())
 def test_an_old_import_path_warns_and_names_the_new_one(old, new, monkeypatch):
     import importlib
 
@@ -77,3 +83,20 @@ def test_an_old_import_path_warns_and_names_the_new_one(old, new, monkeypatch):
     current = importlib.import_module(new)
     shared = [name for name in vars(module) if not name.startswith("_") and name != "warnings"]
     assert shared and all(getattr(module, name) is getattr(current, name) for name in shared)
+
+
+def test_the_old_psro_paths_are_the_modules_themselves():
+    # a psro module that left the root is its new module under the old name (one object, so monkeypatching either
+    # name patches both), and every new path exists; the old names have no files left
+    import psro
+
+    for old, new in psro.MOVED.items():
+        assert importlib.util.find_spec(new) is not None, new
+        assert not (ROOT / (old.replace(".", "/") + ".py")).exists(), old
+    probe = ("import warnings, sys\nwarnings.simplefilter('ignore')\n"
+             "import psro.game_tree, psro.sequence_form.game_tree\n"
+             "assert sys.modules['psro.game_tree'] is sys.modules['psro.sequence_form.game_tree']\n"
+             "from psro.state import LoopState\nfrom psro.loop.state import LoopState as Same\n"
+             "assert LoopState is Same")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -208,10 +208,10 @@ def imported_modules(path: Path) -> set:
 
 def test_the_loop_knows_none_of_its_variants():
     # psro/variants/ holds subclasses of the loop: nothing else under psro/ imports from it (the registry of
-    # psro.algorithms names them as strings, imported on first use), and only psro/seating.py asks whether the
+    # psro.loop.algorithms names them as strings, imported on first use), and only psro/loop/seating.py asks whether the
     # seats share a population
     outside = [p for p in source_files("psro") if "variants" not in p.relative_to(ROOT / "psro").parts]
-    assert ROOT / "psro" / "loop.py" in outside
+    assert ROOT / "psro" / "loop" / "psro_loop.py" in outside
     importing = {p.relative_to(ROOT).as_posix(): sorted(m for m in imported_modules(p)
                                                         if m == "psro.variants" or m.startswith("psro.variants."))
                  for p in outside}
@@ -219,11 +219,36 @@ def test_the_loop_knows_none_of_its_variants():
     asking = [p.relative_to(ROOT).as_posix() for p in source_files("psro")
               if p.name != "seating.py" and ("seats is None" in p.read_text() or "seats is not None" in p.read_text())]
     assert asking == []
-    # one function checks that a game is two-player zero-sum (psro/loop_requirements.py)
+    # one function checks that a game is two-player zero-sum (psro/loop/requirements.py)
     defining = [p.relative_to(ROOT).as_posix() for p in source_files("psro")
                 if "def check_two_player_zero_sum" in p.read_text()]
-    assert defining == ["psro/loop_requirements.py"]
-    # nor does the base loop know its family: the team view a team game is played on is psro/team_view.py
-    base = ["loop.py", "loop_measures.py", "state.py", "training_loop.py", "seating.py", "team_view.py"]
+    assert defining == ["psro/loop/requirements.py"]
+    # nor does the base loop know its family: the team view a team game is played on is psro/sequence_form/team_view.py
+    base = ["loop/psro_loop.py", "loop/measures.py", "loop/state.py", "loop/training.py", "loop/seating.py",
+            "sequence_form/team_view.py"]
     assert {name: sorted(m for m in imported_modules(ROOT / "psro" / name) if m.startswith("psro.family"))
             for name in base} == dict.fromkeys(base, [])
+
+
+# -- Inside psro/: the folders by concept (issue 56) ----------------------------------------------------------------
+#: What a PSRO loop is built on: these folders never import a training loop or the run around it
+FOUNDATION = ("sequence_form", "policies", "evaluation", "oracles", "meta")
+LOOPS_AND_RUNS = ("loop", "family", "variants", "offline", "run")
+
+
+def psro_folder(module: str) -> str | None:
+    """The folder of psro/ that ``module`` lives in (None for psro's root modules)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (ROOT / "psro" / parts[1]).is_dir() else None
+
+
+def test_the_foundation_folders_never_import_a_loop():
+    graph = import_graph(ROOT, "psro")
+    crossing = sorted(f"{a} -> {b}" for a, b in graph.edges()
+                      if psro_folder(a) in FOUNDATION and psro_folder(b) in LOOPS_AND_RUNS)
+    assert crossing == [], crossing
+
+
+def test_psro_folder_names_the_folder():
+    assert [psro_folder(m) for m in ("psro.loop.state", "psro.sequence_form", "psro.errors", "psro")] == \
+        ["loop", "sequence_form", None, None]

@@ -187,3 +187,9 @@ def test_the_size_checker_counts_code_lines_only():
         "        pass\n"         # 16
     )
     assert function_sizes(source) == [("f", 1, 7), ("f.g", 10, 2), ("C.m", 15, 2)]
+
+
+def test_psro_is_laid_out_by_concept():
+    # issue 56: at most three modules at the root of psro/ besides __init__.py; the rest live in folders by concept
+    root_modules = sorted(p.name for p in (ROOT / "psro").glob("*.py") if p.name != "__init__.py")
+    assert len(root_modules) <= 3, root_modules

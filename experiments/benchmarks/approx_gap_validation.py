@@ -3,7 +3,7 @@ meta-strategy, at every measured row.
 
 Deep PSRO (``oracle="ppo"``, Monte Carlo meta-game, Nash meta-solver) runs on games whose tree fits, so every
 row has both the exact NashConv of the eval meta-strategy (``gap``, the tree) and ``approx_gap`` with its
-standard error ``se`` (learned responses and sampled play, :mod:`psro.approximate_gap`, measured every
+standard error ``se`` (learned responses and sampled play, :mod:`psro.measures.approximate_gap`, measured every
 ``--every`` iterations and on the last row, with its default budget). For each game, oracle budget (PPO steps per
 response: the default 20,000 and a small one) and seed, every measured row is checked:
 
@@ -23,7 +23,7 @@ Run with BLAS pinned::
 full estimator (fresh and warm-started responses); ``--share 0.2``, a run's default, measures what the share
 allows (the best member and the step's own responses where training does not fit) and skips rows it does not.
 
-``--lbr 32`` adds a local best response to the candidates (:mod:`psro.local_best_response`).
+``--lbr 32`` adds a local best response to the candidates (:mod:`psro.measures.local_best_response`).
 
 ``--quick`` is a smoke run (Kuhn, one seed, the small budget, 2 iterations); ``--games`` picks games from
 :data:`GAMES` (``goofspiel5``: 5 cards, descending point order, imperfect information, whose tree fits).
@@ -56,7 +56,7 @@ def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episo
             share: float | None = None, lbr: int | None = None, oracle: str = "ppo",
             responder: str | None = None) -> list:
     """The measured rows of one deep-PSRO run with ``oracle`` (``steps`` per response); ``responder`` names
-    ``approx_gap_options``' oracle (None: its default, :func:`psro.approx_gap_settings.default_responder`)."""
+    ``approx_gap_options``' oracle (None: its default, :func:`psro.measures.approx_gap_settings.default_responder`)."""
     from psro import PSRO
 
     solver = PSRO(GAMES[game], oracle=oracle, oracle_steps=steps or None, evaluator="monte_carlo",
@@ -118,7 +118,7 @@ def markdown(table: pd.DataFrame, args, seconds: float) -> str:
              f"bound) measured every {args.every} iterations and on the last row with its default budget (per "
              "target the best of the best member, the step's own response, a fresh response of "
              + (f"`{args.responder}`" if args.responder else "the default responder (model_br: "
-                "psro.approx_gap_settings.default_responder)")
+                "psro.measures.approx_gap_settings.default_responder)")
              + ", a warm-started one where the responder trained the member, and the networks' greedy versions, "
              "raced by successive halving on selection episodes, the winner valued on 2,000 fresh ones; "
              + ("no share limit" if getattr(args, "share", None) is None else

@@ -109,7 +109,7 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
     from psro.oracles.learned.model_based import ModelConfig, train_model
     from psro.oracles.learned.neural_br import NeuralBRConfig, train_neural_br
     from psro.oracles.learned.ppo import PPOConfig, train_ppo
-    from psro.population import tabular_policy
+    from psro.policies.population import tabular_policy
 
     evaluator, rows = SequenceFormEvaluator(measure.tree), []
     mixture = [w @ np.stack([measure.plan(("member", p, i), p, lambda p=p, m=m: tabular_policy(m, measure.tree, p))

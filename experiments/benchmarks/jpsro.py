@@ -5,7 +5,7 @@ CCE-JPSRO, MGCE for CE-JPSRO; OpenSpiel's are its cvxpy programs, ours the
 solvers of this toolkit), exact best responses and exact meta-game payoffs.
 Each run stops at the time budget or the target gap. The gap is the one
 OpenSpiel's loop reports (sum over players of the deviation incentives of the
-training meta-distribution, see :mod:`psro.metrics`). For each implementation
+training meta-distribution, see :mod:`psro.measures.metrics`). For each implementation
 and concept the script prints the gap trace of the first run, then the median
 over ``--repeats`` runs of the wall time to reach each threshold, and the ratio.
 

@@ -71,8 +71,8 @@ def measure(game_name: str, alpha: float, stepsize, iterations: int, compare_at:
     from open_spiel.python.algorithms import exploitability
 
     from psro.family.mmd import magnetic_mirror_descent, mmd_problem
-    from psro.game_tree import build_game_tree
-    from psro.metrics import nash_conv_of_plans
+    from psro.measures.metrics import nash_conv_of_plans
+    from psro.sequence_form.game_tree import build_game_tree
 
     game = pyspiel.load_game(game_name)
     logger.info("%s, alpha=%s, stepsize=%s: OpenSpiel's %d iterations", game_name, alpha, stepsize, iterations)

@@ -53,10 +53,10 @@ def main() -> None:
     from open_spiel.python.algorithms.policy_aggregator import PolicyAggregator
 
     from psro.evaluation import SequenceFormEvaluator
-    from psro.game_tree import build_game_tree
     from psro.meta.warm_start_lp import WarmStartZeroSumLP
     from psro.oracles.exact import best_response
     from psro.policies import aggregate, realization_plans, to_openspiel_dict
+    from psro.sequence_form.game_tree import build_game_tree
     from solvers.nash.zero_sum import solve_zero_sum
     if "ECOS" not in cp.installed_solvers():  # OpenSpiel's default LP backend; HiGHS is what is installed
         lp_solver.LinearProgram.solve.__defaults__ = (cp.HIGHS, {})

@@ -47,7 +47,7 @@ def median_time(fn, repeats: int):
 
 
 def random_populations(tree, k: int, seed: int):
-    from psro.population import Population, Provenance
+    from psro.policies.population import Population, Provenance
 
     rng = np.random.default_rng(seed)
     pops = []
@@ -104,7 +104,7 @@ def main() -> None:
     from games import EmpiricalGame
     from games.executors import make_executor
     from psro.evaluation import MonteCarloEvaluator
-    from psro.game_tree import build_game_tree
+    from psro.sequence_form.game_tree import build_game_tree
 
     game = pyspiel.load_game(args.game)
     tree = build_game_tree(game)

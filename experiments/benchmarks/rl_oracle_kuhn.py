@@ -46,7 +46,7 @@ def run_psro(tree, oracle_name: str, iterations: int, target: float, seed: int, 
     from psro.oracles.learned.oracle import LearnedOracle
     from psro.oracles.learned.ppo import PPOConfig
     from psro.policies import uniform_policy
-    from psro.population import Population, Provenance
+    from psro.policies.population import Population, Provenance
     from solvers import solve
 
     if oracle_name == "exact":
@@ -123,7 +123,7 @@ def main() -> None:
     import pyspiel
     import torch
 
-    from psro.game_tree import build_game_tree
+    from psro.sequence_form.game_tree import build_game_tree
 
     torch.set_num_threads(1)
     overrides = {}

@@ -136,7 +136,7 @@ history.tail()"""),
                       "thin line per response, a colour per player, readable with 50 responses "
                       "(`psro report` draws the same figure as `learning_curves.png`)."),
     new_code_cell("""\
-from psro.learning_curves import read_learning_curves
+from psro.run.learning_curves import read_learning_curves
 
 learners = read_learning_curves(run_dir)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3))
@@ -401,7 +401,7 @@ COMPARE = [
                       "notebook first runs a tiny sweep: PSRO on Kuhn poker with two meta-solvers over three "
                       "seeds. Curves are means (or interquartile means) over seeds with percentile-bootstrap "
                       "bands, runs aligned by interpolation on the chosen axis and never extrapolated "
-                      "(`psro.analysis`; `psro compare` is the same from the command line)."),
+                      "(`psro.run.analysis`; `psro compare` is the same from the command line)."),
     new_code_cell(SETUP),
     new_code_cell("""\
 import os, tempfile
@@ -420,7 +420,7 @@ sorted(p.name for p in sweep_dir.iterdir())"""),
     new_markdown_cell("## One tidy table\n\nOne row per history row of every run, with its group (what differs "
                       "between runs other than the seed), algorithm and seed."),
     new_code_cell("""\
-from psro.analysis import aggregate_curves, final_values, load_histories
+from psro.run.analysis import aggregate_curves, final_values, load_histories
 
 table = load_histories([sweep_dir])
 table[["group", "seed", "iteration", "gap", "wall_time"]].head()"""),

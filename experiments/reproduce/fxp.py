@@ -27,7 +27,7 @@ import pandas as pd
 from experiments.reproduce.common import Summary, parse_args
 from games import catalog
 from psro import PSRO
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.family.fxp import FXP
 from psro.family.self_play import FictitiousSelfPlay, SelfPlay
 from psro.family.teams import team_config, team_exploitability

@@ -13,7 +13,7 @@ meta-game payoffs, for the meta-solvers uniform, alpha-Rank (product
 solutions: the loop is PSRO), MGCCE, MWCCE (JPSRO(CCE)) and MGCE, MWCE
 (JPSRO(CE), ``br_selection="largest_gap"``). The uniform and alpha-Rank runs
 report NashConv, so their CCE gap is computed here with
-:func:`psro.metrics.joint_gap` on the product meta-distribution of their
+:func:`psro.measures.metrics.joint_gap` on the product meta-distribution of their
 meta-strategies. Every run also gets its CCE gap (a CE gap bounds it above).
 
 The default mode also runs MGCCE and MGCE JPSRO, until the gap is at most
@@ -37,8 +37,8 @@ import pyspiel
 from experiments.reproduce.common import Summary, parse_args
 from games import load
 from psro import PSRO
-from psro.game_tree import build_game_tree
-from psro.metrics import joint_gap
+from psro.measures.metrics import joint_gap
+from psro.sequence_form.game_tree import build_game_tree
 from solvers import make_equilibrium
 
 logger = logging.getLogger("jpsro_reproduction")
@@ -193,7 +193,7 @@ def main() -> None:
     s.add("## Final gaps", "",
           f"Budget per run: at most {iterations} iterations and {time_limit:g} s (whichever first), exact best "
           "responses, seed 0. `cce_gap`: the CCE gap in the full game of the meta-distribution (for uniform and "
-          "alpha-Rank: the product of their meta-strategies, computed with `psro.metrics.joint_gap`); "
+          "alpha-Rank: the product of their meta-strategies, computed with `psro.measures.metrics.joint_gap`); "
           "`min_cce_gap`: the smallest CCE gap over the run (the gap is not monotone: new policies change the "
           "meta-game and its solution); `own_gap`: the gap each run reports (NashConv for product meta-solvers, "
           "CE gap for MGCE/MWCE).", "")
@@ -241,7 +241,8 @@ def main() -> None:
           "- Gaps are exact (sequence-form best responses against the meta-distribution), not sampled; the "
           "figure draws gaps below 1e-12 at 1e-12.",
           "- Best responses that gain nothing (mass-weighted gain at most 1e-12 times the payoff scale, "
-          "`psro.selection.ZERO_GAIN_RTOL`) do not join: with `br_selection=\"all\"` (the paper's rule) only once no "
+          "`psro.loop.selection.ZERO_GAIN_RTOL`) do not join: with `br_selection=\"all\"` (the paper's rule) only once "
+          "no "
           "player's best response gains anything, i.e. at a fixed point where the meta-distribution is already "
           "an equilibrium of the full game; with `\"novel\"` and `\"largest_gap\"` never. Without this rule "
           "such responses joined the converged populations and the gap rose again (sheriff, MGCCE: 1e-14 at "

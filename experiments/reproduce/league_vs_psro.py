@@ -11,11 +11,12 @@ reaches the budget (it may pass it by at most one iteration; the table gives the
    agents' latest snapshots; NFSP: the latest average policies; fictitious self-play: the uniform mixture of its
    iterates; FXP and PSRO: the Nash mixture of their meta-game), against the steps spent.
 2. **Phantom tic-tac-toe** (far too large for the tree): ``approx_gap`` of each output (fresh PPO best responses
-   with the same budget for all, :func:`psro.approximate_gap.approximate_gap`) and a cross-play alpha-Rank of the
+   with the same budget for all, :func:`psro.measures.approximate_gap.approximate_gap`) and a cross-play alpha-Rank of
+   the
    outputs: each output against each other in both seats (members drawn from its mixture every episode), the
    symmetrised mean returns ranked by single-population alpha-Rank (:func:`ranking.alpharank`).
 
-The algorithms come from ``psro.algorithms`` and are imported when used; one that is missing is reported as such
+The algorithms come from ``psro.loop.algorithms`` and are imported when used; one that is missing is reported as such
 in the summary, and the others still run.
 
 Run: ``python -m experiments.reproduce.league_vs_psro [--quick] [--out DIR]``.
@@ -34,7 +35,7 @@ import pandas as pd
 
 from experiments.reproduce.common import Summary, parse_args
 
-#: The compared algorithms: label -> (psro.algorithms name, its own fields).
+#: The compared algorithms: label -> (psro.loop.algorithms name, its own fields).
 ALGORITHMS = {
     "League": ("league", {}),
     "NFSP": ("nfsp", {}),
@@ -56,7 +57,7 @@ SEEDS = {"quick": {"leduc": [0], "large": [0]}, "default": {"leduc": [0, 1, 2], 
 
 def build(label: str, game: str, budget: dict, seed: int):
     """The solver of ``label`` on ``game`` with the budget's settings (ImportError when it is not there)."""
-    from psro.algorithms import algorithm_class
+    from psro.loop.algorithms import algorithm_class
 
     name, own = ALGORITHMS[label]
     cls = algorithm_class(name)
@@ -150,7 +151,7 @@ def output_of(solver):
 
 def approx_gap(solver, game: str, budget: dict, seed: int) -> tuple:
     """``(approx_gap, stderr)`` of the output: fresh PPO responses, the same budget and seeds for every output."""
-    from psro.approximate_gap import approximate_gap, responder_seed
+    from psro.measures.approximate_gap import approximate_gap, responder_seed
     from psro.oracles import make_oracle
 
     oracle = make_oracle("ppo", None, seed=responder_seed(seed), game=game,

@@ -27,12 +27,12 @@ from experiments.reproduce.common import Summary, parse_args
 from games.datasets import collect
 from games.offline_model import fit_model
 from psro import PSRO
-from psro.game_tree import build_game_tree
-from psro.metrics import nash_conv
+from psro.measures.metrics import nash_conv
 from psro.offline import pessimistic_gap
 from psro.offline.behaviour_cloning import clone_behaviour
 from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO
 from psro.policies import uniform_policy
+from psro.sequence_form.game_tree import build_game_tree
 
 GAMES = {"leduc": "leduc_poker", "bargaining": "bargaining(max_num_instances=10,max_turns=3)"}
 METHODS = ("coffee_psro", "offline_psro", "behaviour_cloning")

@@ -2,7 +2,7 @@
 half the oracle calls.
 
 In a symmetric game one population can play every seat (``PSRO(game, symmetric=True)``,
-:mod:`psro.seating`): one best response per iteration instead of one per player, and each meta-game
+:mod:`psro.loop.seating`): one best response per iteration instead of one per player, and each meta-game
 profile evaluated once up to swapping the seats. Issue 27 asks for the comparison on the games of Balduzzi et al.
 (2019, "Open-ended learning in symmetric zero-sum games"): random games of skill (a transitive skill plus small
 cyclic noise, ``games.catalog.skill_game``) and the disc game (``games.catalog.disc_game``), a symmetric zero-sum

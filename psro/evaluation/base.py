@@ -198,7 +198,7 @@ def make_evaluator(name: str, tree, **options) -> Evaluator:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> make_evaluator("sequence_form", tree).name
     'sequence_form'

@@ -18,8 +18,8 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from psro.evaluation.base import EvaluationBatch, block_done, record_exact_block, register_evaluator
-from psro.game_tree import GameTree
 from psro.policies import to_openspiel_dict
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = ["ExactEvaluator", "SequenceFormEvaluator", "OpenSpielEvaluator"]
 
@@ -56,7 +56,7 @@ class SequenceFormEvaluator(ExactEvaluator):
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import realization_plans, uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> plans = [realization_plans(uniform_policy(i)[None], i) for i in tree.infostates]
@@ -136,9 +136,9 @@ class OpenSpielEvaluator(ExactEvaluator):
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
-    >>> from psro.population import Population, Provenance
+    >>> from psro.policies.population import Population, Provenance
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> pops = [Population(i) for i in tree.infostates]
     >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]

@@ -45,7 +45,7 @@ from psro.evaluation.top_up import (
     _support_allocation,
     support_weights,
 )
-from psro.game_tree import GameTree, build_game_tree
+from psro.sequence_form.game_tree import GameTree, build_game_tree
 
 __all__ = ["EnvProfileSampler", "MonteCarloEvaluator", "check_episode_budget"]
 
@@ -198,7 +198,7 @@ class MonteCarloEvaluator:
     >>> import pyspiel
     >>> from games import EmpiricalGame
     >>> from psro.policies import uniform_policy
-    >>> from psro.population import Population, Provenance
+    >>> from psro.policies.population import Population, Provenance
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> pops = [Population(i) for i in tree.infostates]
     >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]
@@ -211,7 +211,7 @@ class MonteCarloEvaluator:
     Without a tree, on populations of policy objects:
 
     >>> from psro.policies import UniformPolicy
-    >>> from psro.population import PolicyPopulation
+    >>> from psro.policies.population import PolicyPopulation
     >>> neural = [PolicyPopulation(p, 2) for p in range(2)]
     >>> _ = [pop.add(UniformPolicy(2), Provenance(0, "initial")) for pop in neural]
     >>> mc = MonteCarloEvaluator(None, episodes_per_profile=4000, game="kuhn_poker", seed=0)
@@ -474,7 +474,7 @@ class MonteCarloEvaluator:
         >>> import pyspiel
         >>> from games import EmpiricalGame
         >>> from psro.policies import uniform_policy
-        >>> from psro.population import Population, Provenance
+        >>> from psro.policies.population import Population, Provenance
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> pops = [Population(i) for i in tree.infostates]
         >>> for p in pops:
@@ -591,7 +591,7 @@ class MonteCarloEvaluator:
         >>> import pyspiel
         >>> from games import EmpiricalGame
         >>> from psro.policies import uniform_policy
-        >>> from psro.population import Population, Provenance
+        >>> from psro.policies.population import Population, Provenance
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> pops = [Population(i) for i in tree.infostates]
         >>> for p in pops:
@@ -689,7 +689,7 @@ class MonteCarloEvaluator:
         >>> import pyspiel
         >>> from games import EmpiricalGame
         >>> from psro.policies import uniform_policy
-        >>> from psro.population import Population, Provenance
+        >>> from psro.policies.population import Population, Provenance
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> pops = [Population(i) for i in tree.infostates]
         >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]

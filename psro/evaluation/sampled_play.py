@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from psro.game_tree import GameTree
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = ["PlayTree", "ProfileSampler", "SampleStatistics", "build_play_tree", "segment_generator"]
 
@@ -94,12 +94,12 @@ def build_play_tree(tree: GameTree) -> PlayTree:
     Parameters
     ----------
     tree : GameTree
-        From :func:`psro.game_tree.build_game_tree`; its infostate numbering is reused.
+        From :func:`psro.sequence_form.game_tree.build_game_tree`; its infostate numbering is reused.
 
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> play = build_play_tree(build_game_tree(pyspiel.load_game("kuhn_poker")))
     >>> play.num_nodes, int(play.is_terminal.sum()), play.max_depth   # 1 deal root, 6 deals, 30 terminals
     (58, 30, 5)
@@ -109,7 +109,7 @@ def build_play_tree(tree: GameTree) -> PlayTree:
     actors, infos, kids, cdfs, rets, depths = [], [], [], [], [], []
     width = game.num_distinct_actions()
     # (state, parent node, slot, depth, the seats' pending choices at a simultaneous node or None): a simultaneous
-    # move is seat 0's node, then seat 1's at the same state, ..., as in psro.game_tree
+    # move is seat 0's node, then seat 1's at the same state, ..., as in psro.sequence_form.game_tree
     stack = [(game.new_initial_state(), -1, -1, 0, None)]
     while stack:
         state, parent, slot, depth, pending = stack.pop()
@@ -224,7 +224,7 @@ class ProfileSampler:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> sampler = ProfileSampler(build_play_tree(tree), [uniform_policy(i)[None] for i in tree.infostates], seed=0)

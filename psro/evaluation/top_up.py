@@ -130,7 +130,7 @@ def _apportion(weights: np.ndarray, total: int) -> np.ndarray:
 def run_top_up(evaluator, state, episodes: int, method: str, rounds: int, iteration: int, solve, on_batch) -> None:
     """The loop's top-up of iteration ``iteration``: ``episodes`` more episodes in ``rounds`` resumable rounds
     (:meth:`psro.evaluation.monte_carlo.MonteCarloEvaluator.top_up_rounds`), its progress kept in ``state.top_up``
-    (a :class:`psro.state.LoopState`).
+    (a :class:`psro.loop.state.LoopState`).
 
     The progress (round, episodes, the ``"support"`` meta-strategy, which ``solve(meta_game)`` gives once per
     iteration, and a round's target counts) is stored before any episode of a round is played, so a checkpoint

@@ -18,6 +18,7 @@ checkpoint, history).
 - :mod:`psro.family.mmd`: ``magnetic_mirror_descent``, tabular magnetic mirror descent in the sequence form with
   the dilated entropy (OpenSpiel's ``MMDDilatedEnt``, vectorised): a function on the game tree.
 
-Each loop is named in :data:`psro.algorithms.ALGORITHMS`, runs from a config (``algorithm: fxp``) and resumes from its
+Each loop is named in :data:`psro.loop.algorithms.ALGORITHMS`, runs from a config (``algorithm: fxp``) and resumes
+from its
 checkpoint.
 """

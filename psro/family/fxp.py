@@ -41,11 +41,11 @@ import numpy as np
 
 from games.normal_form import NormalFormGame
 from games.validation import check_real
-from psro.config import PSROConfig, algorithm_options
+from psro.config.model import PSROConfig, algorithm_options
 from psro.family.self_play import FamilyLoop
-from psro.loop_requirements import LoopRequirements
+from psro.loop.requirements import LoopRequirements
+from psro.loop.state import RolesExtra
 from psro.oracles.base import Target
-from psro.state import RolesExtra
 
 __all__ = ["FXP", "FXPOptions", "OPPONENT_SAMPLING"]
 

@@ -66,12 +66,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from games.memory_limit import check_memory
-from psro.config import algorithm_options
-from psro.loop import PSRO
-from psro.loop_requirements import LoopRequirements
+from psro.config.model import algorithm_options
+from psro.loop.psro_loop import PSRO
+from psro.loop.requirements import LoopRequirements
+from psro.loop.state import LoopExtra
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
-from psro.state import LoopExtra
 from solvers import make_equilibrium
 
 __all__ = ["League", "LeagueOptions", "WEIGHTINGS", "ROLES", "pfsp_weights", "decayed_update", "win_rates",
@@ -383,7 +383,7 @@ class League(PSRO):
         self._exploiter_oracle = None
         name = options.main_exploiter_oracle
         if name is not None and name != config.oracle:
-            from psro.config import with_field
+            from psro.config.model import with_field
             from psro.oracles import make_oracle
 
             settings = config.oracle_settings() if options.main_exploiter_options is None \

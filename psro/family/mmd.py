@@ -40,9 +40,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from games.validation import check_int, check_real
-from psro.game_tree import GameTree, PlayerInfostates, build_game_tree
-from psro.metrics import nash_conv_of_plans
+from psro.measures.metrics import nash_conv_of_plans
 from psro.policies import realization_plans, uniform_policy
+from psro.sequence_form.game_tree import GameTree, PlayerInfostates, build_game_tree
 
 __all__ = ["MMDProblem", "MMDResult", "mmd_problem", "mmd_step", "magnetic_mirror_descent", "dilated_entropy",
            "dilated_entropy_gradient", "regularized_gap", "sequence_policy"]
@@ -328,7 +328,7 @@ def magnetic_mirror_descent(game_or_tree, iterations: int, alpha: float, stepsiz
         Measure the NashConv of the last iterate and of the average at iterations ``0, k, 2k, ...`` and at the
         last; ``0``: at the last only; None: never.
     max_histories : int
-        Passed to :func:`psro.game_tree.build_game_tree` when a game is given.
+        Passed to :func:`psro.sequence_form.game_tree.build_game_tree` when a game is given.
 
     Returns
     -------

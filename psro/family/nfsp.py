@@ -13,10 +13,10 @@ its average policy otherwise. All seats of ``num_envs`` games are played by the 
 :func:`games.environment.make_env`; one **iteration** is ``steps_per_iteration`` decisions of all players
 (the games restart at the start of each iteration, so an iteration boundary is an episode boundary and a
 checkpoint needs no game state). After every iteration the average policies are copied into the populations
-(:class:`psro.population.PolicyPopulation`; the first members are the untrained networks of iteration 0), the
+(:class:`psro.policies.population.PolicyPopulation`; the first members are the untrained networks of iteration 0), the
 meta-game between the copies is extended (exact where the game tree fits, else sampled play), and the history
 row's ``gap`` is the exact NashConv of the current average policies (NaN without a tree; ``approx_gap`` then
-comes from :func:`psro.approximate_gap.approximate_gap`). The output, ``meta_strategy``, is the latest average
+comes from :func:`psro.measures.approximate_gap.approximate_gap`). The output, ``meta_strategy``, is the latest average
 policy of each player (a pure meta-strategy on the newest members).
 
 Randomness: torch seeds the networks once (``seed``); everything after draws from the run's numpy generator
@@ -43,7 +43,7 @@ import torch
 from torch import nn
 
 from games.validation import is_integer
-from psro.config import algorithm_options
+from psro.config.model import algorithm_options
 from psro.family.simultaneous import LoopOutput, SimultaneousLoop, load_network_arrays, network_arrays
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores

@@ -63,7 +63,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from psro.config import algorithm_options
+from psro.config.model import algorithm_options
 from psro.family.simultaneous import LoopOutput, SimultaneousLoop, load_network_arrays, network_arrays
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import NeuralPolicy, PolicyNetwork, masked_scores, network_parameters
@@ -402,7 +402,7 @@ class PPOSelfPlay(SimultaneousLoop):
         """Refuse a game that is not two-player, or an OpenSpiel game not declared zero- or constant-sum: self-play
         of two learners converges to an equilibrium only in two-player zero-sum games."""
         from games.contracts import is_environment_game
-        from psro.loop_requirements import check_two_player_zero_sum, require_two_players
+        from psro.loop.requirements import check_two_player_zero_sum, require_two_players
 
         require_two_players(game, cls.__name__)
         if not is_environment_game(game):

@@ -36,9 +36,9 @@ import logging
 
 import numpy as np
 
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.family.teams import team_config
-from psro.loop import PSRO
+from psro.loop.psro_loop import PSRO
 from psro.meta.solvers import MetaSolver
 from solvers import make_equilibrium
 

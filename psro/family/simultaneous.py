@@ -5,7 +5,7 @@ Each seat has a learner (networks, optimisers and whatever buffers its algorithm
 algorithm's learning over fresh games (:meth:`SimultaneousLoop.play`; the games restart at the start of each
 iteration, so an iteration boundary is an episode boundary and a checkpoint holds no game state). After every
 iteration each seat's output policy (NFSP's average policy, PPO's and MMD's current policy) is copied into its
-population (:class:`psro.population.PolicyPopulation`; the first members are the untrained networks of row 0),
+population (:class:`psro.policies.population.PolicyPopulation`; the first members are the untrained networks of row 0),
 the meta-game between the copies is extended (exact where the game tree fits, else sampled play), and the
 history row's ``gap`` is the exact NashConv of the current outputs:
 
@@ -13,7 +13,7 @@ history row's ``gap`` is the exact NashConv of the current outputs:
 * on phantom tic-tac-toe and dark hex with ``exact_gap: true``, from the compiled evaluator
   (:func:`psro.exact_nash_conv`) at iterations ``k, 2k, ...`` of ``exact_gap_every`` and on the last row of each
   ``run`` call, its seconds in ``exact_gap_time`` (and in ``time_metric`` and ``wall_time``); NaN on other rows;
-* else NaN, with ``approx_gap`` from :func:`psro.approximate_gap.approximate_gap` (a lower bound).
+* else NaN, with ``approx_gap`` from :func:`psro.measures.approximate_gap.approximate_gap` (a lower bound).
 
 The output, ``meta_strategy``, is the latest output of each seat (a pure meta-strategy on the newest members).
 
@@ -42,19 +42,25 @@ import torch
 
 from games.empirical import EmpiricalGame
 from games.environment import make_env, num_actions, observation_size
-from psro.approx_gap_schedule import share_allows
-from psro.approximate_gap import approx_gap_due, approx_gap_settings, measure_with_oracle, responder_seed, unvalued
-from psro.config import PSROConfig
-from psro.game_tree import TreeTooLarge, build_game_tree
-from psro.metrics import nash_conv
+from psro.config.model import PSROConfig
+from psro.loop.state import EpisodeCounter, LoopExtra, LoopState
+from psro.loop.training import TrainingLoop
+from psro.measures.approx_gap_schedule import share_allows
+from psro.measures.approximate_gap import (
+    approx_gap_due,
+    approx_gap_settings,
+    measure_with_oracle,
+    responder_seed,
+    unvalued,
+)
+from psro.measures.metrics import nash_conv
 from psro.oracles.learned.networks import LearnedProvenance
 from psro.oracles.learned.oracle import isolated_torch
-from psro.population import PolicyPopulation
+from psro.policies.population import PolicyPopulation
 from psro.run.checkpoint import member_arrays, member_from_arrays
 from psro.run.checkpoint_schema import NFSPDocument, decode
 from psro.run.store import previous_name, read_arrays, read_document, read_or_advise, write_arrays
-from psro.state import EpisodeCounter, LoopExtra, LoopState
-from psro.training_loop import TrainingLoop
+from psro.sequence_form.game_tree import TreeTooLarge, build_game_tree
 
 __all__ = ["SimultaneousLoop", "SimultaneousExtra", "LoopOutput", "network_arrays", "load_network_arrays"]
 
@@ -65,7 +71,7 @@ logger = logging.getLogger(__name__)
 FORMAT = "psro.NFSP/1"
 #: The oracle these loops' ``approx_gap_options`` budgets are for (they train no responses of their own): DQN's, whose
 #: responses measure ``approx_gap`` where those options set a budget, model_br's otherwise
-#: (:func:`psro.approx_gap_settings.default_responder`)
+#: (:func:`psro.measures.approx_gap_settings.default_responder`)
 NOMINAL_ORACLE = "dqn"
 CHECKPOINT_FILE = "checkpoint.json"
 
@@ -129,7 +135,7 @@ def _refuse(path: Path, name: str, what: str) -> None:
 
 
 class SimultaneousLoop(TrainingLoop):
-    """Every seat learns at once in self-play; a :class:`psro.training_loop.TrainingLoop` whose step is: learn
+    """Every seat learns at once in self-play; a :class:`psro.loop.training.TrainingLoop` whose step is: learn
     (:meth:`play`), then snapshot the outputs (see the module docstring).
 
     Parameters
@@ -189,7 +195,7 @@ class SimultaneousLoop(TrainingLoop):
     def _game_tree(self, config: PSROConfig) -> tuple:
         """The game tree where it fits (``exact_gap`` auto or true) and, without one, the board of the compiled
         evaluator where ``exact_gap`` is true and it covers the game (phantom tic-tac-toe, dark hex)."""
-        from psro.loop_measures import compiled_board
+        from psro.loop.measures import compiled_board
 
         if config.exact_gap is False:
             return None, None
@@ -354,8 +360,9 @@ class SimultaneousLoop(TrainingLoop):
 
     def _approx_gap(self) -> dict:
         """``approx_gap`` of the current outputs: a lower bound of their NashConv from learned best responses (by
-        default model_br's: :func:`psro.approx_gap_settings.default_responder`) and the best members, sampled values
-        (:mod:`psro.approximate_gap`)."""
+        default model_br's: :func:`psro.measures.approx_gap_settings.default_responder`) and the best members, sampled
+        values
+        (:mod:`psro.measures.approximate_gap`)."""
         from psro.oracles.learned.oracle import make_learned_oracle
 
         start = time.perf_counter()

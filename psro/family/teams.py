@@ -3,7 +3,8 @@
 A *team game* is a game whose players form teams (``teams=[[0, 1, 2], [3, 4, 5]]``), every member of a team
 getting the same payoff. Three things live here:
 
-- :func:`team_payoffs` (:mod:`psro.team_view`, re-exported here): the **team view** of a normal-form team game,
+- :func:`team_payoffs` (:mod:`psro.sequence_form.team_view`, re-exported here): the **team view** of a normal-form
+team game,
   one player per team whose strategies are the team's joint pure actions (C order over its members: the last
   member's action varies fastest). A team's mixed strategy in the view may be correlated among its members; a
   product of the members' own mixed strategies is one of them. The self-play family (:mod:`psro.family`) trains
@@ -41,7 +42,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from games.validation import check_int
 from psro.oracles.team_pg import TeamPolicyGradient, member_marginals
-from psro.team_view import check_team_game, team_config, team_payoffs
+from psro.sequence_form.team_view import check_team_game, team_config, team_payoffs
 
 __all__ = ["check_team_game", "team_payoffs", "team_config", "team_exploitability", "team_gains",
            "member_marginals",
@@ -112,7 +113,7 @@ def team_exploitability(game, profile, teams, *, max_deviations: int = DEFAULT_M
 
     Parameters
     ----------
-    game : games.NormalFormGame, pyspiel.Game or psro.game_tree.GameTree
+    game : games.NormalFormGame, pyspiel.Game or psro.sequence_form.game_tree.GameTree
         A normal-form team game, or a game whose tree is small enough to build and enumerate.
     profile : sequence of array_like
         Normal form: one mixed strategy per player (members independent), or one distribution per team over its
@@ -157,9 +158,9 @@ def _pure_policies(infostates, limit: int) -> np.ndarray:
 
 def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
     """:func:`team_gains` on a game tree: enumerate each team's joint pure policies in the sequence form."""
-    from psro.config import check_teams
-    from psro.game_tree import GameTree, build_game_tree
+    from psro.config.model import check_teams
     from psro.policies import realization_plans
+    from psro.sequence_form.game_tree import GameTree, build_game_tree
 
     tree = game if isinstance(game, GameTree) else build_game_tree(game)
     teams = check_teams(teams, tree.num_players)

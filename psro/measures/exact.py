@@ -1,6 +1,6 @@
 """Exact exploitability of a policy profile: :func:`exact_nash_conv`, on a game tree or through compiled walks.
 
-On a game whose tree fits (:func:`psro.game_tree.build_game_tree`) the profile
+On a game whose tree fits (:func:`psro.sequence_form.game_tree.build_game_tree`) the profile
 is tabulated over the tree and measured in sequence form. On phantom
 tic-tac-toe and dark hex, whose trees have 10 to 30 billion histories, the
 compiled kernels of :mod:`psro.measures.kernels` (numba, the ``numba`` extra)
@@ -234,7 +234,7 @@ def exact_nash_conv_of_run(run_dir) -> Exploitability:
     >>> round(exact_nash_conv_of_run(out).nash_conv, 9) == round(float(history["gap"].iloc[-1]), 9)
     True
     """
-    from psro.reference_opponents import final_run
+    from psro.measures.reference_opponents import final_run
 
     solver, game, _, strategy = final_run(run_dir)
     if getattr(solver, "kind", "product") != "product" or strategy is None:
@@ -251,7 +251,7 @@ def mixture_profile(populations, marginals) -> list:
     Examples
     --------
     >>> from psro.policies import UniformPolicy
-    >>> from psro.population import PolicyPopulation, Provenance
+    >>> from psro.policies.population import PolicyPopulation, Provenance
     >>> pop = PolicyPopulation(player=0, num_actions=2)
     >>> _ = pop.add([UniformPolicy(2), UniformPolicy(2)], [Provenance(0, "initial"), Provenance(1, "ppo")])
     >>> [w.tolist() for _, w in mixture_profile([pop], [[1.0, 3.0]])]
@@ -403,9 +403,9 @@ def describe(tables: BoardTables, p: int, s: int) -> str:
 
 def _tree_exploitability(game, profile) -> tuple:
     from psro.evaluation.exact import SequenceFormEvaluator
-    from psro.game_tree import TreeTooLarge, build_game_tree
     from psro.oracles.exact import best_response
     from psro.policies import realization_plans
+    from psro.sequence_form.game_tree import TreeTooLarge, build_game_tree
 
     try:
         tree = build_game_tree(game)
@@ -428,9 +428,9 @@ def _tree_table(policy, tree, p: int) -> np.ndarray:
     """``policy`` over ``tree``'s infostates of ``p``: OpenSpiel policies asked at a state of each infostate."""
     from open_spiel.python.policy import Policy as OpenSpielPolicy
 
-    from psro.game_tree import infostate_state, infostate_tensors
     from psro.policies import batch_probabilities, check_policy
-    from psro.population import tabular_policy
+    from psro.policies.population import tabular_policy
+    from psro.sequence_form.game_tree import infostate_state, infostate_tensors
 
     if not isinstance(policy, OpenSpielPolicy):
         return tabular_policy(policy, tree, p)

@@ -328,7 +328,7 @@ def loop_meta_solvers(config) -> tuple:
 
     Examples
     --------
-    >>> from psro.config import PSROConfig
+    >>> from psro.config.model import PSROConfig
     >>> train, evaluation = loop_meta_solvers(PSROConfig(meta_solver="nash", prune_dominated="weak"))
     >>> train is evaluation, train.prune, train.warm_lp
     (True, 'weak', None)

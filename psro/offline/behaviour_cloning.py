@@ -30,7 +30,7 @@ def policy_on_tree(table: Mapping, tree, player: int) -> np.ndarray:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> key = tree.infostates[0].keys[0]
     >>> policy = policy_on_tree({key: [0.25, 0.75]}, tree, 0)

@@ -46,19 +46,19 @@ import pandas as pd
 from games.empirical import EmpiricalGame
 from games.memory_limit import check_memory
 from games.validation import check_int, check_real
-from psro.config import algorithm_options
+from psro.config.model import algorithm_options
 from psro.evaluation.exact import SequenceFormEvaluator
-from psro.game_tree import GameTree, build_game_tree
-from psro.metrics import nash_conv
+from psro.loop.state import LoopState
+from psro.loop.training import PHASES, TrainingLoop
+from psro.measures.metrics import nash_conv
 from psro.offline.behaviour_cloning import policy_on_tree
 from psro.oracles.exact import best_response
 from psro.policies import uniform_policy
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
 from psro.run.checkpoint_schema import OfflineDocument, decode
 from psro.run.run_files import file_in, read_regular
 from psro.run.store import read_arrays, read_document, read_or_advise, write_arrays, write_file
-from psro.state import LoopState
-from psro.training_loop import PHASES, TrainingLoop
+from psro.sequence_form.game_tree import GameTree, build_game_tree
 
 __all__ = ["ModelTrees", "model_trees", "OfflineOptions", "OfflinePSRO", "COffeEPSRO", "map_policy", "resume_offline",
            "DOCUMENT"]
@@ -253,7 +253,7 @@ class OfflinePSRO(TrainingLoop):
 
     Attributes
     ----------
-    populations : list of psro.population.Population
+    populations : list of psro.policies.population.Population
         Over the mean model's infostates (member 0: the uniform policy).
     meta_strategy : solvers.Equilibrium
         The output's mixtures (``marginals``) with their mean-model values; ``policies()`` mixes them.
@@ -283,7 +283,7 @@ class OfflinePSRO(TrainingLoop):
                  uniform_weight: float | None = None, meta_iterations: int = 2000, tau: float = 0.2,
                  checkpoint_dir=None, model=None, max_histories: int = 1_000_000, progress: bool = False):
         from games.trajectories import load_trajectories
-        from psro.config import PSROConfig
+        from psro.config.model import PSROConfig
 
         self.config = None
         if isinstance(dataset, PSROConfig):
@@ -612,7 +612,7 @@ def config_from_options(options: dict, dataset: str | None) -> dict:
     >>> c["algorithm"], c["seed"], c["algorithm_options"]["members"], c["algorithm_options"]["dataset"]
     ('coffee_psro', 1, 3, 'data.csv')
     """
-    from psro.config import PSROConfig
+    from psro.config.model import PSROConfig
 
     algorithm_options = {"dataset": dataset, **{k: options[k] for k in ("members", "penalty", "uniform_weight",
                                                                          "meta_iterations", "tau")}}

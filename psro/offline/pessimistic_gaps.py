@@ -29,13 +29,13 @@ is the largest player's, the form Zhang et al. state):
 * ``"cce"``: the candidate is a joint (``[(weight, profile), ...]`` or
   ``(populations, joint_array)``); the deviation is one policy against the
   joint's other players, unconditional; a player's gap is clipped at 0, so
-  ``gap >= `` the CCE gap of :func:`psro.metrics.joint_gap`.
+  ``gap >= `` the CCE gap of :func:`psro.measures.metrics.joint_gap`.
 * ``"ce"``: the deviator sees its own recommendation, **a policy of its**
   (normal-form granularity: the population member, or for a list of profiles
   the player's policy, grouped when equal) and may answer each with any
   policy of the game; a player's gap is the sum over recommendations of the
   clipped relaxed gains, weighted by their probability, so ``gap >=`` the
-  CE gap of :func:`psro.metrics.joint_gap`.
+  CE gap of :func:`psro.measures.metrics.joint_gap`.
 
 ``lower_gap`` is the mirror image (best deviation's lower bound minus the
 candidate's upper bound, clipped at 0 per player or recommendation): a lower

@@ -72,7 +72,7 @@ class BestResponse:
     The compute a response used (0 for an exact one; a learned one counts its training and evaluation) reads as
     ``env_steps`` (environment decisions of its training), ``training_episodes`` (episodes its training
     finished) and ``eval_episodes`` (episodes played to value it); its learning curve as ``curve`` (one plain
-    dict per training chunk, :mod:`psro.learning_curves`; none for an exact one).
+    dict per training chunk, :mod:`psro.run.learning_curves`; none for an exact one).
     """
 
     player: int
@@ -95,7 +95,7 @@ class Target:
         The responder.
     populations : sequence of populations
         Every player's population (anything with ``policies`` and ``len()``:
-        tabular :class:`psro.population.Population` arrays, or lists of
+        tabular :class:`psro.policies.population.Population` arrays, or lists of
         policy objects such as neural networks); the responder's own is read
         only for a learned oracle's warm start.
     mixtures : tuple of ndarray, optional
@@ -337,10 +337,10 @@ def make_oracle(name: str, tree, seed: int = 0, *, game=None, **options) -> Orac
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.oracles import make_oracle
     >>> from psro.policies import uniform_policy
-    >>> from psro.population import Population, Provenance
+    >>> from psro.policies.population import Population, Provenance
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> pops = [Population(i) for i in tree.infostates]
     >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target, register_oracle
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = ["best_response", "joint_best_response", "joint_terminal_weights", "opponents_reach", "ExactOracle"]
 
@@ -76,7 +76,7 @@ def best_response(tree: GameTree, player: int, opponent_plans: Sequence) -> Best
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import realization_plans, uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
@@ -113,7 +113,7 @@ def joint_terminal_weights(tree: GameTree, player: int, plans: Sequence, profile
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import realization_plans, uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> plans = [realization_plans(uniform_policy(i)[None], i) for i in tree.infostates]
@@ -150,7 +150,7 @@ def opponents_reach(tree: GameTree, player: int, plans: Sequence, profiles) -> n
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import realization_plans, uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> plans = [realization_plans(uniform_policy(i)[None], i) for i in tree.infostates]
@@ -188,7 +188,7 @@ def joint_best_response(tree: GameTree, player: int, plans: Sequence, profiles, 
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import realization_plans
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> info = tree.infostates[1]
@@ -216,9 +216,9 @@ class ExactOracle:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
-    >>> from psro.population import Population, Provenance
+    >>> from psro.policies.population import Population, Provenance
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> pops = [Population(i) for i in tree.infostates]
     >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]

@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from games.validation import is_integer
-from psro.game_tree import GameTree, PlayerInfostates
 from psro.oracles.base import BestResponse, Target, make_oracle
 from psro.policies import codec
+from psro.sequence_form.game_tree import GameTree, PlayerInfostates
 
 __all__ = ["ORACLE_DISPATCH", "OracleJob", "PolicyArrays", "PolicyList", "PopulationArrays", "decode_policy",
            "encode_policy", "game_for", "job_seed", "oracle_jobs", "remember_tree", "run_oracle_job", "tree_for"]
@@ -95,7 +95,7 @@ def job_seed(seed: int, iteration: int, player: int, index: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class PopulationArrays:
-    """What an oracle reads from a :class:`psro.population.Population`, as plain arrays.
+    """What an oracle reads from a :class:`psro.policies.population.Population`, as plain arrays.
 
     Attributes
     ----------
@@ -264,7 +264,7 @@ def remember_tree(game: str, tree: GameTree) -> None:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> remember_tree("kuhn_poker()", tree)
     >>> tree_for("kuhn_poker()") is tree
@@ -284,7 +284,7 @@ def tree_for(game: str) -> GameTree:
     key = str(game)
     if key not in _TREES:
         import games
-        from psro.game_tree import build_game_tree
+        from psro.sequence_form.game_tree import build_game_tree
 
         _TREES[key] = build_game_tree(games.load(key))
     return _TREES[key]
@@ -332,7 +332,7 @@ def oracle_jobs(oracle: str, game: str, targets: Sequence, iteration: int, seed:
     Examples
     --------
     >>> from psro.policies import uniform_policy
-    >>> from psro.population import Population, Provenance
+    >>> from psro.policies.population import Population, Provenance
     >>> tree = tree_for("kuhn_poker()")
     >>> pops = [Population(i) for i in tree.infostates]
     >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target, register_oracle
 from psro.policies import to_openspiel_dict
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = ["OpenSpielBestResponse", "OpenSpielOracle"]
 
@@ -24,7 +24,7 @@ class OpenSpielBestResponse:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> oracle = OpenSpielBestResponse(tree)
@@ -105,9 +105,9 @@ class OpenSpielOracle:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
-    >>> from psro.population import Population, Provenance
+    >>> from psro.policies.population import Population, Provenance
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> pops = [Population(i) for i in tree.infostates]
     >>> _ = [p.add(uniform_policy(p.infostates), Provenance(0, "initial")) for p in pops]

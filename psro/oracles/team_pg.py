@@ -48,7 +48,7 @@ class TeamPolicyGradient:
 
     Parameters
     ----------
-    tree : psro.game_tree.GameTree
+    tree : psro.sequence_form.game_tree.GameTree
     seed : int
     members : list of list of int, optional
         Per player of the game, the action counts of its members (``[[2, 2, 2], [2, 2, 2]]`` for the team view
@@ -62,9 +62,9 @@ class TeamPolicyGradient:
     --------
     >>> from games import catalog
     >>> from psro.family.teams import team_payoffs
-    >>> from psro.matrix_game import to_openspiel_game
-    >>> from psro.game_tree import build_game_tree
-    >>> from psro.population import Population, Provenance
+    >>> from psro.sequence_form.matrix_game import to_openspiel_game
+    >>> from psro.sequence_form.game_tree import build_game_tree
+    >>> from psro.policies.population import Population, Provenance
     >>> view = team_payoffs(catalog.fxp_example(), catalog.fxp_teams(3))
     >>> tree = build_game_tree(to_openspiel_game(view))
     >>> pops = [Population(i) for i in tree.infostates]

@@ -19,8 +19,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from games.validation import is_integer
-from psro.game_tree import PlayerInfostates
 from psro.policies.tabular import check_policy, uniform_policy
+from psro.sequence_form.game_tree import PlayerInfostates
 
 __all__ = ["BatchPolicy", "StatePolicy", "TabularStatePolicy", "UniformPolicy", "batch_probabilities",
            "policy_input"]
@@ -49,7 +49,7 @@ class TabularStatePolicy:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> policy = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
@@ -74,7 +74,7 @@ class TabularStatePolicy:
         Examples
         --------
         >>> import pyspiel
-        >>> from psro.game_tree import build_game_tree
+        >>> from psro.sequence_form.game_tree import build_game_tree
         >>> from psro.policies import uniform_policy
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> TabularStatePolicy(uniform_policy(tree.infostates[0]), tree.infostates[0]).rows(["0", "2"]).shape
@@ -141,7 +141,7 @@ class UniformPolicy:
         Examples
         --------
         >>> import pyspiel
-        >>> from psro.game_tree import build_game_tree
+        >>> from psro.sequence_form.game_tree import build_game_tree
         >>> UniformPolicy(2).to_tabular(build_game_tree(pyspiel.load_game("kuhn_poker")), 1).shape
         (6, 2)
         """

@@ -8,7 +8,7 @@ row per information state of all players, looked up by the same strings
 ``tree.game``; import reads them back, checked, so that
 ``from_openspiel_policy(to_openspiel_policy(p, tree), tree)`` gives ``p``
 exactly. A population member, or a meta-strategy's mixture of members (the
-behaviour policy :meth:`psro.population.Population.aggregate` computes), is
+behaviour policy :meth:`psro.policies.population.Population.aggregate` computes), is
 exported the same way; :meth:`psro.PSRO.openspiel_policy` does it for the
 run's meta-strategy.
 """
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from games.validation import is_integer
-from psro.game_tree import GameTree
 from psro.policies.tabular import check_policy
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = ["to_openspiel_policy", "from_openspiel_policy", "members_policy"]
 
@@ -67,7 +67,7 @@ def to_openspiel_policy(policies: Sequence, tree: GameTree):
         (a population member, ``population.policies[i]``, or a mixture of
         members, ``population.aggregate(weights)``), or None to leave that
         player uniform random (OpenSpiel's default).
-    tree : psro.game_tree.GameTree
+    tree : psro.sequence_form.game_tree.GameTree
         The game's tree (``PSRO.tree``), whose infostate keys order the rows.
 
     Returns
@@ -87,7 +87,7 @@ def to_openspiel_policy(policies: Sequence, tree: GameTree):
     --------
     >>> import pyspiel
     >>> from open_spiel.python.algorithms import exploitability
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> always_bet = [np.eye(2)[[1] * info.num_infostates] for info in tree.infostates]
     >>> policy = to_openspiel_policy(always_bet, tree)
@@ -121,7 +121,7 @@ def from_openspiel_policy(policy, tree: GameTree) -> list:
     ----------
     policy : open_spiel.python.policy.TabularPolicy
         A policy of ``tree.game`` (all players' states, as ``TabularPolicy(game)`` makes it).
-    tree : psro.game_tree.GameTree
+    tree : psro.sequence_form.game_tree.GameTree
 
     Returns
     -------
@@ -141,7 +141,7 @@ def from_openspiel_policy(policy, tree: GameTree) -> list:
     --------
     >>> import pyspiel
     >>> from open_spiel.python.policy import TabularPolicy
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> policies = from_openspiel_policy(TabularPolicy(tree.game), tree)   # uniform random
     >>> [p.shape for p in policies], float(policies[1][0, 0])
@@ -163,7 +163,7 @@ def members_policy(populations: Sequence, aggregates, members, tree: GameTree):
 
     Parameters
     ----------
-    populations : sequence of psro.population.Population
+    populations : sequence of psro.policies.population.Population
     aggregates : sequence of ndarray, or None
         Each player's meta-strategy aggregate (:meth:`psro.PSRO.aggregate_policies`); needed when some member is
         None. Under JPSRO the aggregates mix each player's marginal only: a ``TabularPolicy`` cannot correlate

@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from psro.game_tree import PlayerInfostates
+from psro.sequence_form.game_tree import PlayerInfostates
 
 __all__ = [
     "Policy",
@@ -58,7 +58,7 @@ def as_tabular(policy, tree, player: int) -> np.ndarray:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> as_tabular(uniform_policy(tree.infostates[1]), tree, 1).shape
     (6, 2)
@@ -80,7 +80,7 @@ def uniform_policy(infostates: PlayerInfostates) -> np.ndarray:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> uniform_policy(tree.infostates[0])[0].tolist()
     [0.5, 0.5]
@@ -98,7 +98,7 @@ def random_policies(infostates: PlayerInfostates, k: int, rng: np.random.Generat
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> policies = random_policies(info, 3, np.random.default_rng(0), sparsity=0.5)
     >>> policies.shape, bool(np.allclose(policies.sum(-1), 1.0)), bool((policies[:, ~info.legal_mask] == 0).all())
@@ -121,7 +121,7 @@ def starting_policies(given, infostates: Sequence) -> list:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("matrix_rps"))
     >>> [[policy.tolist() for policy, _ in player] for player in starting_policies([[0], [1, 2]], tree.infostates)]
     [[[[1.0, 0.0, 0.0]]], [[[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]]]
@@ -167,7 +167,7 @@ def check_policy(policies, infostates: PlayerInfostates, atol: float = 1e-9,
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> check_policy(uniform_policy(info), info).shape
     (1, 6, 2)
@@ -206,7 +206,7 @@ def realization_plans(policies: np.ndarray, infostates: PlayerInfostates) -> np.
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> x = realization_plans(uniform_policy(info)[None], info)
     >>> x.shape, float(x[0, -1]), float(x[0, :-1].max())
@@ -230,7 +230,7 @@ def own_reach(plans: np.ndarray, infostates: PlayerInfostates) -> np.ndarray:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> own_reach(realization_plans(uniform_policy(info)[None], info), info).round(2).tolist()
     [[1.0, 0.5, 1.0, 0.5, 1.0, 0.5]]
@@ -249,7 +249,7 @@ def behaviour_from_plan(plan: np.ndarray, infostates: PlayerInfostates, fallback
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> pi = uniform_policy(info)
     >>> bool(np.allclose(behaviour_from_plan(realization_plans(pi[None], info)[0], info), pi))
@@ -285,7 +285,7 @@ def aggregate(plans: np.ndarray, weights, infostates: PlayerInfostates,
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> pure = np.zeros((2, 6, 2)); pure[0, :, 0] = 1; pure[1, :, 1] = 1   # always pass / always bet
     >>> agg = aggregate(realization_plans(pure, info), [0.25, 0.75], info)
@@ -307,7 +307,7 @@ def to_openspiel_dict(policy: np.ndarray, infostates: PlayerInfostates) -> dict:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> info = build_game_tree(pyspiel.load_game("kuhn_poker")).infostates[0]
     >>> d = to_openspiel_dict(uniform_policy(info), info)
     >>> d[info.keys[0]]

@@ -17,7 +17,7 @@ A checkpoint directory holds
   populations since the save before (a policy never changes once in a
   population, so each save writes only the new ones; the document lists the
   files and the rows each holds). Policy objects (a learned run's networks,
-  :class:`psro.population.PolicyPopulation`) are plain arrays there too,
+  :class:`psro.policies.population.PolicyPopulation`) are plain arrays there too,
   ``member_<p>_<k>__<name>`` (:func:`member_arrays`: a network's weights), with
   their architectures as JSON in the document's ``members``, so they are
   covered by the manifest and the document's digest; nothing is pickled;
@@ -82,8 +82,9 @@ from games.memory_limit import check_npz
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
 from psro.evaluation.top_up import TopUpProgress
+from psro.loop.state import LoopState
 from psro.policies.codec import decode_policy, encode_policy
-from psro.population import PolicyPopulation, Provenance
+from psro.policies.population import PolicyPopulation, Provenance
 from psro.run.checkpoint_checks import Damage, check_arrays, check_document
 from psro.run.document_seal import KEY_VARIABLE, is_sealed, seal_document, seal_problem, sha256
 from psro.run.run_files import UnsafePath, atomic_write, read_regular
@@ -96,7 +97,6 @@ from psro.run.store import (
     write_document,
     write_saved,
 )
-from psro.state import LoopState
 from solvers import make_equilibrium
 
 __all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "PREFIXES", "save_checkpoint", "state_document",
@@ -281,7 +281,7 @@ def _state_entry(state: LoopState) -> dict:
 
 def save_checkpoint(directory, solver, config: dict | None = None) -> Path:
     """Write the checkpoint of ``solver`` (a :class:`psro.PSRO`: its ``options`` and its
-    :class:`psro.state.LoopState`) into ``directory``; return the JSON's path.
+    :class:`psro.loop.state.LoopState`) into ``directory``; return the JSON's path.
 
     ``config`` (a plain dict, e.g. ``PSROConfig.to_dict()``) is stored with it;
     when not given, the ``config`` of the previous checkpoint there is kept.
@@ -546,7 +546,7 @@ def adopt_policy_files(solver, document: dict, checkpoint_dir) -> None:
 
 
 def state_from_document(document: dict, initial, same_eval: bool) -> LoopState:
-    """The :class:`psro.state.LoopState` a checkpoint document (from :func:`load_checkpoint`) describes.
+    """The :class:`psro.loop.state.LoopState` a checkpoint document (from :func:`load_checkpoint`) describes.
 
     The random generator, the best responses waiting to join and the
     meta-strategies are restored exactly; policy objects are rebuilt from their

@@ -35,8 +35,8 @@ from pathlib import Path
 from games.executor_tasks import TaskError
 from games.executors import EngineError
 from games.registry import allow_imports
-from psro.config import PSROConfig, spec_engine
-from psro.config_sections import FLAT_PATHS
+from psro.config.model import PSROConfig, spec_engine
+from psro.config.sections import FLAT_PATHS
 from psro.run.cli_fields import parse_field_options, print_field_help, split_field_options
 
 __all__ = ["main", "build_parser", "parse_arguments"]
@@ -182,7 +182,7 @@ def _add_compare_parser(sub) -> None:
         "compare", help="curves with bootstrap bands and a final-value table over run and sweep directories",
         description="Compare runs: one curve per group (the algorithm, or the settings that differ other than the "
                     "seed) with a bootstrap confidence band over seeds, on the x axis of your choice; writes "
-                    "comparison.png, final.csv and final.md into --out (psro.analysis).")
+                    "comparison.png, final.csv and final.md into --out (psro.run.analysis).")
     compare.add_argument("runs", nargs="+", metavar="RUN_OR_SWEEP_DIR")
     compare.add_argument("--x", default="iteration",
                          help="x axis: a numeric history column such as iteration, wall_time, env_steps")
@@ -196,7 +196,7 @@ def _add_compare_parser(sub) -> None:
 
 
 def _compare(args) -> int:
-    from psro.analysis import compare_runs
+    from psro.run.analysis import compare_runs
 
     out = args.out
     if out is None:   # (beside the inputs, never inside a run directory)
@@ -354,7 +354,7 @@ def _listed_files(document) -> set:
 
 def _started(config: PSROConfig, run_dir: Path):
     """A new run's training loop, checkpointing into ``run_dir/checkpoint`` (the announcement printed)."""
-    from psro.algorithms import algorithm_class
+    from psro.loop.algorithms import algorithm_class
 
     solver = algorithm_class(config.algorithm)(config.replace(progress=False),
                                                checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
@@ -402,20 +402,21 @@ def _check_resumable(config: PSROConfig, saved: PSROConfig) -> None:
 
 def _train(solver, config: PSROConfig, run_dir: Path) -> int:
     """Run to the config's stopping rules (counted over the whole run), then write the run directory."""
-    from psro.loggers import make_loggers
+    from psro.run.loggers import make_loggers
     from psro.run.run_dir import write_run
 
     remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
     show_bar = config.progress and sys.stderr.isatty()
-    logging.getLogger("psro.approximate_gap").setLevel(logging.INFO)   # (when approx_gap measures, and its cost)
+    # (when approx_gap measures, and its cost)
+    logging.getLogger("psro.measures.approximate_gap").setLevel(logging.INFO)
     print(_header(), flush=True)
     if getattr(solver, "learned", False):
         print(APPROX_LEGEND, flush=True)
     for row in solver.state.rows:
         print(_format_row(row), flush=True)
-    log = make_loggers(config.loggers, run_dir)   # (psro.loggers: the config's csv / tensorboard loggers)
-    from psro.learning_curves import attach_learner_log
+    log = make_loggers(config.loggers, run_dir)   # (psro.run.loggers: the config's csv / tensorboard loggers)
+    from psro.run.learning_curves import attach_learner_log
 
     attach_learner_log(solver, run_dir, log)   # (learners.csv and the loggers: the networks' learning curves)
 
@@ -495,8 +496,8 @@ def _add_evaluate_parser(sub) -> None:
     """``psro evaluate RUN_DIR --against uniform,mcts``: the run's policies against reference opponents."""
     evaluate = sub.add_parser("evaluate", help="play a run's policies against reference opponents or another run",
                               description="Play every member and the meta-strategy of a run against fixed "
-                                          "references (psro.reference_opponents): win / draw / loss rates and mean "
-                                          "returns with confidence intervals.")
+                                          "references (psro.measures.reference_opponents): win / draw / loss rates and "
+                                          "mean returns with confidence intervals.")
     evaluate.add_argument("run_dir", metavar="RUN_DIR")
     _add_import_option(evaluate)
     evaluate.add_argument("--against", default=None, metavar="NAMES",
@@ -520,9 +521,10 @@ def _add_evaluate_parser(sub) -> None:
 
 
 def _evaluate(args) -> int:
-    """Print the table of :func:`psro.reference_opponents.evaluate_run`, each reference's rows as soon as it has
+    """Print the table of :func:`psro.measures.reference_opponents.evaluate_run`, each reference's rows as soon as it
+    has
     played them (an error in a later reference loses none of them)."""
-    from psro.reference_opponents import evaluate_run
+    from psro.measures.reference_opponents import evaluate_run
 
     if args.exact:
         from psro.measures.exact import exact_nash_conv_of_run

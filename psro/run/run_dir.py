@@ -3,7 +3,7 @@
 Layout::
 
     config.yaml          the resolved PSROConfig
-    history.csv          one row per iteration (see psro.state.HISTORY_COLUMNS)
+    history.csv          one row per iteration (see psro.loop.state.HISTORY_COLUMNS)
     meta_strategy.json   the final mixture of each player over its population
     meta_game.npz        the EmpiricalGame (games.EmpiricalGame.save)
     population.npz       every policy (tabular arrays, or a learned run's network weights), provenance (no pickle)
@@ -11,8 +11,8 @@ Layout::
     checkpoint/          the latest checkpoint (psro.run.checkpoint), from which `psro resume RUN_DIR` continues
     report.md            a short summary
     ranking.csv          the final population ranked (``rank_population``)
-    log.csv, tensorboard/, learners.csv   what the config's loggers wrote while it trained (psro.loggers)
-    wandb/, mlflow.db, mlartifacts/       the W&B run, the MLflow store and its artifacts (psro.loggers)
+    log.csv, tensorboard/, learners.csv   what the config's loggers wrote while it trained (psro.run.loggers)
+    wandb/, mlflow.db, mlartifacts/       the W&B run, the MLflow store and its artifacts (psro.run.loggers)
     .psro.lock           the lock a process holds while it writes the directory (psro.run.run_files.run_lock)
 
 Every file is written to a temporary file in its folder and renamed over its name
@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from psro.config import PSROConfig
-from psro.population import save_populations
+from psro.config.model import PSROConfig
+from psro.policies.population import save_populations
 from psro.run.checkpoint import member_arrays
 from psro.run.run_files import atomic_write, check_target, read_regular, write_text
 
@@ -230,7 +230,7 @@ def write_report(run_dir) -> Path:
     algorithm = "PSRO" if strategy.get("kind", "product") == "product" else "JPSRO"
     plot_history(history, run_dir / "nash_conv.png", title=f"{algorithm} on {game} ({config.get('meta_solver', '?')})",
                  gap_name=gap_name)
-    from psro.learning_curves import plot_learning_curves
+    from psro.run.learning_curves import plot_learning_curves
 
     curves = plot_learning_curves(run_dir, title=f"learning curves of the {config.get('oracle', '?')} responses on "
                                                  f"{game}")   # (None: the run trained no network)

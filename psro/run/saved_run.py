@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 
 __all__ = ["SavedRun", "read_saved_run", "config_disagreement"]
 
@@ -53,7 +53,7 @@ class SavedRun:
         """The solver, ready to continue; ``config`` (the saved one with the changes a resume may make) gives the
         executor, whether checkpoints are written and the fields of :data:`SOLVER_CHANGES`, which the resumed run
         uses. A change this kind of loop cannot make raises ``ValueError`` naming the field."""
-        from psro.loop import PSRO
+        from psro.loop.psro_loop import PSRO
 
         executor = config.executor_spec()
         changes = {name: copy.deepcopy(getattr(config, name)) for name in SOLVER_CHANGES
@@ -103,9 +103,9 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
     >>> saved.training_loop.__name__, saved.config.game, saved.document["iteration"]
     ('PSRO', 'kuhn_poker', 1)
     """
-    from psro.algorithms import algorithm_class
     from psro.family.simultaneous import FORMAT as SIMULTANEOUS_FORMAT
-    from psro.loop import PSRO
+    from psro.loop.algorithms import algorithm_class
+    from psro.loop.psro_loop import PSRO
     from psro.run.checkpoint import CHECKPOINT_FILE, has_checkpoint, load_checkpoint, previous_name, read_or_advise
     from psro.run.run_files import read_regular
 

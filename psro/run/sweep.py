@@ -35,8 +35,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from psro.config import PSROConfig
-from psro.config_sections import flat_name
+from psro.config.model import PSROConfig
+from psro.config.sections import flat_name
 
 __all__ = ["SweepCell", "SweepResult", "parse_seeds", "parse_grid", "plan_sweep", "run_sweep", "run_cell",
            "read_index"]
@@ -332,7 +332,7 @@ def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
     """Start or resume the run of one cell and write its run directory; return ``("finished", resumed_at)``, the
     iteration it resumed at (None when it started afresh)."""
     from games.imported_games import confirm_import
-    from psro.algorithms import algorithm_class
+    from psro.loop.algorithms import algorithm_class
     from psro.run.checkpoint import has_checkpoint
     from psro.run.run_dir import write_config, write_run
 
@@ -358,8 +358,8 @@ def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
     write_config(run_dir, config)
     remaining = None if config.iterations is None else max(0, config.iterations - max(solver.iteration, 0))
     time_left = None if config.time_limit is None else max(0.0, config.time_limit - solver.state.wall)
-    from psro.learning_curves import attach_learner_log
-    from psro.loggers import make_loggers
+    from psro.run.learning_curves import attach_learner_log
+    from psro.run.loggers import make_loggers
 
     with make_loggers(config.loggers, run_dir) as log:   # (a resumed cell's earlier rows were logged already)
         attach_learner_log(solver, run_dir, log)   # (learners.csv: the networks' learning curves)

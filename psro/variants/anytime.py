@@ -67,11 +67,11 @@ import dataclasses
 import numpy as np
 
 from games.validation import check_int
-from psro.config import PSROConfig, algorithm_options
-from psro.loop import PSRO
-from psro.loop_requirements import LoopRequirements, check_two_player_zero_sum
+from psro.config.model import PSROConfig, algorithm_options
+from psro.loop.psro_loop import PSRO
+from psro.loop.requirements import LoopRequirements, check_two_player_zero_sum
+from psro.loop.state import LoopExtra
 from psro.oracles.exact import best_response
-from psro.state import LoopExtra
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
 from solvers import make_equilibrium
 

@@ -56,15 +56,15 @@ import dataclasses
 import numpy as np
 
 from games.validation import check_int, check_real
-from psro import selection
-from psro.config import PSROConfig, algorithm_options
-from psro.loop import PSRO
-from psro.loop_measures import is_exact
-from psro.loop_requirements import LoopRequirements
+from psro.config.model import PSROConfig, algorithm_options
+from psro.loop import selection
+from psro.loop.measures import is_exact
+from psro.loop.psro_loop import PSRO
+from psro.loop.requirements import LoopRequirements
+from psro.loop.state import LoopExtra
 from psro.oracles.base import BestResponse, Target
 from psro.policies import realization_plans
-from psro.population import PolicyPopulation, tabular_policy
-from psro.state import LoopExtra
+from psro.policies.population import PolicyPopulation, tabular_policy
 from psro.variants.diversity_measures import (
     dpp_gain,
     expected_cardinality,

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from games.environment import make_env, observation_size
-from psro.approx_gap_schedule import share_allows
-from psro.approximate_gap import (
+from psro.measures.approx_gap_schedule import share_allows
+from psro.measures.approximate_gap import (
     approx_gap_due,
     approx_gap_settings,
     measure_with_oracle,
@@ -92,7 +92,7 @@ class MetaPolicy:
 
     def to_tabular(self, tree, player: int) -> np.ndarray:
         """The policy over ``tree``'s infostates of ``player`` (the meta-policy on each infostate's tensor)."""
-        from psro.game_tree import infostate_tensors
+        from psro.sequence_form.game_tree import infostate_tensors
 
         weights = self.meta_probabilities(np.array(infostate_tensors(tree, player), dtype=np.float32))
         tables = np.stack([as_tabular(member, tree, player) for member in self.members])
@@ -246,15 +246,15 @@ class RestrictedNFSP:
 
 def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     """``(columns, oracle)``: the history's ``approx_gap``, ``approx_gap_stderr`` and ``approx_gap_time`` of NXDO's
-    restricted solution (:func:`psro.approximate_gap.measure_with_oracle` on the profile of ``solution``, one
+    restricted solution (:func:`psro.measures.approximate_gap.measure_with_oracle` on the profile of ``solution``, one
     policy per player, with the loop's ``approx_gap_options``), and the learned oracle it used (built when
     ``oracle`` is None); its episodes count as the loop's measurement."""
     import time
 
     from games.normal_form import NormalFormGame
-    from psro.config import with_field
+    from psro.config.model import with_field
+    from psro.loop.state import EpisodeCounter
     from psro.oracles import make_oracle
-    from psro.state import EpisodeCounter
     from solvers import make_equilibrium
 
     start = time.perf_counter()

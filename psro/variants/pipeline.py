@@ -75,15 +75,15 @@ from games.empirical import EmpiricalGame
 from games.executors import RayExecutor, SerialExecutor
 from games.normal_form import NormalFormGame
 from games.validation import check_int, check_real
-from psro.config import PSROConfig, algorithm_options
+from psro.config.model import PSROConfig, algorithm_options
 from psro.evaluation.base import new_profile_blocks
-from psro.loop import PSRO
-from psro.loop_measures import is_exact
-from psro.loop_requirements import LoopRequirements
+from psro.loop.measures import is_exact
+from psro.loop.psro_loop import PSRO
+from psro.loop.requirements import LoopRequirements
+from psro.loop.state import LoopExtra
 from psro.meta.targets import meta_targets
 from psro.oracles.base import Target
-from psro.population import PolicyPopulation, Population, Provenance, tabular_policy
-from psro.state import LoopExtra
+from psro.policies.population import PolicyPopulation, Population, Provenance, tabular_policy
 
 __all__ = ["NEW_ACTIVE", "PipelineOptions", "PipelinePSRO", "check_workers"]
 
@@ -179,7 +179,7 @@ class PipelineExtra(LoopExtra):
 
     @classmethod
     def from_document(cls, document: dict) -> "PipelineExtra":
-        """As :meth:`psro.state.LoopExtra.from_document`; older checkpoints kept the fields under ``"pipeline"``.
+        """As :meth:`psro.loop.state.LoopExtra.from_document`; older checkpoints kept the fields under ``"pipeline"``.
 
         Examples
         --------

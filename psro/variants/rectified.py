@@ -56,12 +56,12 @@ import dataclasses
 import numpy as np
 
 from games.validation import check_real
-from psro.config import PSROConfig, algorithm_options
-from psro.loop import PSRO
-from psro.loop_requirements import LoopRequirements
+from psro.config.model import PSROConfig, algorithm_options
+from psro.loop.psro_loop import PSRO
+from psro.loop.requirements import LoopRequirements
+from psro.loop.state import LoopExtra
 from psro.meta.targets import SUPPORT_TOL
 from psro.oracles.base import Target
-from psro.state import LoopExtra
 
 __all__ = ["RectifiedPSRO", "RectifiedOptions", "rectified_mixtures", "BASELINES"]
 

@@ -2,7 +2,8 @@
 
 A restricted game is the game itself with fewer actions at some information states: at each infostate, only
 the actions some member of the population takes there (:func:`restricted_masks`). It is a
-:class:`psro.game_tree.GameTree` whose infostates carry the restricted legal masks (:func:`restricted_tree`), so
+:class:`psro.sequence_form.game_tree.GameTree` whose infostates carry the restricted legal masks
+(:func:`restricted_tree`), so
 the sequence-form code (exact best responses, NashConv, realization plans) works on it unchanged: a best response
 in the restricted game is one among the restricted actions.
 
@@ -16,7 +17,7 @@ best action. It stops as soon as the average's NashConv *in the restricted game*
 Examples
 --------
 >>> import pyspiel
->>> from psro.game_tree import build_game_tree
+>>> from psro.sequence_form.game_tree import build_game_tree
 >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
 >>> solution = cfr_plus(tree, precision=1e-3)
 >>> solution.nash_conv <= 1e-3, solution.iterations < 300
@@ -32,10 +33,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from games.validation import check_int, check_real
-from psro.game_tree import GameTree
-from psro.metrics import nash_conv_of_plans
+from psro.measures.metrics import nash_conv_of_plans
 from psro.oracles.base import Target
 from psro.policies import behaviour_from_plan, realization_plans
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = ["RestrictedSolution", "restricted_masks", "restricted_tree", "counterfactual_values", "cfr_plus",
            "fixed_solution", "solution_targets"]
@@ -74,7 +75,7 @@ def restricted_masks(tree: GameTree, populations: Sequence) -> list:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> passes = [np.eye(2)[np.zeros(6, int)][None]] * 2      # "always pass", both players
     >>> restricted_masks(tree, passes)[0].sum(axis=1).tolist()
@@ -97,7 +98,7 @@ def restricted_tree(tree: GameTree, masks: Sequence) -> GameTree:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.oracles.exact import best_response
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
@@ -136,7 +137,7 @@ def counterfactual_values(tree: GameTree, player: int, policy: np.ndarray, oppon
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> info0, info1 = tree.infostates
@@ -195,7 +196,7 @@ def cfr_plus(tree: GameTree, precision: float, max_iterations: int = 100_000, ch
     Rock-paper-scissors, whose only equilibrium is uniform:
 
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("matrix_rps"))
     >>> solution = cfr_plus(tree, precision=1e-6)
     >>> np.round(solution.policies[0], 4).tolist(), bool(solution.nash_conv <= 1e-6)
@@ -246,7 +247,7 @@ def fixed_solution(tree: GameTree, policies: Sequence) -> RestrictedSolution:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> fixed_solution(tree, [uniform_policy(i) for i in tree.infostates]).values.round(6).tolist()
@@ -267,7 +268,7 @@ def solution_targets(tree: GameTree, solution: RestrictedSolution, iteration: in
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.oracles.exact import ExactOracle
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
@@ -275,7 +276,7 @@ def solution_targets(tree: GameTree, solution: RestrictedSolution, iteration: in
     >>> [round(ExactOracle(tree).respond(p, ts[0]).value - ts[0].on_policy_value, 6) for p, ts in enumerate(targets)]
     [0.375, 0.541667]
     """
-    from psro.population import Population, Provenance
+    from psro.policies.population import Population, Provenance
 
     pops = []
     for p, info in enumerate(tree.infostates):

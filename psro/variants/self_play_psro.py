@@ -47,8 +47,8 @@ import dataclasses
 import numpy as np
 
 from games.validation import check_int
+from psro.loop.state import RolesExtra
 from psro.oracles.base import Target
-from psro.state import RolesExtra
 from psro.variants.anytime import AnytimeExtra, AnytimeOptions, AnytimePSRO
 from psro.variants.least_exploitable import self_play_policy
 

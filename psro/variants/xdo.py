@@ -45,10 +45,10 @@ import math
 import numpy as np
 
 from games.validation import check_int, check_real
-from psro.config import PSROConfig, algorithm_options
-from psro.loop import PSRO
-from psro.loop_requirements import LoopRequirements, check_two_player_zero_sum
-from psro.state import LoopExtra
+from psro.config.model import PSROConfig, algorithm_options
+from psro.loop.psro_loop import PSRO
+from psro.loop.requirements import LoopRequirements, check_two_player_zero_sum
+from psro.loop.state import LoopExtra
 from psro.variants.restricted_game import cfr_plus, fixed_solution, restricted_masks, restricted_tree, solution_targets
 
 __all__ = ["XDO", "XDOOptions", "check_two_player_zero_sum", "pure_members"]

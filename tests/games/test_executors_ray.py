@@ -17,9 +17,9 @@ import games.executors as executors
 from games import EmpiricalGame
 from games.executors import RayExecutor, SerialExecutor, TaskError, make_executor
 from psro.evaluation import MonteCarloEvaluator
-from psro.game_tree import build_game_tree
 from psro.policies import uniform_policy
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
+from psro.sequence_form.game_tree import build_game_tree
 
 # Ray workers cannot import this test module by name: ship its functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from games import NormalFormGame, catalog, check_game, read_gambit, write_gambit
 from psro import PSRO
-from psro.game_tree import build_game_tree
-from psro.metrics import nash_conv
+from psro.measures.metrics import nash_conv
 from psro.policies import uniform_policy
+from psro.sequence_form.game_tree import build_game_tree
 
 DATA = Path(__file__).parent / "data"
 

@@ -65,7 +65,7 @@ def test_a_name_from_a_file_imports_only_allowed_modules(user_module):
         with pytest.raises(ValueError, match=r"thing: 'reg_user.things' was named by a checkpoint .*--import reg_user"):
             user_module.get("reg_user.things:double")
         assert "reg_user.things" not in sys.modules   # nothing ran
-        assert import_named("psro.algorithms").__name__ == "psro.algorithms"   # the library's own modules
+        assert import_named("psro.loop.algorithms").__name__ == "psro.loop.algorithms"   # the library's own modules
         allow_imports("reg_user")
         assert allowed_modules() == ["reg_user"]
         assert user_module.get("reg_user.things:double")(1) == 2

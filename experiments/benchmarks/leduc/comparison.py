@@ -117,7 +117,7 @@ def load_comparison(path) -> Comparison:
     """
     import yaml
 
-    from psro.config_fields import DuplicateKey, UniqueKeyLoader
+    from psro.config.fields import DuplicateKey, UniqueKeyLoader
     from psro.run.checkpoint_schema import decode
 
     def fail(what):

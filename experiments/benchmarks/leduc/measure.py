@@ -34,7 +34,8 @@ class Measure:
     """Exact NashConv of a meta-strategy over population members, in the sequence form of the game tree built for
     measuring (never given to a solver): each member is tabulated once over the tree's information states and kept
     as its realization plan (:func:`psro.policies.realization_plans`); a meta-strategy's mixture of members is the
-    weighted sum of their plans (Kuhn's theorem), measured by :func:`psro.metrics.nash_conv_of_plans` (exact best
+    weighted sum of their plans (Kuhn's theorem), measured by :func:`psro.measures.metrics.nash_conv_of_plans` (exact
+    best
     responses on the tree). It equals OpenSpiel's ``policy_aggregator`` + ``exploitability.nash_conv`` of the same
     members (:func:`openspiel_meta_nash_conv`, the check in ``--check-measure``) and takes milliseconds where that
     takes seconds at 200 members.
@@ -51,7 +52,7 @@ class Measure:
     """
 
     def __init__(self, game):
-        from psro.game_tree import build_game_tree
+        from psro.sequence_form.game_tree import build_game_tree
 
         self.game, self.tree, self._plans = game, build_game_tree(game), {}
 
@@ -72,7 +73,7 @@ class Measure:
 
     def nash_conv(self, plans: list, weights: list) -> float:
         """NashConv of each player's ``plans`` mixed with ``weights[player]``."""
-        from psro.metrics import nash_conv_of_plans
+        from psro.measures.metrics import nash_conv_of_plans
 
         return nash_conv_of_plans(self.tree, [np.asarray(w, dtype=np.float64) @ np.stack(ps)
                                               for ps, w in zip(plans, weights)])
@@ -80,7 +81,7 @@ class Measure:
     def network_table(self, player: int, probabilities) -> np.ndarray:
         """The tabular policy of a network: ``probabilities(player, obs, mask)`` on the tree's information-state
         tensors of ``player``, masked and renormalised (uniform over the legal actions where its mass is zero)."""
-        from psro.game_tree import infostate_tensors
+        from psro.sequence_form.game_tree import infostate_tensors
 
         mask = self.tree.infostates[player].legal_mask.astype(bool)
         obs = np.asarray(infostate_tensors(self.tree, player), dtype=np.float32)

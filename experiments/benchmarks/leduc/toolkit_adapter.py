@@ -62,13 +62,13 @@ BENCHMARK_FIELDS = dict(iterations=None, target_gap=None, time_limit=None, check
 def configured_solver(seed: int, path, game: str = GAME, **fields):
     """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on ``game`` (Leduc),
     with the benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``. The file is read as ``psro run`` reads
-    it: flat or in sections (:func:`psro.config_sections.flatten`), no key given twice."""
+    it: flat or in sections (:func:`psro.config.sections.flatten`), no key given twice."""
     import yaml
 
     from psro import PSROConfig
-    from psro.algorithms import algorithm_class
-    from psro.config_fields import UniqueKeyLoader
-    from psro.config_sections import flatten
+    from psro.config.fields import UniqueKeyLoader
+    from psro.config.sections import flatten
+    from psro.loop.algorithms import algorithm_class
 
     data = flatten(yaml.load(Path(path).read_text(), Loader=UniqueKeyLoader) or {}, source=str(path))
     if data.get("game", game) != game:
@@ -83,7 +83,7 @@ def toolkit_solver(seed: int, options: Options):
     PSRO with the PPO oracle and the Monte Carlo evaluator and no exact gap (no game tree); ``options.fields`` over
     either."""
     from psro import PSROConfig
-    from psro.algorithms import algorithm_class
+    from psro.loop.algorithms import algorithm_class
 
     if options.config:
         executor = {"executor": options.executor} if options.executor else {}
@@ -121,7 +121,7 @@ def run(seed: int, budget: float, options: Options, clock: str = "wall", side: s
     import pyspiel
     import torch
 
-    from psro.population import tabular_policy
+    from psro.policies.population import tabular_policy
 
     torch.manual_seed(seed)
     exact = Measure(pyspiel.load_game(GAME))   # its tree is for measuring only, never given to the solver

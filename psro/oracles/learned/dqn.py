@@ -139,7 +139,7 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> from psro.oracles.learned.env import TabularStatePolicy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))

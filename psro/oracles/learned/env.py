@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.validation import is_integer
-from psro.game_tree import PlayerInfostates
 from psro.oracles.learned.observation_table import ObservationTablePolicy, TableStack
 from psro.policies.acting import StatePolicy, TabularStatePolicy, UniformPolicy, batch_probabilities, policy_input
+from psro.sequence_form.game_tree import PlayerInfostates
 
 __all__ = [
     "EpisodeStats",
@@ -64,7 +64,7 @@ class OpponentMixture:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> u = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
@@ -103,7 +103,7 @@ class OpponentMixture:
         Examples
         --------
         >>> import pyspiel
-        >>> from psro.game_tree import build_game_tree
+        >>> from psro.sequence_form.game_tree import build_game_tree
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> pure = np.zeros((2, 6, 2)); pure[0, :, 0] = 1; pure[1, :, 1] = 1
         >>> mix = OpponentMixture.from_populations(0, [None, pure], [None, [0.25, 0.75]], tree.infostates)
@@ -475,7 +475,7 @@ def play_episodes(env: VectorEnv, act, episodes: int) -> EpisodeStats:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> opp = OpponentMixture.single([None, TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])])

@@ -140,7 +140,7 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.oracles.exact import best_response
     >>> from psro.oracles.learned.env import TabularStatePolicy
     >>> from psro.policies import realization_plans, uniform_policy

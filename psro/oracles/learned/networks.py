@@ -9,11 +9,11 @@ ties).
 
 It is a first-class population member: :meth:`NeuralPolicy.probabilities_np`
 answers a whole batch ``(obs, mask)`` of numpy arrays at once (what sampled
-play calls), and for a game small enough for :mod:`psro.game_tree`,
+play calls), and for a game small enough for :mod:`psro.sequence_form.game_tree`,
 :meth:`NeuralPolicy.to_tabular` evaluates the network on every infostate and
 returns the usual ``(num_infostates, num_actions)`` array, so exact
 evaluation and NashConv work unchanged (the rows' observations are
-:func:`psro.game_tree.infostate_tensors`).
+:func:`psro.sequence_form.game_tree.infostate_tensors`).
 
 Saving never pickles: :meth:`NeuralPolicy.to_arrays` (the weights as plain
 numpy arrays) and :meth:`NeuralPolicy.architecture` (a JSON-able dict) are
@@ -35,8 +35,8 @@ import torch
 from torch import nn
 
 from games.validation import is_integer
-from psro.game_tree import GameTree, infostate_tensors
-from psro.population import Provenance
+from psro.policies.population import Provenance
+from psro.sequence_form.game_tree import GameTree, infostate_tensors
 
 __all__ = ["FORMAT", "MODES", "LearnedProvenance", "NeuralPolicy", "PolicyNetwork", "game_sizes", "network_parameters",
            "torch_device"]
@@ -48,7 +48,7 @@ _MASKED = -1e9  # score given to illegal actions: finite, so softmax never sees 
 
 @dataclass(frozen=True)
 class LearnedProvenance(Provenance):
-    """Where a learned policy came from: :class:`psro.population.Provenance` plus training facts.
+    """Where a learned policy came from: :class:`psro.policies.population.Provenance` plus training facts.
 
     Attributes
     ----------
@@ -185,7 +185,7 @@ class NeuralPolicy:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> _ = torch.manual_seed(0)
     >>> policy = NeuralPolicy.for_game(tree.game, hidden=(16,))

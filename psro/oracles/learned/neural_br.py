@@ -29,7 +29,7 @@ passes per sweep and its targets come from the whole sampled problem, explored o
 Examples
 --------
 >>> import pyspiel
->>> from psro.game_tree import build_game_tree
+>>> from psro.sequence_form.game_tree import build_game_tree
 >>> from psro.oracles.exact import best_response
 >>> from psro.oracles.learned.env import TabularStatePolicy
 >>> from psro.oracles.learned.oracle import exact_value

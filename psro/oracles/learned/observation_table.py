@@ -180,12 +180,12 @@ class ObservationTablePolicy:
         Examples
         --------
         >>> import pyspiel
-        >>> from psro.game_tree import build_game_tree
+        >>> from psro.sequence_form.game_tree import build_game_tree
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> ObservationTablePolicy(np.zeros((0, 11)), np.zeros((0, 2))).to_tabular(tree, 0)[0].tolist()
         [0.5, 0.5]
         """
-        from psro.game_tree import infostate_tensors
+        from psro.sequence_form.game_tree import infostate_tensors
 
         info = tree.infostates[player]
         probs = self.probabilities_np(infostate_tensors(tree, player), info.legal_mask.astype(bool))

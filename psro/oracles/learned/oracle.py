@@ -74,7 +74,6 @@ import numpy as np
 from games.validation import is_integer
 from psro.errors import LearnerDiverged
 from psro.evaluation.exact import SequenceFormEvaluator
-from psro.game_tree import GameTree
 from psro.oracles.base import BestResponse, Target
 from psro.oracles.exact import best_response
 from psro.oracles.jobs import job_seed
@@ -85,6 +84,7 @@ from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
 from psro.policies import behaviour_from_plan, check_policy, realization_plans
+from psro.sequence_form.game_tree import GameTree
 
 __all__ = [
     "ALGORITHMS",
@@ -202,7 +202,7 @@ def exact_value(tree: GameTree, player: int, policy: np.ndarray, opponent_plans:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> from psro.policies import uniform_policy
     >>> plans = [realization_plans(uniform_policy(i)[None], i)[0] for i in tree.infostates]
@@ -236,13 +236,13 @@ def _is_tabular_population(pop) -> bool:
 
 def _member_plans(pop, tree: GameTree, player: int) -> np.ndarray:
     """Realization plans ``(k, S)`` of a population's members over ``tree``: its own cached tabular form when it
-    has one (:meth:`psro.population.PolicyPopulation.tabular`), else each member tabularised
-    (:func:`psro.population.tabular_policy`)."""
+    has one (:meth:`psro.policies.population.PolicyPopulation.tabular`), else each member tabularised
+    (:func:`psro.policies.population.tabular_policy`)."""
     if hasattr(pop, "tabular"):
         return np.asarray(pop.tabular(tree).plans)
     if _is_tabular_population(pop) and hasattr(pop, "plans"):
         return np.asarray(pop.plans)
-    from psro.population import tabular_policy
+    from psro.policies.population import tabular_policy
 
     info = tree.infostates[player]
     tables = np.stack([tabular_policy(member, tree, player) for member in pop.policies])
@@ -283,7 +283,7 @@ class LearnedOracle:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.oracles.learned.dqn import DQNConfig
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> from psro.policies import uniform_policy
@@ -295,7 +295,7 @@ class LearnedOracle:
 
     Without a tree, against a population of networks:
 
-    >>> from psro.population import PolicyPopulation, Provenance
+    >>> from psro.policies.population import PolicyPopulation, Provenance
     >>> game = pyspiel.load_game("kuhn_poker")
     >>> pops = [PolicyPopulation(p, 2) for p in range(2)]
     >>> _ = [pop.add(NeuralPolicy.for_game(game, hidden=(8,)), Provenance(0, "initial")) for pop in pops]
@@ -326,7 +326,7 @@ class LearnedOracle:
         if seed < 0:
             raise ValueError(f"seed must be a non-negative int; got {seed!r}.")
         if tree is not None and not isinstance(tree, GameTree):
-            raise TypeError(f"tree must be a psro.game_tree.GameTree or None; got {type(tree).__name__}.")
+            raise TypeError(f"tree must be a psro.sequence_form.game_tree.GameTree or None; got {type(tree).__name__}.")
         if tree is None and game is None:
             raise ValueError("a learned oracle needs game= (the game to play) when no tree is given.")
         if isinstance(game, str):
@@ -366,7 +366,7 @@ class LearnedOracle:
         Examples
         --------
         >>> import pyspiel
-        >>> from psro.game_tree import build_game_tree
+        >>> from psro.sequence_form.game_tree import build_game_tree
         >>> from psro.oracles.jobs import job_seed
         >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
         >>> LearnedOracle(tree, "ppo", seed=7).seed_for(1, iteration=3) == job_seed(7, 3, 1, 0)
@@ -655,7 +655,7 @@ def make_learned_oracle(name: str, tree: GameTree | None, seed: int = 0, target_
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> make_learned_oracle("ppo", tree, total_steps=1000).config.total_steps
     1000

@@ -125,7 +125,7 @@ def train_ppo(game, player: int, opponents: OpponentMixture, config: PPOConfig =
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.game_tree import build_game_tree
+    >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
     >>> from psro.oracles.learned.env import TabularStatePolicy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))

@@ -5,8 +5,8 @@ import pyspiel
 import pytest
 
 from psro.evaluation.env_play import paired_returns, profile_seed, sample_profiles, sample_returns
-from psro.game_tree import build_game_tree
 from psro.oracles.learned.env import TabularStatePolicy, UniformPolicy
+from psro.sequence_form.game_tree import build_game_tree
 
 
 def test_uniform_kuhn_and_exact_episode_count():

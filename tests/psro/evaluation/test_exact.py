@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from games.empirical import EmpiricalGame
 from psro.evaluation import OpenSpielEvaluator, SequenceFormEvaluator
-from psro.game_tree import build_game_tree
 from psro.policies import random_policies, realization_plans, to_openspiel_dict
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
+from psro.sequence_form.game_tree import build_game_tree
 
 
 @settings(max_examples=6)

@@ -15,7 +15,7 @@ from psro.evaluation import (
     make_evaluator,
 )
 from psro.evaluation.sampled_play import build_play_tree
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
 from ranking.response_graph_sampling import profile_edges, response_graph
 
 

@@ -15,11 +15,11 @@ from psro.evaluation import make_evaluator
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.evaluation.monte_carlo import EnvProfileSampler, MonteCarloEvaluator
 from psro.evaluation.sampled_play import ProfileSampler
-from psro.game_tree import build_game_tree
 from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
 from psro.policies import realization_plans
-from psro.population import PolicyPopulation, Population, Provenance
+from psro.policies.population import PolicyPopulation, Population, Provenance
+from psro.sequence_form.game_tree import build_game_tree
 
 torch.set_num_threads(1)
 

@@ -5,8 +5,8 @@ import pyspiel
 
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.evaluation.sampled_play import ProfileSampler, build_play_tree
-from psro.game_tree import build_game_tree
 from psro.policies import random_policies, realization_plans
+from psro.sequence_form.game_tree import build_game_tree
 
 
 def test_simultaneous_goofspiel_samples_match_the_exact_payoffs():

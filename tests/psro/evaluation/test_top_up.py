@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from psro import PSRO
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 
 EPISODES = 100   # per new profile
 KEPT = ["iteration", "gap", "train_gap", "population_0", "population_1", "evaluations", "top_up_episodes",
@@ -142,8 +142,8 @@ def test_a_support_round_samples_at_most_128_profiles_in_equal_quanta():
     from games import EmpiricalGame
     from psro.evaluation import MonteCarloEvaluator
     from psro.evaluation.top_up import TOP_UP_PROFILES_PER_ROUND
-    from psro.game_tree import build_game_tree
-    from psro.population import Population, Provenance
+    from psro.policies.population import Population, Provenance
+    from psro.sequence_form.game_tree import build_game_tree
 
     tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     rng = np.random.default_rng(0)

@@ -11,10 +11,10 @@ import pytest
 
 import psro
 from games import catalog
-from psro.algorithms import algorithm_class
 from psro.family.fxp import FXP, FXPOptions
 from psro.family.self_play import SelfPlay
 from psro.family.teams import team_exploitability
+from psro.loop.algorithms import algorithm_class
 
 GAME, TEAMS = catalog.fxp_example(), catalog.fxp_teams(3)
 SEEDS = range(5)

@@ -11,7 +11,7 @@ from open_spiel.python.algorithms import exploitability
 from psro import PSRO
 from psro.family.league import League, LeagueOptions, decayed_update, pfsp_weights, snapshot_rule, win_rates
 from psro.oracles.learned.env import UniformPolicy
-from psro.population import Provenance
+from psro.policies.population import Provenance
 
 TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evaluation", "time_metric",
          "approx_gap_time"]
@@ -235,7 +235,7 @@ def test_main_exploiters_can_train_with_the_minimax_exploiter():
 def test_the_shipped_config_holds_league_options():
     from pathlib import Path
 
-    from psro.config import PSROConfig
+    from psro.config.model import PSROConfig
 
     config = PSROConfig.from_yaml(Path(__file__).resolve().parents[3] / "experiments" / "configs"
                                   / "league_leduc.yaml")

@@ -17,7 +17,7 @@ from psro.family.mmd import (
     regularized_gap,
     sequence_policy,
 )
-from psro.game_tree import build_game_tree
+from psro.sequence_form.game_tree import build_game_tree
 
 ITERATIONS = 100
 #: (alpha, stepsize): mirror descent ascent with OpenSpiel's example step, and two temperatures with its default

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.errors import LearnerDiverged
 from psro.family.nfsp import NFSP, NFSPOptions
-from psro.metrics import nash_conv
-from psro.state import HISTORY_COLUMNS
+from psro.loop.state import HISTORY_COLUMNS
+from psro.measures.metrics import nash_conv
 
 ROOT = Path(__file__).resolve().parents[3]
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",

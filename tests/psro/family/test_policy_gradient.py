@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psro.algorithms import algorithm_class
 from psro.family.policy_gradient import (
     MMDOptions,
     MMDSelfPlay,
@@ -17,7 +16,8 @@ from psro.family.policy_gradient import (
     _trajectories,
     advantages,
 )
-from psro.metrics import nash_conv
+from psro.loop.algorithms import algorithm_class
+from psro.measures.metrics import nash_conv
 
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
           "approx_gap_time"]
@@ -134,7 +134,7 @@ def test_the_compiled_evaluator_measures_the_gap_where_asked():
     assert measured == [False, False, True, True]
     assert (history["exact_gap_time"][history["gap"].notna()] > 0).all()
     assert (history["exact_gap_time"][history["gap"].isna()] == 0).all()
-    from psro.game_tree import build_game_tree
+    from psro.sequence_form.game_tree import build_game_tree
 
     tree = build_game_tree(solver.game)
     tables = [pol.to_tabular(tree, p) for p, pol in enumerate(solver.output_policies())]

@@ -7,10 +7,10 @@ import pytest
 
 import psro
 from games import catalog
-from psro.algorithms import algorithm_class
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.family.self_play import FictitiousSelfPlay, SelfPlay
 from psro.family.teams import team_config, team_exploitability
+from psro.loop.algorithms import algorithm_class
 from solvers import nash_conv
 
 

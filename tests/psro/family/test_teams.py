@@ -16,10 +16,10 @@ from psro.family.teams import (
     team_gains,
     team_payoffs,
 )
-from psro.game_tree import build_game_tree
-from psro.matrix_game import to_openspiel_game
 from psro.oracles.base import Target
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
+from psro.sequence_form.game_tree import build_game_tree
+from psro.sequence_form.matrix_game import to_openspiel_game
 from solvers import nash_conv
 
 FXP, TEAMS = catalog.fxp_example(), catalog.fxp_teams(3)

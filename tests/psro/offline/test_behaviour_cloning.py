@@ -6,9 +6,9 @@ import pyspiel
 import pytest
 
 from games.datasets import collect
-from psro.game_tree import build_game_tree
-from psro.metrics import nash_conv
+from psro.measures.metrics import nash_conv
 from psro.offline.behaviour_cloning import clone_behaviour, policy_on_tree
+from psro.sequence_form.game_tree import build_game_tree
 
 
 def _table(actions):

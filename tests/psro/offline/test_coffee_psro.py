@@ -12,10 +12,10 @@ import pytest
 
 from games.datasets import collect
 from psro import PSRO
-from psro.game_tree import build_game_tree
-from psro.metrics import nash_conv
+from psro.loop.state import HISTORY_COLUMNS
+from psro.measures.metrics import nash_conv
 from psro.offline.coffee_psro import COffeEPSRO, OfflinePSRO, map_policy, resume_offline
-from psro.state import HISTORY_COLUMNS
+from psro.sequence_form.game_tree import build_game_tree
 
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
           "approx_gap_time"]
@@ -203,7 +203,7 @@ def test_a_sigkilled_run_resumes_to_the_same_population_file_and_history(kuhn_da
     # issue 23 item 8: after resume the provenance's meta_solver was '' (not the loop's), so population.npz differed;
     # experiments/benchmarks/kill_resume_offline.py runs 20 such trials of each through the CLI. The killed run is a
     # forked child of this process (a process of its own, without an interpreter start of its own) that kills itself
-    from psro.population import save_populations
+    from psro.policies.population import save_populations
 
     script = KILLED_RUN.replace("COffeEPSRO", cls.__name__)
     proc = forked(run_script, script, [tmp_path / "killed"])

@@ -1,6 +1,7 @@
 """psro.offline.pessimistic_gaps: the relaxed gap bounds the true gap (NashConv, CCE gap, CE gap) from above,
 its lower gap from below, on Kuhn and Leduc poker where the data cover the deviations, and both tighten with
-more data. True gaps: OpenSpiel's exploitability.nash_conv, and psro.metrics (exact, on the real game's tree)."""
+more data. True gaps: OpenSpiel's exploitability.nash_conv, and psro.measures.metrics (exact, on the real game's
+tree)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from games import NormalFormGame
 from games.datasets import collect
 from games.offline_model import fit_model
 from psro import PSRO
-from psro.game_tree import build_game_tree
-from psro.metrics import joint_gap
+from psro.measures.metrics import joint_gap
 from psro.offline import covers, pessimistic_gap
+from psro.sequence_form.game_tree import build_game_tree
 from solvers import make_equilibrium
 
 

@@ -146,7 +146,7 @@ def test_an_unregistered_module_factory_is_taken_like_a_module_game(tmp_path, mo
 def test_an_option_the_oracle_does_not_take_is_named_with_the_closest_one():
     import pyspiel
 
-    from psro.game_tree import build_game_tree
+    from psro.sequence_form.game_tree import build_game_tree
 
     tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     for name in ("exact", "openspiel"):

@@ -15,7 +15,7 @@ import torch
 
 from games.executors import ProcessPoolExecutor, SerialExecutor
 from psro import PSRO
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.meta.targets import meta_targets
 from psro.oracles.jobs import job_seed, oracle_jobs, run_oracle_job, tree_for
 from psro.oracles.learned.oracle import LearnedOracle
@@ -283,7 +283,7 @@ def test_policies_travel_as_arrays_and_come_back_identical():
     job = oracle_jobs("ppo", "kuhn_poker()", targets, 0, 0, options=PPO)[0]
     assert job.use_tree and job.target(None).populations[0].policies[0] == UniformPolicy(2)
     from psro.oracles import Target
-    from psro.population import Population, Provenance
+    from psro.policies.population import Population, Provenance
 
     tabular = [Population(info) for info in tree_for("kuhn_poker()").infostates]
     _ = [pop.add(uniform_policy(pop.infostates), Provenance(0, "initial")) for pop in tabular]

@@ -5,11 +5,11 @@ import pyspiel
 import pytest
 
 from psro import PSRO
-from psro.game_tree import build_game_tree
 from psro.oracles.exact import joint_best_response
 from psro.oracles.openspiel import OpenSpielBestResponse
 from psro.policies import uniform_policy
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
+from psro.sequence_form.game_tree import build_game_tree
 
 
 def _deterministic(info, action_of_row):

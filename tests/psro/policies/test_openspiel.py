@@ -16,9 +16,9 @@ from open_spiel.python.policy import TabularPolicy, UniformRandomPolicy
 from games import catalog
 from psro import PSRO
 from psro.evaluation import SequenceFormEvaluator
-from psro.game_tree import build_game_tree
 from psro.policies import realization_plans, to_openspiel_dict
 from psro.policies.openspiel import from_openspiel_policy, to_openspiel_policy
+from psro.sequence_form.game_tree import build_game_tree
 
 
 def random_policy(info, rng, sparsity=0.0):

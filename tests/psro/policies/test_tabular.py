@@ -23,7 +23,7 @@ from psro.policies import (
     realization_plans,
     uniform_policy,
 )
-from psro.population import Population, Provenance, load_populations, save_populations
+from psro.policies.population import Population, Provenance, load_populations, save_populations
 
 
 def os_tabular(game, tree, player, policy):

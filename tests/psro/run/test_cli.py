@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from psro.config import PSROConfig, field_help
-from psro.config_sections import FLAT_PATHS, SECTION_HELP
+from psro.config.model import PSROConfig, field_help
+from psro.config.sections import FLAT_PATHS, SECTION_HELP
 from psro.run.cli import _resolve_config, main, parse_arguments
 from psro.run.cli_fields import NESTED, nested_fields
 
@@ -168,7 +168,7 @@ def test_a_directory_as_the_config_is_named_as_such(tmp_path, capsys):
 
 def test_an_engine_failure_ends_the_run_with_a_message_and_how_to_resume(tmp_path, capsys, monkeypatch):
     from games.executors import EngineError
-    from psro.loop import PSRO
+    from psro.loop.psro_loop import PSRO
 
     config = tmp_path / "tiny.yaml"
     config.write_text("game: kuhn_poker\niterations: 3\nrank_population: false\n")
@@ -386,7 +386,7 @@ def test_evaluate_a_pettingzoo_run_against_uniform(tmp_path, capsys):
 def test_evaluate_exact_prints_the_nash_conv_of_a_dark_hex_run(tmp_path, capsys):
     pytest.importorskip("numba")
     from psro.measures.exact import exact_nash_conv
-    from psro.reference_opponents import _load_run
+    from psro.measures.reference_opponents import _load_run
 
     config = tmp_path / "dark_hex.yaml"
     config.write_text("game: dark_hex(num_rows=2,num_cols=2,gameversion=adh)\noracle: ppo\nevaluator: monte_carlo\n"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from games import EmpiricalGame
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.run.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -92,7 +92,7 @@ def test_a_run_without_config_yaml_resumes_from_its_checkpoint(tmp_path, capsys,
 
 
 def test_config_disagreement_is_silent_when_they_agree_and_reports_an_unreadable_file(tmp_path, caplog):
-    from psro.config import PSROConfig
+    from psro.config.model import PSROConfig
 
     config = PSROConfig(game="kuhn_poker", name="run")
     assert config_disagreement(tmp_path, config) == []   # (no config.yaml)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from psro import PSRO
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.run.cli import main
 from psro.run.sweep import parse_grid, parse_seeds, plan_sweep, read_index, run_sweep
 

@@ -11,7 +11,7 @@ import pytest
 
 from games import catalog
 from psro import PSRO
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.variants.anytime import AnytimeOptions, AnytimePSRO
 from psro.variants.least_exploitable import least_exploitable_mixture, opponent_value, rm_br_mixture
 from solvers import solve
@@ -107,7 +107,7 @@ def test_refusals_name_the_field(fields, field):
 
 
 def test_options_and_registration():
-    from psro.algorithms import algorithm_class
+    from psro.loop.algorithms import algorithm_class
 
     assert algorithm_class("anytime_psro") is AnytimePSRO
     assert AnytimeOptions.from_dict(None) == AnytimeOptions("lp", 200, "minimax")

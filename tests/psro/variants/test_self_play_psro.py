@@ -10,7 +10,7 @@ import pytest
 
 from games import catalog
 from psro import PSRO
-from psro.config import PSROConfig
+from psro.config.model import PSROConfig
 from psro.variants.anytime import AnytimePSRO
 from psro.variants.least_exploitable import self_play_policy
 from psro.variants.self_play_psro import SelfPlayOptions, SelfPlayPSRO
@@ -42,7 +42,7 @@ def test_roles_and_the_gap_on_leduc():
 
 
 def test_options_refusals_and_registration():
-    from psro.algorithms import algorithm_class
+    from psro.loop.algorithms import algorithm_class
 
     assert algorithm_class("self_play_psro") is SelfPlayPSRO
     assert SelfPlayOptions.from_dict(None).self_play_steps == 50

@@ -11,10 +11,10 @@ import pytest
 
 from games import catalog
 from psro import PSRO, PSROConfig
+from psro.loop.seating import mirror_new_profiles
+from psro.loop.symmetric_games import check_symmetric
 from psro.meta.solvers import get_meta_solver
 from psro.meta.symmetric import symmetric_solution
-from psro.seating import mirror_new_profiles
-from psro.symmetric_games import check_symmetric
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY_PPO = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,

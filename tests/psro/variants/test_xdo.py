@@ -10,9 +10,9 @@ import pyspiel
 import pytest
 
 import psro
-from psro.game_tree import build_game_tree
 from psro.oracles.exact import best_response
 from psro.policies import realization_plans, uniform_policy
+from psro.sequence_form.game_tree import build_game_tree
 from psro.variants.nxdo import NXDO, MetaPolicy
 from psro.variants.restricted_game import cfr_plus, counterfactual_values, restricted_tree
 from psro.variants.xdo import XDO, XDOOptions

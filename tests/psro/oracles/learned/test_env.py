@@ -4,7 +4,6 @@ import numpy as np
 import pyspiel
 import pytest
 
-from psro.game_tree import build_game_tree
 from psro.oracles.learned.env import (
     OpponentMixture,
     TabularStatePolicy,
@@ -15,6 +14,7 @@ from psro.oracles.learned.env import (
     sample_rows,
 )
 from psro.policies import uniform_policy
+from psro.sequence_form.game_tree import build_game_tree
 
 
 class Counting:

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from psro.evaluation.exact import SequenceFormEvaluator
-from psro.game_tree import build_game_tree
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, sample_decisions
@@ -18,6 +17,7 @@ from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, Unifor
 from psro.oracles.learned.model_based import ModelConfig, solve_decisions, train_model
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.policies import decode_policy, encode_policy, random_policies, realization_plans
+from psro.sequence_form.game_tree import build_game_tree
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,7 @@ def test_oracle_registered_and_saved(kuhn):
     assert oracle_capabilities("model_br").learned and not oracle_capabilities("model_br").needs_tree
     oracle = make_oracle("model_br", None, game="kuhn_poker", total_steps=5000, eval_episodes=100)
     from psro.oracles.base import Target
-    from psro.population import PolicyPopulation, Provenance
+    from psro.policies.population import PolicyPopulation, Provenance
 
     pops = [PolicyPopulation(p, 2) for p in range(2)]
     for pop in pops:

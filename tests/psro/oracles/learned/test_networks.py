@@ -14,8 +14,8 @@ import pyspiel
 import pytest
 import torch
 
-from psro.game_tree import build_game_tree
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy, game_sizes, torch_device
+from psro.sequence_form.game_tree import build_game_tree
 
 torch.set_num_threads(1)
 

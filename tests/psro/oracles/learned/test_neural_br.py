@@ -6,7 +6,6 @@ import pyspiel
 import pytest
 
 from psro.evaluation.exact import SequenceFormEvaluator
-from psro.game_tree import build_game_tree
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
 from psro.oracles.learned.decisions import sample_decisions
@@ -15,6 +14,7 @@ from psro.oracles.learned.model_based import solve_decisions
 from psro.oracles.learned.networks import NeuralPolicy
 from psro.oracles.learned.neural_br import NeuralBRConfig, pair_problem, train_neural_br
 from psro.policies import random_policies, realization_plans
+from psro.sequence_form.game_tree import build_game_tree
 
 
 def _error(tree, player, policy, tables, weights) -> tuple:
@@ -82,7 +82,7 @@ def test_oracle_registered():
     assert cap.learned and not cap.needs_tree
     oracle = make_oracle("neural_br", None, game="kuhn_poker", total_steps=4000, eval_episodes=50, hidden=[8])
     from psro.oracles.base import Target
-    from psro.population import PolicyPopulation, Provenance
+    from psro.policies.population import PolicyPopulation, Provenance
 
     pops = [PolicyPopulation(p, 2) for p in range(2)]
     for pop in pops:

@@ -13,7 +13,6 @@ import pyspiel
 import pytest
 import torch
 
-from psro.game_tree import build_game_tree, infostate_tensors
 from psro.oracles.exact import best_response
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, VectorEnv, play_episodes
@@ -26,7 +25,8 @@ from psro.policies import (
     to_openspiel_dict,
     uniform_policy,
 )
-from psro.population import Population
+from psro.policies.population import Population
+from psro.sequence_form.game_tree import build_game_tree, infostate_tensors
 
 torch.set_num_threads(1)
 
@@ -211,7 +211,7 @@ def test_bad_input(tree, uniform_plans):
 
 def _populations(tree):
     """Player 1's population: uniform, always pass, always bet; player 0's: uniform."""
-    from psro.population import Provenance
+    from psro.policies.population import Provenance
 
     pops = [Population(info) for info in tree.infostates]
     info1 = tree.infostates[1]

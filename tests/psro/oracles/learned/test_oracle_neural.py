@@ -12,7 +12,6 @@ import pyspiel
 import pytest
 import torch
 
-from psro.game_tree import build_game_tree
 from psro.oracles import Target, make_oracle
 from psro.oracles.exact import best_response
 from psro.oracles.learned.dqn import DQNConfig
@@ -21,7 +20,8 @@ from psro.oracles.learned.networks import NeuralPolicy
 from psro.oracles.learned.oracle import LearnedOracle, exact_value
 from psro.oracles.learned.ppo import PPOConfig
 from psro.policies import realization_plans
-from psro.population import Population, Provenance
+from psro.policies.population import Population, Provenance
+from psro.sequence_form.game_tree import build_game_tree
 
 torch.set_num_threads(1)
 

@@ -1,0 +1,142 @@
+"""The training loops a run can use, by name: PSRO, the self-play family, offline PSRO and the PSRO variants.
+
+``PSROConfig.algorithm`` names one; :func:`algorithm_class` imports its class on first use (so a worker that
+only needs PSRO never imports the others). Every class takes ``Cls(config)`` or ``Cls(game, **fields)``, runs
+with ``.run(iterations=..., time_limit=..., callback=...)`` to a history of the same columns
+(:data:`psro.loop.state.HISTORY_COLUMNS`) and resumes from its checkpoint with ``Cls.resume(directory)``.
+
+:data:`ALGORITHMS` is a :class:`games.registry.Registry` (the rule of every registry: a second registration of a
+name raises unless ``replace=True``). :func:`register_algorithm` adds a loop, by its class or lazily as
+``"module:Class"``, and declares its :class:`AlgorithmCapabilities`. A config may also name a loop as
+``"package.module:Class"``: the module is imported on first use (see :mod:`games.registry` for which may be) and
+its ``Class`` (a subclass of :class:`psro.PSRO`) is used.
+
+Examples
+--------
+>>> algorithm_class("psro").__name__
+'PSRO'
+>>> algorithm_capabilities("coffee_psro").offline
+True
+>>> algorithm_class("alphazero")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: algorithm: unknown algorithm 'alphazero'; choose one of ['psro', 'self_play', ...] or 'module:Class'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from games.registry import Registry, import_named, split_name
+
+__all__ = ["ALGORITHMS", "AlgorithmCapabilities", "AlgorithmInfo", "algorithm_capabilities", "algorithm_class",
+           "algorithm_names", "register_algorithm", "unregister_algorithm"]
+
+
+@dataclass(frozen=True)
+class AlgorithmCapabilities:
+    """What a registered training loop declares.
+
+    Attributes
+    ----------
+    offline : bool
+        It learns from a dataset of trajectories (its policies live in the learned model's infostates, not the
+        game's), not by playing the game.
+    """
+
+    offline: bool = False
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """A registered training loop: its name, its class (or ``"module:Class"``, imported on first use) and its
+    :class:`AlgorithmCapabilities`."""
+
+    name: str
+    target: object
+    capabilities: AlgorithmCapabilities
+
+    def load(self) -> type:
+        """The loop's class (importing its module the first time)."""
+        if not isinstance(self.target, str):
+            return self.target
+        module, attribute = split_name(self.target)
+        return getattr(import_named(module, field="algorithm"), attribute)
+
+
+def _adopt(name: str, cls) -> AlgorithmInfo:
+    """A ``module:Class`` naming a loop class its module did not register."""
+    if not isinstance(cls, type):
+        raise ValueError(f"algorithm: {name!r} is not a class; name a training-loop class (a subclass of psro.PSRO).")
+    return AlgorithmInfo(name, cls, AlgorithmCapabilities())
+
+
+#: Algorithm name -> :class:`AlgorithmInfo` (``list(ALGORITHMS)``: the names, ``name in ALGORITHMS``).
+ALGORITHMS = Registry("algorithm", hint="Register one with psro.loop.algorithms.register_algorithm(name, Class).",
+                      adopt=_adopt)
+
+
+def register_algorithm(name: str, target, *, offline: bool = False, replace: bool = False):
+    """Register the training loop ``target`` (a class, or ``"module:Class"`` imported on first use) as ``name``.
+
+    A second registration of ``name`` raises ``ValueError`` unless it is the same or ``replace=True``. Returns
+    ``target`` (so it decorates a class: ``register_algorithm("mine", MyLoop)``).
+
+    Examples
+    --------
+    >>> from psro import PSRO
+    >>> class Quiet(PSRO):
+    ...     algorithm = "quiet_example"
+    >>> _ = register_algorithm("quiet_example", Quiet)
+    >>> algorithm_class("quiet_example") is Quiet
+    True
+    >>> unregister_algorithm("quiet_example")
+    """
+    if not isinstance(target, (type, str)):
+        raise TypeError(f"register_algorithm({name!r}) takes a class or 'module:Class'; got {type(target).__name__}.")
+    ALGORITHMS.register(name, AlgorithmInfo(name, target, AlgorithmCapabilities(offline=bool(offline))),
+                        replace=replace)
+    return target
+
+
+def unregister_algorithm(name: str) -> None:
+    """Remove a registered training loop (for tests and notebooks)."""
+    ALGORITHMS.unregister(name)
+
+
+def algorithm_names() -> list:
+    """The registered training-loop names, the built-ins first."""
+    return ALGORITHMS.names()
+
+
+def _info(name: str) -> AlgorithmInfo:
+    if isinstance(name, str) and name not in ALGORITHMS and split_name(name)[0] is None:
+        raise ValueError(f"algorithm: unknown algorithm {name!r}; choose one of {algorithm_names()} or "
+                         "'module:Class'.")
+    return ALGORITHMS.get(name)
+
+
+def algorithm_class(name: str) -> type:
+    """The class that runs the algorithm ``name`` (a registered name or ``"module:Class"``)."""
+    return _info(name).load()
+
+
+def algorithm_capabilities(name: str) -> AlgorithmCapabilities:
+    """What the training loop ``name`` declares (:class:`AlgorithmCapabilities`)."""
+    return _info(name).capabilities
+
+
+for _name, _target in (("psro", "psro.loop.psro_loop:PSRO"), ("self_play", "psro.family.self_play:SelfPlay"),
+                       ("fictitious_self_play", "psro.family.self_play:FictitiousSelfPlay"),
+                       ("fxp", "psro.family.fxp:FXP"), ("league", "psro.family.league:League"),
+                       ("nfsp", "psro.family.nfsp:NFSP"), ("xdo", "psro.variants.xdo:XDO"),
+                       ("ppo_self_play", "psro.family.policy_gradient:PPOSelfPlay"),
+                       ("mmd", "psro.family.policy_gradient:MMDSelfPlay")):
+    register_algorithm(_name, _target)
+register_algorithm("rectified_psro", "psro.variants.rectified:RectifiedPSRO")
+register_algorithm("diverse_psro", "psro.variants.diverse:DiversePSRO")
+register_algorithm("anytime_psro", "psro.variants.anytime:AnytimePSRO")
+register_algorithm("self_play_psro", "psro.variants.self_play_psro:SelfPlayPSRO")
+register_algorithm("pipeline_psro", "psro.variants.pipeline:PipelinePSRO")
+register_algorithm("coffee_psro", "psro.offline.coffee_psro:COffeEPSRO", offline=True)
+register_algorithm("offline_psro", "psro.offline.coffee_psro:OfflinePSRO", offline=True)
