@@ -45,6 +45,7 @@ from torch import nn
 from games.validation import is_integer
 from psro.config.model import algorithm_options
 from psro.family.simultaneous import LoopOutput, SimultaneousLoop, load_network_arrays, network_arrays
+from psro.oracles.learned.dqn import q_learning_loss
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
 from psro.oracles.learned.training import check_finite
@@ -230,16 +231,7 @@ class NFSPLearner:
         if c["rl_filled"] >= options.learning_starts:
             idx = rng.integers(0, c["rl_filled"], b)
             buf = {name: torch.from_numpy(value[idx]) for name, value in self.rl.items()}
-            with torch.no_grad():
-                scores = masked_scores(self.target(buf["next_obs"]), buf["next_mask"])
-                if options.double:
-                    best = masked_scores(self.q.network(buf["next_obs"]), buf["next_mask"]).argmax(1, keepdim=True)
-                    next_q = scores.gather(1, best).squeeze(1)
-                else:
-                    next_q = scores.max(dim=1).values
-                target = buf["reward"] + next_q * (1.0 - buf["done"])
-            predicted = self.q.network(buf["obs"]).gather(1, buf["action"][:, None]).squeeze(1)
-            loss = nn.functional.mse_loss(predicted, target)
+            loss = q_learning_loss(self.q.network, self.target, buf, gamma=1.0, double=options.double)
             check_finite(loss.detach(), "best-response loss", options, "nfsp", c["updates"],
                          names=("rl_learning_rate",), unit="updates")
             self.q_opt.zero_grad()

@@ -38,7 +38,7 @@ from psro.oracles.learned.training import (
     seeded_env,
 )
 
-__all__ = ["DQNConfig", "DQN_BOUNDS", "train_dqn"]
+__all__ = ["DQNConfig", "DQN_BOUNDS", "q_learning_loss", "train_dqn"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,35 @@ class DQNConfig:
 #: ``(minimum, maximum, strict)`` of :class:`DQNConfig`'s real fields (all finite)
 DQN_BOUNDS = {"learning_rate": (0.0, None, True), "gamma": (0.0, 1.0, False), "start_epsilon": (0.0, 1.0, False),
               "end_epsilon": (0.0, 1.0, False), "exploration_fraction": (0.0, 1.0, False)}
+
+
+def q_learning_loss(q_network, target_network, sample: dict, *, gamma: float, double: bool) -> torch.Tensor:
+    """DQN's loss on one minibatch: the mean squared error of ``Q(s, a)`` against ``r + gamma * max_legal
+    Q_target(s', .)`` (``double``: ``Q_target(s', argmax_legal Q(s', .))``), the target held fixed; ``sample``
+    holds the tensors ``obs``, ``action``, ``reward``, ``next_obs``, ``next_mask`` and ``done``. DQN's responses
+    and NFSP's best-response networks take this step.
+
+    Examples
+    --------
+    >>> q, target = nn.Linear(2, 2), nn.Linear(2, 2)
+    >>> with torch.no_grad():
+    ...     _ = q.weight.zero_(), q.bias.fill_(1.0), target.weight.zero_(), target.bias.copy_(torch.tensor([2.0, 5.0]))
+    >>> sample = {"obs": torch.zeros(1, 2), "action": torch.tensor([0]), "reward": torch.tensor([1.0]),
+    ...           "next_obs": torch.zeros(1, 2), "next_mask": torch.tensor([[True, False]]),
+    ...           "done": torch.tensor([0.0])}
+    >>> float(q_learning_loss(q, target, sample, gamma=0.5, double=False))   # (1 + 0.5 * 2 - 1) ** 2
+    1.0
+    """
+    with torch.no_grad():
+        target_scores = masked_scores(target_network(sample["next_obs"]), sample["next_mask"])
+        if double:
+            best = masked_scores(q_network(sample["next_obs"]), sample["next_mask"]).argmax(dim=1, keepdim=True)
+            next_q = target_scores.gather(1, best).squeeze(1)
+        else:
+            next_q = target_scores.max(dim=1).values
+        target = sample["reward"] + gamma * next_q * (1.0 - sample["done"])
+    predicted = q_network(sample["obs"]).gather(1, sample["action"][:, None]).squeeze(1)
+    return nn.functional.mse_loss(predicted, target)
 
 
 def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig = DQNConfig(), *,
@@ -207,20 +236,10 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
             for _ in range(config.gradient_steps):
                 idx = rng.integers(0, filled, config.batch_size)
 
-                def batch(array: np.ndarray) -> torch.Tensor:
-                    return torch.from_numpy(array[idx]).to(device)
-
-                with torch.no_grad():
-                    next_obs, next_mask = batch(buf_next_obs), batch(buf_next_mask)
-                    target_scores = masked_scores(target_network(next_obs), next_mask)
-                    if config.double:
-                        best = masked_scores(q_network(next_obs), next_mask).argmax(dim=1, keepdim=True)
-                        next_q = target_scores.gather(1, best).squeeze(1)
-                    else:
-                        next_q = target_scores.max(dim=1).values
-                    target = batch(buf_reward) + config.gamma * next_q * (1.0 - batch(buf_done))
-                predicted = q_network(batch(buf_obs)).gather(1, batch(buf_action)[:, None]).squeeze(1)
-                loss = nn.functional.mse_loss(predicted, target)
+                sample = {name: torch.from_numpy(array[idx]).to(device) for name, array in (
+                    ("obs", buf_obs), ("action", buf_action), ("reward", buf_reward), ("next_obs", buf_next_obs),
+                    ("next_mask", buf_next_mask), ("done", buf_done))}
+                loss = q_learning_loss(q_network, target_network, sample, gamma=config.gamma, double=config.double)
                 check_finite(loss.detach(), "loss", config, "dqn", (iteration + 1) * config.num_envs)
                 curve.add(loss.detach())
                 optimizer.zero_grad()
