@@ -74,6 +74,32 @@ MOVED = {
 """Old module path -> where the module lives now."""
 
 
+def moved_names(module: str, names: dict):
+    """The ``__getattr__`` of a module for the names it re-exported before (``{name: the module defining it}``):
+    each still resolves, with a DeprecationWarning naming where to import it from (CHANGELOG.md).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> getattr_ = moved_names("psro.example", {"PSROConfig": "psro.config.model"})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     getattr_("PSROConfig").__name__, str(caught[0].message).split(": ")[1]
+    ('PSROConfig', 'import it from psro.config.model.')
+    """
+    def __getattr__(name: str):
+        if name not in names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        import importlib
+        import warnings
+
+        warnings.warn(f"{module}.{name} is deprecated and goes in the next release: import it from {names[name]}.",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(names[name]), name)
+
+    return __getattr__
+
+
 class _MovedModules:
     """The import system's last resort for :data:`MOVED`: the old name is bound to the new module, with a warning."""
 

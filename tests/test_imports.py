@@ -100,3 +100,22 @@ def test_the_old_psro_paths_are_the_modules_themselves():
              "assert LoopState is Same")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("module, name, home", [
+    ("psro.measures.approximate_gap", "approx_gap_settings", "psro.measures.approx_gap_settings"),
+    ("psro.measures.approximate_gap", "approx_gap_due", "psro.measures.approx_gap_schedule"),
+    ("psro.oracles.learned.env", "UniformPolicy", "psro.policies.acting"),
+    ("psro.family.teams", "TeamPolicyGradient", "psro.oracles.team_pg"),
+    ("psro.run.checkpoint", "seal_document", "psro.run.document_seal"),
+    ("psro.config", "RUN_FIELDS", "psro.config.model"),   # (a name of the module psro.config was)
+    ("psro.loop", "logger", "psro.loop.psro_loop"),
+])
+def test_a_name_a_module_re_exported_before_warns_and_names_its_home(module, name, home):
+    import importlib
+
+    with pytest.warns(DeprecationWarning, match=f"import it from {home}"):
+        value = getattr(importlib.import_module(module), name)
+    assert value is getattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError):
+        getattr(importlib.import_module(module), "no_such_name")

@@ -240,15 +240,16 @@ class PSROConfig:
 
     approx_gap_options: typing.Optional[dict] = None
     """approx_gap's settings, e.g. ``{episodes: 500, total_steps: 4096}`` (null: the defaults): the keys of
-    :class:`psro.measures.approximate_gap.ApproxGapSettings` (``episodes``, ``selection_episodes``, ``warm_start``,
-    ``oracle``, ``train``, ``stderr_target``, ``max_episodes``, ``share``, each a nested option of psro run, with its
-    default) and the options of its learned oracle (default: the run's ``oracle_options``, with ``total_steps``
-    ``max(s, min(10 s, 40000))`` for the run's ``oracle_steps`` s; another oracle's own defaults:
-    psro.measures.approximate_gap.approx_gap_settings). ``share`` (default 0.2) is the most of the wall time measuring
-    may
-    take: a due row before the last measures without fresh training, or not at all, where training would exceed it,
-    keeping room for the last row, which is always measured as ``train`` asks (a run too short for that goes over
-    its share, with a warning); like time_limit it depends on the machine's speed."""
+    :class:`psro.measures.approx_gap_settings.ApproxGapSettings` (``episodes``, ``selection_episodes``,
+    ``warm_start``, ``oracle``, ``train``, ``stderr_target``, ``max_episodes``, ``share``, each a nested option of
+    psro run, with its default) and the options of its learned oracle. That oracle is ``oracle``, else
+    :func:`psro.measures.approx_gap_settings.default_responder`: model_br at its own defaults for a run on ppo, dqn,
+    neural_br or model_br, unless these options set the oracle's (then they are the run's oracle's, from the run's
+    ``oracle_options`` with ``total_steps`` ``max(s, min(10 s, 40000))`` for its ``oracle_steps`` s). ``share``
+    (default 0.2) is the most of the wall time measuring may take: a due row before the last measures without fresh
+    training, or not at all, where training would exceed it, keeping room for the last row, which is always measured
+    as ``train`` asks (a run too short for that goes over its share, with a warning); like time_limit it depends on
+    the machine's speed."""
 
     device: str = "cpu"
     """Where the learned oracles train their networks: ``cpu`` or ``cuda`` (``cuda:N``), which needs a GPU that
@@ -656,7 +657,7 @@ class PSROConfig:
             except ValueError as exc:   # the game has one, and reading it failed: say why
                 raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
                                  f"{self.oracle!r} observes, cannot be read: {exc}") from None
-        from psro.measures.approximate_gap import approx_gap_settings
+        from psro.measures.approx_gap_settings import approx_gap_settings
 
         approx_gap_settings(self.oracle_settings(), self.approx_gap_options, self.oracle)   # (episodes >= 2, ...)
         if (self.approx_gap_options or {}).get("lbr") is not None:   # (before training, not at the first measurement)

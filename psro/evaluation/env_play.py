@@ -1,8 +1,8 @@
 """Sampled returns of policy profiles of any kind, played on :func:`games.environment.make_env`.
 
 No game tree is needed: each seat of a profile is played by its policy
-(neural, :class:`psro.oracles.learned.env.UniformPolicy`, or tabular through
-:class:`psro.oracles.learned.env.TabularStatePolicy`), in batches: every step,
+(neural, :class:`psro.policies.acting.UniformPolicy`, or tabular through
+:class:`psro.policies.acting.TabularStatePolicy`), in batches: every step,
 the envs where the same policy must act get one call.
 
 :func:`sample_returns` plays exactly ``episodes`` full episodes of one profile.
@@ -52,7 +52,7 @@ def sample_returns(game, profile: Sequence, episodes: int, seed=0, num_envs: int
     game : pyspiel.Game, str or a PettingZoo adapter
         Anything :func:`games.environment.make_env` accepts.
     profile : sequence
-        One policy per seat (see :func:`psro.oracles.learned.env.batch_probabilities`).
+        One policy per seat (see :func:`psro.policies.acting.batch_probabilities`).
     episodes : int
     seed : int or numpy.random.SeedSequence
         Draws chance and every action.

@@ -165,7 +165,7 @@ class MonteCarloEvaluator:
     over the flat history tree
     (:class:`psro.evaluation.sampled_play.ProfileSampler`), about a microsecond per
     episode in numpy. With populations of policy objects (neural networks,
-    :class:`psro.oracles.learned.env.UniformPolicy`), with or without a tree,
+    :class:`psro.policies.acting.UniformPolicy`), with or without a tree,
     the episodes are played on the batched environment
     (:class:`EnvProfileSampler`). Either way the work is cut into tasks of at
     most ``episodes_per_task`` episodes, run through ``executor``, and each

@@ -13,7 +13,7 @@ Every iteration, for every player (every team, in a team game's team view):
    counter.
 
 The output, and so the history's ``gap``, is the Nash mixture over all (the meta-solver, ``nash`` by default).
-For team games (``teams`` set) FXP plays the team view (:func:`psro.family.teams.team_payoffs`, as
+For team games (``teams`` set) FXP plays the team view (:func:`psro.sequence_form.team_view.team_payoffs`, as
 :mod:`psro.family.self_play` does), so its Nash mixtures are the team-level ones of the two-team meta-game; with
 oracle ``team_pg`` every team's main and counters are learned by its members, each its own learner. The roles of
 the members (``initial``, ``main``, ``counter``) are kept in ``state.extra.roles`` (in the checkpoint).

@@ -12,7 +12,7 @@ policy (a tabular learner such as ``team_pg`` from that policy; ``dqn`` / ``ppo`
 ``warm_start`` is on).
 
 **Team games.** With ``teams`` set (a :class:`games.NormalFormGame` whose teams share payoffs), the loops play the
-team view (:func:`psro.family.teams.team_payoffs`): one player per team, its strategies the team's joint
+team view (:func:`psro.sequence_form.team_view.team_payoffs`): one player per team, its strategies the team's joint
 actions, so the populations, the meta-game and the mixtures are the teams'. With oracle ``team_pg`` each team's
 response is learned by its members, each its own learner (the ``members`` option is filled in), and the gap is
 the team view's NashConv: the sum over teams of the best pure team deviation's gain (``len(teams)`` times the
@@ -37,9 +37,9 @@ import logging
 import numpy as np
 
 from psro.config.model import PSROConfig
-from psro.family.teams import team_config
 from psro.loop.psro_loop import PSRO
 from psro.meta.solvers import MetaSolver
+from psro.sequence_form.team_view import team_config
 from solvers import make_equilibrium
 
 __all__ = ["SelfPlay", "FictitiousSelfPlay", "FamilyLoop", "LatestProfile"]

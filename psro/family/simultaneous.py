@@ -45,14 +45,9 @@ from games.environment import make_env, num_actions, observation_size
 from psro.config.model import PSROConfig
 from psro.loop.state import EpisodeCounter, LoopExtra, LoopState
 from psro.loop.training import TrainingLoop
-from psro.measures.approx_gap_schedule import share_allows
-from psro.measures.approximate_gap import (
-    approx_gap_due,
-    approx_gap_settings,
-    measure_with_oracle,
-    responder_seed,
-    unvalued,
-)
+from psro.measures.approx_gap_schedule import approx_gap_due, share_allows
+from psro.measures.approx_gap_settings import approx_gap_settings, unvalued
+from psro.measures.approximate_gap import measure_with_oracle, responder_seed
 from psro.measures.metrics import nash_conv
 from psro.oracles.learned.networks import LearnedProvenance
 from psro.oracles.learned.oracle import isolated_torch

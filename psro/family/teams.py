@@ -3,8 +3,7 @@
 A *team game* is a game whose players form teams (``teams=[[0, 1, 2], [3, 4, 5]]``), every member of a team
 getting the same payoff. Three things live here:
 
-- :func:`team_payoffs` (:mod:`psro.sequence_form.team_view`, re-exported here): the **team view** of a normal-form
-team game,
+- :func:`psro.sequence_form.team_view.team_payoffs`: the **team view** of a normal-form team game,
   one player per team whose strategies are the team's joint pure actions (C order over its members: the last
   member's action varies fastest). A team's mixed strategy in the view may be correlated among its members; a
   product of the members' own mixed strategies is one of them. The self-play family (:mod:`psro.family`) trains
@@ -12,7 +11,7 @@ team game,
   not ``k^n``).
 - :func:`team_exploitability`: the mean over teams of the best pure team deviation's gain, with the team's joint
   pure actions (normal form) or joint pure policies (small game trees) enumerated.
-- :class:`psro.oracles.team_pg.TeamPolicyGradient`, oracle ``"team_pg"`` (re-exported here): a team best response
+- :class:`psro.oracles.team_pg.TeamPolicyGradient`, oracle ``"team_pg"``: a team best response
   learned *jointly by the team's players*, each member its own learner (softmax policy gradient on its own logits,
   with the exact expected gradient of the shared team payoff) against the fixed opponents, from a random
   initialisation drawn from the seed (or from a warm start). Decentralised learners find local optima: that is what
@@ -41,12 +40,10 @@ import numpy as np
 
 from games.normal_form import NormalFormGame
 from games.validation import check_int
-from psro.oracles.team_pg import TeamPolicyGradient, member_marginals
-from psro.sequence_form.team_view import check_team_game, team_config, team_payoffs
+from psro import moved_names
+from psro.sequence_form.team_view import check_team_game, team_payoffs
 
-__all__ = ["check_team_game", "team_payoffs", "team_config", "team_exploitability", "team_gains",
-           "member_marginals",
-           "TeamPolicyGradient", "DEFAULT_MAX_DEVIATIONS"]
+__all__ = ["team_exploitability", "team_gains", "DEFAULT_MAX_DEVIATIONS"]
 
 #: The most joint pure deviations :func:`team_exploitability` enumerates for one team.
 DEFAULT_MAX_DEVIATIONS = 1 << 20
@@ -188,3 +185,11 @@ def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
             values = (values[:, None, :] * pure[:, tree.terminal_sequence[m]][None]).reshape(count, -1)
         gains.append(max(0.0, float(values.sum(axis=1).max() - current.sum())))
     return np.array(gains)
+
+
+#: The names this module re-exported before, each resolved with a DeprecationWarning (CHANGELOG.md)
+__getattr__ = moved_names(__name__, {
+    "TeamPolicyGradient": "psro.oracles.team_pg",
+    "member_marginals": "psro.oracles.team_pg",
+    "team_config": "psro.sequence_form.team_view",
+})

@@ -35,15 +35,9 @@ from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
 from psro.loop.seating import SeparateSeats
 from psro.loop.state import EpisodeCounter
-from psro.measures.approx_gap_schedule import expected_episodes, measured_seconds
-from psro.measures.approximate_gap import (
-    approx_gap_due,
-    approx_gap_mode,
-    approx_gap_settings,
-    measure_with_oracle,
-    responder_seed,
-    unvalued,
-)
+from psro.measures.approx_gap_schedule import approx_gap_due, approx_gap_mode, expected_episodes, measured_seconds
+from psro.measures.approx_gap_settings import approx_gap_settings, unvalued
+from psro.measures.approximate_gap import measure_with_oracle, responder_seed
 from psro.measures.metrics import gap_from_responses
 from psro.meta.targets import meta_targets
 from psro.oracles import make_oracle, oracle_capabilities
@@ -208,7 +202,7 @@ class LoopMeasures:
         the current eval meta-strategy (:func:`psro.measures.approximate_gap.measure_with_oracle`): the best of the best
         member, the step's own learned response to the same target (:meth:`_step_response`) and, where
         ``approx_gap_options``' ``train`` asks and its ``share`` of the wall time allows
-        (:func:`psro.measures.approximate_gap.approx_gap_mode`), a fresh and a warm-started learned response per
+        (:func:`psro.measures.approx_gap_schedule.approx_gap_mode`), a fresh and a warm-started learned response per
         target (as
         its ``fresh`` and ``warm_start`` ask) with its budget (by default the run's oracle's), its cost in
         ``approx_gap_time``. A row the share leaves unmeasured (never the ``final`` one) gets NaN; ``times`` are the
@@ -248,12 +242,11 @@ class LoopMeasures:
                            100 * spent / (self.state.wall + last), share, last)
 
     def _affordable(self, train, settings: dict, oracle, final: bool, times: dict):
-        """``train`` as :func:`psro.measures.approximate_gap.approx_gap_mode` allows it under ``share``: the costs are
-        those
-        of the latest measurement of each kind, or before one, its episodes
+        """``train`` as :func:`psro.measures.approx_gap_schedule.approx_gap_mode` allows it under ``share``: the costs
+        are those of the latest measurement of each kind, or before one, its episodes
         (:func:`psro.measures.approx_gap_schedule.expected_episodes`) at the evaluation's seconds per episode and the
-        fresh
-        responses' steps at the run's own seconds per training step."""
+        fresh responses' steps at the run's own seconds per training step (another oracle's steps: unknown, so free
+        until its first measurement)."""
         rows = self.state.rows
         spent = measured_seconds(self.state.rows)
         costs = self._approx_costs or {}
@@ -311,7 +304,8 @@ class LoopMeasures:
         return not oracle_capabilities(settings["responder"]).needs_tree
 
     def _approx_oracle(self) -> tuple:
-        """``(oracle, settings)`` of the approximate gap (:func:`psro.measures.approximate_gap.approx_gap_settings`)."""
+        """``(oracle, settings)`` of the approximate gap
+        (:func:`psro.measures.approx_gap_settings.approx_gap_settings`)."""
         settings, options = approx_gap_settings(self.config.oracle_settings(), self.config.approx_gap_options,
                                                 self.oracle_name)
         oracle = with_field("approx_gap_options", make_oracle, settings["responder"], None,

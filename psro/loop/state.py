@@ -197,7 +197,7 @@ class LoopState:
                     extra: LoopExtra | None = None) -> "LoopState":
         """The state before the first step of a run whose populations hold policy objects (a learned oracle, on a
         game of any size): empty :class:`psro.policies.population.PolicyPopulation`, each waiting for a
-        :class:`psro.oracles.learned.env.UniformPolicy`.
+        :class:`psro.policies.acting.UniformPolicy`.
 
         Examples
         --------
@@ -205,7 +205,7 @@ class LoopState:
         >>> [len(p) for p in state.populations], type(state.pending[0][0][0]).__name__
         ([0, 0], 'UniformPolicy')
         """
-        from psro.oracles.learned.env import UniformPolicy
+        from psro.policies.acting import UniformPolicy
 
         return cls(populations=[PolicyPopulation(p, num_actions) for p in range(num_players)],
                    meta_game=EmpiricalGame((0,) * num_players),

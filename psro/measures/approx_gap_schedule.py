@@ -5,7 +5,7 @@ The schedule (:func:`approx_gap_due`: which rows are due), the mode of a due row
 always train), the seconds measuring took so far (:func:`measured_seconds`) and the episodes a measurement plays
 (:func:`expected_episodes`, to price one before the first; :func:`halving_counts`, the race's schedule), and the
 warning a run ends with when the share skipped rows the user asked for (:func:`share_skips_warning`). Pure
-functions of the history's numbers; :mod:`psro.measures.approximate_gap` re-exports the first two.
+functions of the history's numbers.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The approximate gap's settings: ``approx_gap_options``' own keys (:class:`ApproxGapSettings`), their defaults
 and checks (:func:`approx_gap_settings`), the learned responses' default budget and the standard-error target's
-cap (:func:`check_stderr_target`). :mod:`psro.measures.approximate_gap` re-exports them.
+cap (:func:`check_stderr_target`).
 """
 
 from __future__ import annotations

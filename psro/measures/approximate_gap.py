@@ -66,33 +66,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from psro.measures.approx_gap_schedule import (  # (the first two re-exported: public names of this module)
-    approx_gap_due,
-    approx_gap_mode,
-    halving_counts,
-)
-from psro.measures.approx_gap_settings import (  # (re-exported: public names of this module)
-    APPROX_GAP_SETTINGS,
-    APPROX_GAP_STEPS,
-    APPROX_GAP_STEPS_FACTOR,
-    MAX_EPISODES_FACTOR,
-    RESPONSE_EVAL_EPISODES,
-    STDERR_FLOOR,
-    ApproxGapSettings,
-    approx_gap_settings,
-    check_stderr_target,
-    unvalued,
-)
+from psro import moved_names
+from psro.measures.approx_gap_schedule import halving_counts
+from psro.measures.approx_gap_settings import STDERR_FLOOR, check_stderr_target
 from psro.meta.targets import SUPPORT_TOL, meta_targets
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["APPROX_GAP_KEY", "APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR",
-           "MAX_EPISODES_FACTOR", "STDERR_FLOOR", "ApproxGapSettings", "ApproximateGap", "Candidate", "approx_gap_due",
-           "approx_gap_mode", "approx_gap_settings", "approximate_gap", "check_stderr_target", "approximate_seed",
+__all__ = ["APPROX_GAP_KEY", "ApproximateGap", "Candidate", "approximate_gap", "approximate_seed",
            "nash_conv_lower_bound", "measure_with_oracle", "member_values", "mixture_returns", "oracle_responder",
-           "paired_draw", "response_variants", "responder_seed", "successive_halving", "unvalued",
-           "RESPONSE_EVAL_EPISODES"]
+           "paired_draw", "response_variants", "responder_seed", "successive_halving"]
 
 #: The key that separates the approximate gap's random streams from the run's (the CRC-32 of "approx_gap")
 APPROX_GAP_KEY = zlib.crc32(b"approx_gap")
@@ -615,7 +598,7 @@ def oracle_responder(oracle, iteration: int, *, warm_start: bool = True) -> Call
 
     Examples
     --------
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies.acting import UniformPolicy
     >>> from psro.oracles.base import Target
     >>> class Echo:   # a stand-in oracle
     ...     name = "ppo"
@@ -652,7 +635,7 @@ def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle
     >>> import pyspiel
     >>> from psro.oracles.learned.oracle import make_learned_oracle
     >>> from psro.policies.population import PolicyPopulation, Provenance
-    >>> from psro.oracles.learned.env import UniformPolicy
+    >>> from psro.policies.acting import UniformPolicy
     >>> from solvers import make_equilibrium
     >>> from games import NormalFormGame
     >>> game = pyspiel.load_game("kuhn_poker")
@@ -661,6 +644,7 @@ def measure_with_oracle(game, kind: str, solution, populations: Sequence, oracle
     >>> uniform = make_equilibrium(NormalFormGame(np.array([[[0.125]], [[-0.125]]])), joint=np.ones((1, 1)),
     ...                            concept="nash", method="example")
     >>> oracle = make_learned_oracle("ppo", None, game=game, total_steps=2048, eval_episodes=10)
+    >>> from psro.measures.approx_gap_settings import approx_gap_settings
     >>> settings, _ = approx_gap_settings({}, {"episodes": 1000}, "ppo")
     >>> result = measure_with_oracle(game, "product", uniform, pops, oracle, settings, seed=0, iteration=0)
     >>> bool(0.5 < result.gap <= 11 / 12 + 3 * result.stderr)   # Kuhn's uniform profile: NashConv 11/12
@@ -707,3 +691,18 @@ def _outer(marginals: Sequence) -> np.ndarray:
     for m in marginals:
         joint = np.multiply.outer(joint, m)
     return joint
+
+
+#: The names this module re-exported before, each resolved with a DeprecationWarning (CHANGELOG.md)
+__getattr__ = moved_names(__name__, {
+    "APPROX_GAP_SETTINGS": "psro.measures.approx_gap_settings",
+    "APPROX_GAP_STEPS": "psro.measures.approx_gap_settings",
+    "APPROX_GAP_STEPS_FACTOR": "psro.measures.approx_gap_settings",
+    "MAX_EPISODES_FACTOR": "psro.measures.approx_gap_settings",
+    "RESPONSE_EVAL_EPISODES": "psro.measures.approx_gap_settings",
+    "ApproxGapSettings": "psro.measures.approx_gap_settings",
+    "approx_gap_settings": "psro.measures.approx_gap_settings",
+    "unvalued": "psro.measures.approx_gap_settings",
+    "approx_gap_due": "psro.measures.approx_gap_schedule",
+    "approx_gap_mode": "psro.measures.approx_gap_schedule",
+})

@@ -175,7 +175,7 @@ class OracleCapabilities:
         game's tree).
     teams : bool
         It responds for a team of members (``oracle_options["members"]``) on a team view
-        (:func:`psro.family.teams.team_payoffs`).
+        (:func:`psro.sequence_form.team_view.team_payoffs`).
 
     Examples
     --------

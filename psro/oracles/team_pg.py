@@ -34,9 +34,9 @@ class TeamPolicyGradient:
     """Oracle ``"team_pg"``: a team response learned by the team's members, each its own softmax policy gradient.
 
     For a game whose every player has one infostate (a normal-form game, or its team view,
-    :func:`psro.family.teams.team_payoffs`), the responder's payoff of each of its actions against the target's
-    fixed opponents is exact (sequence form). A responder that is a team of ``m`` members (``members``) plays the
-    joint action ``(a_1, ..., a_m)`` (C order) with probability ``prod_i pi_i(a_i)``; member ``i`` holds its own
+    :func:`psro.sequence_form.team_view.team_payoffs`), the responder's payoff of each of its actions against the
+    target's fixed opponents is exact (sequence form). A responder that is a team of ``m`` members (``members``) plays
+    the joint action ``(a_1, ..., a_m)`` (C order) with probability ``prod_i pi_i(a_i)``; member ``i`` holds its own
     logits and ascends its own exact gradient of the shared expected payoff ``V``, ``pi_i * (Q_i - V)`` (``Q_i(a)``:
     the team's value when member ``i`` plays ``a`` and its teammates their policies), for ``steps`` steps of size
     ``learning_rate``, all members at once. No member sees the others' parameters: a decentralised learner, which
@@ -61,7 +61,7 @@ class TeamPolicyGradient:
     Examples
     --------
     >>> from games import catalog
-    >>> from psro.family.teams import team_payoffs
+    >>> from psro.sequence_form.team_view import team_payoffs
     >>> from psro.sequence_form.matrix_game import to_openspiel_game
     >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies.population import Population, Provenance

@@ -200,7 +200,7 @@ def tabular_policy(policy, tree, player: int) -> np.ndarray:
     """``policy`` as an array ``(num_infostates, num_actions)`` over ``tree``'s infostates of ``player``: an array
     as it is, an object with ``to_tabular(tree, player)`` through it, else its action probabilities on the
     infostates' observation tensors (:func:`psro.sequence_form.game_tree.infostate_tensors`,
-    :func:`psro.oracles.learned.env.batch_probabilities`).
+    :func:`psro.policies.acting.batch_probabilities`).
 
     Examples
     --------

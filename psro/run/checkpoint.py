@@ -81,12 +81,13 @@ from games.executors import spec_from_portable
 from games.memory_limit import check_npz
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
+from psro import moved_names
 from psro.evaluation.top_up import TopUpProgress
 from psro.loop.state import LoopState
 from psro.policies.codec import decode_policy, encode_policy
 from psro.policies.population import PolicyPopulation, Provenance
 from psro.run.checkpoint_checks import Damage, check_arrays, check_document
-from psro.run.document_seal import KEY_VARIABLE, is_sealed, seal_document, seal_problem, sha256
+from psro.run.document_seal import seal_problem, sha256
 from psro.run.run_files import UnsafePath, atomic_write, read_regular
 from psro.run.store import (
     prepare_directory,
@@ -100,11 +101,9 @@ from psro.run.store import (
 from solvers import make_equilibrium
 
 __all__ = ["CHECKPOINT_FILE", "PREVIOUS_FILE", "SCHEMA_VERSION", "PREFIXES", "save_checkpoint", "state_document",
-           "manifest_files", "load_checkpoint", "restoring",
-           "solver_options", "adopt_policy_files", "state_from_document", "replay_warm_start",
-           "has_checkpoint", "atomic_write", "member_arrays", "member_from_arrays", "previous_name",
-           "read_or_advise", "replace_document", "seal_document", "is_sealed", "seal_problem",
-           "KEY_VARIABLE"]
+           "manifest_files", "load_checkpoint", "restoring", "solver_options", "adopt_policy_files",
+           "state_from_document", "replay_warm_start", "has_checkpoint", "atomic_write", "member_arrays",
+           "member_from_arrays", "previous_name", "read_or_advise", "replace_document"]
 
 logger = logging.getLogger(__name__)
 
@@ -653,3 +652,11 @@ def replay_warm_start(meta_solvers, state: LoopState) -> None:
         for row in state.rows:   # every profile of a recorded row was evaluated
             block = (slice(None), *[slice(0, int(row[f"population_{p}"])) for p in range(n)])
             meta_solver(NormalFormGame(total[block] / count[block]))
+
+
+#: The names this module re-exported before, each resolved with a DeprecationWarning (CHANGELOG.md)
+__getattr__ = moved_names(__name__, {
+    "KEY_VARIABLE": "psro.run.document_seal",
+    "is_sealed": "psro.run.document_seal",
+    "seal_document": "psro.run.document_seal",
+})

@@ -6,9 +6,10 @@ One option per :class:`psro.config.PSROConfig` field, grouped by the config's se
 three of its mappings (:data:`NESTED`): ``--oracle.options.total-steps`` (the learned oracles'
 :class:`~psro.oracles.learned.dqn.DQNConfig`, :class:`~psro.oracles.learned.ppo.PPOConfig` and
 :class:`~psro.oracles.learned.model_based.ModelConfig`), ``--algorithm.options.eta`` (each training loop's
-``options_class``) and ``--gaps.approx-options.share`` (:class:`~psro.measures.approximate_gap.ApproxGapSettings`; the
-oracle options of the approximate gap's responses take ``--set approx_gap_options.KEY=VALUE``), flat
-``--oracle-options.total-steps`` too. The same paths work with ``--set``: ``--set oracle.options.total_steps=4096``.
+``options_class``) and ``--gaps.approx-options.share``
+(:class:`~psro.measures.approx_gap_settings.ApproxGapSettings`; the oracle options of the approximate gap's
+responses take ``--set approx_gap_options.KEY=VALUE``), flat ``--oracle-options.total-steps`` too. The same
+paths work with ``--set``: ``--set oracle.options.total_steps=4096``.
 Each value is written as in YAML (``null``, ``5``, ``1e-6``, ``true``, ``[64, 64]``) and checked by the config, so
 a bad value is one line naming its field; the help text is tyro's, from each field's type, default and attribute
 docstring.
@@ -51,7 +52,7 @@ def _learned_oracle_configs() -> list:
 
 
 def _approx_gap_settings() -> list:
-    from psro.measures.approximate_gap import ApproxGapSettings
+    from psro.measures.approx_gap_settings import ApproxGapSettings
 
     return [(ApproxGapSettings, "")]
 

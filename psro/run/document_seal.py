@@ -1,6 +1,6 @@
 """The seal of a run's JSON documents (checkpoints): the document's own SHA-256, or an HMAC-SHA256 under the key in
 ``PSRO_CHECKPOINT_KEY``, as its last entry, so that a reader checks every byte of the file
-(:mod:`psro.run.checkpoint` re-exports these names)."""
+(:mod:`psro.run.checkpoint` seals with it)."""
 
 from __future__ import annotations
 

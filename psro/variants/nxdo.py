@@ -23,14 +23,9 @@ import math
 import numpy as np
 
 from games.environment import make_env, observation_size
-from psro.measures.approx_gap_schedule import share_allows
-from psro.measures.approximate_gap import (
-    approx_gap_due,
-    approx_gap_settings,
-    measure_with_oracle,
-    responder_seed,
-    unvalued,
-)
+from psro.measures.approx_gap_schedule import approx_gap_due, share_allows
+from psro.measures.approx_gap_settings import approx_gap_settings, unvalued
+from psro.measures.approximate_gap import measure_with_oracle, responder_seed
 from psro.oracles.base import Target
 from psro.oracles.jobs import PolicyList
 from psro.policies import as_tabular, batch_probabilities, policy_input

@@ -82,7 +82,8 @@ class DecisionSampler:
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.oracles.learned.env import OpponentMixture, UniformPolicy
+    >>> from psro.oracles.learned.env import OpponentMixture
+    >>> from psro.policies.acting import UniformPolicy
     >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, OpponentMixture.single([None, UniformPolicy(2)]),
     ...                 num_envs=8, rng=0)
     >>> sampler = DecisionSampler(env, max_states=100)
@@ -162,7 +163,8 @@ def sample_decisions(env: VectorEnv, total_steps: int, max_states: int) -> Decis
     Examples
     --------
     >>> import pyspiel
-    >>> from psro.oracles.learned.env import OpponentMixture, UniformPolicy
+    >>> from psro.oracles.learned.env import OpponentMixture
+    >>> from psro.policies.acting import UniformPolicy
     >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, OpponentMixture.single([None, UniformPolicy(2)]),
     ...                 num_envs=8, rng=0)
     >>> model = sample_decisions(env, 800, max_states=100)

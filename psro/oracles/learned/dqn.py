@@ -170,7 +170,7 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
     >>> import pyspiel
     >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.policies import uniform_policy
-    >>> from psro.oracles.learned.env import TabularStatePolicy
+    >>> from psro.policies.acting import TabularStatePolicy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> uniform = TabularStatePolicy(uniform_policy(tree.infostates[1]), tree.infostates[1])
     >>> result = train_dqn(tree.game, 0, OpponentMixture.single([None, uniform]),

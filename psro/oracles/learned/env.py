@@ -14,8 +14,7 @@ together, and the opponents act in batches: all the games waiting on the same
 opponent policy get one :func:`batch_probabilities` call. Opponents may be
 neural policies (``probabilities_np``), :class:`UniformPolicy`, or
 :class:`TabularStatePolicy` tables looked up by information-state string (the
-acting protocol, :mod:`psro.policies.acting`, whose names this module
-re-exports).
+acting protocol, :mod:`psro.policies.acting`).
 """
 
 from __future__ import annotations
@@ -27,26 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.validation import is_integer
+from psro import moved_names
 from psro.oracles.learned.observation_table import ObservationTablePolicy, TableStack
-from psro.policies.acting import StatePolicy, TabularStatePolicy, UniformPolicy, batch_probabilities, policy_input
+from psro.policies.acting import TabularStatePolicy, batch_probabilities, policy_input
 from psro.sequence_form.game_tree import PlayerInfostates
 
-__all__ = [
-    "EpisodeStats",
-    "Intermediate",
-    "OpponentMixture",
-    "PolicyBank",
-    "StatePolicy",
-    "Step",
-    "TabularStatePolicy",
-    "UniformPolicy",
-    "VectorEnv",
-    "batch_probabilities",
-    "play_episodes",
-    "policy_input",
-    "sample_actions",
-    "sample_rows",
-]
+__all__ = ["EpisodeStats", "Intermediate", "OpponentMixture", "PolicyBank", "Step", "VectorEnv", "play_episodes",
+           "sample_actions", "sample_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +186,7 @@ class PolicyBank(Sequence):
     Examples
     --------
     >>> table = ObservationTablePolicy(np.eye(2), np.ones((2, 2)))
+    >>> from psro.policies.acting import UniformPolicy
     >>> bank = PolicyBank([UniformPolicy(2), table, table])
     >>> len(bank), bank.slot.tolist()
     (3, [-1, 0, 1])
@@ -235,6 +222,7 @@ def sample_actions(env, step, policy_index: np.ndarray, policies: Sequence, rng:
     >>> from games.environment import make_env
     >>> env = make_env("kuhn_poker", num_envs=3, rng=0)
     >>> s = env.reset()
+    >>> from psro.policies.acting import UniformPolicy
     >>> sample_actions(env, s, np.zeros(3, np.int64), [UniformPolicy(2)], np.random.default_rng(0)).shape
     (3,)
     """
@@ -296,6 +284,7 @@ class VectorEnv:
     Examples
     --------
     >>> import pyspiel
+    >>> from psro.policies.acting import UniformPolicy
     >>> opp = OpponentMixture.single([None, UniformPolicy(2)])
     >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, opp, num_envs=4, rng=0)
     >>> obs, mask = env.reset()
@@ -424,6 +413,7 @@ class Intermediate:
     Examples
     --------
     >>> import pyspiel
+    >>> from psro.policies.acting import UniformPolicy
     >>> env = VectorEnv(pyspiel.load_game("kuhn_poker"), 0, OpponentMixture.single([None, UniformPolicy(2)]),
     ...                 num_envs=2, rng=0)
     >>> env.record_intermediate = True
@@ -508,3 +498,10 @@ def play_episodes(env: VectorEnv, act, episodes: int) -> EpisodeStats:
     env.episode_returns, env.episode_envs = [], []
     stderr = float(returns.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else math.nan
     return EpisodeStats(float(returns.mean()), stderr, episodes)
+
+
+#: The names this module re-exported before, each resolved with a DeprecationWarning (CHANGELOG.md)
+__getattr__ = moved_names(__name__, {
+    "StatePolicy": "psro.policies.acting",
+    "UniformPolicy": "psro.policies.acting",
+})

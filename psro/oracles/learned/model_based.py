@@ -142,7 +142,7 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     >>> import pyspiel
     >>> from psro.sequence_form.game_tree import build_game_tree
     >>> from psro.oracles.exact import best_response
-    >>> from psro.oracles.learned.env import TabularStatePolicy
+    >>> from psro.policies.acting import TabularStatePolicy
     >>> from psro.policies import realization_plans, uniform_policy
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> uniform = uniform_policy(tree.infostates[1])

@@ -31,7 +31,7 @@ Examples
 >>> import pyspiel
 >>> from psro.sequence_form.game_tree import build_game_tree
 >>> from psro.oracles.exact import best_response
->>> from psro.oracles.learned.env import TabularStatePolicy
+>>> from psro.policies.acting import TabularStatePolicy
 >>> from psro.oracles.learned.oracle import exact_value
 >>> from psro.policies import realization_plans, uniform_policy
 >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))

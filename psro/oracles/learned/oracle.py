@@ -6,7 +6,7 @@ exact oracles. Two paths:
 
 **Neural (no tree needed).** When the populations hold policies that act on
 observations (:class:`psro.oracles.learned.networks.NeuralPolicy`,
-:class:`psro.oracles.learned.env.UniformPolicy`, ...), or no tree is given, the
+:class:`psro.policies.acting.UniformPolicy`, ...), or no tree is given, the
 target becomes an :class:`psro.oracles.learned.env.OpponentMixture`: one
 opponent profile per episode, drawn from the product of the meta-strategy's
 marginals (PSRO) or from the conditional joint's rows (CCE/CE-JPSRO). A network
@@ -78,12 +78,13 @@ from psro.oracles.base import BestResponse, Target
 from psro.oracles.exact import best_response
 from psro.oracles.jobs import job_seed
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
-from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy
+from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.model_based import ModelConfig, train_model
 from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy, game_sizes, torch_device
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
 from psro.policies import behaviour_from_plan, check_policy, realization_plans
+from psro.policies.acting import TabularStatePolicy
 from psro.sequence_form.game_tree import GameTree
 
 __all__ = [

@@ -5,7 +5,7 @@ import pyspiel
 import pytest
 
 from psro.evaluation.env_play import paired_returns, profile_seed, sample_profiles, sample_returns
-from psro.oracles.learned.env import TabularStatePolicy, UniformPolicy
+from psro.policies.acting import TabularStatePolicy, UniformPolicy
 from psro.sequence_form.game_tree import build_game_tree
 
 
@@ -91,7 +91,7 @@ def test_bad_input():
 def test_a_mixture_seat_draws_one_member_per_episode():
     # issue 36 item 4 (cross-play against a meta-strategy): a seat played by a mixture of policies
     from psro.evaluation.env_play import sample_mixture_returns
-    from psro.oracles.learned.env import TabularStatePolicy
+    from psro.policies.acting import TabularStatePolicy
 
     tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     bet = np.zeros((tree.infostates[0].num_infostates, 2))

@@ -15,9 +15,9 @@ from psro.evaluation import make_evaluator
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.evaluation.monte_carlo import EnvProfileSampler, MonteCarloEvaluator
 from psro.evaluation.sampled_play import ProfileSampler
-from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
 from psro.policies import realization_plans
+from psro.policies.acting import UniformPolicy
 from psro.policies.population import PolicyPopulation, Population, Provenance
 from psro.sequence_form.game_tree import build_game_tree
 

@@ -10,7 +10,7 @@ from open_spiel.python.algorithms import exploitability
 
 from psro import PSRO
 from psro.family.league import League, LeagueOptions, decayed_update, pfsp_weights, snapshot_rule, win_rates
-from psro.oracles.learned.env import UniformPolicy
+from psro.policies.acting import UniformPolicy
 from psro.policies.population import Provenance
 
 TIMES = ["wall_time", "cpu_time", "time_meta_solve", "time_oracle", "time_evaluation", "time_metric",

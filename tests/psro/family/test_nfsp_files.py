@@ -6,7 +6,7 @@ import os
 import pytest
 
 from psro.family.nfsp import NFSP
-from psro.run.checkpoint import seal_document
+from psro.run.document_seal import seal_document
 from psro.run.run_files import UnsafePath
 
 TINY = {"steps_per_iteration": 64, "hidden": [8], "learning_starts": 16, "rl_buffer_size": 64,
@@ -37,7 +37,7 @@ def test_a_linked_checkpoint_folder_is_refused(tmp_path):
 
 
 def test_the_keyed_seal_covers_nfsp_checkpoints(tmp_path, monkeypatch):
-    from psro.run.checkpoint import KEY_VARIABLE
+    from psro.run.document_seal import KEY_VARIABLE
 
     monkeypatch.setenv(KEY_VARIABLE, "secret")
     folder = tmp_path / "ckpt"

@@ -9,8 +9,9 @@ import psro
 from games import catalog
 from psro.config.model import PSROConfig
 from psro.family.self_play import FictitiousSelfPlay, SelfPlay
-from psro.family.teams import team_config, team_exploitability
+from psro.family.teams import team_exploitability
 from psro.loop.algorithms import algorithm_class
+from psro.sequence_form.team_view import team_config
 from solvers import nash_conv
 
 

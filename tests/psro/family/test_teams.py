@@ -8,18 +8,13 @@ import pyspiel
 import pytest
 
 from games import catalog
-from psro.family.teams import (
-    TeamPolicyGradient,
-    check_team_game,
-    member_marginals,
-    team_exploitability,
-    team_gains,
-    team_payoffs,
-)
+from psro.family.teams import team_exploitability, team_gains
 from psro.oracles.base import Target
+from psro.oracles.team_pg import TeamPolicyGradient, member_marginals
 from psro.policies.population import Population, Provenance
 from psro.sequence_form.game_tree import build_game_tree
 from psro.sequence_form.matrix_game import to_openspiel_game
+from psro.sequence_form.team_view import check_team_game, team_payoffs
 from solvers import nash_conv
 
 FXP, TEAMS = catalog.fxp_example(), catalog.fxp_teams(3)

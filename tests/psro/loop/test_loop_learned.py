@@ -13,8 +13,8 @@ import psro.loop.measures
 from psro import PSRO
 from psro.config.model import PSROConfig
 from psro.errors import LearnerDiverged
-from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
+from psro.policies.acting import UniformPolicy
 from psro.policies.population import PolicyPopulation
 
 TINY = dict(oracle="ppo", oracle_options={"total_steps": 256, "num_envs": 16, "num_steps": 16, "eval_episodes": 32,

@@ -7,13 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import NormalFormGame, catalog
-from psro.measures.approximate_gap import (
-    approx_gap_mode,
-    approx_gap_settings,
-    approximate_gap,
-    approximate_seed,
-    mixture_returns,
-)
+from psro.measures.approx_gap_schedule import approx_gap_mode
+from psro.measures.approx_gap_settings import approx_gap_settings
+from psro.measures.approximate_gap import approximate_gap, approximate_seed, mixture_returns
 from psro.oracles import BestResponse
 from solvers import make_equilibrium
 

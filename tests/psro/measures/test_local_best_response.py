@@ -182,7 +182,7 @@ def test_approximate_gap_with_lbr_on_kuhn_is_a_lower_bound_and_reports_the_candi
 
 @pytest.mark.parametrize("lbr", [0, -1, 2.5, True, "many"])
 def test_a_bad_lbr_option_is_refused(lbr):
-    from psro.measures.approximate_gap import approx_gap_settings
+    from psro.measures.approx_gap_settings import approx_gap_settings
 
     with pytest.raises(ValueError, match="^approx_gap_options: lbr must be a positive int"):
         approx_gap_settings({}, {"lbr": lbr}, "ppo")

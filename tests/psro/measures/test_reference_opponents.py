@@ -15,7 +15,7 @@ from psro.measures.reference_opponents import (
     outcomes,
     wilson_interval,
 )
-from psro.oracles.learned.env import UniformPolicy
+from psro.policies.acting import UniformPolicy
 
 TTT, KUHN = pyspiel.load_game("tic_tac_toe"), pyspiel.load_game("kuhn_poker")
 

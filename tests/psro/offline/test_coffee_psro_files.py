@@ -10,7 +10,7 @@ import pytest
 
 from games.datasets import collect
 from psro.offline.coffee_psro import OfflinePSRO, resume_offline
-from psro.run.checkpoint import seal_document
+from psro.run.document_seal import seal_document
 
 DOCUMENT = "offline_checkpoint.json"
 

@@ -227,8 +227,8 @@ def neural_targets(game, seed=0):
     from types import SimpleNamespace
 
     from psro.oracles import Target
-    from psro.oracles.learned.env import UniformPolicy
     from psro.oracles.learned.networks import NeuralPolicy
+    from psro.policies.acting import UniformPolicy
 
     torch.manual_seed(seed)
     num_actions = game.num_distinct_actions()
@@ -266,8 +266,8 @@ def test_neural_jobs_in_worker_processes_equal_the_serial_responses(game_string,
 
 def test_policies_travel_as_arrays_and_come_back_identical():
     from psro.oracles.jobs import PolicyArrays, decode_policy, encode_policy
-    from psro.oracles.learned.env import UniformPolicy
     from psro.oracles.learned.networks import NeuralPolicy
+    from psro.policies.acting import UniformPolicy
 
     net = NeuralPolicy(5, 3, hidden=(4,), mode="greedy")
     encoded = encode_policy(net)

@@ -5,8 +5,8 @@ import pyspiel
 import pytest
 import torch
 
-from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
+from psro.policies.acting import UniformPolicy
 from psro.policies.population import PolicyPopulation, Provenance, load_populations, save_populations, tabular_policy
 from psro.run.checkpoint import member_arrays, member_from_arrays
 from psro.sequence_form.game_tree import build_game_tree

@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from psro import PSRO
-from psro.run.checkpoint import CHECKPOINT_FILE, KEY_VARIABLE, PREVIOUS_FILE, load_checkpoint, seal_document
+from psro.run.checkpoint import CHECKPOINT_FILE, PREVIOUS_FILE, load_checkpoint
+from psro.run.document_seal import KEY_VARIABLE, seal_document
 from psro.run.run_files import UnsafePath
 
 
@@ -176,7 +177,7 @@ def test_an_array_file_whose_header_declares_a_huge_shape_is_refused_before_load
 
     from numpy.lib import format as npy
 
-    from psro.run.checkpoint import sha256
+    from psro.run.document_seal import sha256
 
     monkeypatch.setenv("PSRO_MAX_MEMORY", "1G")
     document = json.loads((ckpt / CHECKPOINT_FILE).read_text())

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from psro import PSRO
-from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
+from psro.policies.acting import UniformPolicy
 from psro.run.checkpoint import CHECKPOINT_FILE, load_checkpoint
 from psro.run.cli import main
 

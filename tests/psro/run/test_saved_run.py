@@ -15,8 +15,8 @@ import yaml
 
 from games.datasets import collect
 from games.trajectories import save_trajectories
-from psro.run.checkpoint import seal_document
 from psro.run.cli import main
+from psro.run.document_seal import seal_document
 from psro.run.saved_run import config_disagreement, read_saved_run
 
 TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]

@@ -4,16 +4,9 @@ import numpy as np
 import pyspiel
 import pytest
 
-from psro.oracles.learned.env import (
-    OpponentMixture,
-    TabularStatePolicy,
-    UniformPolicy,
-    VectorEnv,
-    batch_probabilities,
-    play_episodes,
-    sample_rows,
-)
+from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
 from psro.policies import uniform_policy
+from psro.policies.acting import TabularStatePolicy, UniformPolicy, batch_probabilities
 from psro.sequence_form.game_tree import build_game_tree
 
 

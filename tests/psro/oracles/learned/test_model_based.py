@@ -13,10 +13,11 @@ from psro.evaluation.exact import SequenceFormEvaluator
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, sample_decisions
-from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, UniformPolicy, VectorEnv
+from psro.oracles.learned.env import OpponentMixture, VectorEnv
 from psro.oracles.learned.model_based import ModelConfig, solve_decisions, train_model
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.policies import decode_policy, encode_policy, random_policies, realization_plans
+from psro.policies.acting import TabularStatePolicy, UniformPolicy
 from psro.sequence_form.game_tree import build_game_tree
 
 

@@ -9,11 +9,12 @@ from psro.evaluation.exact import SequenceFormEvaluator
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
 from psro.oracles.learned.decisions import sample_decisions
-from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, UniformPolicy, VectorEnv
+from psro.oracles.learned.env import OpponentMixture, VectorEnv
 from psro.oracles.learned.model_based import solve_decisions
 from psro.oracles.learned.networks import NeuralPolicy
 from psro.oracles.learned.neural_br import NeuralBRConfig, pair_problem, train_neural_br
 from psro.policies import random_policies, realization_plans
+from psro.policies.acting import TabularStatePolicy, UniformPolicy
 from psro.sequence_form.game_tree import build_game_tree
 
 

@@ -6,13 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games.environment import make_env
-from psro.oracles.learned.env import PolicyBank, UniformPolicy, sample_actions
+from psro.oracles.learned.env import PolicyBank, sample_actions
 from psro.oracles.learned.observation_table import (
     ObservationTablePolicy,
     TableStack,
     observation_keys,
     observation_rows,
 )
+from psro.policies.acting import UniformPolicy
 
 
 def _tables(rng, members, width, actions, pool):

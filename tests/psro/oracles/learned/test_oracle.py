@@ -15,7 +15,7 @@ import torch
 
 from psro.oracles.exact import best_response
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
-from psro.oracles.learned.env import OpponentMixture, TabularStatePolicy, VectorEnv, play_episodes
+from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes
 from psro.oracles.learned.networks import LearnedProvenance, NeuralPolicy
 from psro.oracles.learned.oracle import LearnedOracle, exact_value, make_learned_oracle
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
@@ -25,6 +25,7 @@ from psro.policies import (
     to_openspiel_dict,
     uniform_policy,
 )
+from psro.policies.acting import TabularStatePolicy
 from psro.policies.population import Population
 from psro.sequence_form.game_tree import build_game_tree, infostate_tensors
 

@@ -15,11 +15,11 @@ import torch
 from psro.oracles import Target, make_oracle
 from psro.oracles.exact import best_response
 from psro.oracles.learned.dqn import DQNConfig
-from psro.oracles.learned.env import UniformPolicy
 from psro.oracles.learned.networks import NeuralPolicy
 from psro.oracles.learned.oracle import LearnedOracle, exact_value
 from psro.oracles.learned.ppo import PPOConfig
 from psro.policies import realization_plans
+from psro.policies.acting import UniformPolicy
 from psro.policies.population import Population, Provenance
 from psro.sequence_form.game_tree import build_game_tree
 

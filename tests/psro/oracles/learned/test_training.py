@@ -12,10 +12,11 @@ import torch
 
 from psro.errors import LearnerDiverged
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
-from psro.oracles.learned.env import OpponentMixture, UniformPolicy
+from psro.oracles.learned.env import OpponentMixture
 from psro.oracles.learned.oracle import make_learned_oracle
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import SCORE_LIMIT, check_finite
+from psro.policies.acting import UniformPolicy
 
 KUHN, LEDUC = pyspiel.load_game("kuhn_poker"), pyspiel.load_game("leduc_poker")
 
