@@ -36,6 +36,9 @@ QUESTIONS: dict[str, list[str]] = {
         "benchmarks/pipeline_psro_leduc", "benchmarks/top_up_leduc", "benchmarks/rl_oracle_kuhn",
         "benchmarks/deep_leduc_tuning/tuning_log", "benchmarks/mmd_neural",
     ],
+    "Does population training win where no table fits (phantom tic-tac-toe, dark hex), measured exactly?": [
+        "benchmarks/iig_comparison",
+    ],
     "Is measurement on games without a tree cheap and valid?": [
         "benchmarks/approx_gap_validation", "benchmarks/approx_gap_share", "benchmarks/env_throughput",
         "benchmarks/exact_exploitability",

@@ -100,6 +100,34 @@ def moved_names(module: str, names: dict):
     return __getattr__
 
 
+def package_names(package: str, module: str, exported):
+    """The ``__getattr__`` of a package that was the module ``module`` before: its public names first
+    (``exported``, lazy_loader's ``__getattr__``), then any other name ``module`` has, with a DeprecationWarning
+    naming it (CHANGELOG.md). Dunders and the package's submodules are left to the import system.
+    """
+    import os
+
+    folder = os.path.join(os.path.dirname(__file__), *package.split(".")[1:])
+
+    def __getattr__(name: str):
+        try:
+            return exported(name)
+        except AttributeError:
+            if name.startswith("__") or os.path.exists(os.path.join(folder, f"{name}.py")):
+                raise
+            import importlib
+            import warnings
+
+            home = importlib.import_module(module)
+            if not hasattr(home, name):
+                raise
+            warnings.warn(f"{package}.{name} is deprecated and goes in the next release: import it from {module}.",
+                          DeprecationWarning, stacklevel=2)
+            return getattr(home, name)
+
+    return __getattr__
+
+
 class _MovedModules:
     """The import system's last resort for :data:`MOVED`: the old name is bound to the new module, with a warning."""
 

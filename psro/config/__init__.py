@@ -10,11 +10,9 @@ The public names of :mod:`psro.config.model` load on first use (PEP 562, through
 'exact'
 """
 
-import importlib
-import os
-import warnings
-
 import lazy_loader
+
+from psro import package_names
 
 _exported, __dir__, __all__ = lazy_loader.attach(
     __name__,
@@ -24,17 +22,6 @@ _exported, __dir__, __all__ = lazy_loader.attach(
 )
 
 
-def __getattr__(name: str):
-    """The public names above; any other name the module ``psro.config`` had (before it became this package) still
-    resolves, from :mod:`psro.config.model`, with a DeprecationWarning (CHANGELOG.md)."""
-    try:
-        return _exported(name)
-    except AttributeError:
-        if name.startswith("__") or os.path.exists(os.path.join(os.path.dirname(__file__), f"{name}.py")):
-            raise   # (dunders, and the submodules: the import system's)
-        model = importlib.import_module("psro.config.model")
-        if not hasattr(model, name):
-            raise
-        warnings.warn(f"psro.config.{name} is deprecated and goes in the next release: import it from "
-                      f"psro.config.model.", DeprecationWarning, stacklevel=2)
-        return getattr(model, name)
+#: The public names above; any other name the module ``psro.config`` had (before it became this package) still
+#: resolves, from :mod:`psro.config.model`, with a DeprecationWarning (CHANGELOG.md)
+__getattr__ = package_names(__name__, "psro.config.model", _exported)

@@ -12,11 +12,9 @@ The public names load on first use (PEP 562, through ``lazy_loader``).
 2
 """
 
-import importlib
-import os
-import warnings
-
 import lazy_loader
+
+from psro import package_names
 
 _exported, __dir__, __all__ = lazy_loader.attach(
     __name__,
@@ -25,17 +23,6 @@ _exported, __dir__, __all__ = lazy_loader.attach(
 )
 
 
-def __getattr__(name: str):
-    """The public names above; any other name the module ``psro.loop`` had (before it became this package) still
-    resolves, from :mod:`psro.loop.psro_loop`, with a DeprecationWarning (CHANGELOG.md)."""
-    try:
-        return _exported(name)
-    except AttributeError:
-        if name.startswith("__") or os.path.exists(os.path.join(os.path.dirname(__file__), f"{name}.py")):
-            raise   # (dunders, and the submodules: the import system's)
-        psro_loop = importlib.import_module("psro.loop.psro_loop")
-        if not hasattr(psro_loop, name):
-            raise
-        warnings.warn(f"psro.loop.{name} is deprecated and goes in the next release: import it from "
-                      f"psro.loop.psro_loop.", DeprecationWarning, stacklevel=2)
-        return getattr(psro_loop, name)
+#: The public names above; any other name the module ``psro.loop`` had (before it became this package) still
+#: resolves, from :mod:`psro.loop.psro_loop`, with a DeprecationWarning (CHANGELOG.md)
+__getattr__ = package_names(__name__, "psro.loop.psro_loop", _exported)

@@ -482,10 +482,12 @@ class LearnedOracle:
         if failure is not None:
             what = (f"the {self.name} response of player {player}"
                     f"{'' if iteration is None else f' at iteration {iteration}'} did not learn: {failure}")
-            fix = f"lower learning_rate (now {config.learning_rate!r})" + (
-                f" or raise total_steps (now {config.total_steps})" if result.responsive else "")
+            # (a network's step size, where the learner has one, then its budget: model_br's table has no step)
+            fixes = [f"lower learning_rate (now {config.learning_rate!r})"] if hasattr(config, "learning_rate") else []
+            fixes += [f"raise total_steps (now {config.total_steps})"] if result.responsive else []
+            fix, first = " or ".join(fixes), "learning_rate" if hasattr(config, "learning_rate") else "total_steps"
             if self.on_bad_response == "error":
-                error = LearnerDiverged(f"learning_rate: {what}; {fix}, or set the oracle option on_bad_response: "
+                error = LearnerDiverged(f"{first}: {what}; {fix}, or set the oracle option on_bad_response: "
                                         "warn to record it (the history's response_ok column) and go on.")
                 error.learner_curve = curve
                 raise error

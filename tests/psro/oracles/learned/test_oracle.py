@@ -253,3 +253,25 @@ def test_joint_target_of_the_oracle_interface(tree):
     # the joint value is the weighted sum over the two opponent profiles
     by_profile = [exact_value(tree, 0, br.policy, [None, pops[1].plans[k]]) for k in (1, 2)]
     assert br.value == pytest.approx(0.4 * by_profile[0] + 0.6 * by_profile[1], abs=1e-12)
+
+
+def test_a_model_br_response_worse_than_uniform_names_total_steps(caplog):
+    # model_br's config has no learning rate: a response worse than the uniform policy names its budget (before:
+    # an AttributeError built the message, seen on phantom tic-tac-toe)
+    from types import SimpleNamespace
+
+    from psro.errors import LearnerDiverged
+    from psro.oracles import make_oracle
+    from psro.oracles.learned.env import EpisodeStats
+    from psro.oracles.learned.training import TrainingResult
+
+    game = pyspiel.load_game("kuhn_poker")
+    bad = TrainingResult(SimpleNamespace(), EpisodeStats(-0.75, 0.05, 2000), 1000, 10, 1.0, 0,
+                         baseline=EpisodeStats(0.0, 0.05, 2000), responsive=True)
+    oracle = make_oracle("model_br", None, game=game, total_steps=4096)
+    with pytest.raises(LearnerDiverged, match=r"^total_steps: the \w+ response of player 0 at iteration 3 did "
+                                              r"not learn: .*; raise total_steps \(now 4096\), or set"):
+        oracle._finish(0, 3, oracle.config, bad, bad.policy, math.nan)
+    warn = make_oracle("model_br", None, game=game, total_steps=4096, on_bad_response="warn")
+    warn._finish(0, 3, warn.config, bad, bad.policy, math.nan)
+    assert "raise total_steps (now 4096)" in caplog.text and bad.policy.provenance.oracle == warn.name
