@@ -60,7 +60,7 @@ def test_functions_named_like_their_module_stay_functions():
 def _moved_psro_modules() -> list:
     import psro
 
-    return sorted(psro.MOVED.items())
+    return sorted(psro.deprecation.MOVED.items())
 
 
 @pytest.mark.parametrize("old, new", [
@@ -90,7 +90,7 @@ def test_the_old_psro_paths_are_the_modules_themselves():
     # name patches both), and every new path exists; the old names have no files left
     import psro
 
-    for old, new in psro.MOVED.items():
+    for old, new in psro.deprecation.MOVED.items():
         assert importlib.util.find_spec(new) is not None, new
         assert not (ROOT / (old.replace(".", "/") + ".py")).exists(), old
     probe = ("import warnings, sys\nwarnings.simplefilter('ignore')\n"

@@ -12,7 +12,7 @@ The public names of :mod:`psro.config.model` load on first use (PEP 562, through
 
 import lazy_loader
 
-from psro import package_names
+from psro.deprecation import package_names
 
 _exported, __dir__, __all__ = lazy_loader.attach(
     __name__,

@@ -40,7 +40,7 @@ import numpy as np
 
 from games.normal_form import NormalFormGame
 from games.validation import check_int
-from psro import moved_names
+from psro.deprecation import moved_names
 from psro.sequence_form.team_view import check_team_game, team_payoffs
 
 __all__ = ["team_exploitability", "team_gains", "DEFAULT_MAX_DEVIATIONS"]

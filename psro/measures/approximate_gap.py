@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from psro import moved_names
+from psro.deprecation import moved_names
 from psro.measures.approx_gap_schedule import halving_counts
 from psro.measures.approx_gap_settings import STDERR_FLOOR, check_stderr_target
 from psro.meta.targets import SUPPORT_TOL, meta_targets

@@ -81,7 +81,7 @@ from games.executors import spec_from_portable
 from games.memory_limit import check_npz
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
-from psro import moved_names
+from psro.deprecation import moved_names
 from psro.evaluation.top_up import TopUpProgress
 from psro.loop.state import LoopState
 from psro.policies.codec import decode_policy, encode_policy

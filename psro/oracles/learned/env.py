@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.validation import is_integer
-from psro import moved_names
+from psro.deprecation import moved_names
 from psro.oracles.learned.observation_table import ObservationTablePolicy, TableStack
 from psro.policies.acting import TabularStatePolicy, batch_probabilities, policy_input
 from psro.sequence_form.game_tree import PlayerInfostates
