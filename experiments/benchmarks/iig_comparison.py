@@ -42,8 +42,8 @@ CONFIGS = harness.REPO_ROOT / "experiments" / "configs"
 #: an error), PPO and MMD self-play at their shipped settings, NFSP at its Leduc-tuned ones
 SIDES = {
     "psro_ppo": ("phantom_ttt_deep.yaml", {}),
-    "psro_model_br": ("phantom_ttt_deep.yaml", {"oracle": "model_br", "oracle_steps": "100000",
-                                                "oracle_options": "{on_bad_response: warn}"}),
+    "psro_model_br": ("phantom_ttt_deep.yaml", {"oracle": "model_br",
+                                                "oracle_options": "{total_steps: 100000, on_bad_response: warn}"}),
     "ppo_self_play": ("phantom_ttt_ppo_self_play.yaml", {}),
     "mmd": ("phantom_ttt_mmd.yaml", {}),
     "nfsp": ("leduc_nfsp_tuned.yaml", {"game": "phantom_ttt", "exact_gap": "true"}),
@@ -110,7 +110,8 @@ def main(argv=None) -> None:
     table = pd.DataFrame(rows)
     command = " ".join(["python -m experiments.benchmarks.iig_comparison", f"--game {args.game}",
                         "--sides " + " ".join(args.sides), "--seeds " + " ".join(map(str, args.seeds)),
-                        f"--budget {args.budget:g}", f"--processes {args.processes}"])
+                        f"--budget {args.budget:g}", f"--processes {args.processes}",
+                        *([f"--out {args.out}"] if args.out else [])])
     lines = [f"# The toolkit's loops on {GAMES[args.game]}, measured exactly", "",
              f"Command: `{command}`", "",
              f"Each side from its run config (experiments/benchmarks/iig_comparison.py, SIDES), {args.budget:g} wall "

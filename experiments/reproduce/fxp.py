@@ -30,7 +30,8 @@ from psro import PSRO
 from psro.config.model import PSROConfig
 from psro.family.fxp import FXP
 from psro.family.self_play import FictitiousSelfPlay, SelfPlay
-from psro.family.teams import team_config, team_exploitability
+from psro.family.teams import team_exploitability
+from psro.sequence_form.team_view import team_config
 
 TEAM_SIZE, C, EPS = 3, 0.1, 0.01
 ALGORITHMS = ("SP", "FSP", "PSRO", "FXP")

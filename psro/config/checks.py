@@ -36,6 +36,25 @@ def check_budgets(config) -> None:
         check_steps_fit(config.oracle_steps or (config.oracle_options or {}).get("total_steps"), config.time_limit)
 
 
+def check_one_spelling(config) -> None:
+    """Refuse a setting given twice: ``oracle_steps`` and ``oracle_options``' ``total_steps`` are one setting, the
+    oracle's budget (before, the field silently won).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> check_one_spelling(SimpleNamespace(oracle_steps=None, oracle_options={"total_steps": 64}))
+    >>> check_one_spelling(SimpleNamespace(oracle_steps=64, oracle_options={"total_steps": 128}))
+    Traceback (most recent call last):
+    ...
+    ValueError: oracle_steps: the oracle's budget is also given as oracle_options.total_steps (128); give it once.
+    """
+    given = (config.oracle_options or {}) if isinstance(config.oracle_options, dict) else {}
+    if config.oracle_steps is not None and "total_steps" in given:
+        raise ValueError(f"oracle_steps: the oracle's budget is also given as oracle_options.total_steps "
+                         f"({given['total_steps']!r}); give it once.")
+
+
 def check_steps_fit(steps, time_limit) -> None:
     """Refuse ``oracle_steps`` that no learned response can take within ``time_limit`` seconds (the time limit is
     checked between iterations, and the first iteration trains a response of that many steps): more than

@@ -32,6 +32,7 @@ from psro.config.checks import (
     algorithm_options,
     check_bounds,
     check_budgets,
+    check_one_spelling,
     check_reference_opponents,
     check_run_name,
     check_teams,
@@ -197,10 +198,9 @@ class PSROConfig:
     oracles are called in-process), ``executor`` (all) or ``in_process`` (none)."""
 
     oracle_steps: Annotated[typing.Optional[int], Ge(1)] = None
-    """Training steps per learned best response (``dqn`` / ``ppo``; the ``total_steps`` of
-    ``psro.oracles.learned.dqn.DQNConfig`` / ``psro.oracles.learned.ppo.PPOConfig``). Null: the oracle's default
-    (20,000). Must be
-    null with the ``exact`` and ``openspiel`` oracles."""
+    """Training steps per learned best response: the learned oracle's ``total_steps``, one setting with
+    ``oracle_options.total_steps`` (give one of them). Null: the oracle's default (20,000 for dqn and ppo, 300,000
+    for model_br and neural_br). Must be null with the ``exact`` and ``openspiel`` oracles."""
 
     evaluator: str = _DEFAULT_EVALUATOR
     """Meta-game evaluator: ``sequence_form`` (exact, numpy), ``openspiel`` (exact, pyspiel.expected_returns) or
@@ -329,6 +329,7 @@ class PSROConfig:
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         check_run_name(self.name)
         check_bounds(self)   # (the bounds annotated on the fields: Ge, Gt)
+        check_one_spelling(self)
         if self.approx_gap_every != "auto":
             field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
         if self.exact_gap not in (True, False, "auto"):
@@ -464,7 +465,7 @@ class PSROConfig:
         >>> config = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64})
         >>> config.replace_from_strings(["oracle_options.hidden=[32, 32]"]).oracle_options
         {'total_steps': 64, 'hidden': [32, 32]}
-        >>> config.replace_from_strings(["oracle.steps=128", "run.seed=2"]).oracle_steps
+        >>> PSROConfig(oracle="ppo").replace_from_strings(["oracle.steps=128", "run.seed=2"]).oracle_steps
         128
         """
         assignments = [flat_assignment(item) for item in assignments]

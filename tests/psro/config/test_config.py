@@ -259,3 +259,14 @@ def test_every_annotated_bound_holds_at_its_edge_and_fails_past_it():
         else:
             with pytest.raises(ValueError, match=f"^{field}: "):
                 PSROConfig(**{field: None})
+
+
+def test_one_setting_given_in_two_spellings_is_refused():
+    # the oracle's budget: oracle_steps or oracle_options.total_steps, not both (before, the field silently won)
+    with pytest.raises(ValueError, match=r"^oracle_steps: the oracle's budget is also given as "
+                                         r"oracle_options.total_steps \(4096\); give it once"):
+        PSROConfig.from_dict({"game": "kuhn_poker", "oracle": "ppo", "oracle_steps": 2048,
+                              "oracle_options": {"total_steps": 4096, "num_envs": 8}})
+    for fields in ({"oracle_steps": 2048}, {"oracle_options": {"total_steps": 4096}}):
+        config = PSROConfig.from_dict({"game": "kuhn_poker", "oracle": "ppo", **fields})
+        assert config.oracle_settings()["total_steps"] == fields.get("oracle_steps", 4096)
