@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from psro.config.model import PSROConfig
@@ -16,27 +15,10 @@ from psro.loop.state import HISTORY_COLUMNS
 from psro.measures.metrics import nash_conv
 
 ROOT = Path(__file__).resolve().parents[3]
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
-          "approx_gap_time"]
 # small buffers so that the replay buffer wraps around and the reservoir replaces entries within a few iterations
 SMALL = {"steps_per_iteration": 400, "hidden": [16], "learning_starts": 100, "rl_buffer_size": 300,
          "sl_buffer_size": 60, "batch_size": 32, "target_update_interval": 20, "anticipatory": 0.3}
 
-
-def _same_history(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.drop(columns=TIMING).reset_index(drop=True),
-                                  b.drop(columns=TIMING).reset_index(drop=True), check_exact=True)
-
-
-def _same_learners(a: NFSP, b: NFSP) -> None:
-    for la, lb in zip(a.learners, b.learners):
-        for name, net in la.networks().items():
-            for (k, va), vb in zip(net.state_dict().items(), lb.networks()[name].state_dict().values()):
-                assert np.array_equal(va.numpy(), vb.numpy()), (name, k)
-        assert la.counters == lb.counters
-        for key in la.sl:
-            assert np.array_equal(la.sl[key], lb.sl[key])
-    assert a.state.rng.bit_generator.state == b.state.rng.bit_generator.state
 
 
 def test_nashconv_of_the_average_policy_falls_on_kuhn():
@@ -58,7 +40,7 @@ def test_nashconv_of_the_average_policy_falls_on_kuhn():
     assert [m.tolist().index(1.0) for m in solver.meta_strategy.marginals] == [12, 12]
 
 
-def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path):
+def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, loop_checks):
     straight = NFSP("kuhn_poker", progress=False, seed=3, algorithm_options=SMALL)
     straight.run(iterations=4)
     first = NFSP("kuhn_poker", progress=False, seed=3, algorithm_options=SMALL, checkpoint_dir=tmp_path)
@@ -68,25 +50,13 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path):
     resumed = NFSP.resume(tmp_path, progress=False)
     assert resumed.iteration == 2 and [len(p) for p in resumed.populations] == [3, 3]
     resumed.run(iterations=2)
-    _same_history(straight.history, resumed.history)
-    _same_learners(straight, resumed)
+    loop_checks.same_history(straight.history, resumed.history)
+    loop_checks.same_learners(straight, resumed)
     assert np.array_equal(straight.meta_game.total, resumed.meta_game.total)
 
 
-def test_resume_after_sigkill_loses_nothing(tmp_path, kill_after):
-    options = dict(SMALL, steps_per_iteration=200)
-    script = (f"from psro.family.nfsp import NFSP\n"
-              f"NFSP('kuhn_poker', progress=False, seed=5, algorithm_options={options!r}, "
-              f"checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n")
-    kill_after(script, tmp_path, 3)
-    resumed = NFSP.resume(tmp_path, progress=False)
-    done = resumed.iteration
-    assert done >= 3
-    resumed.run(iterations=2)
-    straight = NFSP("kuhn_poker", progress=False, seed=5, algorithm_options=options)
-    straight.run(iterations=done + 2)
-    _same_history(straight.history, resumed.history)
-    _same_learners(straight, resumed)
+def test_resume_after_sigkill_loses_nothing(tmp_path, kill_after, loop_checks):
+    loop_checks.resumes_after_sigkill(NFSP, dict(SMALL, steps_per_iteration=200), tmp_path, kill_after)
 
 
 def test_a_damaged_checkpoint_is_refused(tmp_path):
@@ -104,7 +74,7 @@ def test_a_damaged_checkpoint_is_refused(tmp_path):
         NFSP.resume(tmp_path)
 
 
-def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(tmp_path):
+def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(tmp_path, loop_checks):
     options = dict(SMALL, steps_per_iteration=200)
     NFSP("kuhn_poker", progress=False, seed=4, algorithm_options=options, checkpoint_dir=tmp_path).run(iterations=3)
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["checkpoint.json", "checkpoint.previous.json"]
@@ -118,8 +88,8 @@ def test_a_damaged_latest_checkpoint_resumes_from_the_previous_one(tmp_path):
     resumed.run(iterations=2)
     straight = NFSP("kuhn_poker", progress=False, seed=4, algorithm_options=options)
     straight.run(iterations=4)
-    _same_history(straight.history, resumed.history)
-    _same_learners(straight, resumed)
+    loop_checks.same_history(straight.history, resumed.history)
+    loop_checks.same_learners(straight, resumed)
 
 
 def test_options_are_validated_and_named():

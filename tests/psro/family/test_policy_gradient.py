@@ -5,7 +5,6 @@ after SIGKILL)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from psro.family.policy_gradient import (
@@ -19,24 +18,9 @@ from psro.family.policy_gradient import (
 from psro.loop.algorithms import algorithm_class
 from psro.measures.metrics import nash_conv
 
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time",
-          "approx_gap_time"]
 SMALL = {"num_envs": 4, "num_steps": 24, "updates_per_iteration": 2, "hidden": [16], "learning_rate": 0.01,
          "num_minibatches": 2, "update_epochs": 2}
 
-
-def _same_history(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.drop(columns=TIMING).reset_index(drop=True),
-                                  b.drop(columns=TIMING).reset_index(drop=True), check_exact=True)
-
-
-def _same_learners(a, b) -> None:
-    for la, lb in zip(a.learners, b.learners):
-        for name, net in la.networks().items():
-            for (k, va), vb in zip(net.state_dict().items(), lb.networks()[name].state_dict().values()):
-                assert np.array_equal(va.numpy(), vb.numpy()), (name, k)
-        assert la.counters == lb.counters
-    assert a.state.rng.bit_generator.state == b.state.rng.bit_generator.state
 
 
 @pytest.mark.parametrize("loop, options, start, end", [
@@ -82,7 +66,7 @@ def test_trajectories_group_a_seats_decisions_by_episode_in_play_order():
 
 
 @pytest.mark.parametrize("loop", [PPOSelfPlay, MMDSelfPlay])
-def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, loop):
+def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, loop, loop_checks):
     options = dict(SMALL, magnet_coef=0.1, magnet_every=3)   # (the magnet is copied mid-run)
     straight = loop("kuhn_poker", progress=False, seed=3, algorithm_options=options)
     straight.run(iterations=4)
@@ -91,8 +75,8 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, loop):
     resumed = algorithm_class(loop.algorithm).resume(tmp_path, progress=False)
     assert type(resumed) is loop and resumed.iteration == 2
     resumed.run(iterations=2)
-    _same_history(straight.history, resumed.history)
-    _same_learners(straight, resumed)
+    loop_checks.same_history(straight.history, resumed.history)
+    loop_checks.same_learners(straight, resumed)
     assert np.array_equal(straight.meta_game.total, resumed.meta_game.total)
     learner = straight.learners[0]
     assert learner.counters["updates"] == 8
@@ -101,19 +85,8 @@ def test_resume_from_a_checkpoint_is_bit_for_bit(tmp_path, loop):
                for m, a in zip(learner.magnet.parameters(), learner.policy.network.parameters()))
 
 
-def test_resume_after_sigkill_loses_nothing(tmp_path, kill_after):
-    script = (f"from psro.family.policy_gradient import MMDSelfPlay\n"
-              f"MMDSelfPlay('kuhn_poker', progress=False, seed=5, algorithm_options={SMALL!r}, "
-              f"checkpoint_dir={str(tmp_path)!r}).run(iterations=1000)\n")
-    kill_after(script, tmp_path, 3)
-    resumed = MMDSelfPlay.resume(tmp_path, progress=False)
-    done = resumed.iteration
-    assert done >= 3
-    resumed.run(iterations=2)
-    straight = MMDSelfPlay("kuhn_poker", progress=False, seed=5, algorithm_options=SMALL)
-    straight.run(iterations=done + 2)
-    _same_history(straight.history, resumed.history)
-    _same_learners(straight, resumed)
+def test_resume_after_sigkill_loses_nothing(tmp_path, kill_after, loop_checks):
+    loop_checks.resumes_after_sigkill(MMDSelfPlay, SMALL, tmp_path, kill_after)
 
 
 def test_another_loops_checkpoint_is_refused(tmp_path):
