@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip install -c constraints.txt $(PIP_ARGS)
 # one BLAS thread: tests and benchmarks measure the code, not the BLAS thread pool
 PINNED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: run test install docs fuzz bench clean
+.PHONY: run test test-slow install docs fuzz bench clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,12 +30,18 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/psro run experiments/configs/kuhn_poker.yaml
 
-# one pytest worker per core (pytest-xdist); `.venv/bin/python -m pytest` alone runs them in one process
-# (bytecode written even where the environment sets PYTHONDONTWRITEBYTECODE: the suite's subprocesses, pool and
-# Ray workers and notebook kernels then load the package compiled once instead of compiling it each)
+# The suite in two tiers: `make test` every test not marked slow, `make test-slow` the others (the whole
+# reproductions, the notebooks and the longest end-to-end runs, each a second check of what the first tier covers at
+# smaller scale); CI runs both, and `.venv/bin/python -m pytest` alone runs both in one process.
+# One pytest worker per core (pytest-xdist); bytecode written even where the environment sets
+# PYTHONDONTWRITEBYTECODE: the suite's subprocesses, pool and Ray workers and notebook kernels then load the package
+# compiled once instead of compiling it each.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(PINNED) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist worksteal --durations=15
+	$(PINNED) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "not slow"
+
+test-slow: $(STAMP)
+	$(PINNED) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m slow
 
 # The documentation (MkDocs): the tutorials, reference and results pages of docs/ and the API reference from the
 # numpy docstrings (mkdocstrings); any warning fails the build. Output: site/.

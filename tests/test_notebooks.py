@@ -31,6 +31,7 @@ def test_all_three_notebooks_exist():
     assert {p.name for p in NOTEBOOKS} >= {"quickstart.ipynb", "analyse_run.ipynb", "noisy_ranking.ipynb"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, monkeypatch):
     monkeypatch.delenv("PSRO_RUN_DIR", raising=False)

@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "experiments" / "reproduce"
+#: the second tier of the suite (``make test-slow``, run by CI after ``make test``): whole reproductions
+pytestmark = pytest.mark.slow
 
 
 def run_module(name: str, *argv: str):

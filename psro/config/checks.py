@@ -12,7 +12,7 @@ from annotated_types import Ge, Gt
 
 from games.validation import check_int, check_real, is_integer
 
-__all__ = ["with_field", "algorithm_options", "check_reference_opponents", "check_teams", "field_check",
+__all__ = ["algorithm_options", "check_reference_opponents", "check_teams", "field_check",
            "check_run_name", "check_steps_fit", "check_budgets", "STEPS_PER_SECOND"]
 
 #: An upper bound of the environment steps a learned oracle takes per second, on any machine (the fastest batched
@@ -75,19 +75,6 @@ def check_steps_fit(steps, time_limit) -> None:
                          f"{STEPS_PER_SECOND:.0e} steps per second a response takes {steps / STEPS_PER_SECOND:.3g} "
                          "s, and the time limit is checked between iterations); give fewer oracle_steps or a "
                          "longer time_limit.")
-
-
-def with_field(field: str, function, *args, **kwargs):
-    """``function(*args, **kwargs)``; a ``ValueError`` or ``TypeError`` it raises is raised again (same type) with
-    a message that starts with ``"<field>: "``."""
-    try:
-        return function(*args, **kwargs)
-    except (ValueError, TypeError) as exc:
-        message = str(exc)
-        for prefix in (f"{field}: ", f"{field} "):
-            if message.startswith(prefix):
-                message = message[len(prefix):]
-        raise type(exc)(f"{field}: {message}") from None
 
 
 def algorithm_options(cls, options, algorithm: str):

@@ -3,7 +3,7 @@ is only an environment, whether its string is kept as written, its number of pla
 
 from __future__ import annotations
 
-from psro.config.checks import with_field
+from psro.errors import with_field
 
 __all__ = ["resolve_run_game", "spec_kept", "is_environment_game", "num_players", "OBSERVATION_PREFIX"]
 

@@ -37,11 +37,11 @@ from psro.config.checks import (
     check_run_name,
     check_teams,
     field_check,
-    with_field,
 )
 from psro.config.fields import DuplicateKey, FieldHelp, UniqueKeyLoader, assigned_values, checked_value, describe_fields
 from psro.config.game import is_environment_game, num_players, resolve_run_game, spec_kept
 from psro.config.sections import flat_assignment, flatten, nest
+from psro.errors import with_field
 
 logger = logging.getLogger(__name__)
 
@@ -515,7 +515,7 @@ class PSROConfig:
         >>> PSROConfig(game="kuhn_pokr").validate()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
+        psro.errors.ConfigError: game: unknown OpenSpiel game 'kuhn_pokr'. Did you mean 'kuhn_poker'...
         """
         self.checked_game()
         check_budgets(self)   # (episodes and steps refused before the run allocates or trains)
@@ -611,10 +611,7 @@ class PSROConfig:
                              f"that supports top-up); the {self.evaluator!r} evaluator has nothing to top up (set "
                              "top_up_episodes=0).")
         if normal_form is not None:
-            try:
-                check_normal_form_options(self.oracle, self.evaluator, self.oracle_dispatch)
-            except ValueError as exc:
-                raise ValueError(f"{str(exc).split('=')[0]}: {exc}") from None
+            check_normal_form_options(self.oracle, self.evaluator, self.oracle_dispatch)   # (a ConfigError)
         self._check_learning(game, environment, learned, sampled)
         if self.reference_opponents is not None:
             with_field("reference_opponents", check_reference_opponents, self.reference_opponents, game)

@@ -383,7 +383,7 @@ class League(PSRO):
         self._exploiter_oracle = None
         name = options.main_exploiter_oracle
         if name is not None and name != config.oracle:
-            from psro.config.model import with_field
+            from psro.errors import with_field
             from psro.oracles import make_oracle
 
             settings = config.oracle_settings() if options.main_exploiter_options is None \

@@ -29,8 +29,8 @@ import numpy as np
 
 from games.empirical import EmpiricalGame
 from games.executors import TaskError
-from psro.config.model import is_environment_game, with_field
-from psro.errors import LearnerDiverged
+from psro.config.model import is_environment_game
+from psro.errors import LearnerDiverged, with_field
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
 from psro.loop.seating import SeparateSeats
@@ -387,7 +387,7 @@ def needed_tree(game, config, learned: bool):
     except ValueError as exc:
         too_large = isinstance(exc, TreeTooLarge)
         # (the budget that stopped the walk: the histories, their estimate, or the memory)
-        reason = str(exc).split("; it is too large")[0] if too_large else str(exc).rstrip(".")
+        reason = exc.reason if too_large else str(exc).rstrip(".")
         if needs and too_large:
             raise ValueError(f"max_histories: {reason}, and {' and '.join(needs)} needs its whole tree. Raise "
                              "max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "

@@ -1,10 +1,10 @@
 """Policy-Space Response Oracles (PSRO) and Joint PSRO (JPSRO), read top to bottom.
 
-A product meta-solver (Nash, alpha-Rank, PRD, uniform, RAE, ...) gives PSRO; a correlated one (``mgcce``,
-``mgce``, ...) JPSRO with CCE or CE targets. What the run does is one :class:`psro.config.PSROConfig`; what it has
-done, one :class:`psro.loop.state.LoopState`. PSRO is a :class:`psro.loop.training.TrainingLoop` (which owns ``run``,
-the stopping rules, the history, checkpoints and resume) whose :meth:`PSRO.step` (iteration ``t``) runs six
-phases, each a public method that a loop built on PSRO may override:
+A product meta-solver (Nash, alpha-Rank, PRD, uniform, RAE, ...) gives PSRO; a correlated one (``mgcce``, ...)
+JPSRO. What the run does is one :class:`psro.config.PSROConfig`; what it has done, one
+:class:`psro.loop.state.LoopState`. PSRO is a :class:`psro.loop.training.TrainingLoop` (``run``, the stopping rules,
+the history, checkpoints, resume) whose :meth:`PSRO.step` runs six phases, each a public method a subclass may
+override:
 
 1. **add** (:meth:`PSRO.add`): the best responses found at step ``t - 1`` join the populations (at ``t = 0``:
    uniform policies);
@@ -14,21 +14,18 @@ phases, each a public method that a loop built on PSRO may override:
    solves the meta-game, after pruning dominated policies when ``prune_dominated`` is set (:mod:`psro.meta.solvers`);
 4. **targets** (:meth:`PSRO.targets`): the solution becomes best-response targets
    (:func:`psro.meta.targets.meta_targets`);
-5. **respond** (:meth:`PSRO.respond`): every player best-responds to its targets (:mod:`psro.oracles`, through the
-   executor as jobs when ``oracle_dispatch`` says so); :meth:`PSRO.select` (:mod:`psro.loop.selection`) picks the
-   responses that join at ``t + 1``;
+5. **respond** (:meth:`PSRO.respond`): every player best-responds to its targets (:mod:`psro.oracles`, as executor
+   jobs per ``oracle_dispatch``); :meth:`PSRO.select` (:mod:`psro.loop.selection`) picks those joining at ``t + 1``;
 6. **measure** (:meth:`PSRO.measure`): the meta-strategy's gap in the full game (NashConv, CCE or CE gap,
-   :mod:`psro.measures.metrics`) when the game tree is built; the row (:meth:`PSRO.row`) adds, for JPSRO with
-   ``extensive_form_gaps``, its EFCE and EFCCE gaps (:mod:`psro.measures.efce_gaps`), its regret in the empirical
-   meta-game (``meta_gap``) and, on ``approx_gap_every``'s schedule (by default, where there is no exact gap:
-   iterations 0, 1, 2, 4, 8, ...) and on the last row of each :meth:`PSRO.run` call, the approximate gap, a lower
-   bound of the exact gap from learned responses (:mod:`psro.measures.approximate_gap`), in ``approx_gap_time``.
+   :mod:`psro.measures.metrics`) when the game tree is built; the row (:meth:`PSRO.row`) adds the EFCE and EFCCE
+   gaps (JPSRO with ``extensive_form_gaps``, :mod:`psro.measures.efce_gaps`), the regret in the empirical meta-game
+   (``meta_gap``) and, on ``approx_gap_every``'s schedule and each :meth:`PSRO.run` call's last row, the approximate
+   gap, a lower bound of the exact gap from learned responses (:mod:`psro.measures.approximate_gap`).
 
-The game tree is built only when something needs it: an exact oracle or evaluator, or the exact gap
-(``exact_gap``), and only within ``max_histories``. With a learned oracle the populations hold policy objects
-(:class:`psro.policies.population.PolicyPopulation`: the uniform policy, then the trained networks), which play
-without a tree; a game too large for the tree then runs with ``gap`` NaN. Row 0 of the history is the initial
-population; row ``t`` the state after ``t`` iterations.
+The game tree is built only when something needs it (an exact oracle or evaluator, or ``exact_gap``) and fits
+``max_histories``. With a learned oracle the populations hold policy objects (:class:`psro.policies.population.
+PolicyPopulation`), which play without a tree. Row 0 of the history is the initial population; row ``t`` the state
+after ``t`` iterations.
 """
 
 from __future__ import annotations
@@ -41,7 +38,8 @@ import numpy as np
 
 from games.environment import num_actions
 from games.executors import Executor, make_executor, portable_spec
-from psro.config.model import PSROConfig, is_environment_game, num_players, spec_kept, with_field
+from psro.config.model import PSROConfig, is_environment_game, num_players, spec_kept
+from psro.errors import with_field
 from psro.evaluation import evaluator_capabilities, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
@@ -110,6 +108,14 @@ class PSRO(LoopMeasures, TrainingLoop):
     """
 
     algorithm = "psro"
+    #: a step's responses are the exact gap's best responses (False in a subclass defining targets or respond, unless
+    #: declared); the gap then reuses them when they come from the exact metric oracle itself
+    step_responses_answer_the_gap = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if {"targets", "respond"} & vars(cls).keys() and "step_responses_answer_the_gap" not in vars(cls):
+            cls.step_responses_answer_the_gap = False
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
@@ -148,21 +154,19 @@ class PSRO(LoopMeasures, TrainingLoop):
         self.oracle = with_field("oracle_options", make_oracle, config.oracle, self.tree, seed=self.seed,
                                  game=self.game, **config.oracle_settings())
         self._built_oracle = self.oracle
-        self._approx_gap_oracle = self._approx_oracle() if self._measures_approx_gap() \
-            else None   # (built now, so a bad approx_gap_options fails before the run starts)
+        # (built now, so a bad approx_gap_options fails before the run starts)
+        self._approx_gap_oracle = self._approx_oracle() if self._measures_approx_gap() else None
         # the gap is always measured with exact best responses; a learned oracle's values only bound it from below
         # (an oracle that is neither learned nor exact, such as team_pg, says so with ``exact = False``)
         exact = is_exact(self.oracle)
         self.metric_oracle = None if self.tree is None else self.oracle if exact else ExactOracle(self.tree)
         evaluator_options, sampled = config.evaluator_settings(), evaluator_capabilities(config.evaluator).sampled
         if sampled:
-            evaluator_options.setdefault("seed", self.seed)
-            evaluator_options["executor"] = self.executor
-        sampled_policies = self.learned and sampled   # (played without the tree)
-        if sampled_policies:
-            evaluator_options["game"] = self.game
+            evaluator_options.update(seed=evaluator_options.get("seed", self.seed), executor=self.executor)
+            if self.learned:   # (policies played without the tree)
+                evaluator_options["game"] = self.game
         self.evaluator = with_field("evaluator_options", make_evaluator, config.evaluator,
-                                    None if sampled_policies else self.tree, **evaluator_options)
+                                    None if self.learned and sampled else self.tree, **evaluator_options)
         self.setup_time = time.perf_counter() - start
         self.state = (LoopState.of_policies(self.num_players, num_actions(self.game), self.seed, type(self).Extra())
                       if self.learned else LoopState.initial(self.tree, self.seed, type(self).Extra()))
@@ -211,8 +215,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         """Phase 1, start a new iteration: the waiting best responses (``state.pending``) join the populations and
         the meta-game grows."""
         state = self.state
-        state.iteration += 1
-        t = state.iteration
+        state.iteration = t = state.iteration + 1
         state.sizes_before = [len(pop) for pop in state.populations]
         for p, (pop, pending) in enumerate(zip(state.populations, state.pending)):
             for policy, value in pending:
@@ -306,10 +309,7 @@ class PSRO(LoopMeasures, TrainingLoop):
         state = self.state
         state.train_gap = state.gap = math.nan
         if self._measures_exact_gap():
-            # the step's responses are the gap's exact best responses only with the base loop's targets and
-            # respond (an override answers other targets) from the exact metric oracle itself
-            answered = (type(self).targets is PSRO.targets and type(self).respond is PSRO.respond
-                        and self.metric_oracle is self.oracle and not self.learned)
+            answered = self.step_responses_answer_the_gap and self.metric_oracle is self.oracle and not self.learned
             reuse = self.seating.responses_for_every_seat(responses) if answered else None
             state.train_gap = self._exact_gap(state.meta_strategy, meta_game, reuse)
             state.gap = (self._exact_gap(state.eval_meta_strategy, meta_game)
@@ -331,9 +331,9 @@ class PSRO(LoopMeasures, TrainingLoop):
         """The history row of the step just done: the state's counters and the row's measures (EFCE / EFCCE gaps,
         the approximate gap when due, ``meta_gap``, the reference opponents)."""
         state = self.state
-        row = {"iteration": state.iteration, "gap": state.gap, "train_gap": state.train_gap}
-        row.update({f"population_{p}": len(pop) for p, pop in enumerate(state.populations)})
-        row.update({f"time_{k}": v for k, v in times.items()})
+        row = {"iteration": state.iteration, "gap": state.gap, "train_gap": state.train_gap,
+               **{f"population_{p}": len(pop) for p, pop in enumerate(state.populations)},
+               **{f"time_{k}": v for k, v in times.items()}}
         row.update(wall_time=state.wall, cpu_time=state.cpu, evaluations=state.evaluations,
                    top_up_episodes=state.top_up.spent if state.top_up.key == (state.iteration,) else 0,
                    episodes=state.meta_game_episodes(), env_steps=state.env_steps)

@@ -22,6 +22,8 @@ player's sequence (``c``, ``k``), passed with the mover first.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, prange, types
 
@@ -56,14 +58,14 @@ def _popcounts(n: int) -> np.ndarray:
     return np.array([bin(m).count("1") for m in range(2 ** n)], dtype=np.int64)
 
 
-# Recursive walks are compiled when first called (numba's cache does not keep recursive functions safely); each
-# takes under a second to compile. Arguments: the mover's state first (``me``), then the other's.
+# The two recursive walks are plain functions here, compiled with their signatures by :func:`_compile_walks` on the
+# first walk (numba's cache does not keep recursive functions safely, and compiling them at import would cost every
+# importer seconds). Arguments: the mover's state first (``me``), then the other's.
 _I = types.int64
 _BOARD = (_I, types.boolean, _I, types.boolean[:, ::1], _I[::1], _I[::1])   # n, abrupt, full, win, off, pop
 _STATE = (_I,) * 9   # me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op
 
 
-@njit(types.void(*_STATE, *_BOARD, types.uint8[:, ::1], types.uint8[:, ::1], _I, _I))
 def _discover_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, n, abrupt, full, win, off, pop,
                    reached, decision, only, then):
     decision[me, off[k_me] + c_me] = 1
@@ -88,8 +90,6 @@ def _discover_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, n, abrupt
                            off, pop, reached, decision, then, -1)
 
 
-@njit(types.float64(*_STATE, _I, _I, types.float64, types.float64, *_BOARD, types.int32[:, ::1],
-                    types.float64[:, ::1], types.float64[:, :, ::1], _I, _I, _I))
 def _eval_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_me, s_op, x_me, x_op, n, abrupt, full, win,
                off, pop, index, plans, grad, tid, only, then):
     """Add each terminal's utility times the other player's realization to each player's last sequence
@@ -141,7 +141,22 @@ def _walk_all(discovering, n, abrupt, full, win, off, pop, reached, decision, in
                                           full, win, off, pop, index, plans, grad, w, task // n, task % n)
 
 
+_DISCOVER_SIGNATURE = types.void(*_STATE, *_BOARD, types.uint8[:, ::1], types.uint8[:, ::1], _I, _I)
+_EVAL_SIGNATURE = types.float64(*_STATE, _I, _I, types.float64, types.float64, *_BOARD, types.int32[:, ::1],
+                                types.float64[:, ::1], types.float64[:, :, ::1], _I, _I, _I)
+
+
+@functools.cache
+def _compile_walks() -> None:
+    """Compile the recursive walks once per process (under a second each) and bind their names to the compiled
+    functions, which :func:`_walk_all` then calls (it is compiled after them, on its own first call)."""
+    module = globals()
+    module["_discover_node"] = njit(_DISCOVER_SIGNATURE)(_discover_node)
+    module["_eval_node"] = njit(_EVAL_SIGNATURE)(_eval_node)
+
+
 def _run(discovering, n, abrupt, win, reached, decision, index, plans, grad) -> float:
+    _compile_walks()
     values = np.zeros(n * n, dtype=np.float64)
     _walk_all(discovering, n, bool(abrupt), (1 << n) - 1, np.ascontiguousarray(win, dtype=np.bool_), offsets(n),
               _popcounts(n), reached, decision, index, plans, grad, values)

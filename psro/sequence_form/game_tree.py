@@ -60,11 +60,15 @@ class TreeTooLarge(ValueError):
         Histories visited when the walk stopped.
     estimated_bytes : int
         Memory the walk held by then (an estimate).
+    reason : str
+        The budget that stopped the walk, in words (``"game ... has more than max_histories=... histories"``): the
+        message without its remedy.
     """
 
-    def __init__(self, message: str, *, game: str, histories: int, estimated_bytes: int):
-        super().__init__(message)
-        self.game, self.histories, self.estimated_bytes = game, histories, estimated_bytes
+    def __init__(self, reason: str, *, game: str, histories: int, estimated_bytes: int):
+        super().__init__(f"{reason}; it is too large for an exact oracle, an exact evaluator or the exact gap. To go "
+                         f"on, {NO_TREE_REMEDY}.")
+        self.game, self.histories, self.estimated_bytes, self.reason = game, histories, estimated_bytes, reason
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,9 +291,7 @@ def _too_large(game, visited: int, nbytes: int, max_histories: int, max_bytes: i
     else:
         what = (f"needs more than {nbytes / 2**30:.2f} GiB for its tree after {visited:_} histories (the budget "
                 f"is {budget}={max_bytes / 2**30:.2f} GiB)")
-    return TreeTooLarge(f"game {game} {what}; it is too large for an exact oracle, an exact evaluator or the exact "
-                        f"gap. To go on, {NO_TREE_REMEDY}.", game=str(game), histories=visited,
-                        estimated_bytes=nbytes)
+    return TreeTooLarge(f"game {game} {what}", game=str(game), histories=visited, estimated_bytes=nbytes)
 
 
 def estimate_histories(game, playouts: int = 64, seed: int = 0) -> float:
@@ -382,9 +384,8 @@ def build_game_tree(game, max_histories: int = 1_000_000, *, max_bytes: int | No
     estimate = estimate_histories(game)
     if estimate > _ESTIMATE_MARGIN * max_histories:   # far too large: no need to walk up to the budget to know
         raise TreeTooLarge(f"game {game} has about {estimate:.2g} histories (estimated from random playouts), "
-                           f"far more than max_histories={max_histories:_}; it is too large for an exact oracle, an "
-                           f"exact evaluator or the exact gap. To go on, {NO_TREE_REMEDY}.", game=str(game),
-                           histories=0, estimated_bytes=0)
+                           f"far more than max_histories={max_histories:_}", game=str(game), histories=0,
+                           estimated_bytes=0)
     n = game.num_players()
     num_actions = game.num_distinct_actions()
     walks = [_PlayerWalk(game, p, num_actions) for p in range(n)]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from psro.errors import ConfigError, with_field
 
 __all__ = [
     "game_is_constant_sum",
@@ -70,7 +71,8 @@ def to_openspiel_game(game: NormalFormGame):
 
 
 def check_normal_form_options(oracle: str, evaluator: str, oracle_dispatch: str = "auto") -> None:
-    """Raise ``ValueError``, naming the option and the fix, for a PSRO option a NormalFormGame cannot use.
+    """Raise a :class:`~psro.errors.ConfigError`, naming the option and the fix, for a PSRO option a NormalFormGame
+    cannot use.
 
     A normal-form game's payoffs are exact and its best responses are pure
     strategies, so only oracles that declare ``normal_form``
@@ -85,27 +87,27 @@ def check_normal_form_options(oracle: str, evaluator: str, oracle_dispatch: str 
     >>> check_normal_form_options("dqn", "sequence_form")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: oracle='dqn' learns from sampled episodes; a NormalFormGame's best responses are pure ...
+    psro.errors.ConfigError: oracle: oracle='dqn' learns from sampled episodes; a NormalFormGame's best responses ...
     """
     from psro.evaluation import evaluator_capabilities, evaluator_names
     from psro.oracles import oracle_capabilities, oracle_names
 
     if not oracle_capabilities(oracle).normal_form:
         fitting = [o for o in oracle_names() if oracle_capabilities(o).normal_form]
-        raise ValueError(
-            f"oracle={oracle!r} learns from sampled episodes; a NormalFormGame's best responses are pure "
+        raise ConfigError(
+            "oracle", f"oracle={oracle!r} learns from sampled episodes; a NormalFormGame's best responses are pure "
             f"strategies found exactly. Use oracle='exact' (or {', '.join(repr(o) for o in fitting[1:])}), "
             "or give PSRO an OpenSpiel game to train learned responses.")
     if evaluator_capabilities(evaluator).sampled:
         fitting = [e for e in evaluator_names() if not evaluator_capabilities(e).sampled]
-        raise ValueError(
-            f"evaluator={evaluator!r} samples episodes; a NormalFormGame's payoffs are known exactly. Use "
-            f"evaluator='sequence_form' (or {', '.join(repr(e) for e in fitting[1:])}).")
+        raise ConfigError(
+            "evaluator", f"evaluator={evaluator!r} samples episodes; a NormalFormGame's payoffs are known exactly. "
+            f"Use evaluator='sequence_form' (or {', '.join(repr(e) for e in fitting[1:])}).")
     if oracle_dispatch == "executor":
-        raise ValueError(
-            "oracle_dispatch='executor' sends oracle jobs that name their game by its OpenSpiel string, which a "
-            "NormalFormGame does not have; use oracle_dispatch='auto' or 'in_process' (exact oracles take "
-            "milliseconds in-process).")
+        raise ConfigError(
+            "oracle_dispatch", "oracle_dispatch='executor' sends oracle jobs that name their game by its "
+            "OpenSpiel string, which a NormalFormGame does not have; use oracle_dispatch='auto' or 'in_process' "
+            "(exact oracles take milliseconds in-process).")
 
 
 def normal_form_to_json(game: NormalFormGame) -> dict:
@@ -163,8 +165,8 @@ def resolve_game(game) -> tuple:
 
     Raises
     ------
-    ValueError, TypeError
-        Naming ``game``: an unknown game string, a one-player normal-form
+    psro.errors.ConfigError
+        Of ``game``: an unknown game string, a one-player normal-form
         game, or an object of another type.
 
     Examples
@@ -180,14 +182,10 @@ def resolve_game(game) -> tuple:
     """
     from games.game_resolution import resolve
 
-    try:
-        resolved = resolve(normal_form_from_json(game) if isinstance(game, dict) else game)
-    except (ValueError, TypeError) as exc:
-        message = str(exc)
-        raise type(exc)(message if message.startswith(("game:", "game ")) else f"game: {message}") from None
+    resolved = with_field("game", resolve, normal_form_from_json(game) if isinstance(game, dict) else game)
     if resolved.environment:
-        raise TypeError(f"game: {game} is only an environment; give an OpenSpiel game, a games.SequentialGame or a "
-                        "games.NormalFormGame.")
+        raise ConfigError("game", f"{game} is only an environment; give an OpenSpiel game, a games.SequentialGame or "
+                                  "a games.NormalFormGame.")
     return resolved.game, resolved.normal_form
 
 

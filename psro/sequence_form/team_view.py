@@ -101,7 +101,7 @@ def team_config(config):
     """
     if config.teams is None:
         return config
-    from psro.config.model import with_field
+    from psro.errors import with_field
     from psro.oracles import oracle_capabilities
     from psro.sequence_form.matrix_game import resolve_game
 

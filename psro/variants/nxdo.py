@@ -247,7 +247,7 @@ def restricted_approx_gap(loop, solution: list, oracle=None) -> tuple:
     import time
 
     from games.normal_form import NormalFormGame
-    from psro.config.model import with_field
+    from psro.errors import with_field
     from psro.loop.state import EpisodeCounter
     from psro.oracles import make_oracle
     from solvers import make_equilibrium

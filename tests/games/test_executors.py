@@ -219,6 +219,7 @@ with ProcessPoolExecutor(workers=2, chunksize=1) as ex:
 """
 
 
+@pytest.mark.slow
 def test_no_pool_worker_outlives_a_sigkilled_parent():
     import signal
     import subprocess

@@ -21,6 +21,10 @@ from psro.policies import uniform_policy
 from psro.policies.population import Population, Provenance
 from psro.sequence_form.game_tree import build_game_tree
 
+#: the suite's second tier (make test-slow): starting Ray costs seconds; the first tier runs the same executor
+#: contract on the serial and process-pool engines (tests/games/test_executors.py)
+pytestmark = pytest.mark.slow
+
 # Ray workers cannot import this test module by name: ship its functions by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 

@@ -254,6 +254,7 @@ def _textbook_run(streams, shape, scheme, bound, delta, seed, budget, time_depen
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("shape,bound,time_dependent", [((2, 3), "hoeffding", False), ((2, 2, 2), "bernstein", True),
                                                         ((3, 2), "clopper-pearson", False)])
+@pytest.mark.slow
 def test_engine_equals_the_textbook_one_sample_at_a_time_loop(scheme, shape, bound, time_dependent):
     # the engine's blocks, lists and batches change speed only: with batches of one pick it draws the same
     # random numbers as the plain loop above, and must take the same samples and resolve the same edges

@@ -123,6 +123,7 @@ def test_item_4_qre_reports_its_true_residual_on_offset_payoffs():
     assert eq.converged == (eq.info["residual"] <= eq.info["tol"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [1e8, 1e50, 1e150, 1e300])
 @pytest.mark.parametrize("method", ["prd", "rae", "downside_rae"])
 def test_item_5_huge_payoffs_do_not_crash(method, scale):

@@ -27,6 +27,7 @@ def pair(name, num_envs, observation="information_state"):
     return kernel, generic
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("observation", ["information_state", "observation"])
 @pytest.mark.parametrize("name", VERSIONS)
 def test_every_row_equals_the_generic_env_on_random_subsets(name, observation):

@@ -143,6 +143,7 @@ def test_fxp_with_a_learned_oracle_warm_starts_the_main_and_not_the_counter():
     assert np.isfinite(history["gap"]).all()
 
 
+@pytest.mark.slow
 def test_the_config_runs_from_the_command_line_resumes_and_ranks(tmp_path, capsys):
     import pandas as pd
 

@@ -182,6 +182,7 @@ def assert_same_league_run(reference, resumed):
         assert np.array_equal(getattr(reference.meta_game, name), getattr(resumed.meta_game, name))
 
 
+@pytest.mark.slow
 def test_league_killed_after_iteration_2_resumes_bit_for_bit(tmp_path, reference):
     def die_after_2(row):
         if row["iteration"] == 2:
@@ -196,6 +197,7 @@ def test_league_killed_after_iteration_2_resumes_bit_for_bit(tmp_path, reference
     assert_same_league_run(reference, resumed)
 
 
+@pytest.mark.slow
 def test_league_killed_inside_an_evaluation_resumes_bit_for_bit(tmp_path, reference):
     # a checkpoint written while the new snapshots are evaluated: the agents' weights are then carried in pending
     first = League("kuhn_poker", **TINY, checkpoint_dir=tmp_path)

@@ -21,6 +21,7 @@ SMALL = {"steps_per_iteration": 400, "hidden": [16], "learning_starts": 100, "rl
 
 
 
+@pytest.mark.slow
 def test_nashconv_of_the_average_policy_falls_on_kuhn():
     # measured: seed 0 goes from 0.861 (untrained networks) to 0.415 after 12 iterations of 1000 decisions (its
     # best, 0.380, at 10; seed 1 ends at 0.343); average networks that did not learn would stay at 0.861

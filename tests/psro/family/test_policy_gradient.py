@@ -29,6 +29,7 @@ SMALL = {"num_envs": 4, "num_steps": 24, "updates_per_iteration": 2, "hidden": [
     (PPOSelfPlay, {"num_steps": 64, "updates_per_iteration": 2, "hidden": [32], "learning_rate": 0.01}, 0.9, 0.5),
     (MMDSelfPlay, {"num_steps": 64, "updates_per_iteration": 4, "hidden": [32], "learning_rate": 0.003}, 0.9, 0.5),
 ])
+@pytest.mark.slow
 def test_the_current_policies_nashconv_falls_on_kuhn(loop, options, start, end):
     solver = loop("kuhn_poker", progress=False, seed=0, algorithm_options=options)
     history = solver.run(iterations=12)

@@ -103,6 +103,7 @@ def test_approx_gap_of_the_uniform_policy_bounds_its_nash_conv():
     assert 0.01 < row["approx_gap_stderr"] < 0.1
 
 
+@pytest.mark.slow
 def test_approx_gap_on_every_kth_row_and_the_last_row_of_each_run_call():
     solver = PSRO("kuhn_poker", **TINY, **SAMPLED, exact_gap=False, approx_gap_every=3)
     solver.run(iterations=1)
@@ -154,6 +155,7 @@ def test_a_gpu_device_only_where_torch_sees_one():
     ("trade_comm", "mgcce"),                    # the default 10 items: CCE-JPSRO on a joint target
     ("goofspiel(num_cards=8)", "nash"),         # simultaneous moves, played natively
 ])
+@pytest.mark.slow
 def test_games_without_a_tree_train_neural_populations(game, meta_solver):
     solver = PSRO(game, meta_solver=meta_solver, **{**TINY, "approx_gap_options": {"episodes": 32, "total_steps": 256}},
                   evaluator="monte_carlo", episodes_per_profile=32, exact_gap=False)
@@ -164,6 +166,7 @@ def test_games_without_a_tree_train_neural_populations(game, meta_solver):
     assert np.isfinite(history["meta_gap"]).all()
 
 
+@pytest.mark.slow
 def test_a_pettingzoo_environment_trains_from_a_config_file(tmp_path):
     from pettingzoo.classic import tictactoe_v3
 
@@ -202,6 +205,7 @@ def test_a_learner_that_failed_stops_the_run_naming_learning_rate():
         PSRO("kuhn_poker", oracle="ppo", oracle_options={"learning_rate": math.inf}, progress=False)
 
 
+@pytest.mark.slow
 def test_on_bad_response_warn_flags_every_failed_response_in_the_history_and_the_log(caplog):
     options = dict(DEAD_DQN, oracle_options={**DEAD_DQN["oracle_options"], "on_bad_response": "warn"})
     with caplog.at_level(logging.WARNING, logger="psro.oracles.learned.oracle"):

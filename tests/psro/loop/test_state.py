@@ -51,6 +51,7 @@ LOOPS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(LOOPS))
 def test_every_loop_history_has_monotone_compute_axes(name):
     history = LOOPS[name]().run(iterations=2)

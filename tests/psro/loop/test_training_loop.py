@@ -117,3 +117,30 @@ def test_offline_psro_keeps_a_loop_state_and_psro_s_columns():
     assert isinstance(solver.state, LoopState) and solver.iteration == 1
     assert list(history.columns) == list(PSRO("kuhn_poker", progress=False).history.columns)
     assert solver.meta_game.shape == (2, 2) and not math.isnan(solver.gap)
+
+
+def test_a_loop_with_its_own_targets_or_respond_measures_the_gap_with_fresh_best_responses():
+    """The step's responses stand in for the exact gap's best responses only in a loop that declares so: PSRO, and
+    a subclass that defines neither ``targets`` nor ``respond`` (or that declares it)."""
+    class OwnTargets(PSRO):
+        def targets(self, meta_game):
+            return super().targets(meta_game)
+
+    class Declared(OwnTargets):
+        step_responses_answer_the_gap = True
+
+        def respond(self, t, targets):
+            return super().respond(t, targets)
+
+    class Plain(OwnTargets):
+        pass
+
+    assert PSRO.step_responses_answer_the_gap and Declared.step_responses_answer_the_gap
+    assert not OwnTargets.step_responses_answer_the_gap and not Plain.step_responses_answer_the_gap
+    for loop in _subclasses(PSRO) - {OwnTargets, Declared, Plain}:   # (the toolkit's loops: none declares it)
+        own = next(k for k in loop.__mro__ if "targets" in vars(k) or "respond" in vars(k))
+        assert loop.step_responses_answer_the_gap == (own is PSRO), loop
+    # (the same gap either way: fresh exact best responses against the meta-strategy)
+    gaps = [cls(catalog.rock_paper_scissors(), progress=False).run(iterations=2)["gap"].tolist()
+            for cls in (PSRO, OwnTargets)]
+    assert gaps[0] == gaps[1]

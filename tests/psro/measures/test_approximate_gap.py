@@ -211,6 +211,7 @@ def test_bad_approx_gap_options_name_the_key(options, message):
         PSRO("kuhn_poker", oracle="ppo", evaluator="monte_carlo", approx_gap_options=options, progress=False)
 
 
+@pytest.mark.slow
 def test_kuhn_run_the_lower_bound_holds_at_every_row():
     # a tiny deep-PSRO run on Kuhn with the uniform meta-solver (its meta-game regret is positive): at every row
     # approx_gap + 2 se >= meta_gap and approx_gap - 3 se <= the exact gap of the same meta-strategy
@@ -345,6 +346,7 @@ def test_a_mode_keeps_within_the_share(train, share, spent, other, trained, untr
         assert not fits(untrained)
 
 
+@pytest.mark.slow
 def test_share_skips_due_rows_and_measures_the_last_with_training(caplog):
     # a share no measurement fits (each row keeps room for the last one's fresh responses, priced at the run's own
     # seconds per training step): rows 0-2 are skipped, and the last row is measured with fresh responses (the
@@ -375,6 +377,7 @@ def test_share_skips_due_rows_and_measures_the_last_with_training(caplog):
     assert np.isfinite(solver.run(iterations=1)["approx_gap"]).all()
 
 
+@pytest.mark.slow
 def test_rows_asked_for_by_number_and_skipped_by_the_share_are_one_warning_per_run(caplog):
     # issue 57 item 4: approx_gap_every=1 measured only the last row of a short run, said at INFO level only
     import logging

@@ -196,6 +196,7 @@ def test_a_run_on_a_game_with_hidden_actions_is_refused_before_training():
              progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game, salt", [(KUHN, 1), (LEDUC, 2)])
 def test_nash_conv_lower_bound_of_a_profile_against_openspiel_nash_conv(game, salt):
     # a profile of fixed random state policies: OpenSpiel's exact NashConv of the same profile bounds the estimate

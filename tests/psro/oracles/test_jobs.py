@@ -114,10 +114,12 @@ def test_a_learned_call_is_a_function_of_its_keys_and_leaves_no_state_behind():
 
 
 # ------------------------------------------------------------------ engines
+@pytest.mark.slow
 def test_serial_and_process_pool_give_the_same_learned_run(serial_ppo_run, pool):
     assert_same_run(serial_ppo_run, learned_run(executor=pool))
 
 
+@pytest.mark.slow
 def test_learned_ce_jpsro_jobs_equal_in_process_calls():
     """Joint targets, several per player (one per recommendation): every job keeps its own seed and place,
     and the in-process calls (no jobs) use the same seeds."""

@@ -48,6 +48,7 @@ def test_joint_response_to_a_target_that_makes_infostates_unreachable():
     ("sheriff", "mgce", 2),
     ("sheriff", "mwce", 2),
 ])
+@pytest.mark.slow
 def test_jpsro_with_the_openspiel_oracle_matches_the_sequence_form_oracle(game, meta_solver, iterations):
     runs = {oracle: PSRO(game, meta_solver=meta_solver, oracle=oracle, progress=False)
             for oracle in ("exact", "openspiel")}

@@ -48,6 +48,7 @@ def assert_same_learned_run(a, b):
     ("kuhn_poker", {"evaluator": "monte_carlo", "episodes_per_profile": 50, "exact_gap": False,
                     "warm_start": True}),   # each response starts from the restored latest network
 ])
+@pytest.mark.slow
 def test_learned_run_killed_after_iteration_2_resumes_bit_for_bit(tmp_path, game, options):
     reference = PSRO(game, **TINY, **options)
     reference.run(iterations=4)

@@ -288,6 +288,7 @@ def test_a_resumed_run_never_joins_the_cluster_its_files_name(tmp_path, capsys):
 USER_GAMES = __import__("pathlib").Path(__file__).parents[2] / "games" / "data" / "user_games"
 
 
+@pytest.mark.slow
 def test_psro_run_trains_a_users_sequential_game_and_batched_env_with_ppo(tmp_path, monkeypatch, capsys):
     import pandas as pd
 

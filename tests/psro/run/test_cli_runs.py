@@ -135,6 +135,7 @@ def test_config_types_and_yaml(tmp_path):
         PSROConfig.from_dict({"seed": True})
 
 
+@pytest.mark.slow
 def test_jpsro_config_runs_resumes_and_reports(tmp_path, capsys):
     config = ROOT / "experiments" / "configs" / "kuhn_poker_3p_jpsro_cce.yaml"
     out = tmp_path / "jpsro"
@@ -163,6 +164,7 @@ def test_shipped_configs_are_valid():
         PSROConfig.from_yaml(path).validate()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["nfsp", "mmd", "coffee_psro"])
 def test_training_loops_with_their_own_checkpoints_resume_from_the_command_line(tmp_path, capsys, algorithm):
     # NFSP, MMD (the simultaneous loops) and offline PSRO keep checkpoints of their own format; `psro resume` finds

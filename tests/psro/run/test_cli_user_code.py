@@ -180,6 +180,7 @@ def psro(folder: Path, *args, timeout=180):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_user_code_runs_on_workers_checkpoints_and_resumes(user_package, tmp_path, monkeypatch, capsys):
     folder, config = user_package
     stopped = tmp_path / "stopped"

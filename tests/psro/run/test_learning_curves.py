@@ -58,6 +58,7 @@ def test_a_ppo_run_writes_learners_csv_and_tensorboard_curves_on_environment_ste
     assert (out / "learning_curves.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_a_resumed_run_drops_the_rows_it_trains_again_and_appends(tmp_path):
     out = tmp_path / "run"
     assert main(["run", str(_ppo_config(tmp_path, 1, "[]")), "--out", str(out)]) == 0

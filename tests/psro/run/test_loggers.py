@@ -97,6 +97,7 @@ def test_missing_wandb_or_mlflow_names_its_extra(monkeypatch):
             PSROConfig(loggers=[name]).validate()
 
 
+@pytest.mark.slow
 def test_wandb_offline_and_mlflow_record_the_history_and_the_learners(tmp_path, monkeypatch):
     import importlib.util
 
@@ -148,6 +149,7 @@ def _no_mlflow_environment(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.mark.slow
 def test_a_kuhn_run_with_mlflow_reads_back_from_the_sqlite_store_in_the_run_directory(tmp_path, monkeypatch):
     _mlflow_extra()
     from mlflow.tracking import MlflowClient

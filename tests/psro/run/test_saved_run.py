@@ -62,6 +62,7 @@ def _reseal(path, change) -> None:
     path.write_bytes(seal_document(document))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["psro", "nfsp", "coffee_psro"])
 def test_an_edited_config_yaml_is_reported_and_rewritten_not_obeyed(tmp_path, caplog, algorithm, one_iteration):
     one_iteration(algorithm, tmp_path)
@@ -79,6 +80,7 @@ def test_an_edited_config_yaml_is_reported_and_rewritten_not_obeyed(tmp_path, ca
     pd.testing.assert_frame_equal(resumed, whole)   # the run went on with seed 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["psro", "nfsp", "coffee_psro"])
 def test_a_run_without_config_yaml_resumes_from_its_checkpoint(tmp_path, capsys, algorithm, one_iteration):
     # issue 23 item 6: NFSP was reported "damaged: schema version 1", offline "holds no checkpoint"
@@ -172,6 +174,7 @@ def test_an_offline_checkpoint_without_its_algorithm_is_refused_naming_the_field
         COffeEPSRO.resume(tmp_path / "r" / "checkpoint")
 
 
+@pytest.mark.slow
 def test_a_damaged_offline_checkpoint_points_to_the_previous_one(tmp_path, capsys):
     config = _config(tmp_path, "coffee_psro")
     assert main(["run", config, "--iterations", "2", "--out", str(tmp_path / "r")]) == 0

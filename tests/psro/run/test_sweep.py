@@ -106,6 +106,7 @@ def test_a_sweep_directory_of_another_config_is_refused(tmp_path):
         run_sweep(BASE.replace(iterations=4), tmp_path, seeds=0)
 
 
+@pytest.mark.slow
 def test_psro_sweep_on_a_process_pool(tmp_path, capsys):
     config = tmp_path / "kuhn.yaml"
     config.write_text("game: kuhn_poker\niterations: 2\ntarget_gap: null\nrank_population: false\n")
@@ -121,6 +122,7 @@ def test_psro_sweep_on_a_process_pool(tmp_path, capsys):
     assert "Did you mean 'meta_solver'?" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_sweep_through_submitits_local_executor_resumes_an_interrupted_cell(tmp_path):
     cfg = BASE.replace(meta_solver="uniform", seed=0)
     interrupted = tmp_path / "meta_solver=uniform,seed=0"

@@ -163,6 +163,8 @@ def test_tree_too_large_stops_the_walk_at_the_budget():
     assert time.perf_counter() - start < 5.0
     assert err.value.histories == 100_001
     assert "PSROConfig field max_histories" in str(err.value) and "evaluator='monte_carlo'" in str(err.value)
+    assert err.value.reason == "game tic_tac_toe() has more than max_histories=100_000 histories"   # (no remedy)
+    assert str(err.value).startswith(err.value.reason + "; it is too large")
     # exactly at the budget is fine, one below it is not
     leduc = pyspiel.load_game("leduc_poker")
     histories = build_game_tree(leduc).num_histories

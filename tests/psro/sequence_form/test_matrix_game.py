@@ -42,6 +42,7 @@ def lp_value(game):
     return game.expected_payoffs_marginals(eq.marginals)[0]
 
 
+@pytest.mark.slow
 def test_random_zero_sum_200x200_reaches_the_value_of_the_lp():
     game = catalog.random_game((200, 200), kind="zero_sum", rng=7)
     scale = np.ptp(game.payoffs[0])

@@ -128,6 +128,7 @@ def test_learned_run_from_its_config_on_leduc(tmp_path):
     assert history["env_steps"].tolist() == [2 * 2 * 128, 2 * 2 * 2 * 128]
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_after, same_run):
     fields = dict(TINY_PPO, seed=5, progress=False, algorithm_options={"diversity": "unified", "candidates": 2})
     interrupt_after("from psro.variants.diverse import DiversePSRO\n"

@@ -160,6 +160,7 @@ def test_levels_train_in_chunks_and_the_lowest_is_fixed(straight):
     assert all(type(m).__name__ == "NeuralPolicy" for m in straight.populations[0].policies[1:])
 
 
+@pytest.mark.slow
 def test_the_same_run_on_the_process_pool_and_on_ray(straight):
     with ProcessPoolExecutor(workers=2, start_method="fork") as pool:   # (forked: torch comes imported)
         pooled = PipelinePSRO("kuhn_poker", **TINY_PPO, seed=1, algorithm_options=PIPELINE, executor=pool)

@@ -97,6 +97,7 @@ def test_refusals_name_the_field():
     assert psro.algorithm_class("rectified_psro") is RectifiedPSRO and psro.RectifiedPSRO is RectifiedPSRO
 
 
+@pytest.mark.slow
 def test_learned_run_from_its_config_on_leduc(tmp_path):
     from psro.run.cli import main
 
@@ -137,6 +138,7 @@ def test_interrupted_run_resumes_to_the_uninterrupted_run(tmp_path, interrupt_af
     same_run(straight, resumed)
 
 
+@pytest.mark.slow
 def test_a_resumed_leduc_run_measures_the_gaps_of_the_uninterrupted_one_bit_for_bit(tmp_path, same_run):
     # several responses join per iteration, so the exact payoffs behind a sampled run's gap grow by blocks of
     # several rows; the resumed run rebuilds them through the same blocks (a 1-ulp difference in the gap before)

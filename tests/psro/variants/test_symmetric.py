@@ -43,6 +43,7 @@ def converge(game, symmetric: bool, **fields):
 
 @pytest.mark.parametrize("game", [catalog.random_game((200, 200), kind="skew_symmetric", rng=7), "blotto"],
                          ids=["skew_symmetric_200", "blotto"])
+@pytest.mark.slow
 def test_one_population_one_oracle_call_and_the_gap_of_two_population_psro(game):
     """The bar (about 2 s of CPU for the 200x200 game; more seeds in experiments/reproduce/symmetric_psro.py)."""
     sym, sym_history, sym_calls = converge(game, True)

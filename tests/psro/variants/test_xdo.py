@@ -115,6 +115,7 @@ def test_nxdo_on_leduc_from_its_config_with_tiny_budgets():
     assert [o.shape for o in output] == [(468, 3), (468, 3)] and np.allclose(output[0].sum(axis=1), 1.0)
 
 
+@pytest.mark.slow
 def test_nxdo_approx_gap_is_a_lower_bound_of_its_restricted_solutions_gap(caplog):
     fields = dict(TINY_NXDO, approx_gap_every=1, approx_gap_options={"episodes": 200, "total_steps": 512})
     history = XDO("kuhn_poker", progress=False, **fields).run(iterations=1)

@@ -155,6 +155,7 @@ def test_the_budget_ends_a_run_quietly_also_when_a_library_wrapped_it_and_rows_c
     assert all(np.isnan(r["env_steps"]) for r in back)   # (not logged)
 
 
+@pytest.mark.slow
 def test_a_toolkit_sides_first_row_is_the_uniform_profiles_nash_conv():
     import pyspiel
     from open_spiel.python import policy

@@ -64,6 +64,7 @@ def test_exact_best_response_on_kuhn(player):
     assert 60_000 <= result.training_steps < 1.1 * 60_000
 
 
+@pytest.mark.slow
 def test_close_to_a_best_response_on_leduc():
     # measured, defaults (300,000 decisions), one torch thread: error 0.015 here (the uniform policy misses by
     # 2.44); against random mixtures of tuning seeds 100-102, 0.028, 0.023, 0.008 at 6-8 CPU-seconds, where
