@@ -13,7 +13,9 @@ meta-strategy mixture, a self-play run's current or average policies) on its las
 BLAS thread (the exact evaluation uses numba's threads); ``--game`` replaces each config's game.
 
 The table gives, per side and seed, the iterations, the learner decisions (``env_steps``), the wall seconds of
-training and the exact NashConv of the last row with the evaluation's seconds; the summary the median over seeds.
+training and where they went (the history's ``time_oracle``: responses or learners; ``time_evaluation``: the
+meta-game; ``time_meta_solve``), and the exact NashConv of the last row with the evaluation's seconds; the summary
+the median over seeds. ``--keep DIR`` keeps each run's ``history.csv`` there (as ``<side>-<seed>.csv``).
 The uniform profile's NashConv: 1.5775 on phantom tic-tac-toe, 1.8328 on 3x3 dark hex.
 
 ``--quick`` plays 2x2 dark hex with two sides, one seed and 10-second budgets, and writes under ``runs/``.
@@ -37,13 +39,13 @@ import pandas as pd  # noqa: E402
 from experiments.benchmarks.kill_resume_offline import _env, _psro  # noqa: E402
 
 CONFIGS = harness.REPO_ROOT / "experiments" / "configs"
-#: name -> (run config, the fields it changes): the PSRO family with PPO responses (the shipped deep config, run
-#: until the budget) and with model_br's (a response worse than the uniform policy is recorded in response_ok, not
-#: an error), PPO and MMD self-play at their shipped settings, NFSP at its Leduc-tuned ones
+#: name -> (run config, the fields it changes): the PSRO family with model_br responses (the shipped deep config:
+#: a response worse than the uniform policy is recorded in response_ok, not an error) and with small PPO responses
+#: (that config's oracle before), PPO and MMD self-play at their shipped settings, NFSP at its Leduc-tuned ones
 SIDES = {
-    "psro_ppo": ("phantom_ttt_deep.yaml", {}),
-    "psro_model_br": ("phantom_ttt_deep.yaml", {"oracle": "model_br",
-                                                "oracle_options": "{total_steps: 100000, on_bad_response: warn}"}),
+    "psro_ppo": ("phantom_ttt_deep.yaml", {"oracle": "ppo", "oracle_options": "{total_steps: 4096, num_envs: 64, "
+                                           "num_steps: 16, eval_episodes: 128, hidden: [64]}"}),
+    "psro_model_br": ("phantom_ttt_deep.yaml", {}),
     "ppo_self_play": ("phantom_ttt_ppo_self_play.yaml", {}),
     "mmd": ("phantom_ttt_mmd.yaml", {}),
     "nfsp": ("leduc_nfsp_tuned.yaml", {"game": "phantom_ttt", "exact_gap": "true"}),
@@ -55,8 +57,9 @@ GAMES = {"phantom_ttt": "phantom_ttt", "dark_hex3": "dark_hex(num_rows=3,num_col
          "dark_hex2": "dark_hex(num_rows=2,num_cols=2)"}
 
 
-def run_side(side: str, seed: int, game: str, budget: float, folder: Path) -> dict:
-    """One side and seed: ``psro run`` until ``budget`` wall seconds, then its last row."""
+def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep: Path | None = None) -> dict:
+    """One side and seed: ``psro run`` until ``budget`` wall seconds, then its last row (and the seconds of each
+    kind of work, summed over the rows); ``keep``: a folder to copy the history into."""
     config, fields = SIDES[side]
     fields = {**fields, **COMMON, "seed": str(seed), "game": game}
     run_dir = folder / f"{side}-{seed}"
@@ -66,11 +69,17 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path) -> di
                           text=True)
     if done.returncode:   # (a failed run is a row: its error's last line, no NashConv)
         return {"side": side, "seed": seed, "error": done.stderr.strip().splitlines()[-1][:300]}
-    last = pd.read_csv(run_dir / "history.csv").iloc[-1]
+    history = pd.read_csv(run_dir / "history.csv")
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        history.to_csv(keep / f"{side}-{seed}.csv", index=False)
+    last = history.iloc[-1]
     measured = float(last["exact_gap_time"]) if "exact_gap_time" in last else float("nan")
+    spent = {f"{phase}_s": round(float(history[f"time_{phase}"].sum()), 1)
+             for phase in ("oracle", "evaluation", "meta_solve") if f"time_{phase}" in history}
     return {"side": side, "seed": seed, "iterations": int(last["iteration"]), "decisions": int(last["env_steps"]),
-            "training_wall_s": round(float(last["wall_time"]) - measured, 1), "exact_nash_conv": float(last["gap"]),
-            "exact_eval_s": round(measured, 1)}
+            "training_wall_s": round(float(last["wall_time"]) - measured, 1), **spent,
+            "exact_nash_conv": float(last["gap"]), "exact_eval_s": round(measured, 1)}
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -97,6 +106,7 @@ def main(argv=None) -> None:
     parser.add_argument("--budget", type=float, default=600.0, help="wall seconds of training per side and seed")
     parser.add_argument("--processes", type=int, default=2, help="runs at once")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--keep", type=Path, default=None, help="a folder to keep each run's history in")
     parser.add_argument("--out", type=Path, default=None,
                         help="markdown table (default: results/iig_comparison_<game>.md for a default run)")
     args = parser.parse_args(argv)
@@ -106,7 +116,7 @@ def main(argv=None) -> None:
     out = harness.output_path(parser, args, committed)
     jobs = [(side, seed) for seed in args.seeds for side in args.sides]
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.processes) as pool:
-        rows = list(pool.map(lambda job: run_side(*job, GAMES[args.game], args.budget, Path(tmp)), jobs))
+        rows = list(pool.map(lambda job: run_side(*job, GAMES[args.game], args.budget, Path(tmp), args.keep), jobs))
     table = pd.DataFrame(rows)
     command = " ".join(["python -m experiments.benchmarks.iig_comparison", f"--game {args.game}",
                         "--sides " + " ".join(args.sides), "--seeds " + " ".join(map(str, args.seeds)),

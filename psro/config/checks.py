@@ -11,6 +11,7 @@ from pathlib import Path
 from annotated_types import Ge, Gt
 
 from games.validation import check_int, check_real, is_integer
+from psro.errors import ConfigError, with_field
 
 __all__ = ["algorithm_options", "check_reference_opponents", "check_teams", "field_check",
            "check_run_name", "check_steps_fit", "check_budgets", "STEPS_PER_SECOND"]
@@ -44,14 +45,14 @@ def check_one_spelling(config) -> None:
     --------
     >>> from types import SimpleNamespace
     >>> check_one_spelling(SimpleNamespace(oracle_steps=None, oracle_options={"total_steps": 64}))
-    >>> check_one_spelling(SimpleNamespace(oracle_steps=64, oracle_options={"total_steps": 128}))
+    >>> check_one_spelling(SimpleNamespace(oracle_steps=64, oracle_options={"total_steps": 128}))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: oracle_steps: the oracle's budget is also given as oracle_options.total_steps (128); give it once.
+    psro.errors.ConfigError: oracle_steps: the oracle's budget is also given as oracle_options.total_steps (128); ...
     """
     given = (config.oracle_options or {}) if isinstance(config.oracle_options, dict) else {}
     if config.oracle_steps is not None and "total_steps" in given:
-        raise ValueError(f"oracle_steps: the oracle's budget is also given as oracle_options.total_steps "
+        raise ConfigError("oracle_steps", f"the oracle's budget is also given as oracle_options.total_steps "
                          f"({given['total_steps']!r}); give it once.")
 
 
@@ -66,12 +67,12 @@ def check_steps_fit(steps, time_limit) -> None:
     >>> check_steps_fit(10**15, 60.0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: oracle_steps: 1000000000000000 steps cannot finish within time_limit=60 s ...
+    psro.errors.ConfigError: oracle_steps: 1000000000000000 steps cannot finish within time_limit=60 s ...
     """
     if steps is None or time_limit is None or not is_integer(steps):
         return
     if steps > STEPS_PER_SECOND * float(time_limit):
-        raise ValueError(f"oracle_steps: {steps} steps cannot finish within time_limit={time_limit:g} s (even at "
+        raise ConfigError("oracle_steps", f"{steps} steps cannot finish within time_limit={time_limit:g} s (even at "
                          f"{STEPS_PER_SECOND:.0e} steps per second a response takes {steps / STEPS_PER_SECOND:.3g} "
                          "s, and the time limit is checked between iterations); give fewer oracle_steps or a "
                          "longer time_limit.")
@@ -90,10 +91,10 @@ def algorithm_options(cls, options, algorithm: str):
     ...     steps: int = 10
     >>> algorithm_options(Options, {"eta": 0.5}, "FXP").eta
     0.5
-    >>> algorithm_options(Options, {"etta": 0.5}, "FXP")
+    >>> algorithm_options(Options, {"etta": 0.5}, "FXP")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are ['eta', 'steps'].
+    psro.errors.ConfigError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are ...
     """
     options = dict(options or {})
     known = sorted(f.name for f in dataclasses.fields(cls))
@@ -101,7 +102,7 @@ def algorithm_options(cls, options, algorithm: str):
         if key not in known:
             close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"algorithm_options: {algorithm} has no option {key!r}.{hint} Its options are {known}.")
+            raise ConfigError("algorithm_options", f"{algorithm} has no option {key!r}.{hint} Its options are {known}.")
     return cls(**options)
 
 
@@ -146,7 +147,7 @@ def check_bounds(config) -> None:
     >>> PSROConfig(top_up_rounds=0)
     Traceback (most recent call last):
     ...
-    ValueError: top_up_rounds: must be an int >= 1; got 0.
+    psro.errors.ConfigError: top_up_rounds: must be an int >= 1; got 0.
     """
     for field, (number, optional, bound) in _bounds(type(config)).items():
         strict = {} if number is int else {"strict": isinstance(bound, Gt)}
@@ -169,14 +170,9 @@ def _bounds(cls: type) -> dict:
 
 
 def field_check(check, field: str, value, **bounds) -> None:
-    """Run a :mod:`games.validation` check; its error becomes a ``ValueError`` (what :meth:`psro.PSROConfig.from_dict`
-    documents) that starts with ``"<field>: "``, as every config error does."""
-    try:
-        check(value, field, **bounds)
-    except (TypeError, ValueError) as exc:
-        message = str(exc)
-        raise ValueError(f"{field}: {message[len(field) + 1:] if message.startswith(field + ' ') else message}") \
-            from None
+    """Run a :mod:`games.validation` check ``check(value, field, **bounds)``; its error becomes a
+    :class:`~psro.errors.ConfigError` of ``field`` (:func:`psro.errors.with_field`), as every config error does."""
+    with_field(field, check, value, field, **bounds)
 
 
 def check_teams(teams, num_players: int) -> list:
@@ -205,9 +201,9 @@ def check_teams(teams, num_players: int) -> list:
 def check_run_name(name) -> None:
     """A run name is one file name (it names ``runs/<name>-<timestamp>``), never a path."""
     if not isinstance(name, str):
-        raise ValueError(f"name: must be a string; got {name!r}.")
+        raise ConfigError("name", f"must be a string; got {name!r}.")
     if name and (Path(name).name != name or name.startswith(".") or "\\" in name
                  or any(ord(c) < 32 for c in name) or len(name) > 200):
-        raise ValueError(f"name: {name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
+        raise ConfigError("name", f"{name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
                          "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
                          "directory with --out RUN_DIR.")

@@ -41,7 +41,7 @@ from psro.config.checks import (
 from psro.config.fields import DuplicateKey, FieldHelp, UniqueKeyLoader, assigned_values, checked_value, describe_fields
 from psro.config.game import is_environment_game, num_players, resolve_run_game, spec_kept
 from psro.config.sections import flat_assignment, flatten, nest
-from psro.errors import with_field
+from psro.errors import ConfigError, with_field
 
 logger = logging.getLogger(__name__)
 
@@ -333,9 +333,9 @@ class PSROConfig:
         if self.approx_gap_every != "auto":
             field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
         if self.exact_gap not in (True, False, "auto"):
-            raise ValueError(f"exact_gap: must be auto, true or false; got {self.exact_gap!r}.")
+            raise ConfigError("exact_gap", f"must be auto, true or false; got {self.exact_gap!r}.")
         if not isinstance(self.device, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
-            raise ValueError(f"device: must be 'cpu', 'cuda' or 'cuda:N'; got {self.device!r}.")
+            raise ConfigError("device", f"must be 'cpu', 'cuda' or 'cuda:N'; got {self.device!r}.")
 
     # ---------------------------------------------------------------- building
     @classmethod
@@ -406,14 +406,14 @@ class PSROConfig:
         >>> PSROConfig.for_loop("psro", PSROConfig(algorithm="fxp"), None, {})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: algorithm: this config runs 'fxp', not 'psro'; build it with psro.algorithm_class('fxp')(config).
+        psro.errors.ConfigError: algorithm: this config runs 'fxp', not 'psro'; build it with ...
         """
         if not isinstance(config, PSROConfig):
             config, executor = cls.from_keywords(config, executor, {"algorithm": algorithm, **fields})
         elif fields:
             raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
         if config.algorithm != algorithm:
-            raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {algorithm!r}; build it with "
+            raise ConfigError("algorithm", f"this config runs {config.algorithm!r}, not {algorithm!r}; build it with "
                              f"psro.algorithm_class({config.algorithm!r})(config).")
         return config, executor
 
@@ -523,7 +523,7 @@ class PSROConfig:
 
         check_loggers(self.loggers)
         if self.iterations is None and self.target_gap is None and self.time_limit is None:
-            raise ValueError("iterations: give at least one stopping rule (iterations, target_gap or time_limit).")
+            raise ConfigError("iterations", "give at least one stopping rule (iterations, target_gap or time_limit).")
 
     def checked_game(self) -> tuple:
         """Validate everything the loop reads (see :meth:`validate`); return ``(pyspiel_game, normal_form)``
@@ -536,7 +536,7 @@ class PSROConfig:
         >>> PSROConfig(oracle="exact", oracle_steps=10).checked_game()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn', 'model_br', ...] train; ...
+        psro.errors.ConfigError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn', ...] train; ...
         """
         from psro.evaluation import TOP_UP_METHODS, evaluator_capabilities
         from psro.loop.algorithms import algorithm_class
@@ -547,7 +547,7 @@ class PSROConfig:
         from psro.sequence_form.matrix_game import check_normal_form_options, game_is_constant_sum
 
         if isinstance(self.game, str) and not self.game.strip():
-            raise ValueError(f"game: must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
+            raise ConfigError("game", f"must be an OpenSpiel game string such as 'kuhn_poker'; got {self.game!r}.")
         game, normal_form = with_field("game", resolve_run_game, self.game)
         environment = self._environment(game)
         n = num_players(game)
@@ -564,7 +564,7 @@ class PSROConfig:
             evaluation = with_field("eval_meta_solver", get_meta_solver, self.eval_meta_solver)
             with_field("eval_meta_solver", evaluation.check_fits, n, constant_sum)
             if evaluation.kind != meta.kind:
-                raise ValueError(f"eval_meta_solver: {self.eval_meta_solver!r} gives a {evaluation.kind} solution "
+                raise ConfigError("eval_meta_solver", f"{self.eval_meta_solver!r} gives a {evaluation.kind} solution "
                                  f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
                                  "kind.")
         with_field("algorithm", algorithm_class, self.algorithm)
@@ -576,38 +576,38 @@ class PSROConfig:
             if self.algorithm not in SYMMETRIC_ALGORITHMS or self.teams is not None:
                 why = "a team game is played on its team view" if self.algorithm in SYMMETRIC_ALGORITHMS else \
                     f"algorithm={self.algorithm!r} keeps its own populations"
-                raise ValueError(f"symmetric: single-population PSRO runs with algorithm "
+                raise ConfigError("symmetric", f"single-population PSRO runs with algorithm "
                                  f"{' or '.join(map(repr, SYMMETRIC_ALGORITHMS))} and no teams; {why} (set symmetric "
                                  "to false).")
         if self.symmetric and self.top_up_episodes:
-            raise ValueError("top_up_episodes: a symmetric run fills each profile's seat-swapped copies from one "
+            raise ConfigError("top_up_episodes", "a symmetric run fills each profile's seat-swapped copies from one "
                              "evaluation, which a top-up of single profiles would break; set top_up_episodes=0.")
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
                                ("oracle_dispatch", ORACLE_DISPATCH), ("top_up_method", TOP_UP_METHODS)):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{field}: must be one of {list(allowed)}; got {getattr(self, field)!r}.")
         if self.prune_dominated is not None and self.prune_dominated not in PRUNE_DOMINATED:
-            raise ValueError(f"prune_dominated: must be one of {list(PRUNE_DOMINATED)} or null; "
+            raise ConfigError("prune_dominated", f"must be one of {list(PRUNE_DOMINATED)} or null; "
                              f"got {self.prune_dominated!r}.")
         learned = with_field("oracle", oracle_capabilities, self.oracle).learned
         sampled = with_field("evaluator", evaluator_capabilities, self.evaluator).sampled
         if self.oracle_steps is not None and not learned:
-            raise ValueError(f"oracle_steps: only the learned oracles {learned_oracle_names()} train; oracle="
+            raise ConfigError("oracle_steps", f"only the learned oracles {learned_oracle_names()} train; oracle="
                              f"{self.oracle!r} takes no steps (set oracle_steps to null).")
         if not sampled and self.evaluator_options:
-            raise ValueError(f"evaluator_options: the {self.evaluator!r} evaluator takes no options; got "
+            raise ConfigError("evaluator_options", f"the {self.evaluator!r} evaluator takes no options; got "
                              f"{sorted(self.evaluator_options)}.")
         if "executor" in (self.evaluator_options or {}):
-            raise ValueError("evaluator_options: the evaluator uses the run's executor; set executor instead.")
+            raise ConfigError("evaluator_options", "the evaluator uses the run's executor; set executor instead.")
         spec = int(self.executor.strip()) if self.executor.strip().isdigit() else self.executor.strip()
         if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
-            raise ValueError(f"executor: must be 'serial', 'process', 'ray' or a number of worker processes "
+            raise ConfigError("executor", f"must be 'serial', 'process', 'ray' or a number of worker processes "
                              f"such as 2; got {self.executor!r}.")
         if self.ray_address is not None and spec_engine(spec) != "ray":
-            raise ValueError(f"ray_address: joins a Ray cluster, which needs executor: ray; got executor "
+            raise ConfigError("ray_address", f"joins a Ray cluster, which needs executor: ray; got executor "
                              f"{self.executor!r} (set executor to ray, or ray_address to null).")
         if self.top_up_episodes and not evaluator_capabilities(self.evaluator).top_up:
-            raise ValueError(f"top_up_episodes: {self.top_up_episodes} needs evaluator='monte_carlo' (an evaluator "
+            raise ConfigError("top_up_episodes", f"{self.top_up_episodes} needs evaluator='monte_carlo' (an evaluator "
                              f"that supports top-up); the {self.evaluator!r} evaluator has nothing to top up (set "
                              "top_up_episodes=0).")
         if normal_form is not None:
@@ -647,13 +647,13 @@ class PSROConfig:
             from games.environment import observation_size
 
             if not game.get_type().provides_information_state_tensor:
-                raise ValueError(f"game: {game} provides no information-state tensor, which the learned oracle "
+                raise ConfigError("game", f"{game} provides no information-state tensor, which the learned oracle "
                                  f"{self.oracle!r} observes; {missing_tensor_advice(game)}; or use oracle='exact' "
                                  "(and an exact evaluator) where its game tree fits.")
             try:
                 observation_size(game)
             except ValueError as exc:   # the game has one, and reading it failed: say why
-                raise ValueError(f"game: the information-state tensor of {game}, which the learned oracle "
+                raise ConfigError("game", f"the information-state tensor of {game}, which the learned oracle "
                                  f"{self.oracle!r} observes, cannot be read: {exc}") from None
         from psro.measures.approx_gap_settings import approx_gap_settings
 
@@ -670,19 +670,19 @@ class PSROConfig:
                                      f"{options[key]!r}.")
         approx_oracle = (self.approx_gap_options or {}).get("oracle")
         if approx_oracle is not None and not _learned(approx_oracle):
-            raise ValueError(f"approx_gap_options: oracle must be a learned oracle {learned_oracle_names()} (fresh "
+            raise ConfigError("approx_gap_options", f"oracle must be a learned oracle {learned_oracle_names()} (fresh "
                              f"best responses trained on sampled play); got {approx_oracle!r}.")
         if self.warm_start and not learned:
-            raise ValueError(f"warm_start: only the learned oracles train networks to start from; oracle="
+            raise ConfigError("warm_start", f"only the learned oracles train networks to start from; oracle="
                              f"{self.oracle!r} (set warm_start to false).")
         if self.device != "cpu":
             if not learned:
-                raise ValueError(f"device: only the learned oracles train on a device; oracle={self.oracle!r} "
+                raise ConfigError("device", f"only the learned oracles train on a device; oracle={self.oracle!r} "
                                  "(set device to 'cpu').")
             import torch
 
             if not torch.cuda.is_available():
-                raise ValueError(f"device: {self.device!r} needs a GPU that torch sees (torch.cuda.is_available() "
+                raise ConfigError("device", f"{self.device!r} needs a GPU that torch sees (torch.cuda.is_available() "
                                  "is False); use device='cpu'.")
 
     def solver_options(self, game_spec, eval_meta_solver: str, executor) -> dict:

@@ -78,7 +78,7 @@ class FXPOptions:
     >>> FXPOptions.from_dict({"etta": 0.5})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are [...].
+    psro.errors.ConfigError: algorithm_options: FXP has no option 'etta'. Did you mean 'eta'? Its options are [...].
     """
 
     eta: float = 0.3

@@ -237,7 +237,7 @@ class LeagueOptions:
     >>> LeagueOptions.from_dict({"main_agent": 2})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: League has no option 'main_agent'. Did you mean 'main_agents'? Its options are [...].
+    psro.errors.ConfigError: algorithm_options: League has no option 'main_agent'. Did you mean 'main_agents'? ...
     """
 
     main_agents: int = 1

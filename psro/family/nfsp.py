@@ -68,10 +68,7 @@ class NFSPOptions:
     >>> NFSPOptions.from_options({"eta": 0.2})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: NFSP has no option 'eta'. Its options are ['anticipatory', 'batch_size', \
-'double', 'end_epsilon', 'epsilon_decay_steps', 'gradient_steps', 'hidden', 'learning_starts', 'num_envs', \
-'rl_buffer_size', 'rl_learning_rate', 'sl_buffer_size', 'sl_learning_rate', 'start_epsilon', \
-'steps_per_iteration', 'target_update_interval'].
+    psro.errors.ConfigError: algorithm_options: NFSP has no option 'eta'. Its options are ['anticipatory', ...].
     """
 
     steps_per_iteration: int = 4096

@@ -49,18 +49,21 @@ class AlgorithmCapabilities:
 
 @dataclass(frozen=True)
 class AlgorithmInfo:
-    """A registered training loop: its name, its class (or ``"module:Class"``, imported on first use) and its
-    :class:`AlgorithmCapabilities`."""
+    """A registered training loop: its name, its class (or ``"module:Class"``, imported on first use), its
+    :class:`AlgorithmCapabilities` and, if the algorithm runs another class when its oracle is learned (XDO: NXDO),
+    that class as ``learned_target``."""
 
     name: str
     target: object
     capabilities: AlgorithmCapabilities
+    learned_target: object = None
 
-    def load(self) -> type:
-        """The loop's class (importing its module the first time)."""
-        if not isinstance(self.target, str):
-            return self.target
-        module, attribute = split_name(self.target)
+    def load(self, learned: bool = False) -> type:
+        """The loop's class (importing its module the first time); ``learned``: the class for a learned oracle."""
+        target = self.learned_target if learned and self.learned_target is not None else self.target
+        if not isinstance(target, str):
+            return target
+        module, attribute = split_name(target)
         return getattr(import_named(module, field="algorithm"), attribute)
 
 
@@ -76,8 +79,9 @@ ALGORITHMS = Registry("algorithm", hint="Register one with psro.loop.algorithms.
                       adopt=_adopt)
 
 
-def register_algorithm(name: str, target, *, offline: bool = False, replace: bool = False):
-    """Register the training loop ``target`` (a class, or ``"module:Class"`` imported on first use) as ``name``.
+def register_algorithm(name: str, target, *, offline: bool = False, learned=None, replace: bool = False):
+    """Register the training loop ``target`` (a class, or ``"module:Class"`` imported on first use) as ``name``;
+    ``learned``, the same, is the loop a run of ``name`` uses when its oracle is learned (default: ``target``).
 
     A second registration of ``name`` raises ``ValueError`` unless it is the same or ``replace=True``. Returns
     ``target`` (so it decorates a class: ``register_algorithm("mine", MyLoop)``).
@@ -92,9 +96,11 @@ def register_algorithm(name: str, target, *, offline: bool = False, replace: boo
     True
     >>> unregister_algorithm("quiet_example")
     """
-    if not isinstance(target, (type, str)):
-        raise TypeError(f"register_algorithm({name!r}) takes a class or 'module:Class'; got {type(target).__name__}.")
-    ALGORITHMS.register(name, AlgorithmInfo(name, target, AlgorithmCapabilities(offline=bool(offline))),
+    for given in (target, learned) if learned is not None else (target,):
+        if not isinstance(given, (type, str)):
+            raise TypeError(f"register_algorithm({name!r}) takes a class or 'module:Class'; got "
+                            f"{type(given).__name__}.")
+    ALGORITHMS.register(name, AlgorithmInfo(name, target, AlgorithmCapabilities(offline=bool(offline)), learned),
                         replace=replace)
     return target
 
@@ -116,9 +122,21 @@ def _info(name: str) -> AlgorithmInfo:
     return ALGORITHMS.get(name)
 
 
-def algorithm_class(name: str) -> type:
-    """The class that runs the algorithm ``name`` (a registered name or ``"module:Class"``)."""
-    return _info(name).load()
+def algorithm_class(name: str, oracle: str | None = None) -> type:
+    """The class that runs the algorithm ``name`` (a registered name or ``"module:Class"``) with the oracle
+    ``oracle`` (None: the class registered for the exact oracles).
+
+    Examples
+    --------
+    >>> algorithm_class("xdo").__name__, algorithm_class("xdo", oracle="ppo").__name__
+    ('XDO', 'NXDO')
+    """
+    info = _info(name)
+    if oracle is None or info.learned_target is None:
+        return info.load()
+    from psro.oracles import learned_oracle_names
+
+    return info.load(learned=oracle in learned_oracle_names())
 
 
 def algorithm_capabilities(name: str) -> AlgorithmCapabilities:
@@ -132,7 +150,7 @@ for _name, _target in (("psro", "psro.loop.psro_loop:PSRO"), ("self_play", "psro
                        ("nfsp", "psro.family.nfsp:NFSP"), ("xdo", "psro.variants.xdo:XDO"),
                        ("ppo_self_play", "psro.family.policy_gradient:PPOSelfPlay"),
                        ("mmd", "psro.family.policy_gradient:MMDSelfPlay")):
-    register_algorithm(_name, _target)
+    register_algorithm(_name, _target, learned="psro.variants.nxdo:NXDO" if _name == "xdo" else None)
 register_algorithm("rectified_psro", "psro.variants.rectified:RectifiedPSRO")
 register_algorithm("diverse_psro", "psro.variants.diverse:DiversePSRO")
 register_algorithm("anytime_psro", "psro.variants.anytime:AnytimePSRO")

@@ -308,13 +308,16 @@ class TrainingLoop:
 
         options = document.get("options") if isinstance(document, dict) else None
         algorithm = options.get("algorithm", cls.algorithm) if isinstance(options, dict) else cls.algorithm
-        if algorithm == cls.algorithm:
-            return cls
+        oracle = options.get("oracle") if isinstance(options, dict) else None
         source = document.get("file", "the checkpoint")
         try:
-            loop = algorithm_class(algorithm)
+            loop = algorithm_class(algorithm, oracle if isinstance(oracle, str) else None)
         except ValueError as exc:
+            if algorithm == cls.algorithm:   # (a loop of the user's that was never registered)
+                return cls
             raise ValueError(f"checkpoint file {source!r}: options.{exc}") from None
+        if algorithm == cls.algorithm:   # cls, or the registry's subclass of it for this oracle (XDO's: NXDO)
+            return loop if loop is not cls and issubclass(loop, cls) else cls
         if not issubclass(loop, cls):
             raise ValueError(f"checkpoint file {source!r}: options.algorithm is {algorithm!r}, a loop that keeps its "
                              f"own kind of checkpoint ({loop.__name__}), not this {cls.__name__} checkpoint; the "

@@ -704,9 +704,11 @@ def _load_run(run_dir, what: str = "RUN_DIR"):
     try:
         options = json.loads(document.read_text()).get("options", {})
         algorithm = options.get("algorithm", "psro") if isinstance(options, dict) else "psro"
+        oracle = options.get("oracle") if isinstance(options, dict) else None
     except (ValueError, AttributeError, UnicodeDecodeError):
         raise ValueError(f"{what}: {str(document)!r} is not a checkpoint document (damaged?).") from None
     if algorithm_capabilities(str(algorithm)).offline:
         raise ValueError(f"{what}: {str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
                          "model's infostates, not the game's; reference opponents play the game itself.")
-    return algorithm_class(str(algorithm)).resume(checkpoint, progress=False)
+    return algorithm_class(str(algorithm), oracle if isinstance(oracle, str) else None).resume(checkpoint,
+                                                                                                progress=False)

@@ -190,7 +190,7 @@ class OfflineOptions:
     >>> OfflineOptions.from_dict({"lambda": 1.0})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: offline PSRO has no option 'lambda'. Its options are ['dataset', ...].
+    psro.errors.ConfigError: algorithm_options: offline PSRO has no option 'lambda'. Its options are ['dataset', ...].
     """
 
     dataset: str | None = None

@@ -356,8 +356,8 @@ def _started(config: PSROConfig, run_dir: Path):
     """A new run's training loop, checkpointing into ``run_dir/checkpoint`` (the announcement printed)."""
     from psro.loop.algorithms import algorithm_class
 
-    solver = algorithm_class(config.algorithm)(config.replace(progress=False),
-                                               checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
+    solver = algorithm_class(config.algorithm, config.oracle)(
+        config.replace(progress=False), checkpoint_dir=(run_dir / "checkpoint") if config.checkpoint else None)
     kind = type(solver).__name__ if config.algorithm != "psro" else "JPSRO" if solver.is_jpsro else "PSRO"
     print(f"{kind} on {config.game} with meta-solver {config.meta_solver!r}; run directory "
           f"{shlex.quote(str(run_dir))}", flush=True)

@@ -161,7 +161,7 @@ def read_saved_run(run_dir, previous: bool = False) -> SavedRun:
         return SavedRun(SimultaneousLoop.writer_of(document), _config_of(config, str(path)), document, directory)
     document = load_checkpoint(directory, previous=previous)
     config = _config_of(document.get("config"), f"the checkpoint in {str(run_dir)!r}")
-    loop = algorithm_class(config.algorithm)
+    loop = algorithm_class(config.algorithm, config.oracle)
     if not issubclass(loop, PSRO):
         raise ValueError(f"{path}: its config says algorithm {config.algorithm!r}, whose runs keep their own kind of "
                          "checkpoint, not this PSRO checkpoint; the document was edited or mixed up.")

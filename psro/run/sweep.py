@@ -338,7 +338,7 @@ def _train_cell(run_dir: Path, config: PSROConfig) -> tuple:
 
     confirm_import(config.game)   # (the sweep's own config names it: its checkpoints may import it)
     checkpoint_dir = run_dir / "checkpoint"
-    cls = algorithm_class(config.algorithm)
+    cls = algorithm_class(config.algorithm, config.oracle)
     solver, resumed_at = None, None
     if config.checkpoint and (has_checkpoint(checkpoint_dir) or (checkpoint_dir / "checkpoint.json").exists()):
         for previous in (False, True):   # the latest checkpoint, else the one before (the latest damaged)

@@ -278,7 +278,8 @@ class NXDOExtra(XDOExtra):
 
 
 class NXDO(XDO):
-    """Neural XDO: what ``XDO(..., oracle=<a learned oracle>)`` builds (algorithm ``xdo``; module docstring). The
+    """Neural XDO: the loop of algorithm ``xdo`` with a learned oracle (``psro.algorithm_class("xdo", oracle)``;
+    module docstring). The
     restricted game is solved by NFSP on sampled play (:class:`RestrictedNFSP`), the responses answer its average
     policy, and ``approx_gap`` is the restricted solution's."""
 

@@ -38,9 +38,9 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
 import math
+import warnings
 
 import numpy as np
 
@@ -145,19 +145,20 @@ class XDO(PSRO):
     Extra = XDOExtra
     requirements = LoopRequirements(zero_sum=" (as in McAleer et al. 2021)", product_meta_solver=True)
 
-    #: The class ``XDO(...)`` builds with a learned oracle (``module:Class``, imported then): NXDO's phases.
-    learned_class = "psro.variants.nxdo:NXDO"
-
     def __new__(cls, config=None, /, **fields):
-        """``XDO(...)`` with a learned oracle builds a :class:`psro.variants.nxdo.NXDO` (algorithm ``xdo`` either
-        way, so its configs and checkpoints are XDO's)."""
+        """Deprecated: ``XDO(...)`` with a learned oracle builds a :class:`psro.variants.nxdo.NXDO`, with a
+        ``DeprecationWarning`` (until the next release); the registry chooses the class,
+        ``psro.algorithm_class("xdo", oracle)``, and ``NXDO(...)`` builds one directly."""
         if cls is XDO:
-            from psro.oracles import learned_oracle_names
+            from psro.loop.algorithms import algorithm_class
 
             oracle = fields.get("oracle", getattr(config, "oracle", PSROConfig.oracle))
-            if oracle in learned_oracle_names():
-                module, _, name = cls.learned_class.partition(":")
-                cls = getattr(importlib.import_module(module), name)
+            chosen = algorithm_class("xdo", oracle if isinstance(oracle, str) else None)
+            if chosen is not XDO:
+                warnings.warn(f"XDO(...) with the learned oracle {oracle!r} builds {chosen.__name__}: build "
+                              f"{chosen.__module__}.{chosen.__name__}(...) or psro.algorithm_class('xdo', "
+                              f"{oracle!r})(...); this goes in the next release.", DeprecationWarning, stacklevel=2)
+                cls = chosen
         return super().__new__(cls)
 
     def __init__(self, config, /, *, executor=None, checkpoint_dir=None, **fields):

@@ -102,8 +102,12 @@ def test_nxdo_on_leduc_from_its_config_with_tiny_budgets():
     config = psro.PSROConfig.from_yaml(ROOT / "experiments" / "configs" / "leduc_nxdo.yaml")
     assert config.algorithm == "xdo" and config.oracle == "ppo"
     config = config.replace(progress=False, **{k: v for k, v in TINY_NXDO.items() if k not in ("oracle",)})
-    nxdo = XDO(config)
-    assert type(nxdo) is NXDO and type(XDO("kuhn_poker", progress=False)) is XDO   # (the oracle picks the class)
+    # the registry picks the class by the oracle; XDO(...) with a learned oracle still builds NXDO, with a warning
+    assert psro.algorithm_class("xdo", config.oracle) is NXDO and psro.algorithm_class("xdo", "exact") is XDO
+    with pytest.warns(DeprecationWarning, match=r"XDO\(\.\.\.\) with the learned oracle 'ppo' builds NXDO"):
+        assert type(XDO(config)) is NXDO
+    nxdo = NXDO(config)
+    assert type(XDO("kuhn_poker", progress=False)) is XDO
     history = nxdo.run(iterations=2)
     assert np.isfinite(history["gap"]).all() and history["gap"].iloc[-1] < history["gap"].iloc[0]
     # the restricted solution mixes the members with the NFSP meta-policy; its decisions are environment steps
