@@ -304,20 +304,20 @@ class TrainingLoop:
         """The loop that wrote a checkpoint ``document`` (its ``options.algorithm``): ``cls`` itself, or, for the
         base of several loops (``PSRO.resume`` of a League run), the subclass named; another kind of loop raises
         ``ValueError`` naming the file."""
-        from psro.loop.algorithms import algorithm_class
+        from psro.loop.algorithms import ALGORITHMS, algorithm_class
 
         options = document.get("options") if isinstance(document, dict) else None
         algorithm = options.get("algorithm", cls.algorithm) if isinstance(options, dict) else cls.algorithm
         oracle = options.get("oracle") if isinstance(options, dict) else None
+        oracle = oracle if isinstance(oracle, str) else None
+        if algorithm == cls.algorithm:   # cls, or the registry's subclass of it for this oracle (XDO's: NXDO)
+            loop = algorithm_class(algorithm, oracle) if algorithm in ALGORITHMS else cls
+            return loop if loop is not cls and issubclass(loop, cls) else cls
         source = document.get("file", "the checkpoint")
         try:
-            loop = algorithm_class(algorithm, oracle if isinstance(oracle, str) else None)
+            loop = algorithm_class(algorithm, oracle)
         except ValueError as exc:
-            if algorithm == cls.algorithm:   # (a loop of the user's that was never registered)
-                return cls
             raise ValueError(f"checkpoint file {source!r}: options.{exc}") from None
-        if algorithm == cls.algorithm:   # cls, or the registry's subclass of it for this oracle (XDO's: NXDO)
-            return loop if loop is not cls and issubclass(loop, cls) else cls
         if not issubclass(loop, cls):
             raise ValueError(f"checkpoint file {source!r}: options.algorithm is {algorithm!r}, a loop that keeps its "
                              f"own kind of checkpoint ({loop.__name__}), not this {cls.__name__} checkpoint; the "
