@@ -50,7 +50,7 @@ def check_one_spelling(config) -> None:
     ...
     psro.errors.ConfigError: oracle_steps: the oracle's budget is also given as oracle_options.total_steps (128); ...
     """
-    given = (config.oracle_options or {}) if isinstance(config.oracle_options, dict) else {}
+    given = config.oracle_options if isinstance(config.oracle_options, dict) else {}
     if config.oracle_steps is not None and "total_steps" in given:
         raise ConfigError("oracle_steps", f"the oracle's budget is also given as oracle_options.total_steps "
                          f"({given['total_steps']!r}); give it once.")

@@ -182,7 +182,10 @@ def resolve_game(game) -> tuple:
     """
     from games.game_resolution import resolve
 
-    resolved = with_field("game", resolve, normal_form_from_json(game) if isinstance(game, dict) else game)
+    def read(game):   # (a dict's payoffs are read inside, so that their errors name the game too)
+        return resolve(normal_form_from_json(game) if isinstance(game, dict) else game)
+
+    resolved = with_field("game", read, game)
     if resolved.environment:
         raise ConfigError("game", f"{game} is only an environment; give an OpenSpiel game, a games.SequentialGame or "
                                   "a games.NormalFormGame.")

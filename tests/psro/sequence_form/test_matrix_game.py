@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from games import NormalFormGame, catalog
 from psro import PSRO, double_oracle
+from psro.errors import ConfigError
 from psro.sequence_form.matrix_game import (
     check_normal_form_options,
     normal_form_from_json,
@@ -175,6 +176,10 @@ def test_json_form_round_trips_exactly():
     assert back == game and np.array_equal(back.payoffs, game.payoffs)
     pyspiel_game, normal_form = resolve_game(normal_form_to_json(game))
     assert normal_form == game and pyspiel_game.num_players() == 3
+    # a damaged dict is refused naming the game field, as an unknown game string is
+    with pytest.raises(ConfigError, match="^game: could not convert string to float") as err:
+        resolve_game({"normal_form": {"payoffs": "x"}})
+    assert err.value.field == "game"
 
 
 def test_the_turn_based_game_pays_the_matrix():
