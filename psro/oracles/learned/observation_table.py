@@ -10,6 +10,7 @@ and saves without pickle (the codec protocol: ``architecture``, ``to_arrays``, `
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import asdict
@@ -58,19 +59,73 @@ def observation_rows(obs: np.ndarray) -> np.ndarray:
 
 
 class _RowIndex:
-    """Where each key of a query lies in a fixed array of keys (the last of equal keys; -1 where absent)."""
+    """Where each key of a query lies in a fixed array of keys (the last of equal keys; -1 where absent).
+
+    The keys are raw float32 rows (:func:`observation_rows`). They are sorted and searched by a hash of their bytes
+    (one uint64 per row, where comparing raw bytes is slow), and every hit is checked byte for byte, so the answer
+    is exact. Where two different keys share a hash, the keys are sorted and searched as raw bytes instead.
+
+    Examples
+    --------
+    >>> keys = observation_rows(np.array([[0, 1], [1, 0], [0, 1]]))
+    >>> index = _RowIndex(keys)
+    >>> index.find(observation_rows(np.array([[0, 1], [1, 1], [1, 0]]))).tolist(), index.distinct
+    ([2, -1, 1], 2)
+    """
 
     def __init__(self, keys: np.ndarray):
-        self.order = np.argsort(keys, kind="stable")
-        self.sorted = keys[self.order]
+        self.keys, self.words = keys, _words(keys)
+        projection = None if self.words is None else _hashes(self.words)
+        order = np.argsort(keys if projection is None else projection, kind="stable")
+        ranked = keys[order] if projection is None else projection[order]
+        same = ranked[1:] == ranked[:-1]
+        if projection is not None and not np.all(self.words[order[1:][same]] == self.words[order[:-1][same]]):
+            projection, order = None, np.argsort(keys, kind="stable")   # (two keys share a hash)
+            ranked = keys[order]
+            same = ranked[1:] == ranked[:-1]
+        self.order, self.sorted, self.by_projection = order, ranked, projection is not None
+        self.distinct = int(keys.size - np.count_nonzero(same))
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         if self.sorted.size == 0:
             return np.full(keys.shape[0], -1, dtype=np.int64)
-        pos = np.searchsorted(self.sorted, keys, side="right") - 1
-        hit = pos >= 0
-        hit[hit] = self.sorted[pos[hit]] == keys[hit]
-        return np.where(hit, self.order[np.maximum(pos, 0)], -1).astype(np.int64)
+        words = _words(keys) if self.by_projection else None
+        pos = np.searchsorted(self.sorted, keys if words is None else _hashes(words), side="right") - 1
+        row = np.where(pos >= 0, self.order[np.maximum(pos, 0)], -1)
+        hit = row >= 0   # (checked byte for byte: 32-bit words where the keys have them)
+        if words is None:
+            hit[hit] = self.keys[row[hit]] == keys[hit]
+        else:
+            hit[hit] = np.all(self.words[row[hit]] == words[hit], axis=1)
+        return np.where(hit, row, -1).astype(np.int64)
+
+    def distinct_keys(self) -> np.ndarray:
+        """The distinct keys, one each (in the index's sort order)."""
+        if self.sorted.size == 0:
+            return self.keys[:0]
+        first = np.concatenate([[True], self.sorted[1:] != self.sorted[:-1]])
+        return self.keys[self.order[first]]
+
+
+@functools.cache
+def _weights(width: int) -> np.ndarray:
+    """Fixed random odd multipliers of the hash of rows of ``width`` 32-bit words."""
+    return np.random.default_rng(width).integers(0, 2 ** 63, size=width, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def _words(keys: np.ndarray) -> np.ndarray | None:
+    """The raw rows of ``keys`` as ``(n, width)`` 32-bit words (a view where it can be); None where the rows are
+    not whole words."""
+    width = keys.dtype.itemsize // 4
+    if keys.dtype.itemsize != 4 * width or width == 0:
+        return None
+    return np.ascontiguousarray(keys).view(np.uint32).reshape(-1, width)
+
+
+def _hashes(words: np.ndarray) -> np.ndarray:
+    """One uint64 per row of ``words``: its words times fixed random multipliers, summed modulo 2**64 (integer
+    arithmetic, so the same row gives the same hash in any batch)."""
+    return words.astype(np.uint64) @ _weights(words.shape[1])
 
 
 def _normalised(probs: np.ndarray, seen: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -123,7 +178,7 @@ class ObservationTablePolicy:
         self.provenance = provenance
         self.keys = observation_rows(obs)
         self._index = _RowIndex(self.keys)
-        self._distinct = int(np.unique(self.keys).size) if self.keys.size else 0
+        self._distinct = self._index.distinct
 
     def __repr__(self) -> str:
         return f"ObservationTablePolicy({self._distinct} observations, actions={self.num_actions})"
@@ -256,7 +311,7 @@ class TableStack:
             raise ValueError(f"members must share obs_dim and num_actions; got {sorted(dims)}.")
         (self.obs_dim, self.num_actions), = dims
         self.members = members
-        union = np.unique(np.concatenate([m.keys for m in members]))
+        union = _RowIndex(np.concatenate([m.keys for m in members])).distinct_keys()
         self._index = _RowIndex(union)
         self.entries = len(members) * union.size * self.num_actions
         self._union, self._table, self._seen = union, None, None
@@ -270,10 +325,10 @@ class TableStack:
             k = self._union.size
             table = np.zeros((len(self.members), k, self.num_actions))
             seen = np.zeros((len(self.members), k), dtype=bool)
-            for m, member in enumerate(self.members):
-                row = member._index.find(self._union)
-                seen[m] = row >= 0
-                table[m, seen[m]] = member.table[row[seen[m]]]
+            for m, member in enumerate(self.members):   # (each key's last row, written where the union has it)
+                where = self._index.find(member.keys)
+                seen[m, where] = True
+                table[m, where] = member.table[member._index.find(member.keys)]
             self._table, self._seen = table, seen
         return self._table, self._seen
 

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games.environment import make_env
+from psro.oracles.learned import observation_table
 from psro.oracles.learned.env import PolicyBank, sample_actions
 from psro.oracles.learned.observation_table import (
     ObservationTablePolicy,
@@ -87,3 +88,18 @@ def test_a_bank_samples_the_actions_of_its_policies_one_by_one():
     assert bank.slot.tolist() == [0, 1, 2, 3, 4, 5, -1]
     assert np.array_equal(sample_actions(env, s, index, bank, np.random.default_rng(5)), plain)
     assert PolicyBank(policies, max_entries=10).stack is None   # too large to lay out densely: one by one
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 12))
+def test_keys_that_share_a_hash_are_searched_as_bytes(seed, width, pool):
+    rng = np.random.default_rng(seed)
+    rows, tables = _tables(rng, 1, width, 2, pool)
+    with pytest.MonkeyPatch.context() as patch:   # every key hashes alike: the index falls back on the raw bytes
+        patch.setattr(observation_table, "_hashes", lambda words: np.zeros(words.shape[0], np.uint64))
+        table = ObservationTablePolicy(tables[0].observations, tables[0].table)
+    by_key = {key: i for i, key in enumerate(observation_keys(table.observations))}
+    query = np.concatenate([rows, (rng.random((5, width)) < 0.5).astype(np.float32)])
+    assert table.rows_of(query).tolist() == [by_key.get(key, -1) for key in observation_keys(query)]
+    assert len(table) == len(by_key)
+    assert not table._index.by_projection or len(by_key) < 2
