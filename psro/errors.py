@@ -17,7 +17,7 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "LearnerDiverged", "with_field"]
+__all__ = ["ConfigError", "LearnerDiverged", "describe", "with_field"]
 
 
 class LearnerDiverged(ValueError):
@@ -68,3 +68,22 @@ def with_field(field: str, function, *args, **kwargs):
             if message.startswith(prefix):
                 message = message[len(prefix):]
         raise ConfigError(field, message) from exc
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a user: the error's message and the notes added on its way up (``exc.add_note``), each in
+    parentheses.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise ConfigError("seed", "must be an integer")
+    ...     except ValueError as exc:
+    ...         exc.add_note("in the sweep's cell seed=x")
+    ...         raise
+    ... except ValueError as exc:
+    ...     describe(exc)
+    "seed: must be an integer (in the sweep's cell seed=x)"
+    """
+    return " ".join([str(exc), *(f"({note})" for note in getattr(exc, "__notes__", ()))])

@@ -130,7 +130,10 @@ own goes to psro evaluate --against module:name).
         if name not in BUILT_IN:
             raise ValueError(f"{name!r} is not one of {list(BUILT_IN)} (a config cannot name code; a bot of one's own "
                              "goes to psro evaluate --against module:name).")
-        make_reference(name, game.game if isinstance(game, ObservationGame) else game)
+        try:
+            make_reference(name, game.game if isinstance(game, ObservationGame) else game)
+        except ConfigError as exc:   # (it names psro evaluate's --against: the refusal is this field's)
+            raise ConfigError("reference_opponents", str(exc)) from exc
     return list(names)
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from games.validation import check_int, is_integer
+from psro.errors import with_field
 from psro.oracles.learned.env import PolicyBank, sample_actions
 from psro.policies import policy_input
 
@@ -207,10 +208,7 @@ def _mixture_seats(seats: Sequence, num_players: int) -> tuple:
         if not members:
             raise ValueError(f"seats[{p}]: no policy to play the seat; give at least one.")
         for policy in members:
-            try:
-                policy_input(policy)
-            except TypeError as exc:
-                raise TypeError(f"profile[{p}]: {exc}") from None
+            with_field(f"profile[{p}]", policy_input, policy)
         w = np.full(len(members), 1.0 / len(members)) if w is None else np.asarray(w, dtype=np.float64).ravel()
         if w.shape != (len(members),) or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
             raise ValueError(f"seats[{p}]: one non-negative weight per policy ({len(members)}); got {w}.")

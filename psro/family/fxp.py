@@ -42,6 +42,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from games.validation import check_real
 from psro.config.model import PSROConfig, algorithm_options
+from psro.errors import ConfigError, with_field
 from psro.family.self_play import FamilyLoop
 from psro.loop.requirements import LoopRequirements
 from psro.loop.state import RolesExtra
@@ -86,14 +87,14 @@ class FXPOptions:
     deep_weights: tuple = (0.2, 0.4, 0.4)
 
     def __post_init__(self):
-        check_real(self.eta, "algorithm_options: eta", minimum=0.0, maximum=1.0)
+        with_field("algorithm_options", check_real, self.eta, "eta", minimum=0.0, maximum=1.0)
         if self.opponent_sampling not in OPPONENT_SAMPLING:
-            raise ValueError(f"algorithm_options: opponent_sampling must be one of {list(OPPONENT_SAMPLING)}; got "
-                             f"{self.opponent_sampling!r}.")
+            raise ConfigError("algorithm_options", f"opponent_sampling must be one of {list(OPPONENT_SAMPLING)}; got "
+                              f"{self.opponent_sampling!r}.")
         weights = np.asarray(self.deep_weights, dtype=np.float64)
         if weights.shape != (3,) or np.any(weights < 0) or not np.isclose(weights.sum(), 1.0):
-            raise ValueError(f"algorithm_options: deep_weights must be three non-negative weights summing to 1 "
-                             f"(current main, past mains, counters); got {self.deep_weights!r}.")
+            raise ConfigError("algorithm_options", f"deep_weights must be three non-negative weights summing to 1 "
+                              f"(current main, past mains, counters); got {self.deep_weights!r}.")
         object.__setattr__(self, "eta", float(self.eta))
         object.__setattr__(self, "deep_weights", tuple(float(w) for w in weights))
 

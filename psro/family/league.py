@@ -67,6 +67,7 @@ import numpy as np
 
 from games.memory_limit import check_memory
 from psro.config.model import algorithm_options
+from psro.errors import ConfigError
 from psro.loop.psro_loop import PSRO
 from psro.loop.requirements import LoopRequirements
 from psro.loop.state import LoopExtra
@@ -124,7 +125,7 @@ def pfsp_weights(rates, weighting: str = "squared") -> np.ndarray:
         raise ValueError(f"weighting must be one of {list(WEIGHTINGS)}; got {weighting!r}.")
     x = np.asarray(rates, dtype=np.float64).reshape(-1)
     if x.size == 0:
-        raise ValueError("rates: PFSP needs at least one opponent.")
+        raise ConfigError("rates", "PFSP needs at least one opponent.")
     if not np.all((x >= 0) & (x <= 1)):
         raise ValueError(f"rates must be win rates in [0, 1]; got {x.tolist()}.")
     f = np.asarray(WEIGHTINGS[weighting](x), dtype=np.float64)
@@ -258,7 +259,7 @@ class LeagueOptions:
 
     def __post_init__(self):
         def fail(name, what):
-            raise ValueError(f"algorithm_options: {name} must be {what}; got {getattr(self, name)!r}.")
+            raise ConfigError("algorithm_options", f"{name} must be {what}; got {getattr(self, name)!r}.")
 
         for name, low in (("main_agents", 1), ("main_exploiters", 0), ("league_exploiters", 0),
                           ("win_rate_episodes", 1)):
@@ -273,8 +274,8 @@ class LeagueOptions:
         if not isinstance(self.decay, (int, float)) or isinstance(self.decay, bool) or not 0.0 < self.decay <= 1.0:
             fail("decay", "a number in (0, 1]")
         if self.self_play + self.pfsp > 1.0 + 1e-12:
-            raise ValueError(f"algorithm_options: self_play + pfsp must be at most 1 (the rest is verification); "
-                             f"got {self.self_play} + {self.pfsp}.")
+            raise ConfigError("algorithm_options", f"self_play + pfsp must be at most 1 (the rest is verification); "
+                              f"got {self.self_play} + {self.pfsp}.")
         agents = self.main_agents + self.main_exploiters + self.league_exploiters   # (refused before any is made)
         check_memory(agents * AGENT_BYTES, f"algorithm_options: main_agents + main_exploiters + league_exploiters = "
                      f"{agents} agents per seat", "Ask for fewer agents.")
@@ -307,8 +308,8 @@ def _check_reads_q_values(exploiter, main, name: str, main_name: str) -> None:
 
     if isinstance(exploiter, MinimaxOracle) and not (isinstance(getattr(main, "config", None), DQNConfig)
                                                      and getattr(main, "response_mode", None) == "greedy"):
-        raise ValueError(f"algorithm_options: main_exploiter_oracle {name!r} reads the main agents' Q-values, so it "
-                         f"needs oracle='dqn' with greedy responses (got oracle={main_name!r}).")
+        raise ConfigError("algorithm_options", f"main_exploiter_oracle {name!r} reads the main agents' Q-values, so it "
+                          f"needs oracle='dqn' with greedy responses (got oracle={main_name!r}).")
 
 
 @dataclass(frozen=True)

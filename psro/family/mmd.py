@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from games.validation import check_int, check_real
+from psro.errors import ConfigError
 from psro.measures.metrics import nash_conv_of_plans
 from psro.policies import realization_plans, uniform_policy
 from psro.sequence_form.game_tree import GameTree, PlayerInfostates, build_game_tree
@@ -140,22 +141,22 @@ def mmd_problem(tree: GameTree, alpha: float, stepsize: float | None = None) -> 
     ((13, 13), 4.5)
     """
     if tree.num_players != 2:
-        raise ValueError(f"tree: MMD needs a two-player zero-sum game; {tree.game} has {tree.num_players} players.")
+        raise ConfigError("tree", f"MMD needs a two-player zero-sum game; {tree.game} has {tree.num_players} players.")
     if not np.allclose(tree.terminal_returns.sum(axis=1), 0.0, atol=1e-9):
-        raise ValueError(f"tree: MMD needs a two-player zero-sum game; the returns of {tree.game} do not sum to "
-                         "zero at every terminal.")
+        raise ConfigError("tree", f"MMD needs a two-player zero-sum game; the returns of {tree.game} do not sum to "
+                          "zero at every terminal.")
     alpha = check_real(alpha, "alpha", minimum=0.0)
     s0, s1 = tree.terminal_sequence
     n0, n1 = (info.num_sequences for info in tree.infostates)
     payoff = sp.csr_matrix((tree.terminal_chance * tree.terminal_returns[:, 0], (s0, s1)), shape=(n0, n1))
     if stepsize is None:
         if alpha == 0.0:
-            raise ValueError("stepsize: with alpha=0 the default step size alpha / max|payoff|^2 is 0; give a "
-                             "positive stepsize (e.g. 1.0).")
+            raise ConfigError("stepsize", "with alpha=0 the default step size alpha / max|payoff|^2 is 0; give a "
+                              "positive stepsize (e.g. 1.0).")
         stepsize = alpha / float(np.abs(payoff.data).max()) ** 2
     stepsize = check_real(stepsize, "stepsize", minimum=0.0)
     if stepsize == 0.0:
-        raise ValueError("stepsize: must be positive (a zero step never moves from the uniform policy).")
+        raise ConfigError("stepsize", "must be positive (a zero step never moves from the uniform policy).")
     children = tuple(np.bincount(info.parent, minlength=info.num_sequences).astype(np.float64)
                      for info in tree.infostates)
     return MMDProblem(tree, payoff, children, alpha, stepsize)
@@ -287,7 +288,7 @@ def regularized_gap(problem: MMDProblem, plans: Sequence[np.ndarray]) -> float:
     True
     """
     if problem.alpha == 0.0:
-        raise ValueError("problem: the regularised gap needs alpha > 0; with alpha=0 measure NashConv instead.")
+        raise ConfigError("problem", "the regularised gap needs alpha > 0; with alpha=0 measure NashConv instead.")
     x0, x1 = plans
     infos = problem.tree.infostates
     values = (problem.payoff @ x1, -(problem.payoff.T @ x0))

@@ -44,6 +44,7 @@ from torch import nn
 
 from games.validation import is_integer
 from psro.config.model import algorithm_options
+from psro.errors import ConfigError
 from psro.family.simultaneous import LoopOutput, SimultaneousLoop, load_network_arrays, network_arrays
 from psro.oracles.learned.dqn import q_learning_loss
 from psro.oracles.learned.env import sample_rows
@@ -106,26 +107,26 @@ class NFSPOptions:
 
     def __post_init__(self):
         if not isinstance(self.hidden, list | tuple):   # (-3 or 64: not a list of widths)
-            raise ValueError(f"algorithm_options: hidden must be a list of positive ints, one width per hidden layer "
-                             f"(e.g. [64]); got {self.hidden!r}.")
+            raise ConfigError("algorithm_options", "hidden must be a list of positive ints, one width per hidden "
+                              f"layer (e.g. [64]); got {self.hidden!r}.")
         object.__setattr__(self, "hidden", tuple(self.hidden))
         for name in ("steps_per_iteration", "num_envs", "rl_buffer_size", "sl_buffer_size", "batch_size",
                      "gradient_steps", "target_update_interval", "epsilon_decay_steps", "learning_starts"):
             value = getattr(self, name)
             if not is_integer(value) or value < 1:
-                raise ValueError(f"algorithm_options: {name} must be a positive int; got {value!r}.")
+                raise ConfigError("algorithm_options", f"{name} must be a positive int; got {value!r}.")
         if not all(is_integer(h) and h > 0 for h in self.hidden):
-            raise ValueError(f"algorithm_options: hidden must be a list of positive ints; got {list(self.hidden)}.")
+            raise ConfigError("algorithm_options", f"hidden must be a list of positive ints; got {list(self.hidden)}.")
         for name in ("anticipatory", "start_epsilon", "end_epsilon"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value <= 1):
-                raise ValueError(f"algorithm_options: {name} must lie in [0, 1]; got {value!r}.")
+                raise ConfigError("algorithm_options", f"{name} must lie in [0, 1]; got {value!r}.")
         for name in ("rl_learning_rate", "sl_learning_rate"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
-                raise ValueError(f"algorithm_options: {name} must be a positive number; got {value!r}.")
+                raise ConfigError("algorithm_options", f"{name} must be a positive number; got {value!r}.")
         if not isinstance(self.double, bool):
-            raise ValueError(f"algorithm_options: double must be true or false; got {self.double!r}.")
+            raise ConfigError("algorithm_options", f"double must be true or false; got {self.double!r}.")
 
     @classmethod
     def from_options(cls, options: dict | None) -> NFSPOptions:

@@ -37,6 +37,7 @@ import logging
 import numpy as np
 
 from psro.config.model import PSROConfig
+from psro.errors import ConfigError
 from psro.loop.psro_loop import PSRO
 from psro.meta.solvers import MetaSolver
 from psro.sequence_form.team_view import team_config
@@ -81,8 +82,8 @@ class FamilyLoop(PSRO):
         config, executor = PSROConfig.for_loop(type(self).algorithm, config, executor, fields)
         for field, default in (("update_players", "all"), ("br_selection", "all")):
             if getattr(config, field) != default:
-                raise ValueError(f"{field}: {type(self).__name__} adds every player's response each iteration; "
-                                 f"leave {field}={default!r} (got {getattr(config, field)!r}).")
+                raise ConfigError(field, f"{type(self).__name__} adds every player's response each iteration; "
+                                  f"leave {field}={default!r} (got {getattr(config, field)!r}).")
         super().__init__(self._prepared(team_config(config)), executor=executor, checkpoint_dir=checkpoint_dir)
 
     def _prepared(self, config: PSROConfig) -> PSROConfig:
@@ -109,9 +110,9 @@ def _fixed_meta_solver(config: PSROConfig, algorithm: str) -> PSROConfig:
     left = (PSROConfig.__dataclass_fields__["meta_solver"].default, FIXED_META_SOLVER)   # (default, or fixed here)
     if config.meta_solver not in left or config.eval_meta_solver not in (None, FIXED_META_SOLVER) \
             or config.meta_solver_options:   # (a checkpoint's options name the uniform solver it ran)
-        raise ValueError(f"meta_solver: {algorithm} has its own fixed meta-strategy; leave meta_solver, "
-                         f"eval_meta_solver and meta_solver_options at their defaults (got meta_solver="
-                         f"{config.meta_solver!r}, eval_meta_solver={config.eval_meta_solver!r}).")
+        raise ConfigError("meta_solver", f"{algorithm} has its own fixed meta-strategy; leave meta_solver, "
+                          f"eval_meta_solver and meta_solver_options at their defaults (got meta_solver="
+                          f"{config.meta_solver!r}, eval_meta_solver={config.eval_meta_solver!r}).")
     return config.replace(meta_solver=FIXED_META_SOLVER, eval_meta_solver=None)
 
 

@@ -43,6 +43,7 @@ import torch
 from games.empirical import EmpiricalGame
 from games.environment import make_env, num_actions, observation_size
 from psro.config.model import PSROConfig
+from psro.errors import ConfigError
 from psro.loop.state import EpisodeCounter, LoopExtra, LoopState
 from psro.loop.training import TrainingLoop
 from psro.measures.approx_gap_schedule import approx_gap_due, share_allows
@@ -159,8 +160,8 @@ class SimultaneousLoop(TrainingLoop):
         self.options = self.options_class.from_options(config.algorithm_options)
         self.game, normal_form = config.checked_game()
         if normal_form is not None:
-            raise ValueError(f"game: {type(self).__name__} plays sequential games on games.make_env; a normal-form "
-                             "game has no environment (use PSRO).")
+            raise ConfigError("game", f"{type(self).__name__} plays sequential games on games.make_env; a normal-form "
+                              "game has no environment (use PSRO).")
         self.check_game(self.game)
         self.seed, self.progress = int(config.seed), config.progress
         self.checkpoint_dir = checkpoint_dir
@@ -201,8 +202,8 @@ class SimultaneousLoop(TrainingLoop):
             return build_game_tree(self.game, max_histories=config.max_histories), None
         except TreeTooLarge:
             if config.exact_gap is True:
-                raise ValueError(f"exact_gap: the tree of {self.game} does not fit in max_histories="
-                                 f"{config.max_histories}; raise it or set exact_gap to auto.") from None
+                raise ConfigError("exact_gap", f"the tree of {self.game} does not fit in max_histories="
+                                  f"{config.max_histories}; raise it or set exact_gap to auto.") from None
             logger.info("%s on %s: no game tree within max_histories; gap is NaN (approx_gap instead)",
                         type(self).__name__, self.game)
             return None, None

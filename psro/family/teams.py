@@ -41,6 +41,7 @@ import numpy as np
 from games.normal_form import NormalFormGame
 from games.validation import check_int
 from psro.deprecation import moved_names
+from psro.errors import ConfigError
 from psro.sequence_form.team_view import check_team_game, team_payoffs
 
 __all__ = ["team_exploitability", "team_gains", "DEFAULT_MAX_DEVIATIONS"]
@@ -63,12 +64,12 @@ def _team_strategies(game: NormalFormGame, profile, teams) -> list:
             joint.append(x)
         profile = joint
     elif len(profile) != len(teams) or any(x.size != k for x, k in zip(profile, sizes)):
-        raise ValueError(f"profile: give one mixed strategy per player (sizes {list(game.shape)}) or one "
-                         f"distribution per team over its joint actions (sizes {sizes}); got sizes "
-                         f"{[x.size for x in profile]}.")
+        raise ConfigError("profile", f"give one mixed strategy per player (sizes {list(game.shape)}) or one "
+                          f"distribution per team over its joint actions (sizes {sizes}); got sizes "
+                          f"{[x.size for x in profile]}.")
     for t, x in enumerate(profile):
         if np.any(x < -1e-12) or not np.isclose(x.sum(), 1.0, atol=1e-9):
-            raise ValueError(f"profile: team {t}'s strategy must be a probability vector; it sums to {x.sum():g}.")
+            raise ConfigError("profile", f"team {t}'s strategy must be a probability vector; it sums to {x.sum():g}.")
     return [x.ravel() for x in profile]
 
 
@@ -145,8 +146,8 @@ def _pure_policies(infostates, limit: int) -> np.ndarray:
     legal = [np.flatnonzero(row) for row in infostates.legal_mask]
     count = math.prod(len(actions) for actions in legal)
     if count > limit:
-        raise ValueError(f"max_deviations: a player has {count} pure policies, more than {limit}; the team's "
-                         "deviations are too many to enumerate (raise max_deviations, or learn a team response).")
+        raise ConfigError("max_deviations", f"a player has {count} pure policies, more than {limit}; the team's "
+                          "deviations are too many to enumerate (raise max_deviations, or learn a team response).")
     pure = np.zeros((count, infostates.num_infostates, infostates.num_actions))
     for k, choice in enumerate(itertools.product(*legal)):
         pure[k, np.arange(len(choice)), list(choice)] = 1.0
@@ -162,14 +163,14 @@ def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
     tree = game if isinstance(game, GameTree) else build_game_tree(game)
     teams = check_teams(teams, tree.num_players)
     if len(profile) != tree.num_players:
-        raise ValueError(f"profile: give one behaviour policy per player ({tree.num_players}); got {len(profile)}.")
+        raise ConfigError("profile", f"give one behaviour policy per player ({tree.num_players}); got {len(profile)}.")
     plans = [realization_plans(np.asarray(policy, dtype=np.float64)[None], info)[0]
              for policy, info in zip(profile, tree.infostates)]
     gains = []
     for team in teams:
         returns = tree.terminal_returns[:, team]
         if not np.allclose(returns, returns[:, :1], rtol=0.0, atol=1e-12):
-            raise ValueError(f"teams: the members of team {team} do not share their returns.")
+            raise ConfigError("teams", f"the members of team {team} do not share their returns.")
         weight = tree.terminal_chance * returns[:, 0]
         for q in range(tree.num_players):
             if q not in team:
@@ -180,8 +181,8 @@ def _tree_team_gains(game, profile, teams, limit: int) -> np.ndarray:
             pure = realization_plans(_pure_policies(tree.infostates[m], limit), tree.infostates[m])
             count *= len(pure)
             if count > limit:
-                raise ValueError(f"max_deviations: team {team} has more than {limit} joint pure policies; too many "
-                                 "to enumerate (raise max_deviations, or learn a team response).")
+                raise ConfigError("max_deviations", f"team {team} has more than {limit} joint pure policies; too many "
+                                  "to enumerate (raise max_deviations, or learn a team response).")
             values = (values[:, None, :] * pure[:, tree.terminal_sequence[m]][None]).reshape(count, -1)
         gains.append(max(0.0, float(values.sum(axis=1).max() - current.sum())))
     return np.array(gains)

@@ -20,7 +20,7 @@ True
 >>> algorithm_class("alphazero")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: algorithm: unknown algorithm 'alphazero'; choose one of ['psro', 'self_play', ...] or 'module:Class'.
+psro.errors.ConfigError: algorithm: unknown algorithm 'alphazero'; choose one of ['psro', ...] or 'module:Class'.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from games.registry import Registry, import_named, split_name
+from psro.errors import ConfigError
 
 __all__ = ["ALGORITHMS", "AlgorithmCapabilities", "AlgorithmInfo", "algorithm_capabilities", "algorithm_class",
            "algorithm_names", "register_algorithm", "unregister_algorithm"]
@@ -70,7 +71,8 @@ class AlgorithmInfo:
 def _adopt(name: str, cls) -> AlgorithmInfo:
     """A ``module:Class`` naming a loop class its module did not register."""
     if not isinstance(cls, type):
-        raise ValueError(f"algorithm: {name!r} is not a class; name a training-loop class (a subclass of psro.PSRO).")
+        raise ConfigError("algorithm", f"{name!r} is not a class; name a training-loop class (a subclass of "
+                          "psro.PSRO).")
     return AlgorithmInfo(name, cls, AlgorithmCapabilities())
 
 
@@ -117,8 +119,8 @@ def algorithm_names() -> list:
 
 def _info(name: str) -> AlgorithmInfo:
     if isinstance(name, str) and name not in ALGORITHMS and split_name(name)[0] is None:
-        raise ValueError(f"algorithm: unknown algorithm {name!r}; choose one of {algorithm_names()} or "
-                         "'module:Class'.")
+        raise ConfigError("algorithm", f"unknown algorithm {name!r}; choose one of {algorithm_names()} or "
+                          "'module:Class'.")
     return ALGORITHMS.get(name)
 
 

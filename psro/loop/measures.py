@@ -30,7 +30,7 @@ import numpy as np
 from games.empirical import EmpiricalGame
 from games.executors import TaskError
 from psro.config.model import is_environment_game
-from psro.errors import LearnerDiverged, with_field
+from psro.errors import ConfigError, LearnerDiverged, with_field
 from psro.evaluation import SequenceFormEvaluator, evaluator_capabilities
 from psro.evaluation.base import new_profile_blocks
 from psro.loop.seating import SeparateSeats
@@ -72,9 +72,9 @@ class LoopMeasures:
         tree = needed_tree(self.game, config, self.learned)
         board = compiled_board(self.game) if tree is None and config.exact_gap is True else None
         if board is not None and self.kind != "product":
-            raise ValueError(f"exact_gap: on {self.game} the compiled evaluator measures the NashConv of a product "
-                             f"meta-strategy (PSRO); this run's is a joint one ({self.kind}). Use a product "
-                             "meta-solver, or exact_gap: auto.")
+            raise ConfigError("exact_gap", f"on {self.game} the compiled evaluator measures the NashConv of a product "
+                              f"meta-strategy (PSRO); this run's is a joint one ({self.kind}). Use a product "
+                              "meta-solver, or exact_gap: auto.")
         return tree, board
 
     def _response_error_columns(self) -> list:
@@ -389,10 +389,10 @@ def needed_tree(game, config, learned: bool):
         # (the budget that stopped the walk: the histories, their estimate, or the memory)
         reason = exc.reason if too_large else str(exc).rstrip(".")
         if needs and too_large:
-            raise ValueError(f"max_histories: {reason}, and {' and '.join(needs)} needs its whole tree. Raise "
-                             "max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "
-                             "evaluator='monte_carlo', which needs no tree (then exact_gap='auto' measures "
-                             "the exact gap only where the tree fits).") from None
+            raise ConfigError("max_histories", f"{reason}, and {' and '.join(needs)} needs its whole tree. Raise "
+                              "max_histories, or use a learned oracle (oracle='ppo' or 'dqn') with "
+                              "evaluator='monte_carlo', which needs no tree (then exact_gap='auto' measures "
+                              "the exact gap only where the tree fits).") from None
         if needs:
             raise
         logger.warning("%s; exact gap off (gap = NaN; approx_gap estimates it; %s or set exact_gap=false to "

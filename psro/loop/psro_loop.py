@@ -39,7 +39,7 @@ import numpy as np
 from games.environment import num_actions
 from games.executors import Executor, make_executor, portable_spec
 from psro.config.model import PSROConfig, is_environment_game, num_players, spec_kept
-from psro.errors import with_field
+from psro.errors import ConfigError, with_field
 from psro.evaluation import evaluator_capabilities, make_evaluator
 from psro.evaluation.base import new_profile_blocks
 from psro.evaluation.top_up import run_top_up
@@ -172,8 +172,8 @@ class PSRO(LoopMeasures, TrainingLoop):
                       if self.learned else LoopState.initial(self.tree, self.seed, type(self).Extra()))
         if config.initial_policies is not None:   # start from the user's policies instead of the uniform one
             if self.learned:
-                raise ValueError(f"initial_policies: needs tabular populations; the learned oracle "
-                                 f"{config.oracle!r} starts from the uniform policy (use an exact oracle).")
+                raise ConfigError("initial_policies", f"needs tabular populations; the learned oracle "
+                                  f"{config.oracle!r} starts from the uniform policy (use an exact oracle).")
             self.state.pending = starting_policies(config.initial_policies, self.tree.infostates)
         self._tolerances = selection.gain_tolerances(self.tree.terminal_returns if self.tree is not None
                                                      else utility_range(self.game, self.num_players))

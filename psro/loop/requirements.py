@@ -9,7 +9,7 @@ Examples
 ... # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: meta_solver: RectifiedPSRO needs a product (Nash-style) meta-strategy, ... as JPSRO uses.
+psro.errors.ConfigError: meta_solver: RectifiedPSRO needs a product (Nash-style) meta-strategy, ... as JPSRO uses.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from psro.config.model import PSROConfig, is_environment_game, num_players
+from psro.errors import ConfigError
 
 __all__ = ["LoopRequirements", "require_product_meta_solver", "require_two_players", "check_two_player_zero_sum",
            "require_constant_sum"]
@@ -50,7 +51,7 @@ class LoopRequirements:
     >>> needs.check(PSROConfig(warm_start=True, oracle="ppo"), None, None, "MyLoop")
     Traceback (most recent call last):
     ...
-    ValueError: warm_start: MyLoop warm-starts itself; leave warm_start=False (got True).
+    psro.errors.ConfigError: warm_start: MyLoop warm-starts itself; leave warm_start=False (got True).
     """
 
     two_players: bool = False
@@ -66,20 +67,20 @@ class LoopRequirements:
         if self.product_meta_solver:
             require_product_meta_solver(config, loop)
         if self.own_eval_meta_solver is not None and config.eval_meta_solver not in (None, config.meta_solver):
-            raise ValueError(f"eval_meta_solver: {loop} {self.own_eval_meta_solver}; leave eval_meta_solver unset "
-                             f"(got {config.eval_meta_solver!r}).")   # (a checkpoint names the meta-solver itself)
+            raise ConfigError("eval_meta_solver", f"{loop} {self.own_eval_meta_solver}; leave eval_meta_solver unset "
+                              f"(got {config.eval_meta_solver!r}).")   # (a checkpoint names the meta-solver itself)
         if self.no_teams is not None and config.teams is not None:
-            raise ValueError(f"teams: {loop} {self.no_teams}; leave teams unset.")
+            raise ConfigError("teams", f"{loop} {self.no_teams}; leave teams unset.")
         if self.learned_oracle is not None:
             from psro.oracles import learned_oracle_names, oracle_info
 
             if not oracle_info(config.oracle).learned:
-                raise ValueError(f"oracle: {loop} {self.learned_oracle}; use a learned oracle "
-                                 f"({', '.join(learned_oracle_names())}), not {config.oracle!r}.")
+                raise ConfigError("oracle", f"{loop} {self.learned_oracle}; use a learned oracle "
+                                  f"({', '.join(learned_oracle_names())}), not {config.oracle!r}.")
         for field, allowed, why in self.fixed:
             if getattr(config, field) not in allowed:
-                raise ValueError(f"{field}: {loop} {why}; leave {field}={allowed[0]!r} (got "
-                                 f"{getattr(config, field)!r}).")
+                raise ConfigError(field, f"{loop} {why}; leave {field}={allowed[0]!r} (got "
+                                  f"{getattr(config, field)!r}).")
         if game is None:
             return
         if self.zero_sum is not None:
@@ -99,8 +100,8 @@ def require_product_meta_solver(config: PSROConfig, loop: str) -> None:
         options = (config.meta_solver_options or {}) if field == "meta_solver" else {}
         kind = get_meta_solver(name, **options).kind
         if kind != "product":
-            raise ValueError(f"{field}: {loop} needs a product (Nash-style) meta-strategy, one mixture per player; "
-                             f"{name!r} gives a joint ({kind}) one, as JPSRO uses.")
+            raise ConfigError(field, f"{loop} needs a product (Nash-style) meta-strategy, one mixture per player; "
+                              f"{name!r} gives a joint ({kind}) one, as JPSRO uses.")
 
 
 def require_two_players(game, loop: str) -> None:
@@ -112,11 +113,11 @@ def require_two_players(game, loop: str) -> None:
     >>> require_two_players(pyspiel.load_game("kuhn_poker(players=3)"), "DiversePSRO")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: game: DiversePSRO is defined for two-player games; ... has 3 players.
+    psro.errors.ConfigError: game: DiversePSRO is defined for two-player games; ... has 3 players.
     """
     n = num_players(game)
     if n != 2:
-        raise ValueError(f"game: {loop} is defined for two-player games; {game} has {n} players.")
+        raise ConfigError("game", f"{loop} is defined for two-player games; {game} has {n} players.")
 
 
 def check_two_player_zero_sum(game, normal_form=None, loop: str = "XDO", why: str = "") -> None:
@@ -131,15 +132,16 @@ def check_two_player_zero_sum(game, normal_form=None, loop: str = "XDO", why: st
     >>> check_two_player_zero_sum(pyspiel.load_game("matrix_pd"), None, "XDO")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: game: XDO is defined for two-player zero-sum (or constant-sum) games; matrix_pd() is general-sum ...
+    psro.errors.ConfigError: game: XDO is defined for two-player zero-sum (or constant-sum) games; matrix_pd() is \
+general-sum ...
     """
     from psro.sequence_form.matrix_game import game_is_constant_sum
 
     require_two_players(game, loop)
     if is_environment_game(game) or not game_is_constant_sum(game, normal_form):
         name = game if normal_form is None else "the normal-form game"
-        raise ValueError(f"game: {loop} is defined for two-player zero-sum (or constant-sum) games{why}; {name} is "
-                         "general-sum (not declared or found constant-sum; algorithm psro takes any game).")
+        raise ConfigError("game", f"{loop} is defined for two-player zero-sum (or constant-sum) games{why}; {name} is "
+                          "general-sum (not declared or found constant-sum; algorithm psro takes any game).")
 
 
 #: The name the variants used before the check took its public name (the same function).

@@ -30,7 +30,7 @@ True
 >>> PSRO("kuhn_poker", symmetric=True)   # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: symmetric: kuhn_poker() is not a one-shot game: ...
+psro.errors.ConfigError: symmetric: kuhn_poker() is not a one-shot game: ...
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from psro.errors import ConfigError
 from psro.loop.symmetric_games import check_symmetric
 from psro.meta.symmetric import SymmetricMetaSolver
 
@@ -200,8 +201,8 @@ class SharedSeat(SeparateSeats):
         first = [np.asarray(policy) for policy, _ in state.pending[0]]
         if any(len(pending) != len(first) or not all(np.array_equal(np.asarray(policy), mine) for (policy, _), mine
                                                      in zip(pending, first)) for pending in state.pending[1:]):
-            raise ValueError("initial_policies: a symmetric run has one population; give every player the same "
-                             "initial policies.")
+            raise ConfigError("initial_policies", "a symmetric run has one population; give every player the same "
+                              "initial policies.")
         state.populations, state.pending, state.sizes_before = state.populations[:1], state.pending[:1], [0]
         same = solver.eval_meta_solver is solver.meta_solver
         solver.meta_solver = SymmetricMetaSolver(replace(solver.meta_solver, warm_lp=None))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from psro.errors import ConfigError
 
 __all__ = ["SYMMETRIC_ALGORITHMS", "check_symmetric", "one_shot_game"]
 
@@ -49,15 +50,15 @@ def one_shot_game(tree) -> NormalFormGame:
     counts = [info.num_infostates for info in infostates]
     if any(k != 1 for k in counts):
         dynamics = "" if tree.simultaneous else "; it is turn-based: player 0 moves first"
-        raise ValueError(f"symmetric: {tree.game} is not a one-shot game: its players have "
-                         f"{', '.join(map(str, counts))} information states{dynamics}. {_ACCEPTS}.")
+        raise ConfigError("symmetric", f"{tree.game} is not a one-shot game: its players have "
+                          f"{', '.join(map(str, counts))} information states{dynamics}. {_ACCEPTS}.")
     masks = [info.legal_mask[0] for info in infostates]
     if any(mask.shape != masks[0].shape or not np.array_equal(mask, masks[0]) for mask in masks):
-        raise ValueError(f"symmetric: the players of {tree.game} have different legal actions. {_ACCEPTS}.")
+        raise ConfigError("symmetric", f"the players of {tree.game} have different legal actions. {_ACCEPTS}.")
     sequences = np.asarray(tree.terminal_sequence)
     empty = np.array([info.empty_sequence for info in infostates])[:, None]
     if np.any(sequences == empty):
-        raise ValueError(f"symmetric: in {tree.game} some player does not move on every path. {_ACCEPTS}.")
+        raise ConfigError("symmetric", f"in {tree.game} some player does not move on every path. {_ACCEPTS}.")
     legal = np.flatnonzero(masks[0])
     position = np.full(masks[0].shape[0], -1)
     position[legal] = np.arange(len(legal))
@@ -110,33 +111,33 @@ def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000
     >>> check_symmetric(None, catalog.bach_or_stravinsky())   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: symmetric: the game's payoffs are not symmetric ...
+    psro.errors.ConfigError: symmetric: the game's payoffs are not symmetric ...
     """
     from games.contracts import is_environment_game
 
     if normal_form is not None:
         if not _symmetric_payoffs(normal_form.payoffs):
-            raise ValueError("symmetric: the game's payoffs are not symmetric (a player's payoff changes when the "
-                             f"players swap strategies; shape {normal_form.shape}). {_ACCEPTS}.")
+            raise ConfigError("symmetric", "the game's payoffs are not symmetric (a player's payoff changes when the "
+                              f"players swap strategies; shape {normal_form.shape}). {_ACCEPTS}.")
         return
     if is_environment_game(game):
-        raise ValueError(f"symmetric: {game!r} is an environment game, which has no tree or payoff tensor to "
-                         f"check. {_ACCEPTS}.")
+        raise ConfigError("symmetric", f"{game!r} is an environment game, which has no tree or payoff tensor to "
+                          f"check. {_ACCEPTS}.")
     if tree is None and (player := _decides_twice(game)) is not None:   # (no need to walk a tree to see that)
-        raise ValueError(f"symmetric: {game} is not a one-shot game: player {player} decides more than once. "
-                         f"{_ACCEPTS}.")
+        raise ConfigError("symmetric", f"{game} is not a one-shot game: player {player} decides more than once. "
+                          f"{_ACCEPTS}.")
     if tree is None:
         from psro.sequence_form.game_tree import build_game_tree
 
         try:
             tree = build_game_tree(game, max_histories=max_histories)
         except ValueError as exc:
-            raise ValueError(f"symmetric: the check needs the game tree of {game}, which does not fit "
-                             f"({str(exc).rstrip('.')}). {_ACCEPTS}.") from None
+            raise ConfigError("symmetric", f"the check needs the game tree of {game}, which does not fit "
+                              f"({str(exc).rstrip('.')}). {_ACCEPTS}.") from None
     one_shot = one_shot_game(tree)
     if not _symmetric_payoffs(one_shot.payoffs):
-        raise ValueError(f"symmetric: {game} is one-shot but its payoffs are not symmetric (a player's payoff "
-                         f"changes when the players swap actions). {_ACCEPTS}.")
+        raise ConfigError("symmetric", f"{game} is one-shot but its payoffs are not symmetric (a player's payoff "
+                          f"changes when the players swap actions). {_ACCEPTS}.")
     if learned:
         from psro.sequence_form.game_tree import infostate_tensors
 
@@ -145,6 +146,6 @@ def check_symmetric(game, normal_form, tree=None, max_histories: int = 1_000_000
         except ValueError:   # (no information-state tensor: what the networks read is the observation tensor)
             seen = [infostate_tensors(tree, p, observation="observation") for p in range(tree.num_players)]
         if any(t.shape != seen[0].shape or not np.array_equal(t, seen[0]) for t in seen[1:]):
-            raise ValueError(f"symmetric: with a learned oracle one network plays every seat from what it "
-                             f"observes, and the seats of {game} observe different tensors at their decision (a "
-                             "network would play differently by seat); use an exact oracle, or symmetric=False.")
+            raise ConfigError("symmetric", f"with a learned oracle one network plays every seat from what it "
+                              f"observes, and the seats of {game} observe different tensors at their decision (a "
+                              "network would play differently by seat); use an exact oracle, or symmetric=False.")

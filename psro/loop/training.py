@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from games.validation import check_int, check_real
+from psro.errors import ConfigError
 from psro.loop.requirements import LoopRequirements
 from psro.loop.state import HISTORY_COLUMNS, LoopExtra
 
@@ -254,7 +255,7 @@ class TrainingLoop:
         path."""
         directory = self.checkpoint_dir if directory is None else directory
         if directory is None:
-            raise ValueError(f"directory: give a directory, or construct {type(self).__name__} with checkpoint_dir.")
+            raise ConfigError("directory", f"give a directory, or construct {type(self).__name__} with checkpoint_dir.")
         return self.write_checkpoint(directory)
 
     #: The checkpoint document's file name in its directory
@@ -317,7 +318,7 @@ class TrainingLoop:
         try:
             loop = algorithm_class(algorithm, oracle)
         except ValueError as exc:
-            raise ValueError(f"checkpoint file {source!r}: options.{exc}") from None
+            raise ValueError(f"checkpoint file {source!r}: options.{exc}") from exc
         if not issubclass(loop, cls):
             raise ValueError(f"checkpoint file {source!r}: options.algorithm is {algorithm!r}, a loop that keeps its "
                              f"own kind of checkpoint ({loop.__name__}), not this {cls.__name__} checkpoint; the "

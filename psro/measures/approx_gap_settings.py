@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psro.errors import ConfigError, with_field
+
 __all__ = ["APPROX_GAP_SETTINGS", "APPROX_GAP_STEPS", "APPROX_GAP_STEPS_FACTOR", "MAX_EPISODES_FACTOR",
            "RESPONSE_EVAL_EPISODES", "STDERR_FLOOR", "STRONGEST_RESPONDER", "ApproxGapSettings",
            "approx_gap_settings", "check_stderr_target", "default_responder", "unvalued"]
@@ -159,12 +161,13 @@ def approx_gap_settings(run_oracle_options: dict, approx_gap_options: dict | Non
     >>> approx_gap_settings({}, {"episodes": 1}, "ppo")
     Traceback (most recent call last):
     ...
-    ValueError: approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); got 1.
+    psro.errors.ConfigError: approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); \
+got 1.
     >>> approx_gap_settings({}, {"stderr_target": 0}, "ppo")
     Traceback (most recent call last):
     ...
-    ValueError: approx_gap_options: stderr_target must be a positive number (the standard error to reach, as a \
-fraction of the estimate), or null for one round of episodes; got 0.
+    psro.errors.ConfigError: approx_gap_options: stderr_target must be a positive number (the standard error to \
+reach, as a fraction of the estimate), or null for one round of episodes; got 0.
     """
     given = dict(approx_gap_options or {})
     responder = given.get("oracle") or default_responder(run_oracle, given)
@@ -177,33 +180,31 @@ fraction of the estimate), or null for one round of episodes; got 0.
     settings = {k: given.get(k, default) for k, default in APPROX_GAP_SETTINGS.items()}
     settings["responder"] = responder
     if not _is_int(settings["episodes"]) or settings["episodes"] < 2:
-        raise ValueError("approx_gap_options: episodes must be an int >= 2 (a standard error needs two episodes); "
-                         f"got {settings['episodes']!r}.")
+        raise ConfigError("approx_gap_options", "episodes must be an int >= 2 (a standard error needs two episodes); "
+                          f"got {settings['episodes']!r}.")
     if settings["selection_episodes"] is not None and (not _is_int(settings["selection_episodes"])
                                                        or settings["selection_episodes"] < 1):
-        raise ValueError("approx_gap_options: selection_episodes must be a positive int (or null: episodes); got "
-                         f"{settings['selection_episodes']!r}.")
+        raise ConfigError("approx_gap_options", "selection_episodes must be a positive int (or null: episodes); got "
+                          f"{settings['selection_episodes']!r}.")
     for key in ("warm_start", "fresh"):
         if not isinstance(settings[key], bool):
-            raise ValueError(f"approx_gap_options: {key} must be true or false; got {settings[key]!r}.")
+            raise ConfigError("approx_gap_options", f"{key} must be true or false; got {settings[key]!r}.")
     if not (settings["fresh"] or settings["warm_start"]) and settings["train"] is not False:
-        raise ValueError("approx_gap_options: fresh and warm_start are both false, so no response would be trained; "
-                         "set one of them to true, or train to false (the best member and the step's responses "
-                         "only).")
+        raise ConfigError("approx_gap_options", "fresh and warm_start are both false, so no response would be trained; "
+                          "set one of them to true, or train to false (the best member and the step's responses "
+                          "only).")
     if settings["train"] not in (True, False, "auto"):
-        raise ValueError(f"approx_gap_options: train must be true, false or 'auto'; got {settings['train']!r}.")
-    try:
-        check_stderr_target(settings["stderr_target"], settings["max_episodes"], settings["episodes"])
-    except ValueError as exc:
-        raise ValueError(f"approx_gap_options: {exc}") from None
+        raise ConfigError("approx_gap_options", f"train must be true, false or 'auto'; got {settings['train']!r}.")
+    with_field("approx_gap_options", check_stderr_target, settings["stderr_target"], settings["max_episodes"],
+               settings["episodes"])
     if settings["lbr"] is not None and (not _is_int(settings["lbr"]) or settings["lbr"] < 1):
-        raise ValueError("approx_gap_options: lbr must be a positive int (the local best response's playouts per "
-                         f"legal action, e.g. 32), or null for no such candidate; got {settings['lbr']!r}.")
+        raise ConfigError("approx_gap_options", "lbr must be a positive int (the local best response's playouts per "
+                          f"legal action, e.g. 32), or null for no such candidate; got {settings['lbr']!r}.")
     share = settings["share"]
     if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating))
                               or not 0 < share < 1):
-        raise ValueError("approx_gap_options: share must be a number in (0, 1), the most of the run's wall time "
-                         f"measuring may take (e.g. 0.2), or null for no limit; got {share!r}.")
+        raise ConfigError("approx_gap_options", "share must be a number in (0, 1), the most of the run's wall time "
+                          f"measuring may take (e.g. 0.2), or null for no limit; got {share!r}.")
     return settings, options
 
 

@@ -55,6 +55,7 @@ import pandas as pd
 
 from games.contracts import is_environment_game
 from games.validation import check_int, check_real, check_seed
+from psro.errors import ConfigError
 
 __all__ = ["BUILT_IN", "Reference", "make_reference", "available_references", "evaluate_against", "evaluate_run",
            "final_run", "wilson_interval", "outcomes"]
@@ -135,8 +136,8 @@ def _check_game(game) -> None:
 def _check_turn_based(game, name: str) -> None:
     if not _turn_based(game):
         kind = "a simultaneous-move game" if _is_pyspiel(game) else "an environment game, without pyspiel states"
-        raise ValueError(f"against: {name!r} plays state by state, and {game} is {kind}; use 'uniform', another "
-                         "run's directory or a bot of your own ('module:name' acting on observations).")
+        raise ConfigError("against", f"{name!r} plays state by state, and {game} is {kind}; use 'uniform', another "
+                          "run's directory or a bot of your own ('module:name' acting on observations).")
 
 
 def _native(game) -> bool:
@@ -215,11 +216,11 @@ def available_references(game) -> list:
     return names
 
 
-def _refusal(name: str, game, reason: str) -> ValueError:
+def _refusal(name: str, game, reason: str) -> ConfigError:
     """The one-line refusal of reference ``name`` on ``game`` for ``reason``, naming the references that work."""
     working = ", ".join(repr(n) for n in available_references(game))
-    return ValueError(f"against: {name!r} {reason}; references that work for {game}: {working}, a bot of your own "
-                      "('module:name') or another run's directory.")
+    return ConfigError("against", f"{name!r} {reason}; references that work for {game}: {working}, a bot of your own "
+                       "('module:name') or another run's directory.")
 
 
 def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0,
@@ -246,29 +247,29 @@ def make_reference(name: str, game, *, simulations: int = 20, uct_c: float = 2.0
     >>> make_reference("mcts", pyspiel.load_game("kuhn_poker"))
     Traceback (most recent call last):
     ...
-    ValueError: against: 'mcts' is OpenSpiel's MCTS for perfect-information games, and kuhn_poker() has imperfect \
-information; references that work for kuhn_poker(): 'uniform', 'ismcts', a bot of your own ('module:name') or \
-another run's directory.
+    psro.errors.ConfigError: against: 'mcts' is OpenSpiel's MCTS for perfect-information games, and kuhn_poker() has \
+imperfect information; references that work for kuhn_poker(): 'uniform', 'ismcts', a bot of your own ('module:name') \
+or another run's directory.
     >>> make_reference("ismcts", pyspiel.load_game("phantom_ttt"))   # refused before anything is played
     Traceback (most recent call last):
     ...
-    ValueError: against: 'ismcts' is OpenSpiel's IS-MCTS, which resamples histories through the game's \
-ResampleFromInfostate, and phantom_ttt() does not implement it; references that work for phantom_ttt(): 'uniform', \
-a bot of your own ('module:name') or another run's directory.
+    psro.errors.ConfigError: against: 'ismcts' is OpenSpiel's IS-MCTS, which resamples histories through the game's \
+ResampleFromInfostate, and phantom_ttt() does not implement it; references that work for phantom_ttt(): 'uniform', a \
+bot of your own ('module:name') or another run's directory.
     >>> from games.examples.trust_dilemma import TrustDilemma
     >>> make_reference("ismcts", TrustDilemma().to_pyspiel())   # (a game defined in Python: refused, not a crash)
     Traceback (most recent call last):
     ...
-    ValueError: against: 'ismcts' is OpenSpiel's C++ IS-MCTS bot, which crashes on a game defined in Python such as \
-trust_dilemma() (games.custom_sequential); use 'uniform' or a bot of your own ('module:name').
+    psro.errors.ConfigError: against: 'ismcts' is OpenSpiel's C++ IS-MCTS bot, which crashes on a game defined in \
+Python such as trust_dilemma() (games.custom_sequential); use 'uniform' or a bot of your own ('module:name').
     >>> from games.environment import ObservationGame
     >>> env_game = ObservationGame("tic_tac_toe")         # an environment game: no pyspiel states
     >>> make_reference("uniform", env_game).policies(1, 0)
     ([UniformPolicy(9)], None)
     """
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"against: a reference is a name such as 'uniform', 'mcts', 'ismcts', 'module:name' or a "
-                         f"run directory; got {name!r}.")
+        raise ConfigError("against", f"a reference is a name such as 'uniform', 'mcts', 'ismcts', 'module:name' or a "
+                          f"run directory; got {name!r}.")
     name = name.strip()
     _check_game(game)
     check_int(simulations, "simulations", minimum=1)
@@ -302,9 +303,9 @@ def _state_reference(name: str, game, simulations: int, uct_c: float) -> Referen
 
     if name in ("mcts", "ismcts") and not _native(game):
         # (OpenSpiel's C++ search bots end the process with SIGSEGV on a game implemented in Python)
-        raise ValueError(f"against: {name!r} is OpenSpiel's C++ {'IS-' if name == 'ismcts' else ''}MCTS bot, which "
-                         f"crashes on a game defined in Python such as {game} ({type(game).__module__}); use "
-                         "'uniform' or a bot of your own ('module:name').")
+        raise ConfigError("against", f"{name!r} is OpenSpiel's C++ {'IS-' if name == 'ismcts' else ''}MCTS bot, which "
+                          f"crashes on a game defined in Python such as {game} ({type(game).__module__}); use "
+                          "'uniform' or a bot of your own ('module:name').")
     if name == "mcts":
         if not _perfect_information(game):
             raise _refusal(name, game, f"is OpenSpiel's MCTS for perfect-information games, and {game} has "
@@ -333,14 +334,14 @@ def _bot_factory(name: str) -> Callable:
     """The factory ``name(game, player, seed)`` a ``module:name`` reference names."""
     module_name, _, attribute = name.partition(":")
     if not module_name or not attribute:
-        raise ValueError(f"against: {name!r} is not a reference; use one of {list(BUILT_IN)}, 'module:name' (a "
-                         "factory name(game, player, seed) of a bot in an importable module) or a run directory.")
+        raise ConfigError("against", f"{name!r} is not a reference; use one of {list(BUILT_IN)}, 'module:name' (a "
+                          "factory name(game, player, seed) of a bot in an importable module) or a run directory.")
     try:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"against: cannot load the bot {name!r}: {exc}.") from None
+        raise ConfigError("against", f"cannot load the bot {name!r}: {exc}.") from None
     if not callable(factory):
-        raise ValueError(f"against: {name!r} is not callable; give a factory name(game, player, seed).")
+        raise ConfigError("against", f"{name!r} is not callable; give a factory name(game, player, seed).")
     return factory
 
 
@@ -352,8 +353,8 @@ def _user_bot(name: str, game) -> Callable:
         bot = factory(game, player, int(seed))
         act = getattr(bot, "step", bot)
         if not callable(act):
-            raise ValueError(f"against: {name!r}(game, player, seed) returned {bot!r}, which is neither a bot with "
-                             "step(state) nor a callable state -> action.")
+            raise ConfigError("against", f"{name!r}(game, player, seed) returned {bot!r}, which is neither a bot with "
+                              "step(state) nor a callable state -> action.")
         return act
     return make
 
@@ -367,10 +368,10 @@ class _ActionsPolicy:
     def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         actions = np.asarray(self.act(obs, mask)).reshape(-1)
         if actions.shape != (len(mask),) or not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(f"against: the bot {self.name!r} returned {actions!r}; act(obs, mask) returns one int "
-                             f"action per row ({len(mask)}).")
+            raise ConfigError("against", f"the bot {self.name!r} returned {actions!r}; act(obs, mask) returns one int "
+                              f"action per row ({len(mask)}).")
         if np.any(actions < 0) or np.any(actions >= mask.shape[1]) or not mask[np.arange(len(mask)), actions].all():
-            raise ValueError(f"against: the bot {self.name!r} chose an illegal action; choose where mask is True.")
+            raise ConfigError("against", f"the bot {self.name!r} chose an illegal action; choose where mask is True.")
         probs = np.zeros(mask.shape)
         probs[np.arange(len(mask)), actions] = 1.0
         return probs
@@ -389,9 +390,9 @@ def _user_env_bot(name: str, game) -> Callable:
             policy_input(bot)
         except TypeError:
             if not callable(bot):
-                raise ValueError(f"against: {name!r}(game, player, seed) returned {bot!r}; for an environment game "
-                                 "return a policy with probabilities_np(obs, mask) or probabilities(obs, mask), or a "
-                                 "callable (obs, mask) -> actions.") from None
+                raise ConfigError("against", f"{name!r}(game, player, seed) returned {bot!r}; for an environment game "
+                                  "return a policy with probabilities_np(obs, mask) or probabilities(obs, mask), or a "
+                                  "callable (obs, mask) -> actions.") from None
             bot = _ActionsPolicy(bot, name)
         return [bot], None
     return policies
@@ -419,12 +420,12 @@ def _run_reference(name: str, game, observation) -> Reference:
     """Cross-play against the final meta-strategy of the run in directory ``name``."""
     other, other_game, other_observation, strategy = final_run(name, "against")
     if _game_key(other_game, other_observation) != _game_key(game, observation):
-        raise ValueError(f"against: the run in {name!r} played {other_game}"
-                         f"{' (observation tensor)' if other_observation else ''}, not {game}"
-                         f"{' (observation tensor)' if observation == 'observation' else ''}; cross-play needs two "
-                         "runs of the same game.")
+        raise ConfigError("against", f"the run in {name!r} played {other_game}"
+                          f"{' (observation tensor)' if other_observation else ''}, not {game}"
+                          f"{' (observation tensor)' if observation == 'observation' else ''}; cross-play needs two "
+                          "runs of the same game.")
     if strategy is None:
-        raise ValueError(f"against: the run in {name!r} has no meta-strategy yet; let it finish an iteration.")
+        raise ConfigError("against", f"the run in {name!r} has no meta-strategy yet; let it finish an iteration.")
     seats = [_env_members(list(getattr(pop, "policies", pop)), q, getattr(other, "tree", None))
              for q, pop in enumerate(other.state.populations)]
     marginals = [_weights(m, len(seats[q]), q) for q, m in enumerate(strategy.marginals)]
@@ -436,7 +437,7 @@ def _env_members(policies: list, player: int, tree) -> list:
     from psro.policies import TabularStatePolicy
 
     if any(isinstance(policy, np.ndarray) for policy in policies) and tree is None:
-        raise ValueError("populations: a tabular member needs the run's game tree.")
+        raise ConfigError("populations", "a tabular member needs the run's game tree.")
     return [TabularStatePolicy(policy, tree.infostates[player]) if isinstance(policy, np.ndarray) else policy
             for policy in policies]
 
@@ -449,7 +450,7 @@ def _agent_actor(policy, player: int, tree, observation: str, rng: np.random.Gen
         return state.get_game().num_distinct_actions()
     if isinstance(policy, np.ndarray):
         if tree is None:
-            raise ValueError("populations: a tabular member needs the run's game tree.")
+            raise ConfigError("populations", "a tabular member needs the run's game tree.")
         from psro.policies import TabularStatePolicy
 
         table = TabularStatePolicy(policy, tree.infostates[player])
@@ -563,14 +564,14 @@ def evaluate_against(game, populations: Sequence, references: Sequence, *, margi
     refs = [r if isinstance(r, Reference) else make_reference(r, game, simulations=simulations,
                                                               observation=observation) for r in references]
     if not refs:
-        raise ValueError("against: name at least one reference (uniform, mcts, ismcts, module:name or a run "
-                         "directory).")
+        raise ConfigError("against", "name at least one reference (uniform, mcts, ismcts, module:name or a run "
+                          "directory).")
     policies = [list(pop.policies) if hasattr(pop, "policies") else list(pop) for pop in populations]
     n = game.num_players() if _is_pyspiel(game) else int(game.num_players)
     if len(policies) != n:
-        raise ValueError(f"populations: one per player ({n}); got {len(policies)}.")
+        raise ConfigError("populations", f"one per player ({n}); got {len(policies)}.")
     if not members and marginals is None:
-        raise ValueError("marginals: members=False evaluates the meta-strategies only; give their marginals.")
+        raise ConfigError("marginals", "members=False evaluates the meta-strategies only; give their marginals.")
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + confidence / 2))
@@ -625,8 +626,8 @@ def _env_returns(game, p: int, agent: tuple, ref: Reference, sequence, episodes:
     from psro.evaluation.env_play import sample_mixture_returns
 
     if ref.policies is None:
-        raise ValueError(f"against: {ref.name!r} plays pyspiel states only; {game} is played on the environment "
-                         "layer here.")
+        raise ConfigError("against", f"{ref.name!r} plays pyspiel states only; {game} is played on the environment "
+                          "layer here.")
     n = game.num_players() if _is_pyspiel(game) else int(game.num_players)
     seeds = (sequence.generate_state(n) >> 1).tolist()
     members, weights = agent
@@ -699,16 +700,16 @@ def _load_run(run_dir, what: str = "RUN_DIR"):
     checkpoint = path / "checkpoint"
     document = checkpoint / "checkpoint.json"
     if not path.is_dir() or not document.is_file():
-        raise ValueError(f"{what}: {str(path)!r} is not a run directory (no checkpoint/checkpoint.json in it); give "
-                         "the directory `psro run` wrote.")
+        raise ConfigError(what, f"{str(path)!r} is not a run directory (no checkpoint/checkpoint.json in it); give "
+                          "the directory `psro run` wrote.")
     try:
         options = json.loads(document.read_text()).get("options", {})
         algorithm = options.get("algorithm", "psro") if isinstance(options, dict) else "psro"
         oracle = options.get("oracle") if isinstance(options, dict) else None
     except (ValueError, AttributeError, UnicodeDecodeError):
-        raise ValueError(f"{what}: {str(document)!r} is not a checkpoint document (damaged?).") from None
+        raise ConfigError(what, f"{str(document)!r} is not a checkpoint document (damaged?).") from None
     if algorithm_capabilities(str(algorithm)).offline:
-        raise ValueError(f"{what}: {str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
-                         "model's infostates, not the game's; reference opponents play the game itself.")
+        raise ConfigError(what, f"{str(path)!r} is an offline run ({algorithm}), whose policies live in its learned "
+                          "model's infostates, not the game's; reference opponents play the game itself.")
     return algorithm_class(str(algorithm), oracle if isinstance(oracle, str) else None).resume(checkpoint,
                                                                                                 progress=False)

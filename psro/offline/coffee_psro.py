@@ -47,6 +47,7 @@ from games.empirical import EmpiricalGame
 from games.memory_limit import check_memory
 from games.validation import check_int, check_real
 from psro.config.model import algorithm_options
+from psro.errors import ConfigError
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.loop.state import LoopState
 from psro.loop.training import PHASES, TrainingLoop
@@ -145,8 +146,8 @@ def model_trees(model, penalty: float = 0.0, max_histories: int = 1_000_000) -> 
         penalised = tree_of("mean", uncertainty=penalty)
         if any(a.keys != b.keys for a, b in zip(mean.infostates, penalised.infostates)) \
                 or penalised.num_terminals != mean.num_terminals:
-            raise ValueError("model: its penalised mean game has another tree than its mean game; the penalty "
-                             "may change the returns only.")
+            raise ConfigError("model", "its penalised mean game has another tree than its mean game; the penalty "
+                              "may change the returns only.")
     return ModelTrees(mean, penalised, members)
 
 
@@ -290,9 +291,9 @@ class OfflinePSRO(TrainingLoop):
             self.config = config = dataset
             options = self.options_class.from_dict(config.algorithm_options)
             if options.dataset is None:
-                raise ValueError(f"algorithm_options: give the dataset's path (dataset: PATH) for {self.algorithm}.")
+                raise ConfigError("algorithm_options", f"give the dataset's path (dataset: PATH) for {self.algorithm}.")
             if config.algorithm != self.algorithm:
-                raise ValueError(f"algorithm: this config runs {config.algorithm!r}, not {self.algorithm!r}.")
+                raise ConfigError("algorithm", f"this config runs {config.algorithm!r}, not {self.algorithm!r}.")
             dataset, game, seed, max_histories = options.dataset, config.game, config.seed, config.max_histories
             members, penalty, uniform_weight = options.members, options.penalty, options.uniform_weight
             meta_iterations, tau = options.meta_iterations, options.tau

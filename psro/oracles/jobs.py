@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from games.validation import is_integer
+from psro.errors import with_field
 from psro.oracles.base import BestResponse, Target, make_oracle
 from psro.policies import codec
 from psro.sequence_form.game_tree import GameTree, PlayerInfostates
@@ -180,10 +181,7 @@ def decode_policy(encoded: PolicyArrays):
     """
     if encoded.kind == "object":
         return encoded.obj
-    try:
-        return codec.decode_policy({"kind": encoded.kind, **encoded.spec}, encoded.arrays)
-    except ValueError as exc:
-        raise ValueError(f"encoded.kind: {exc}") from None
+    return with_field("encoded.kind", codec.decode_policy, {"kind": encoded.kind, **encoded.spec}, encoded.arrays)
 
 
 def _is_tabular(pop) -> bool:

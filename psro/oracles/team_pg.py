@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from games.validation import check_int, check_real
+from psro.errors import ConfigError
 from psro.oracles.base import BestResponse, Target, register_oracle
 
 __all__ = ["TeamPolicyGradient", "member_marginals"]
@@ -91,8 +92,8 @@ class TeamPolicyGradient:
                              "games and their team views); for sequential games use oracle='dqn' or 'ppo'.")
         members = [[k] for k in sizes] if members is None else [[int(k) for k in m] for m in members]
         if len(members) != len(sizes) or any(math.prod(m) != k for m, k in zip(members, sizes)):
-            raise ValueError(f"members: give per player the action counts of its members, whose product is the "
-                             f"player's action count {sizes}; got {members}.")
+            raise ConfigError("members", f"give per player the action counts of its members, whose product is the "
+                              f"player's action count {sizes}; got {members}.")
         self.members = members
 
     def respond(self, player: int, target: Target, *, key: tuple | None = None) -> BestResponse:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from psro.errors import ConfigError
 from psro.policies import Policy, aggregate, as_tabular, check_policy, realization_plans
 from psro.sequence_form.game_tree import PlayerInfostates
 
@@ -255,8 +256,8 @@ def save_populations(path, populations, encode=None) -> None:
         table = pop.provenance_table()
         if isinstance(pop, PolicyPopulation):
             if encode is None:
-                raise ValueError("encode: give how to write policy objects as arrays (for example "
-                                 "psro.run.checkpoint.member_arrays).")
+                raise ConfigError("encode", "give how to write policy objects as arrays (for example "
+                                  "psro.run.checkpoint.member_arrays).")
             records = [encode(policy) for policy in pop.policies]
             arrays[f"architecture_{p}"] = np.array([json.dumps(arch, sort_keys=True) for arch, _ in records])
             arrays.update({f"member_{p}_{k}__{name}": value for k, (_, named) in enumerate(records)

@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from psro.errors import ConfigError
 from psro.sequence_form.game_tree import PlayerInfostates
 
 __all__ = [
@@ -127,24 +128,24 @@ def starting_policies(given, infostates: Sequence) -> list:
     [[[[1.0, 0.0, 0.0]]], [[[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]]]
     """
     if not isinstance(given, (list, tuple)) or len(given) != len(infostates):
-        raise ValueError(f"initial_policies: give one list of policies per player ({len(infostates)} lists); got "
-                         f"{given!r}.")
+        raise ConfigError("initial_policies", f"give one list of policies per player ({len(infostates)} lists); got "
+                          f"{given!r}.")
     pending = []
     for p, (policies, info) in enumerate(zip(given, infostates)):
         if not isinstance(policies, (list, tuple)) or len(policies) == 0:
-            raise ValueError(f"initial_policies: player {p}'s entry must be a non-empty list of policies; got "
-                             f"{policies!r}.")
+            raise ConfigError("initial_policies", f"player {p}'s entry must be a non-empty list of policies; got "
+                              f"{policies!r}.")
         mine = []
         for policy in policies:
             if isinstance(policy, numbers.Integral) and not isinstance(policy, bool):
                 if info.num_infostates != 1:
-                    raise ValueError(f"initial_policies: player {p} decides at {info.num_infostates} information "
-                                     "states, so an action index is not a pure strategy; give a tabular policy "
-                                     f"of shape ({info.num_infostates}, {info.num_actions}).")
+                    raise ConfigError("initial_policies", f"player {p} decides at {info.num_infostates} information "
+                                      "states, so an action index is not a pure strategy; give a tabular policy "
+                                      f"of shape ({info.num_infostates}, {info.num_actions}).")
                 if not (0 <= policy < info.num_actions and info.legal_mask[0, policy]):
                     legal = np.flatnonzero(info.legal_mask[0]).tolist()
-                    raise ValueError(f"initial_policies: player {p}'s pure strategy {policy} is not one of its "
-                                     f"actions {legal}.")
+                    raise ConfigError("initial_policies", f"player {p}'s pure strategy {policy} is not one of its "
+                                      f"actions {legal}.")
                 table = np.zeros((1, info.num_actions))
                 table[0, policy] = 1.0
             else:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from psro.errors import ConfigError
 from psro.run.run_files import atomic_write, check_target, read_regular, write_text
 
 __all__ = ["load_histories", "aggregate_curves", "final_values", "compare_runs", "Comparison", "STATISTICS"]
@@ -84,8 +85,8 @@ def _run_dirs(path: Path) -> list:
         return [path / str(name) for name in done["run_dir"]]
     runs = sorted(p.parent for p in path.glob("*/history.csv"))
     if not runs:
-        raise ValueError(f"runs: {str(path)!r} is neither a run directory (history.csv) nor a sweep directory "
-                         "(index.csv), and holds no run directories.")
+        raise ConfigError("runs", f"{str(path)!r} is neither a run directory (history.csv) nor a sweep directory "
+                          "(index.csv), and holds no run directories.")
     return runs
 
 
@@ -110,7 +111,7 @@ def load_histories(paths) -> pd.DataFrame:
     for given in paths:
         given = Path(given)
         if not given.exists():
-            raise ValueError(f"runs: {str(given)!r} does not exist.")
+            raise ConfigError("runs", f"{str(given)!r} does not exist.")
         for run in _run_dirs(given):
             history = pd.read_csv(io.BytesIO(read_regular(run / "history.csv")))   # (size checked before reading)
             config_path = run / "config.yaml"
@@ -119,7 +120,7 @@ def load_histories(paths) -> pd.DataFrame:
             history.insert(0, "run", str(run))
             frames.append(history)
     if not frames:
-        raise ValueError(f"runs: no finished run in {[str(p) for p in paths]}.")
+        raise ConfigError("runs", f"no finished run in {[str(p) for p in paths]}.")
     varying = [key for key in sorted({k for c in configs for k in c} - _NOT_GROUPS)
                if len({repr(c.get(key)) for c in configs}) > 1]
     for frame, config in zip(frames, configs):
@@ -134,10 +135,10 @@ def load_histories(paths) -> pd.DataFrame:
 def _check_column(table: pd.DataFrame, column: str, axis: str) -> None:
     numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and c != "seed"]
     if column not in numeric:
-        raise ValueError(f"{axis}: {column!r} is not a numeric history column of these runs; choose one of "
-                         f"{numeric}.")
+        raise ConfigError(axis, f"{column!r} is not a numeric history column of these runs; choose one of "
+                          f"{numeric}.")
     if table[column].isna().all():
-        raise ValueError(f"{axis}: {column!r} was never measured in these runs (all NaN); choose another column.")
+        raise ConfigError(axis, f"{column!r} was never measured in these runs (all NaN); choose another column.")
 
 
 def _statistic(name: str):
@@ -147,7 +148,7 @@ def _statistic(name: str):
         return lambda values, axis=-1: np.mean(values, axis=axis)
     if name == "iqm":
         return lambda values, axis=-1: stats.trim_mean(values, 0.25, axis=axis)
-    raise ValueError(f"statistic: must be one of {list(STATISTICS)}; got {name!r}.")
+    raise ConfigError("statistic", f"must be one of {list(STATISTICS)}; got {name!r}.")
 
 
 def _estimate(values: np.ndarray, statistic: str, confidence: float, resamples: int, seed: int) -> tuple:
@@ -266,7 +267,8 @@ def compare_runs(paths, out, x: str = "iteration", y: str = "gap", statistic: st
     >>> compare_runs([runs], tempfile.mkdtemp(), y="gapp")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: y: 'gapp' is not a numeric history column of these runs; choose one of ['iteration', 'gap', ...
+    psro.errors.ConfigError: y: 'gapp' is not a numeric history column of these runs; choose one of ['iteration', \
+'gap', ...
     """
     from matplotlib.figure import Figure
 

@@ -82,6 +82,7 @@ from games.memory_limit import check_npz
 from games.normal_form import NormalFormGame
 from games.validation import is_integer
 from psro.deprecation import moved_names
+from psro.errors import ConfigError
 from psro.evaluation.top_up import TopUpProgress
 from psro.loop.state import LoopState
 from psro.policies.codec import decode_policy, encode_policy
@@ -637,7 +638,7 @@ def _counter(state: dict, key: str) -> int:
     """A compute counter of the checkpoint's state (0 in a checkpoint written before it was counted)."""
     value = state.get(key, 0)
     if not is_integer(value) or value < 0:
-        raise ValueError(f"checkpoint: state.{key} must be an int >= 0; got {value!r}.")
+        raise ConfigError("checkpoint", f"state.{key} must be an int >= 0; got {value!r}.")
     return int(value)
 
 

@@ -37,6 +37,7 @@ from games.executors import EngineError
 from games.registry import allow_imports
 from psro.config.model import PSROConfig, spec_engine
 from psro.config.sections import FLAT_PATHS
+from psro.errors import ConfigError, describe
 from psro.run.cli_fields import parse_field_options, print_field_help, split_field_options
 
 __all__ = ["main", "build_parser", "parse_arguments"]
@@ -261,8 +262,8 @@ def _run(args) -> int:
     else:
         game = _game_given(args)
         if args.config is None and game is None:
-            raise ValueError("config: give a YAML config (psro run CONFIG), a game (psro run --game NAME, every "
-                             "other field at its default) or --resume RUN_DIR.")
+            raise ConfigError("config", "give a YAML config (psro run CONFIG), a game (psro run --game NAME, every "
+                              "other field at its default) or --resume RUN_DIR.")
         if args.previous:
             raise ValueError("--previous picks the checkpoint to continue from; use it with --resume RUN_DIR "
                              "(or psro resume RUN_DIR --previous).")
@@ -627,7 +628,7 @@ def main(argv=None) -> int:
         commands = {"report": _report, "sweep": _sweep, "compare": _compare, "evaluate": _evaluate}
         return commands.get(args.command, _run)(args)
     except (ValueError, TypeError) as exc:
-        print(f"psro {args.command}: error: {exc}", file=sys.stderr)
+        print(f"psro {args.command}: error: {describe(exc)}", file=sys.stderr)
         return 2
     except EngineError as exc:   # the executor failed (a dead Ray system process, workers dying on every retry)
         print(f"psro {args.command}: error: {exc}", file=sys.stderr)
@@ -635,7 +636,7 @@ def main(argv=None) -> int:
     except TaskError as exc:   # a job refused its input in a worker (a network too wide for the memory limit)
         if not isinstance(exc.error, (ValueError, TypeError)):
             raise
-        print(f"psro {args.command}: error: {exc.error}", file=sys.stderr)
+        print(f"psro {args.command}: error: {describe(exc.error)}", file=sys.stderr)
         return 2
     except OSError as exc:   # the disk is full, a folder cannot be written, ...
         print(f"psro {args.command}: error: {_os_error(exc)}", file=sys.stderr)

@@ -39,6 +39,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from psro.errors import ConfigError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -217,7 +219,7 @@ def learning_curves_figure(table: pd.DataFrame, title: str = ""):
     from matplotlib.lines import Line2D
 
     if table.empty:
-        raise ValueError("table: holds no learner rows (the run trained no network); nothing to draw.")
+        raise ConfigError("table", "holds no learner rows (the run trained no network); nothing to draw.")
     fig = Figure(figsize=(11, 4))
     axes = fig.subplots(1, 2)
     curves = _curves(table)

@@ -38,6 +38,8 @@ import os
 import time
 from pathlib import Path
 
+from psro.errors import ConfigError
+
 __all__ = ["LOGGERS", "CSVLogger", "TensorBoardLogger", "WandbLogger", "MLflowLogger", "LoggerGroup", "make_loggers",
            "check_loggers", "mlflow_tracking_uri", "MLFLOW_DB", "MLFLOW_ARTIFACTS"]
 
@@ -61,19 +63,19 @@ def check_loggers(names) -> list:
     >>> check_loggers(["neptune"])
     Traceback (most recent call last):
     ...
-    ValueError: loggers: unknown logger 'neptune'; choose from ['csv', 'mlflow', 'tensorboard', 'wandb'].
+    psro.errors.ConfigError: loggers: unknown logger 'neptune'; choose from ['csv', 'mlflow', 'tensorboard', 'wandb'].
     """
     if names is None:
         return []
     if isinstance(names, str) or not isinstance(names, (list, tuple)):
-        raise ValueError(f"loggers: must be a list of logger names such as [csv, tensorboard]; got {names!r}.")
+        raise ConfigError("loggers", f"must be a list of logger names such as [csv, tensorboard]; got {names!r}.")
     for name in names:
         if name not in LOGGERS:
-            raise ValueError(f"loggers: unknown logger {name!r}; choose from {sorted(LOGGERS)}.")
+            raise ConfigError("loggers", f"unknown logger {name!r}; choose from {sorted(LOGGERS)}.")
         _, package, extra = LOGGERS[name]
         if package is not None and importlib.util.find_spec(package) is None:
-            raise ValueError(f"loggers: {name!r} needs the {package} package, which is not installed; install the "
-                             f"extra: pip install 'psro-toolkit[{extra}]'.")
+            raise ConfigError("loggers", f"{name!r} needs the {package} package, which is not installed; install the "
+                              f"extra: pip install 'psro-toolkit[{extra}]'.")
         if name == "mlflow":
             _check_mlflow_store()
     return list(names)
@@ -92,9 +94,9 @@ def _check_mlflow_store() -> None:
         return
     missing = [name for name in MLFLOW_STORE_PACKAGES if importlib.util.find_spec(name) is None]
     if missing:
-        raise ValueError(f"loggers: 'mlflow' keeps its runs in a SQLite store in the run directory ({MLFLOW_DB}), "
-                         f"which needs {' and '.join(missing)}, not installed; install the extra: pip install "
-                         "'psro-toolkit[mlflow]', or set MLFLOW_TRACKING_URI to a tracking store of your own.")
+        raise ConfigError("loggers", f"'mlflow' keeps its runs in a SQLite store in the run directory ({MLFLOW_DB}), "
+                          f"which needs {' and '.join(missing)}, not installed; install the extra: pip install "
+                          "'psro-toolkit[mlflow]', or set MLFLOW_TRACKING_URI to a tracking store of your own.")
 
 
 def mlflow_tracking_uri(directory, environ=None) -> str:
@@ -237,8 +239,8 @@ class WandbLogger:
                                    dir=str(directory), reinit="create_new",
                                    settings=wandb.Settings(console="off"))   # (the run's own output untouched)
         except Exception as exc:   # (wandb raises its own errors: no login, no network, ...)
-            raise ValueError(f"loggers: wandb could not start a run ({exc}); log in with `wandb login`, or set "
-                             "WANDB_MODE=offline to keep the run in the run directory (`wandb sync` later).") from exc
+            raise ConfigError("loggers", f"wandb could not start a run ({exc}); log in with `wandb login`, or set "
+                              "WANDB_MODE=offline to keep the run in the run directory (`wandb sync` later).") from exc
         self._run.define_metric("iteration")
         self._run.define_metric("learner/env_steps")
         self._run.define_metric("learner/*", step_metric="learner/env_steps")

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from games.normal_form import NormalFormGame
+from psro.errors import ConfigError
 from ranking import alpharank, elo
 
 __all__ = ["elo_defined", "rank_population"]
@@ -103,8 +104,8 @@ def rank_population(meta_game: NormalFormGame, alpha: float = 10.0, population_s
         raise TypeError(f"meta_game must be a games.NormalFormGame; got {type(meta_game).__name__}.")
     if single_population:
         if len(set(meta_game.shape)) != 1:
-            raise ValueError(f"single_population: a {'x'.join(map(str, meta_game.shape))} meta-game has no one "
-                             "population; rank it with single_population=False (one population per player).")
+            raise ConfigError("single_population", f"a {'x'.join(map(str, meta_game.shape))} meta-game has no one "
+                              "population; rank it with single_population=False (one population per player).")
         from psro.meta.symmetric import symmetrised
 
         meta_game = symmetrised(meta_game)   # (a sampled meta-game is symmetric only up to its noise)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from psro.config.model import PSROConfig
+from psro.errors import ConfigError
 
 __all__ = ["SavedRun", "read_saved_run", "config_disagreement"]
 
@@ -69,8 +70,8 @@ class SavedRun:
                                               executor=executor)
         if changes:
             name = next(iter(changes))
-            raise ValueError(f"{name}: {self.training_loop.__name__} measures no approx_gap, so {name} cannot "
-                             "change when resuming it; drop the override.")
+            raise ConfigError(name, f"{self.training_loop.__name__} measures no approx_gap, so {name} cannot "
+                              "change when resuming it; drop the override.")
         solver = self.training_loop.resume(self.checkpoint_dir, progress=False, previous=previous)
         solver.checkpoint_dir = checkpoint_dir
         return solver
@@ -82,7 +83,8 @@ def _config_of(data, source: str) -> PSROConfig:
     try:
         return PSROConfig.from_dict(data)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"{source}: its run config cannot be read ({exc}).") from None
+        exc.add_note(f"in the run config of {source}")
+        raise
 
 
 def read_saved_run(run_dir, previous: bool = False) -> SavedRun:

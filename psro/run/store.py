@@ -104,14 +104,14 @@ def read_document(directory, name: str, previous: bool, what: str) -> tuple:
     try:
         text = read_regular(path)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable {what} checkpoint ({exc}).") from None
+        raise ValueError(f"{path}: not a readable {what} checkpoint ({exc}).") from exc
     problem = seal_problem(text)
     if problem is not None:
         raise ValueError(f"{path} is damaged or refused: {problem}; the run cannot resume from it.")
     try:
         document = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"{path}: not a readable {what} checkpoint ({exc}).") from None
+        raise ValueError(f"{path}: not a readable {what} checkpoint ({exc}).") from exc
     if not isinstance(document, dict):
         raise ValueError(f"{path}: not a {what} checkpoint (a JSON {type(document).__name__}, not an object).")
     return path, document

@@ -37,6 +37,7 @@ import yaml
 
 from psro.config.model import PSROConfig
 from psro.config.sections import flat_name
+from psro.errors import ConfigError
 
 __all__ = ["SweepCell", "SweepResult", "parse_seeds", "parse_grid", "plan_sweep", "run_sweep", "run_cell",
            "read_index"]
@@ -87,33 +88,34 @@ def parse_seeds(text) -> list:
     >>> parse_seeds("0..4")
     Traceback (most recent call last):
     ...
-    ValueError: seeds: '0..4' is not a seed list; write a range such as 0-4, a list such as 0,2,5, or both (0-2,7).
+    psro.errors.ConfigError: seeds: '0..4' is not a seed list; write a range such as 0-4, a list such as 0,2,5, or \
+both (0-2,7).
     """
     fix = "write a range such as 0-4, a list such as 0,2,5, or both (0-2,7)"
     if isinstance(text, bool):
-        raise ValueError(f"seeds: {text!r} is not a seed list; {fix}.")
+        raise ConfigError("seeds", f"{text!r} is not a seed list; {fix}.")
     if isinstance(text, int):
         values = [text]
     elif isinstance(text, (list, tuple)):
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in text):
-            raise ValueError(f"seeds: must be ints; got {list(text)!r}.")
+            raise ConfigError("seeds", f"must be ints; got {list(text)!r}.")
         values = list(text)
     elif isinstance(text, str):
         values = []
         for part in text.replace(" ", "").split(","):
             match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
             if match is None:
-                raise ValueError(f"seeds: {text!r} is not a seed list; {fix}.")
+                raise ConfigError("seeds", f"{text!r} is not a seed list; {fix}.")
             low, high = int(match[1]), int(match[2] if match[2] is not None else match[1])
             if high < low:
-                raise ValueError(f"seeds: the range {part!r} ends before it starts; write {high}-{low}.")
+                raise ConfigError("seeds", f"the range {part!r} ends before it starts; write {high}-{low}.")
             values.extend(range(low, high + 1))
     else:
-        raise ValueError(f"seeds: {text!r} is not a seed list; {fix}.")
+        raise ConfigError("seeds", f"{text!r} is not a seed list; {fix}.")
     if not values:
-        raise ValueError(f"seeds: no seed given; {fix}.")
+        raise ConfigError("seeds", f"no seed given; {fix}.")
     if min(values) < 0:
-        raise ValueError(f"seeds: must be non-negative; got {min(values)}.")
+        raise ConfigError("seeds", f"must be non-negative; got {min(values)}.")
     return sorted(set(values))
 
 
@@ -129,7 +131,7 @@ def parse_grid(items) -> dict:
     >>> parse_grid(["meta_solvr=nash"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: grid: 'meta_solvr' is not a config field. Did you mean 'meta_solver'? ...
+    psro.errors.ConfigError: grid: 'meta_solvr' is not a config field. Did you mean 'meta_solver'? ...
     """
     if items is None:
         return {}
@@ -139,22 +141,22 @@ def parse_grid(items) -> dict:
         grid = {}
         for item in items:
             if not isinstance(item, str) or "=" not in item:
-                raise ValueError(f"grid: {item!r} must look like field=value1,value2, e.g. meta_solver=nash,prd.")
+                raise ConfigError("grid", f"{item!r} must look like field=value1,value2, e.g. meta_solver=nash,prd.")
             key, text = (part.strip() for part in item.split("=", 1))
             if key in grid:
-                raise ValueError(f"grid: {key!r} is given twice; give all its values once ({key}=a,b).")
+                raise ConfigError("grid", f"{key!r} is given twice; give all its values once ({key}=a,b).")
             grid[key] = [yaml.safe_load(v) if v.strip() else "" for v in text.split(",")]
     known = PSROConfig.field_names()
     grid = {flat_name(key) if flat_name(key) in known else key: values for key, values in grid.items()}   # (run.x)
     for key, values in grid.items():
         if key == "seed":
-            raise ValueError("grid: give the seeds with seeds (--seeds 0-4), not as a grid axis.")
+            raise ConfigError("grid", "give the seeds with seeds (--seeds 0-4), not as a grid axis.")
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"grid: {key!r} is not a config field.{hint} Known fields: {', '.join(known)}.")
+            raise ConfigError("grid", f"{key!r} is not a config field.{hint} Known fields: {', '.join(known)}.")
         if not values:
-            raise ValueError(f"grid: {key!r} has no values.")
+            raise ConfigError("grid", f"{key!r} has no values.")
     return grid
 
 
@@ -181,13 +183,14 @@ def plan_sweep(config: PSROConfig, seeds=(0,), grid=None) -> list:
             settings = {**dict(zip(keys, values)), "seed": seed}
             name = _cell_name(settings)
             if name in names:
-                raise ValueError(f"grid: two cells would share the directory {name!r}; give distinct values.")
+                raise ConfigError("grid", f"two cells would share the directory {name!r}; give distinct values.")
             names.add(name)
             try:
                 cell_config = config.replace(**settings)
                 cell_config.validate()
             except ValueError as exc:
-                raise ValueError(f"cell {name}: {exc}") from None
+                exc.add_note(f"in the sweep's cell {name}")
+                raise
             cells.append(SweepCell(name, settings, cell_config))
     return cells
 
@@ -250,13 +253,13 @@ def _run_on_submitit(tasks: list, out: Path, executor) -> None:
     try:
         import submitit
     except ImportError:
-        raise ValueError("executor: 'submitit' needs the submitit package, which is not installed; install the "
-                         "extra: pip install 'psro-toolkit[slurm]'.") from None
+        raise ConfigError("executor", "'submitit' needs the submitit package, which is not installed; install the "
+                          "extra: pip install 'psro-toolkit[slurm]'.") from None
     options = dict(executor) if isinstance(executor, dict) else {"cluster": (executor.split(":", 1) + [None])[1]}
     options.pop("engine", None)
     cluster = options.pop("cluster", None)
     if cluster not in (None, "local", "slurm", "debug"):
-        raise ValueError(f"executor: submitit's cluster must be local, slurm or debug; got {cluster!r}.")
+        raise ConfigError("executor", f"submitit's cluster must be local, slurm or debug; got {cluster!r}.")
     pool = submitit.AutoExecutor(folder=out / "submitit", cluster=cluster)
     pool.update_parameters(**{"timeout_min": 24 * 60, "name": f"psro-sweep-{out.name}", **options})
     jobs = [pool.submit(run_cell, task) for task in tasks]
@@ -379,8 +382,8 @@ def _finished(run_dir: Path, config_dict: dict) -> bool:
     wanted = {k: v for k, v in config_dict.items() if k != "progress"}
     if saved != wanted:
         changed = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
-        raise ValueError(f"out: the cell {run_dir.name!r} in {str(run_dir.parent)!r} was run with another config "
-                         f"({', '.join(changed)} differ); give a new sweep directory with --out.")
+        raise ConfigError("out", f"the cell {run_dir.name!r} in {str(run_dir.parent)!r} was run with another config "
+                          f"({', '.join(changed)} differ); give a new sweep directory with --out.")
     return True
 
 
@@ -434,7 +437,7 @@ def read_index(sweep_dir) -> pd.DataFrame:
     Raises ``ValueError`` when ``sweep_dir`` holds none."""
     path = Path(sweep_dir) / INDEX_FILE
     if not path.is_file():
-        raise ValueError(f"sweep_dir: {str(sweep_dir)!r} holds no {INDEX_FILE}; run `psro sweep CONFIG --out "
-                         f"{sweep_dir}` first.")
+        raise ConfigError("sweep_dir", f"{str(sweep_dir)!r} holds no {INDEX_FILE}; run `psro sweep CONFIG --out "
+                          f"{sweep_dir}` first.")
     return pd.read_csv(path)
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from games.validation import check_int
+from psro.errors import ConfigError
 
 __all__ = ["PlayerInfostates", "GameTree", "TreeTooLarge", "build_game_tree", "estimate_histories", "infostate_tensors",
            "infostate_state", "is_simultaneous", "memory_budget", "LEARNED_REMEDY", "NO_TREE_REMEDY"]
@@ -505,7 +506,8 @@ def _player_infostates(tree: GameTree, player: int) -> PlayerInfostates:
     player = check_int(player, "player", minimum=0, maximum=tree.num_players - 1)
     info = tree.infostates[player]
     if info.nodes is None or tree.history_parent is None:
-        raise ValueError("tree: it carries no histories; build it with psro.sequence_form.game_tree.build_game_tree.")
+        raise ConfigError("tree", "it carries no histories; build it with "
+                          "psro.sequence_form.game_tree.build_game_tree.")
     return info
 
 

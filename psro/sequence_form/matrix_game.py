@@ -144,9 +144,9 @@ def normal_form_from_json(spec: dict) -> NormalFormGame:
     """
     body = spec.get(_JSON_KEY) if isinstance(spec, dict) else None
     if not isinstance(body, dict) or "payoffs" not in body or set(spec) != {_JSON_KEY}:
-        raise ValueError(f"game: a dict must be {{'{_JSON_KEY}': {{'payoffs': ..., 'player_names': ..., "
-                         f"'strategy_names': ..., 'name': ...}}}} (what PSRO.options stores for a "
-                         f"NormalFormGame); got keys {sorted(spec) if isinstance(spec, dict) else spec!r}.")
+        raise ConfigError("game", f"a dict must be {{'{_JSON_KEY}': {{'payoffs': ..., 'player_names': ..., "
+                          f"'strategy_names': ..., 'name': ...}}}} (what PSRO.options stores for a "
+                          f"NormalFormGame); got keys {sorted(spec) if isinstance(spec, dict) else spec!r}.")
     return NormalFormGame(np.asarray(body["payoffs"], dtype=np.float64), player_names=body.get("player_names"),
                           strategy_names=body.get("strategy_names"), name=body.get("name", ""))
 

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from games.normal_form import NormalFormGame
+from psro.errors import ConfigError, with_field
 
 __all__ = ["check_team_game", "team_payoffs", "team_config"]
 
@@ -30,21 +31,18 @@ def check_team_game(game: NormalFormGame, teams) -> list:
     >>> check_team_game(catalog.fxp_example(team_size=2), [[0, 2], [1, 3]])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: teams: player 2 does not share the payoffs of player 0, its team's first member; ...
+    psro.errors.ConfigError: teams: player 2 does not share the payoffs of player 0, its team's first member; ...
     """
     from psro.config.model import check_teams
 
     if not isinstance(game, NormalFormGame):
         raise TypeError(f"game must be a games.NormalFormGame; got {type(game).__name__}.")
-    try:
-        teams = check_teams(teams, game.num_players)
-    except ValueError as exc:
-        raise ValueError(f"teams: {exc}") from None
+    teams = with_field("teams", check_teams, teams, game.num_players)
     for team in teams:
         for member in team[1:]:
             if not np.allclose(game.payoffs[member], game.payoffs[team[0]], rtol=0.0, atol=1e-12):
-                raise ValueError(f"teams: player {member} does not share the payoffs of player {team[0]}, its "
-                                 "team's first member; a team's players must get the same payoff at every profile.")
+                raise ConfigError("teams", f"player {member} does not share the payoffs of player {team[0]}, its "
+                                  "team's first member; a team's players must get the same payoff at every profile.")
     return teams
 
 
@@ -101,14 +99,14 @@ def team_config(config):
     """
     if config.teams is None:
         return config
-    from psro.errors import with_field
+    from psro.errors import ConfigError, with_field
     from psro.oracles import oracle_capabilities
     from psro.sequence_form.matrix_game import resolve_game
 
     game = with_field("game", resolve_game, config.game)[1]   # (the normal form, None for an OpenSpiel game)
     if game is None:
-        raise ValueError(f"teams: a team game is played on its team view, which needs the game as a "
-                         f"games.NormalFormGame; got game={config.game!r}. Drop teams, or give the normal form.")
+        raise ConfigError("teams", f"a team game is played on its team view, which needs the game as a "
+                          f"games.NormalFormGame; got game={config.game!r}. Drop teams, or give the normal form.")
     teams = check_team_game(game, config.teams)
     options = dict(config.oracle_options or {})
     if with_field("oracle", oracle_capabilities, config.oracle).teams:

@@ -68,6 +68,7 @@ import numpy as np
 
 from games.validation import check_int
 from psro.config.model import PSROConfig, algorithm_options
+from psro.errors import ConfigError, with_field
 from psro.loop.psro_loop import PSRO
 from psro.loop.requirements import LoopRequirements, check_two_player_zero_sum
 from psro.loop.state import LoopExtra
@@ -106,7 +107,7 @@ class AnytimeOptions:
     >>> AnytimeOptions.from_dict({"method": "cfr"})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: method must be one of ['lp', 'rm_br']; got 'cfr'.
+    psro.errors.ConfigError: algorithm_options: method must be one of ['lp', 'rm_br']; got 'cfr'.
     """
 
     method: str = "lp"
@@ -115,11 +116,11 @@ class AnytimeOptions:
 
     def __post_init__(self):
         if self.method not in METHODS:
-            raise ValueError(f"algorithm_options: method must be one of {list(METHODS)}; got {self.method!r}.")
+            raise ConfigError("algorithm_options", f"method must be one of {list(METHODS)}; got {self.method!r}.")
         if self.repeated not in REPEATED:
-            raise ValueError(f"algorithm_options: repeated must be one of {list(REPEATED)}; got {self.repeated!r}.")
-        object.__setattr__(self, "rm_br_steps", check_int(self.rm_br_steps, "algorithm_options: rm_br_steps",
-                                                          minimum=1))
+            raise ConfigError("algorithm_options", f"repeated must be one of {list(REPEATED)}; got {self.repeated!r}.")
+        steps = with_field("algorithm_options", check_int, self.rm_br_steps, "rm_br_steps", minimum=1)
+        object.__setattr__(self, "rm_br_steps", steps)
 
     #: The loop these options belong to (named in the messages).
     loop_name = "AnytimePSRO"
@@ -152,7 +153,7 @@ class AnytimePSRO(PSRO):
     >>> AnytimePSRO("kuhn_poker(players=3)", progress=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: game: AnytimePSRO is defined for two-player games; kuhn_poker(players=3) has 3 players.
+    psro.errors.ConfigError: game: AnytimePSRO is defined for two-player games; kuhn_poker(players=3) has 3 players.
     """
 
     algorithm = "anytime_psro"

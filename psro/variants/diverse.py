@@ -57,6 +57,7 @@ import numpy as np
 
 from games.validation import check_int, check_real
 from psro.config.model import PSROConfig, algorithm_options
+from psro.errors import ConfigError, with_field
 from psro.loop import selection
 from psro.loop.measures import is_exact
 from psro.loop.psro_loop import PSRO
@@ -100,7 +101,7 @@ class DiverseOptions:
     >>> DiverseOptions(diversity_weight=-0.5)
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: diversity_weight must be a number >= 0; got -0.5.
+    psro.errors.ConfigError: algorithm_options: diversity_weight must be a number >= 0; got -0.5.
     """
 
     diversity_weight: float = 0.5
@@ -108,12 +109,12 @@ class DiverseOptions:
     candidates: int = 2
 
     def __post_init__(self):
-        weight = check_real(self.diversity_weight, "algorithm_options: diversity_weight", minimum=0.0)
+        weight = with_field("algorithm_options", check_real, self.diversity_weight, "diversity_weight", minimum=0.0)
         object.__setattr__(self, "diversity_weight", weight)
         if self.diversity not in DIVERSITY_KINDS:
-            raise ValueError(f"algorithm_options: diversity must be one of {list(DIVERSITY_KINDS)}; got "
-                             f"{self.diversity!r}.")
-        check_int(self.candidates, "algorithm_options: candidates", minimum=1)
+            raise ConfigError("algorithm_options", f"diversity must be one of {list(DIVERSITY_KINDS)}; got "
+                              f"{self.diversity!r}.")
+        with_field("algorithm_options", check_int, self.candidates, "candidates", minimum=1)
 
     @classmethod
     def from_dict(cls, options: dict | None) -> "DiverseOptions":
@@ -161,7 +162,8 @@ class DiversePSRO(PSRO):
     >>> DiversePSRO("kuhn_poker", algorithm_options={"diversity": "entropy"}, progress=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: diversity must be one of ['dpp', 'response', 'behavioural', 'unified']; ...
+    psro.errors.ConfigError: algorithm_options: diversity must be one of ['dpp', 'response', 'behavioural', \
+'unified']; ...
     """
 
     algorithm = "diverse_psro"
@@ -175,9 +177,9 @@ class DiversePSRO(PSRO):
         super().__init__(config, executor=executor, checkpoint_dir=checkpoint_dir)
         self.active = self.diverse_options.diversity_weight > 0.0
         if self.active and self.tree is None:
-            raise ValueError(f"exact_gap: DiversePSRO scores payoff vectors exactly on the game tree, and this run has "
-                             f"none (exact_gap={config.exact_gap!r}, max_histories={config.max_histories}); use "
-                             "exact_gap auto or true on a game whose tree fits max_histories.")
+            raise ConfigError("exact_gap", "DiversePSRO scores payoff vectors exactly on the game tree, and this run "
+                              f"has none (exact_gap={config.exact_gap!r}, max_histories={config.max_histories}); use "
+                              "exact_gap auto or true on a game whose tree fits max_histories.")
         self._best = None
 
     def respond(self, t: int, targets: list) -> list:

@@ -76,6 +76,7 @@ from games.executors import RayExecutor, SerialExecutor
 from games.normal_form import NormalFormGame
 from games.validation import check_int, check_real
 from psro.config.model import PSROConfig, algorithm_options
+from psro.errors import ConfigError, with_field
 from psro.evaluation.base import new_profile_blocks
 from psro.loop.measures import is_exact
 from psro.loop.psro_loop import PSRO
@@ -116,7 +117,7 @@ class PipelineOptions:
     >>> PipelineOptions.from_dict({"active_policies": 0})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: active_policies must be an int >= 1; got 0.
+    psro.errors.ConfigError: algorithm_options: active_policies must be an int >= 1; got 0.
     """
 
     active_policies: int = 2
@@ -125,14 +126,13 @@ class PipelineOptions:
     new_active: str = "fresh"
 
     def __post_init__(self):
-        object.__setattr__(self, "active_policies",
-                           check_int(self.active_policies, "algorithm_options: active_policies", minimum=1))
-        object.__setattr__(self, "plateau_threshold",
-                           check_real(self.plateau_threshold, "algorithm_options: plateau_threshold", minimum=0.0))
-        object.__setattr__(self, "max_chunks", check_int(self.max_chunks, "algorithm_options: max_chunks", minimum=1))
+        for name, check, least in (("active_policies", check_int, 1), ("plateau_threshold", check_real, 0.0),
+                                   ("max_chunks", check_int, 1)):
+            object.__setattr__(self, name, with_field("algorithm_options", check, getattr(self, name), name,
+                                                      minimum=least))
         if self.new_active not in NEW_ACTIVE:
-            raise ValueError(f"algorithm_options: new_active must be one of {list(NEW_ACTIVE)}; got "
-                             f"{self.new_active!r}.")
+            raise ConfigError("algorithm_options", f"new_active must be one of {list(NEW_ACTIVE)}; got "
+                              f"{self.new_active!r}.")
 
     @classmethod
     def from_dict(cls, options: dict | None) -> "PipelineOptions":
@@ -151,7 +151,7 @@ def check_workers(active_policies: int, executor) -> None:
     >>> check_workers(3, ProcessPoolExecutor(workers=2))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: active_policies=3 needs at least 3 workers ...
+    psro.errors.ConfigError: algorithm_options: active_policies=3 needs at least 3 workers ...
     >>> check_workers(64, RayExecutor(address="auto"))   # (a cluster's size is known once joined)
     """
     if isinstance(executor, SerialExecutor) or getattr(executor, "address", None) is not None:
@@ -160,9 +160,9 @@ def check_workers(active_policies: int, executor) -> None:
     if isinstance(executor, RayExecutor) and executor.num_cpus is None:   # (a local instance with every CPU)
         workers = os.cpu_count() or 1
     if active_policies > workers:
-        raise ValueError(f"algorithm_options: active_policies={active_policies} needs at least {active_policies} "
-                         f"workers (one per active level) and the executor {executor!r} has {workers}; lower "
-                         "active_policies, give the executor more workers, or run serially (executor: serial).")
+        raise ConfigError("algorithm_options", f"active_policies={active_policies} needs at least {active_policies} "
+                          f"workers (one per active level) and the executor {executor!r} has {workers}; lower "
+                          "active_policies, give the executor more workers, or run serially (executor: serial).")
 
 
 @dataclasses.dataclass
@@ -199,7 +199,7 @@ class PipelinePSRO(PSRO):
     ...              executor={"engine": "process", "workers": 1})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: active_policies=2 needs at least 2 workers ...
+    psro.errors.ConfigError: algorithm_options: active_policies=2 needs at least 2 workers ...
     """
 
     algorithm = "pipeline_psro"

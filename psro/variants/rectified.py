@@ -57,6 +57,7 @@ import numpy as np
 
 from games.validation import check_real
 from psro.config.model import PSROConfig, algorithm_options
+from psro.errors import ConfigError, with_field
 from psro.loop.psro_loop import PSRO
 from psro.loop.requirements import LoopRequirements
 from psro.loop.state import LoopExtra
@@ -88,7 +89,7 @@ class RectifiedOptions:
     >>> RectifiedOptions(tie_tolerance=-1)
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: tie_tolerance must be a number >= 0; got -1.0.
+    psro.errors.ConfigError: algorithm_options: tie_tolerance must be a number >= 0; got -1.0.
     """
 
     baseline: str = "value"
@@ -96,8 +97,8 @@ class RectifiedOptions:
 
     def __post_init__(self):
         if self.baseline not in BASELINES:
-            raise ValueError(f"algorithm_options: baseline must be one of {list(BASELINES)}; got {self.baseline!r}.")
-        value = check_real(self.tie_tolerance, "algorithm_options: tie_tolerance", minimum=0.0)
+            raise ConfigError("algorithm_options", f"baseline must be one of {list(BASELINES)}; got {self.baseline!r}.")
+        value = with_field("algorithm_options", check_real, self.tie_tolerance, "tie_tolerance", minimum=0.0)
         object.__setattr__(self, "tie_tolerance", value)
 
     @classmethod
@@ -161,7 +162,7 @@ class RectifiedPSRO(PSRO):
     >>> RectifiedPSRO("kuhn_poker", meta_solver="mgcce", progress=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: meta_solver: RectifiedPSRO needs a product (Nash-style) meta-strategy, ...
+    psro.errors.ConfigError: meta_solver: RectifiedPSRO needs a product (Nash-style) meta-strategy, ...
     """
 
     algorithm = "rectified_psro"

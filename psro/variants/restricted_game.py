@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from games.validation import check_int, check_real
+from psro.errors import ConfigError
 from psro.measures.metrics import nash_conv_of_plans
 from psro.oracles.base import Target
 from psro.policies import behaviour_from_plan, realization_plans
@@ -167,8 +168,8 @@ def _regret_policy(regrets: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def _check_two_player(tree: GameTree) -> None:
     if tree.num_players != 2:
-        raise ValueError(f"tree: CFR+ here solves two-player zero-sum games; {tree.game} has {tree.num_players} "
-                         "players.")
+        raise ConfigError("tree", f"CFR+ here solves two-player zero-sum games; {tree.game} has {tree.num_players} "
+                          "players.")
 
 
 def cfr_plus(tree: GameTree, precision: float, max_iterations: int = 100_000, check_every: int = 10) -> \

@@ -46,6 +46,7 @@ import numpy as np
 
 from games.validation import check_int, check_real
 from psro.config.model import PSROConfig, algorithm_options
+from psro.errors import ConfigError, with_field
 from psro.loop.psro_loop import PSRO
 from psro.loop.requirements import LoopRequirements, check_two_player_zero_sum
 from psro.loop.state import LoopExtra
@@ -80,7 +81,7 @@ class XDOOptions:
     >>> XDOOptions.from_dict({"precision": 0})
     Traceback (most recent call last):
     ...
-    ValueError: algorithm_options: precision must be > 0 (the restricted game's target NashConv); got 0.
+    psro.errors.ConfigError: algorithm_options: precision must be > 0 (the restricted game's target NashConv); got 0.
     """
 
     precision: float = 1e-3
@@ -91,13 +92,13 @@ class XDOOptions:
     def __post_init__(self):
         if not isinstance(self.precision, int | float) or isinstance(self.precision, bool) \
                 or not self.precision > 0 or not math.isfinite(self.precision):
-            raise ValueError(f"algorithm_options: precision must be > 0 (the restricted game's target NashConv); "
-                             f"got {self.precision!r}.")
-        object.__setattr__(self, "precision", check_real(self.precision, "algorithm_options: precision"))
+            raise ConfigError("algorithm_options", f"precision must be > 0 (the restricted game's target NashConv); "
+                              f"got {self.precision!r}.")
+        object.__setattr__(self, "precision", with_field("algorithm_options", check_real, self.precision, "precision"))
         for name in ("max_cfr_iterations", "check_every"):
             object.__setattr__(self, name, check_int(getattr(self, name), f"algorithm_options: {name}", minimum=1))
         if not isinstance(self.nfsp, dict):
-            raise ValueError(f"algorithm_options: nfsp must be a mapping of NFSP options; got {self.nfsp!r}.")
+            raise ConfigError("algorithm_options", f"nfsp must be a mapping of NFSP options; got {self.nfsp!r}.")
 
     @classmethod
     def from_dict(cls, options: dict | None) -> "XDOOptions":

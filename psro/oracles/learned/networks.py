@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from games.validation import is_integer
+from psro.errors import ConfigError
 from psro.policies.population import Provenance
 from psro.sequence_form.game_tree import GameTree, infostate_tensors
 
@@ -244,10 +245,10 @@ class NeuralPolicy:
         warm_start: the network takes observations of size 11 and scores 2 actions
         """
         if (int(obs_dim), int(num_actions)) != (self.obs_dim, self.num_actions):
-            raise ValueError(f"{argname}: the network takes observations of size {self.obs_dim} and scores "
-                             f"{self.num_actions} actions, but the game's observations have size {int(obs_dim)} "
-                             f"and it has {int(num_actions)} actions; build the policy with "
-                             "NeuralPolicy.for_game(game).")
+            raise ConfigError(argname, f"the network takes observations of size {self.obs_dim} and scores "
+                              f"{self.num_actions} actions, but the game's observations have size {int(obs_dim)} "
+                              f"and it has {int(num_actions)} actions; build the policy with "
+                              "NeuralPolicy.for_game(game).")
 
     # ------------------------------------------------------------ acting
     def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

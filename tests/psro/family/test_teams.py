@@ -34,7 +34,7 @@ def test_team_view_orders_joint_actions_in_c_order_over_the_members():
 
 
 def test_teams_must_cover_the_players_and_share_payoffs():
-    with pytest.raises(ValueError, match="teams: teams must cover"):
+    with pytest.raises(ValueError, match="teams: must cover"):
         check_team_game(FXP, [[0, 1, 2], [3, 4]])
     with pytest.raises(ValueError, match="player 3 does not share the payoffs of player 0"):
         check_team_game(FXP, [[0, 1, 3], [2, 4, 5]])
