@@ -45,8 +45,8 @@ class DecisionModel:
 
     Attributes
     ----------
-    observations : ndarray, float32, shape (num_states, obs_dim)
-        Each state's observation.
+    observations : ndarray, float32, shape (num_states, key_size)
+        Each state's observation (its first ``key_size`` entries: the sampler's key).
     legal : ndarray of bool, shape (num_states, num_actions)
     state, action : ndarray of int64, shape (decisions,)
     next_state : ndarray of int64
@@ -71,7 +71,8 @@ class DecisionModel:
 
 
 class DecisionSampler:
-    """Records the learner's decisions in ``env`` round after round, its states numbered across rounds.
+    """Records the learner's decisions in ``env`` round after round, its states numbered across rounds (a state
+    being the first ``key_size`` entries of the observation; None: all of it).
 
     A round (:meth:`play`) restarts every game, plays about ``steps`` decisions with a behaviour policy, then
     plays on, starting no new episode, until every game has finished the episode it was in: only whole episodes
@@ -93,8 +94,9 @@ class DecisionSampler:
     (6, True)
     """
 
-    def __init__(self, env: VectorEnv, max_states: int):
+    def __init__(self, env: VectorEnv, max_states: int, key_size: int | None = None):
         self.env, self.max_states = env, int(max_states)
+        self.key_size = env.obs_dim if key_size is None else int(key_size)
         self.ids: dict = {}
         self.observations: list = []
         self.legal: list = []
@@ -104,7 +106,7 @@ class DecisionSampler:
     def numbered(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The state number of each row of ``obs`` (new observations get the next numbers, in order of first
         appearance)."""
-        rows = np.ascontiguousarray(obs, dtype=np.float32)
+        rows = np.ascontiguousarray(obs[:, :self.key_size], dtype=np.float32)
         distinct, first, inverse = np.unique(observation_rows(rows), return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")
         number = np.empty(distinct.size, dtype=np.int64)
@@ -152,7 +154,7 @@ class DecisionSampler:
     def model(self) -> DecisionModel:
         """Everything recorded so far."""
         state, action, next_state, reward = (np.concatenate(parts) for parts in zip(*self.chunks))
-        return DecisionModel(np.asarray(self.observations, dtype=np.float32).reshape(-1, self.env.obs_dim),
+        return DecisionModel(np.asarray(self.observations, dtype=np.float32).reshape(-1, self.key_size),
                              np.asarray(self.legal, dtype=bool).reshape(-1, self.env.num_actions), state, action,
                              next_state, reward, self.overflow)
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psro.errors import ConfigError
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, check_sampling
 from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
 from psro.oracles.learned.observation_table import ObservationTablePolicy
@@ -68,6 +69,12 @@ class ModelConfig:
     """in the rounds after the first, the probability of a uniform legal action instead of the greedy one"""
     max_states: int = 2_000_000
     """distinct learner observations the table may hold; beyond it the run falls back on the neural response"""
+    key_size: int | None = None
+    """the table keys a state by the first ``key_size`` entries of the learner's observation (None: all of it).
+    On phantom tic-tac-toe and dark hex the information-state tensor starts with the board as the player sees it
+    (27 entries on 3x3 phantom tic-tac-toe, 81 on 3x3 dark hex): keyed by the view alone, one row serves every
+    history that shows the player the same board, so the table generalises where the game is too large for
+    play to visit each information state (a coarser decision problem, solved the same way)"""
     eval_episodes: int = 2000
     """episodes played at the end (greedy) to estimate the response's value"""
     seed: int = 0
@@ -75,6 +82,8 @@ class ModelConfig:
 
     def __post_init__(self):
         check_positive_ints(self, ("max_states",))
+        if self.key_size is not None:
+            check_positive_ints(self, ("key_size",))
         check_sampling(self)
 
 
@@ -158,7 +167,10 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
     env = VectorEnv(game, player, opponents, config.num_envs, rng)
-    sampler, best = DecisionSampler(env, config.max_states), None
+    if config.key_size is not None and config.key_size > env.obs_dim:
+        raise ConfigError("oracle_options", f"key_size ({config.key_size}) must be at most the observation's size "
+                          f"({env.obs_dim}).")
+    sampler, best = DecisionSampler(env, config.max_states, config.key_size), None
     for r in range(config.rounds):
         sampler.play(config.total_steps // config.rounds, best, 1.0 if r == 0 else config.explore)
         model = sampler.model()
@@ -170,7 +182,7 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     untried = best < 0             # a state seen only where its decision did not count (past a round's cut-off)
     probs[np.flatnonzero(~untried), best[~untried]] = 1.0
     probs[untried] = model.legal[untried]
-    policy = ObservationTablePolicy(model.observations, probs)
+    policy = ObservationTablePolicy(model.observations, probs, obs_dim=env.obs_dim)
     training_episodes = len(env.episode_returns)
     played = float(np.mean(env.episode_returns)) if training_episodes else math.nan
 

@@ -143,12 +143,15 @@ class ObservationTablePolicy:
 
     Parameters
     ----------
-    observations : ndarray, shape (k, obs_dim)
-        The distinct observations the table covers.
+    observations : ndarray, shape (k, key_size)
+        The distinct observations the table covers (their first ``key_size`` entries, the table's keys).
     probabilities : ndarray, shape (k, num_actions)
         Their action probabilities (rows are renormalised over the legal actions when acting).
     provenance : optional
         Where the policy came from (a :class:`psro.oracles.learned.networks.LearnedProvenance`); saved with it.
+    obs_dim : int, optional
+        The size of the observations it acts on (default ``key_size``): each is looked up by its first
+        ``key_size`` entries.
 
     Examples
     --------
@@ -160,12 +163,15 @@ class ObservationTablePolicy:
     >>> mask = np.ones((3, 2), bool)
     >>> np.array_equal(same.probabilities_np(obs, mask), table.probabilities_np(obs, mask))
     True
+    >>> by_first = ObservationTablePolicy(np.array([[1.0]]), np.array([[0.0, 1.0]]), obs_dim=2)
+    >>> by_first.probabilities_np(obs, mask).tolist()   # keyed by the first entry alone
+    [[0.0, 1.0], [0.5, 0.5], [0.0, 1.0]]
     """
 
     mode = "greedy"
     device = "cpu"
 
-    def __init__(self, observations: np.ndarray, probabilities: np.ndarray, provenance=None):
+    def __init__(self, observations: np.ndarray, probabilities: np.ndarray, provenance=None, obs_dim=None):
         obs = np.asarray(observations, dtype=np.float32)
         probs = np.asarray(probabilities, dtype=np.float64)
         if obs.ndim != 2 or probs.ndim != 2 or obs.shape[0] != probs.shape[0] or probs.shape[1] < 1:
@@ -174,7 +180,11 @@ class ObservationTablePolicy:
         if not np.all(np.isfinite(probs)) or np.any(probs < 0):
             raise ValueError("probabilities must be finite and non-negative.")
         self.observations, self.table = obs, probs
-        self.obs_dim, self.num_actions = int(obs.shape[1]), int(probs.shape[1])
+        self.key_size, self.num_actions = int(obs.shape[1]), int(probs.shape[1])
+        self.obs_dim = self.key_size if obs_dim is None else int(obs_dim)
+        if not is_integer(self.obs_dim) or self.obs_dim < self.key_size:
+            raise ValueError(f"obs_dim ({obs_dim!r}) must be an int of at least the observations' size "
+                             f"({self.key_size}).")
         self.provenance = provenance
         self.keys = observation_rows(obs)
         self._index = _RowIndex(self.keys)
@@ -194,7 +204,7 @@ class ObservationTablePolicy:
         >>> ObservationTablePolicy(np.eye(2), np.ones((2, 2))).rows_of(np.array([[0, 1], [1, 1]])).tolist()
         [1, -1]
         """
-        return self._index.find(observation_rows(obs))
+        return self._index.find(observation_rows(np.asarray(obs)[:, :self.key_size]))
 
     # ------------------------------------------------------------ acting
     def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -261,7 +271,8 @@ class ObservationTablePolicy:
         if self.provenance is not None:
             prov = {k: (None if isinstance(v, float) and math.isnan(v) else v)
                     for k, v in asdict(self.provenance).items()}
-        return {"format": FORMAT, "obs_dim": self.obs_dim, "num_actions": self.num_actions, "provenance": prov}
+        return {"format": FORMAT, "obs_dim": self.obs_dim, "key_size": self.key_size, "num_actions": self.num_actions,
+                "provenance": prov}
 
     def to_arrays(self) -> dict:
         """``{"observations": (k, obs_dim) float32, "probabilities": (k, num_actions) float64}``."""
@@ -273,14 +284,15 @@ class ObservationTablePolicy:
         if not isinstance(architecture, Mapping) or architecture.get("format") != FORMAT:
             raise ValueError(f"architecture is not an ObservationTablePolicy architecture (format {FORMAT!r}).")
         obs, probs = np.asarray(arrays["observations"]), np.asarray(arrays["probabilities"])
-        for name, arr, width in (("observations", obs, architecture["obs_dim"]),
+        key_size = architecture.get("key_size", architecture["obs_dim"])   # (saved before keys: the whole of it)
+        for name, arr, width in (("observations", obs, key_size),
                                  ("probabilities", probs, architecture["num_actions"])):
             if arr.ndim != 2 or not is_integer(width) or arr.shape[1] != width:
                 raise ValueError(f"arrays[{name!r}] has shape {arr.shape}; the architecture says {width} columns.")
         prov = architecture.get("provenance")
         if prov is not None:
             prov = LearnedProvenance(**{k: (math.nan if k == "value" and v is None else v) for k, v in prov.items()})
-        return cls(obs, probs, provenance=prov)
+        return cls(obs, probs, provenance=prov, obs_dim=architecture["obs_dim"])
 
 
 class TableStack:
@@ -306,10 +318,10 @@ class TableStack:
         members = list(members)
         if not members or not all(isinstance(m, ObservationTablePolicy) for m in members):
             raise TypeError("members must be a non-empty sequence of ObservationTablePolicy.")
-        dims = {(m.obs_dim, m.num_actions) for m in members}
+        dims = {(m.obs_dim, m.key_size, m.num_actions) for m in members}
         if len(dims) != 1:
-            raise ValueError(f"members must share obs_dim and num_actions; got {sorted(dims)}.")
-        (self.obs_dim, self.num_actions), = dims
+            raise ValueError(f"members must share obs_dim, key_size and num_actions; got {sorted(dims)}.")
+        (self.obs_dim, self.key_size, self.num_actions), = dims
         self.members = members
         union = _RowIndex(np.concatenate([m.keys for m in members])).distinct_keys()
         self._index = _RowIndex(union)
@@ -337,7 +349,7 @@ class TableStack:
         members = np.asarray(members, dtype=np.int64)
         mask = np.asarray(mask, dtype=bool)
         table, known = self._dense()
-        where = self._index.find(observation_rows(obs))
+        where = self._index.find(observation_rows(np.asarray(obs)[:, :self.key_size]))
         seen = where >= 0
         seen[seen] = known[members[seen], where[seen]]
         return _normalised(np.ones(mask.shape), seen, table[members[seen], where[seen]], mask)

@@ -151,3 +151,39 @@ def test_later_rounds_act_uniformly_where_the_solution_knows_no_action(kuhn):
     model = sampler.model()
     assert model.legal[model.state, model.action].all()
     assert set(np.unique(model.action)) == {0, 1}
+
+
+def test_a_table_keyed_by_part_of_the_observation(kuhn):
+    """key_size=5 keys Kuhn's first player by its seat and card (the first entries of the tensor): one row per
+    card, serving both of its decisions, and acting on whole tensors."""
+    result = train_model(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
+                         ModelConfig(total_steps=4000, num_envs=64, eval_episodes=50, key_size=5))
+    table = result.policy
+    assert (len(table), table.key_size, table.obs_dim) == (3, 5, 11)
+    tabular = table.to_tabular(kuhn, 0)
+    info = kuhn.infostates[0]
+    card = [key[0] for key in info.keys]   # (the information-state string starts with the card)
+    for i in range(info.num_infostates):
+        for j in range(info.num_infostates):
+            if card[i] == card[j]:
+                assert np.array_equal(tabular[i], tabular[j])
+    again = decode_policy(*encode_policy(table))
+    assert (again.key_size, again.obs_dim) == (5, 11)
+    obs = np.eye(11, dtype=np.float32)[:4]
+    assert np.array_equal(again.probabilities_np(obs, np.ones((4, 2), bool)),
+                          table.probabilities_np(obs, np.ones((4, 2), bool)))
+
+
+def test_a_table_saved_before_keys_reads_as_keyed_by_the_whole_observation():
+    table = ObservationTablePolicy(np.eye(3, dtype=np.float32), np.full((3, 2), 0.5))
+    architecture = {k: v for k, v in table.architecture().items() if k != "key_size"}
+    again = ObservationTablePolicy.from_arrays(architecture, table.to_arrays())
+    assert (again.key_size, again.obs_dim) == (3, 3)
+
+
+def test_a_key_longer_than_the_observation_is_refused(kuhn):
+    with pytest.raises(ValueError, match=r"^oracle_options: key_size \(12\) must be at most .* \(11\)"):
+        train_model(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
+                    ModelConfig(total_steps=2000, num_envs=64, eval_episodes=50, key_size=12))
+    with pytest.raises(ValueError, match="key_size"):
+        ModelConfig(key_size=0)
