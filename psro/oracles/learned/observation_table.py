@@ -75,21 +75,21 @@ class _RowIndex:
 
     def __init__(self, keys: np.ndarray):
         self.keys, self.words = keys, _words(keys)
-        projection = None if self.words is None else _hashes(self.words)
-        order = np.argsort(keys if projection is None else projection, kind="stable")
-        ranked = keys[order] if projection is None else projection[order]
+        hashes = None if self.words is None else _hashes(self.words)
+        order = np.argsort(keys if hashes is None else hashes, kind="stable")
+        ranked = keys[order] if hashes is None else hashes[order]
         same = ranked[1:] == ranked[:-1]
-        if projection is not None and not np.all(self.words[order[1:][same]] == self.words[order[:-1][same]]):
-            projection, order = None, np.argsort(keys, kind="stable")   # (two keys share a hash)
+        if hashes is not None and not np.all(self.words[order[1:][same]] == self.words[order[:-1][same]]):
+            hashes, order = None, np.argsort(keys, kind="stable")   # (two keys share a hash)
             ranked = keys[order]
             same = ranked[1:] == ranked[:-1]
-        self.order, self.sorted, self.by_projection = order, ranked, projection is not None
+        self.order, self.sorted, self.by_hash = order, ranked, hashes is not None
         self.distinct = int(keys.size - np.count_nonzero(same))
 
     def find(self, keys: np.ndarray) -> np.ndarray:
         if self.sorted.size == 0:
             return np.full(keys.shape[0], -1, dtype=np.int64)
-        words = _words(keys) if self.by_projection else None
+        words = _words(keys) if self.by_hash else None
         pos = np.searchsorted(self.sorted, keys if words is None else _hashes(words), side="right") - 1
         row = np.where(pos >= 0, self.order[np.maximum(pos, 0)], -1)
         hit = row >= 0   # (checked byte for byte: 32-bit words where the keys have them)
@@ -181,10 +181,10 @@ class ObservationTablePolicy:
             raise ValueError("probabilities must be finite and non-negative.")
         self.observations, self.table = obs, probs
         self.key_size, self.num_actions = int(obs.shape[1]), int(probs.shape[1])
-        self.obs_dim = self.key_size if obs_dim is None else int(obs_dim)
-        if not is_integer(self.obs_dim) or self.obs_dim < self.key_size:
+        if obs_dim is not None and (not is_integer(obs_dim) or obs_dim < self.key_size):
             raise ValueError(f"obs_dim ({obs_dim!r}) must be an int of at least the observations' size "
                              f"({self.key_size}).")
+        self.obs_dim = self.key_size if obs_dim is None else int(obs_dim)
         self.provenance = provenance
         self.keys = observation_rows(obs)
         self._index = _RowIndex(self.keys)

@@ -102,4 +102,4 @@ def test_keys_that_share_a_hash_are_searched_as_bytes(seed, width, pool):
     query = np.concatenate([rows, (rng.random((5, width)) < 0.5).astype(np.float32)])
     assert table.rows_of(query).tolist() == [by_key.get(key, -1) for key in observation_keys(query)]
     assert len(table) == len(by_key)
-    assert not table._index.by_projection or len(by_key) < 2
+    assert not table._index.by_hash or len(by_key) < 2
