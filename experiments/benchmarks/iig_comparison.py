@@ -62,7 +62,7 @@ GAMES = {"phantom_ttt": "phantom_ttt", "dark_hex3": "dark_hex(num_rows=3,num_col
          "dark_hex2": "dark_hex(num_rows=2,num_cols=2)"}
 #: per game, the size of the board as a player sees it at the start of its information-state tensor (3 entries a
 #: cell on phantom tic-tac-toe, 9 on dark hex): the key of the model_br tables of the sides keyed by the view
-VIEW = {"phantom_ttt": 27, "dark_hex3": 81, "dark_hex2": 36}
+VIEW = {GAMES["phantom_ttt"]: 27, GAMES["dark_hex3"]: 81, GAMES["dark_hex2"]: 36}
 KEYED_BY_VIEW = ("psro_model_br",)
 
 
@@ -73,7 +73,7 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
     fields = {**fields, **COMMON, "seed": str(seed), "game": game}
     if side in KEYED_BY_VIEW:   # (the config's oracle options, keyed by this game's view)
         options = yaml.safe_load((CONFIGS / config).read_text())["oracle_options"]
-        options["key_size"] = VIEW[next(name for name, spec in GAMES.items() if spec == game)]
+        options["key_size"] = VIEW[game]
         fields["oracle_options"] = yaml.safe_dump(options, default_flow_style=True).strip()
     run_dir = folder / f"{side}-{seed}"
     sets = [arg for key, value in fields.items() for arg in ("--set", f"{key}={value}")]

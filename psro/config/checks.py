@@ -53,7 +53,7 @@ def check_one_spelling(config) -> None:
     given = config.oracle_options if isinstance(config.oracle_options, dict) else {}
     if config.oracle_steps is not None and "total_steps" in given:
         raise ConfigError("oracle_steps", f"the oracle's budget is also given as oracle_options.total_steps "
-                         f"({given['total_steps']!r}); give it once.")
+                          f"({given['total_steps']!r}); give it once.")
 
 
 def check_steps_fit(steps, time_limit) -> None:
@@ -73,9 +73,9 @@ def check_steps_fit(steps, time_limit) -> None:
         return
     if steps > STEPS_PER_SECOND * float(time_limit):
         raise ConfigError("oracle_steps", f"{steps} steps cannot finish within time_limit={time_limit:g} s (even at "
-                         f"{STEPS_PER_SECOND:.0e} steps per second a response takes {steps / STEPS_PER_SECOND:.3g} "
-                         "s, and the time limit is checked between iterations); give fewer oracle_steps or a "
-                         "longer time_limit.")
+                          f"{STEPS_PER_SECOND:.0e} steps per second a response takes {steps / STEPS_PER_SECOND:.3g} "
+                          "s, and the time limit is checked between iterations); give fewer oracle_steps or a "
+                          "longer time_limit.")
 
 
 def algorithm_options(cls, options, algorithm: str):
@@ -208,5 +208,5 @@ def check_run_name(name) -> None:
     if name and (Path(name).name != name or name.startswith(".") or "\\" in name
                  or any(ord(c) < 32 for c in name) or len(name) > 200):
         raise ConfigError("name", f"{name!r} is not a run name: a run name is a file name, not a path (no '/', '\\', "
-                         "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
-                         "directory with --out RUN_DIR.")
+                          "leading '.' or '..', at most 200 characters). To write somewhere else, give the run "
+                          "directory with --out RUN_DIR.")

@@ -414,7 +414,7 @@ class PSROConfig:
             raise TypeError(f"give the options in the PSROConfig, not also as keywords ({sorted(fields)}).")
         if config.algorithm != algorithm:
             raise ConfigError("algorithm", f"this config runs {config.algorithm!r}, not {algorithm!r}; build it with "
-                             f"psro.algorithm_class({config.algorithm!r})(config).")
+                              f"psro.algorithm_class({config.algorithm!r})(config).")
         return config, executor
 
     @classmethod
@@ -565,8 +565,8 @@ class PSROConfig:
             with_field("eval_meta_solver", evaluation.check_fits, n, constant_sum)
             if evaluation.kind != meta.kind:
                 raise ConfigError("eval_meta_solver", f"{self.eval_meta_solver!r} gives a {evaluation.kind} solution "
-                                 f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
-                                 "kind.")
+                                  f"but meta_solver={self.meta_solver!r} a {meta.kind} one; choose two of the same "
+                                  "kind.")
         with_field("algorithm", algorithm_class, self.algorithm)
         if self.teams is not None:
             with_field("teams", check_teams, self.teams, n)
@@ -577,39 +577,39 @@ class PSROConfig:
                 why = "a team game is played on its team view" if self.algorithm in SYMMETRIC_ALGORITHMS else \
                     f"algorithm={self.algorithm!r} keeps its own populations"
                 raise ConfigError("symmetric", f"single-population PSRO runs with algorithm "
-                                 f"{' or '.join(map(repr, SYMMETRIC_ALGORITHMS))} and no teams; {why} (set symmetric "
-                                 "to false).")
+                                  f"{' or '.join(map(repr, SYMMETRIC_ALGORITHMS))} and no teams; {why} (set symmetric "
+                                  "to false).")
         if self.symmetric and self.top_up_episodes:
             raise ConfigError("top_up_episodes", "a symmetric run fills each profile's seat-swapped copies from one "
-                             "evaluation, which a top-up of single profiles would break; set top_up_episodes=0.")
+                              "evaluation, which a top-up of single profiles would break; set top_up_episodes=0.")
         for field, allowed in (("update_players", UPDATE_PLAYERS), ("br_selection", BR_SELECTIONS),
                                ("oracle_dispatch", ORACLE_DISPATCH), ("top_up_method", TOP_UP_METHODS)):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{field}: must be one of {list(allowed)}; got {getattr(self, field)!r}.")
         if self.prune_dominated is not None and self.prune_dominated not in PRUNE_DOMINATED:
             raise ConfigError("prune_dominated", f"must be one of {list(PRUNE_DOMINATED)} or null; "
-                             f"got {self.prune_dominated!r}.")
+                              f"got {self.prune_dominated!r}.")
         learned = with_field("oracle", oracle_capabilities, self.oracle).learned
         sampled = with_field("evaluator", evaluator_capabilities, self.evaluator).sampled
         if self.oracle_steps is not None and not learned:
             raise ConfigError("oracle_steps", f"only the learned oracles {learned_oracle_names()} train; oracle="
-                             f"{self.oracle!r} takes no steps (set oracle_steps to null).")
+                              f"{self.oracle!r} takes no steps (set oracle_steps to null).")
         if not sampled and self.evaluator_options:
             raise ConfigError("evaluator_options", f"the {self.evaluator!r} evaluator takes no options; got "
-                             f"{sorted(self.evaluator_options)}.")
+                              f"{sorted(self.evaluator_options)}.")
         if "executor" in (self.evaluator_options or {}):
             raise ConfigError("evaluator_options", "the evaluator uses the run's executor; set executor instead.")
         spec = int(self.executor.strip()) if self.executor.strip().isdigit() else self.executor.strip()
         if spec not in ("serial", "process", "ray") and not (isinstance(spec, int) and spec >= 1):
             raise ConfigError("executor", f"must be 'serial', 'process', 'ray' or a number of worker processes "
-                             f"such as 2; got {self.executor!r}.")
+                              f"such as 2; got {self.executor!r}.")
         if self.ray_address is not None and spec_engine(spec) != "ray":
             raise ConfigError("ray_address", f"joins a Ray cluster, which needs executor: ray; got executor "
-                             f"{self.executor!r} (set executor to ray, or ray_address to null).")
+                              f"{self.executor!r} (set executor to ray, or ray_address to null).")
         if self.top_up_episodes and not evaluator_capabilities(self.evaluator).top_up:
             raise ConfigError("top_up_episodes", f"{self.top_up_episodes} needs evaluator='monte_carlo' (an evaluator "
-                             f"that supports top-up); the {self.evaluator!r} evaluator has nothing to top up (set "
-                             "top_up_episodes=0).")
+                              f"that supports top-up); the {self.evaluator!r} evaluator has nothing to top up (set "
+                              "top_up_episodes=0).")
         if normal_form is not None:
             check_normal_form_options(self.oracle, self.evaluator, self.oracle_dispatch)   # (a ConfigError)
         self._check_learning(game, environment, learned, sampled)
@@ -648,13 +648,13 @@ class PSROConfig:
 
             if not game.get_type().provides_information_state_tensor:
                 raise ConfigError("game", f"{game} provides no information-state tensor, which the learned oracle "
-                                 f"{self.oracle!r} observes; {missing_tensor_advice(game)}; or use oracle='exact' "
-                                 "(and an exact evaluator) where its game tree fits.")
+                                  f"{self.oracle!r} observes; {missing_tensor_advice(game)}; or use oracle='exact' "
+                                  "(and an exact evaluator) where its game tree fits.")
             try:
                 observation_size(game)
             except ValueError as exc:   # the game has one, and reading it failed: say why
                 raise ConfigError("game", f"the information-state tensor of {game}, which the learned oracle "
-                                 f"{self.oracle!r} observes, cannot be read: {exc}") from None
+                                  f"{self.oracle!r} observes, cannot be read: {exc}") from None
         from psro.measures.approx_gap_settings import approx_gap_settings
 
         approx_gap_settings(self.oracle_settings(), self.approx_gap_options, self.oracle)   # (episodes >= 2, ...)
@@ -671,19 +671,19 @@ class PSROConfig:
         approx_oracle = (self.approx_gap_options or {}).get("oracle")
         if approx_oracle is not None and not _learned(approx_oracle):
             raise ConfigError("approx_gap_options", f"oracle must be a learned oracle {learned_oracle_names()} (fresh "
-                             f"best responses trained on sampled play); got {approx_oracle!r}.")
+                              f"best responses trained on sampled play); got {approx_oracle!r}.")
         if self.warm_start and not learned:
             raise ConfigError("warm_start", f"only the learned oracles train networks to start from; oracle="
-                             f"{self.oracle!r} (set warm_start to false).")
+                              f"{self.oracle!r} (set warm_start to false).")
         if self.device != "cpu":
             if not learned:
                 raise ConfigError("device", f"only the learned oracles train on a device; oracle={self.oracle!r} "
-                                 "(set device to 'cpu').")
+                                  "(set device to 'cpu').")
             import torch
 
             if not torch.cuda.is_available():
                 raise ConfigError("device", f"{self.device!r} needs a GPU that torch sees (torch.cuda.is_available() "
-                                 "is False); use device='cpu'.")
+                                  "is False); use device='cpu'.")
 
     def solver_options(self, game_spec, eval_meta_solver: str, executor) -> dict:
         """What a checkpoint stores to rebuild the solver (:attr:`psro.PSRO.options`): every field but

@@ -197,8 +197,7 @@ class PolicyBank(Sequence):
         tables = [k for k, p in enumerate(self.policies) if isinstance(p, ObservationTablePolicy)]
         self.slot = np.full(len(self.policies), -1, dtype=np.int64)
         self.stack = None
-        if len(tables) > 1 and len({(self.policies[k].obs_dim, self.policies[k].key_size, self.policies[k].num_actions)
-                                    for k in tables}) == 1:
+        if len(tables) > 1 and len({self.policies[k].layout for k in tables}) == 1:
             stack = TableStack([self.policies[k] for k in tables])
             if stack.fits(max_entries):
                 self.stack = stack

@@ -196,6 +196,11 @@ class ObservationTablePolicy:
     def __len__(self) -> int:
         return self._distinct
 
+    @property
+    def layout(self) -> tuple:
+        """``(obs_dim, key_size, num_actions)``: tables with the same layout act as one :class:`TableStack`."""
+        return self.obs_dim, self.key_size, self.num_actions
+
     def rows_of(self, obs: np.ndarray) -> np.ndarray:
         """The table row of each row of ``obs`` (the last of equal observations), -1 where the table has none.
 
@@ -318,10 +323,10 @@ class TableStack:
         members = list(members)
         if not members or not all(isinstance(m, ObservationTablePolicy) for m in members):
             raise TypeError("members must be a non-empty sequence of ObservationTablePolicy.")
-        dims = {(m.obs_dim, m.key_size, m.num_actions) for m in members}
-        if len(dims) != 1:
-            raise ValueError(f"members must share obs_dim, key_size and num_actions; got {sorted(dims)}.")
-        (self.obs_dim, self.key_size, self.num_actions), = dims
+        layouts = {m.layout for m in members}
+        if len(layouts) != 1:
+            raise ValueError(f"members must share obs_dim, key_size and num_actions; got {sorted(layouts)}.")
+        (self.obs_dim, self.key_size, self.num_actions), = layouts
         self.members = members
         union = _RowIndex(np.concatenate([m.keys for m in members])).distinct_keys()
         self._index = _RowIndex(union)
