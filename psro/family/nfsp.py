@@ -46,7 +46,7 @@ from games.validation import is_integer
 from psro.config.model import algorithm_options
 from psro.errors import ConfigError
 from psro.family.simultaneous import LoopOutput, SimultaneousLoop, load_network_arrays, network_arrays
-from psro.oracles.learned.dqn import q_learning_loss
+from psro.oracles.learned.dqn import q_update
 from psro.oracles.learned.env import sample_rows
 from psro.oracles.learned.networks import NeuralPolicy, masked_scores
 from psro.oracles.learned.training import check_finite
@@ -229,17 +229,13 @@ class NFSPLearner:
         if c["rl_filled"] >= options.learning_starts:
             idx = rng.integers(0, c["rl_filled"], b)
             buf = {name: torch.from_numpy(value[idx]) for name, value in self.rl.items()}
-            loss = q_learning_loss(self.q.network, self.target, buf, gamma=1.0, double=options.double)
-            check_finite(loss.detach(), "best-response loss", options, "nfsp", c["updates"],
-                         names=("rl_learning_rate",), unit="updates")
-            self.q_opt.zero_grad()
-            loss.backward()
-            self.q_opt.step()
-            self.chunk["rl_loss"] += float(loss.detach())
+            loss, c["updates"] = q_update(
+                self.q.network, self.target, self.q_opt, buf, c["updates"], gamma=1.0, double=options.double,
+                target_update_interval=options.target_update_interval,
+                checked=lambda loss: check_finite(loss, "best-response loss", options, "nfsp", c["updates"],
+                                                  names=("rl_learning_rate",), unit="updates"))
+            self.chunk["rl_loss"] += float(loss)
             self.chunk["rl_steps"] += 1
-            c["updates"] += 1
-            if c["updates"] % options.target_update_interval == 0:
-                self.target.load_state_dict(self.q.network.state_dict())
         held = min(c["sl_seen"], len(self.sl["action"]))
         if held >= options.learning_starts:
             idx = rng.integers(0, held, b)

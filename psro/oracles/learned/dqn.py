@@ -38,7 +38,7 @@ from psro.oracles.learned.training import (
     seeded_env,
 )
 
-__all__ = ["DQNConfig", "DQN_BOUNDS", "q_learning_loss", "train_dqn"]
+__all__ = ["DQNConfig", "DQN_BOUNDS", "q_learning_loss", "q_update", "train_dqn"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,35 @@ def q_learning_loss(q_network, target_network, sample: dict, *, gamma: float, do
         target = sample["reward"] + gamma * next_q * (1.0 - sample["done"])
     predicted = q_network(sample["obs"]).gather(1, sample["action"][:, None]).squeeze(1)
     return nn.functional.mse_loss(predicted, target)
+
+
+def q_update(q_network, target_network, optimizer, sample: dict, updates: int, *, gamma: float, double: bool,
+             target_update_interval: int, checked) -> tuple:
+    """One DQN update, as DQN's responses and NFSP's best-response networks take it: :func:`q_learning_loss` on
+    ``sample``, ``checked(loss)`` (which raises where the loss is not finite), one step of ``optimizer``, and the
+    target network's copy of the Q-network every ``target_update_interval`` updates. Returns ``(loss, updates)``:
+    the loss (detached) and the count of updates with this one.
+
+    Examples
+    --------
+    >>> q, target = nn.Linear(2, 2), nn.Linear(2, 2)
+    >>> sample = {"obs": torch.zeros(1, 2), "action": torch.tensor([0]), "reward": torch.tensor([1.0]),
+    ...           "next_obs": torch.zeros(1, 2), "next_mask": torch.tensor([[True, True]]), "done": torch.tensor([1.0])}
+    >>> optimizer = torch.optim.SGD(q.parameters(), lr=0.1)
+    >>> loss, updates = q_update(q, target, optimizer, sample, 1, gamma=1.0, double=False, target_update_interval=2,
+    ...                          checked=lambda loss: None)
+    >>> updates, all(torch.equal(a, b) for a, b in zip(q.parameters(), target.parameters()))   # (copied at 2)
+    (2, True)
+    """
+    loss = q_learning_loss(q_network, target_network, sample, gamma=gamma, double=double)
+    checked(loss.detach())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    updates += 1
+    if updates % target_update_interval == 0:
+        target_network.load_state_dict(q_network.state_dict())
+    return loss.detach(), updates
 
 
 def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig = DQNConfig(), *,
@@ -239,15 +268,11 @@ def train_dqn(game, player: int, opponents: OpponentMixture, config: DQNConfig =
                 sample = {name: torch.from_numpy(array[idx]).to(device) for name, array in (
                     ("obs", buf_obs), ("action", buf_action), ("reward", buf_reward), ("next_obs", buf_next_obs),
                     ("next_mask", buf_next_mask), ("done", buf_done))}
-                loss = q_learning_loss(q_network, target_network, sample, gamma=config.gamma, double=config.double)
-                check_finite(loss.detach(), "loss", config, "dqn", (iteration + 1) * config.num_envs)
-                curve.add(loss.detach())
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                updates += 1
-                if updates % config.target_update_interval == 0:
-                    target_network.load_state_dict(q_network.state_dict())
+                loss, updates = q_update(
+                    q_network, target_network, optimizer, sample, updates, gamma=config.gamma, double=config.double,
+                    target_update_interval=config.target_update_interval,
+                    checked=lambda loss: check_finite(loss, "loss", config, "dqn", (iteration + 1) * config.num_envs))
+                curve.add(loss)
         curve.end_chunk(num_iterations * config.num_envs, config.learning_rate)
 
         return evaluated_result(env, q_policy, eval_episodes=config.eval_episodes, seed=config.seed, start=start,
