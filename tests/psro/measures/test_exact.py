@@ -110,9 +110,13 @@ def _sequence_walk(game, profile):
     return total[0], [grad[p][None] + sum(best(p, k) for k in below[p][None]) for p in (0, 1)]
 
 
+# (the larger boards take seconds each: the second tier)
 @pytest.mark.parametrize("name, seeds", [("dark_hex(num_rows=2,num_cols=2,gameversion=adh)", (None, None)),
-                                         ("dark_hex(num_rows=2,num_cols=3,gameversion=adh)", (1, None)),
-                                         ("dark_hex(num_rows=3,num_cols=2,gameversion=adh)", (None, 2))])
+                                         ("dark_hex(num_rows=2,num_cols=2,gameversion=adh)", (5, 6)),
+                                         pytest.param("dark_hex(num_rows=2,num_cols=3,gameversion=adh)", (1, None),
+                                                      marks=pytest.mark.slow),
+                                         pytest.param("dark_hex(num_rows=3,num_cols=2,gameversion=adh)", (None, 2),
+                                                      marks=pytest.mark.slow)])
 def test_equals_openspiel_nash_conv_on_small_abrupt_boards(name, seeds):
     """Abrupt dark hex: OpenSpiel's information states are the player's sequences, so the values agree."""
     game = pyspiel.load_game(name)
@@ -123,8 +127,9 @@ def test_equals_openspiel_nash_conv_on_small_abrupt_boards(name, seeds):
     np.testing.assert_allclose(result.gains, gains, rtol=REL, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["dark_hex(num_rows=2,num_cols=2)", "dark_hex(num_rows=2,num_cols=3)",
-                                  "dark_hex(num_rows=3,num_cols=2)"])
+@pytest.mark.parametrize("name", ["dark_hex(num_rows=2,num_cols=2)",
+                                  pytest.param("dark_hex(num_rows=2,num_cols=3)", marks=pytest.mark.slow),
+                                  pytest.param("dark_hex(num_rows=3,num_cols=2)", marks=pytest.mark.slow)])
 def test_classical_dark_hex_equals_a_walk_keyed_by_sequences(name):
     """Classical dark hex: OpenSpiel's strings also hold the move count, so the reference is a walk of pyspiel's
     states keyed by the information-state tensor (the sequence), written apart from the kernels."""
