@@ -1,8 +1,10 @@
 """The toolkit's loops side by side on the large imperfect-information games, measured exactly: PSRO against the
-self-play learners users pick instead (PPO self-play, MMD, NFSP), each from a run config, on one clock.
+self-play learners users pick instead (PPO self-play, MMD, NFSP), each from a run config, and OpenSpiel's own
+psro_v2 and NFSP, on one clock.
 
     python -m experiments.benchmarks.iig_comparison [--game phantom_ttt] [--sides NAME ...] [--seeds 0 1 2]
-                                                     [--budget 600] [--processes 2] [--quick] [--out FILE]
+                                                     [--budget 600] [--processes 2] [--set FIELD=VALUE ...]
+                                                     [--quick] [--out FILE]
 
 Each side is a run config of :data:`SIDES` (the shipped configs, with the overrides named there) run by
 ``psro run CONFIG --set seed=S --time-limit BUDGET`` with ``exact_gap: true`` and ``exact_gap_every: 1000``: the
@@ -10,7 +12,10 @@ loop trains until the budget (wall seconds, checked between iterations), then me
 output (:func:`psro.exact_nash_conv`: the compiled evaluator on phantom tic-tac-toe and dark hex; a PSRO run's
 meta-strategy mixture, a self-play run's current or average policies) on its last row, after the clock. No
 ``approx_gap`` is measured (it would spend the budget). ``--processes`` runs go at once, each with one torch and
-BLAS thread (the exact evaluation uses numba's threads); ``--game`` replaces each config's game.
+BLAS thread (the exact evaluation uses numba's threads); ``--game`` replaces each config's game (``dark_hex3_abrupt``:
+abrupt 3x3 dark hex, ``gameversion=adh``), ``--set`` sets a field on every toolkit side (for tuning). The sides of
+:data:`OPENSPIEL_SIDES` are OpenSpiel's psro_v2 and NFSP at the settings of its examples
+(:func:`openspiel_side`), measured by the same evaluator.
 
 The table gives, per side and seed, the iterations, the learner decisions (``env_steps``), the wall seconds of
 training and where they went (the history's ``time_oracle``: responses or learners; ``time_evaluation``: the
@@ -24,10 +29,12 @@ The uniform profile's NashConv: 1.5775 on phantom tic-tac-toe, 1.8328 on 3x3 dar
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 from experiments import harness
@@ -55,30 +62,43 @@ SIDES = {
     "mmd": ("phantom_ttt_mmd.yaml", {}),
     "nfsp": ("leduc_nfsp_tuned.yaml", {"game": "phantom_ttt", "exact_gap": "true"}),
 }
+#: OpenSpiel's own learners, at the settings of its examples (the Leduc comparison's adapters,
+#: experiments/benchmarks/leduc/): psro_v2 with its policy-gradient oracle (10,000 episodes a response, 100 episodes
+#: a meta-game entry) and its torch NFSP; each in a process of its own (spawned, one thread), its output measured by
+#: psro.exact_nash_conv after the budget (psro_v2: the meta-strategy of its last finished iteration; NFSP: the
+#: average policies)
+OPENSPIEL_SIDES = ("openspiel_psro_v2", "openspiel_nfsp")
 #: What every side runs with (the budget and the seed are added per run)
 COMMON = {"exact_gap": "true", "exact_gap_every": "1000", "approx_gap_every": "null", "iterations": "null",
           "target_gap": "null", "progress": "false"}
 GAMES = {"phantom_ttt": "phantom_ttt", "dark_hex3": "dark_hex(num_rows=3,num_cols=3)",
+         "dark_hex3_abrupt": "dark_hex(num_rows=3,num_cols=3,gameversion=adh)",
          "dark_hex2": "dark_hex(num_rows=2,num_cols=2)"}
 #: per game, the size of the board as a player sees it at the start of its information-state tensor (3 entries a
 #: cell on phantom tic-tac-toe, 9 on dark hex): the key of the model_br tables of the sides keyed by the view
-VIEW = {GAMES["phantom_ttt"]: 27, GAMES["dark_hex3"]: 81, GAMES["dark_hex2"]: 36}
+VIEW = {GAMES["phantom_ttt"]: 27, GAMES["dark_hex3"]: 81, GAMES["dark_hex3_abrupt"]: 81, GAMES["dark_hex2"]: 36}
 KEYED_BY_VIEW = ("psro_model_br",)
 
 
-def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep: Path | None = None) -> dict:
+def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep: Path | None = None,
+             sets: dict | None = None) -> dict:
     """One side and seed: ``psro run`` until ``budget`` wall seconds, then its last row (and the seconds of each
-    kind of work, summed over the rows); ``keep``: a folder to copy the history into."""
+    kind of work, summed over the rows); ``keep``: a folder to copy the history into; ``sets``: fields set on top
+    of the side's (``--set`` of the command line, for tuning). An OpenSpiel side runs :func:`openspiel_side`."""
+    if side in OPENSPIEL_SIDES:
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+            return pool.submit(openspiel_side, side, seed, game, budget).result()
     config, fields = SIDES[side]
     fields = {**fields, **COMMON, "seed": str(seed), "game": game}
     if side in KEYED_BY_VIEW:   # (the config's oracle options, keyed by this game's view)
         options = yaml.safe_load((CONFIGS / config).read_text())["oracle_options"]
         options["key_size"] = VIEW[game]
         fields["oracle_options"] = yaml.safe_dump(options, default_flow_style=True).strip()
+    fields.update(sets or {})
     run_dir = folder / f"{side}-{seed}"
-    sets = [arg for key, value in fields.items() for arg in ("--set", f"{key}={value}")]
+    arguments = [arg for key, value in fields.items() for arg in ("--set", f"{key}={value}")]
     done = subprocess.run(_psro("run", str(CONFIGS / config), "--out", str(run_dir), "--overwrite", "--time-limit",
-                                str(budget), *sets), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                str(budget), *arguments), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True)
     if done.returncode:   # (a failed run is a row: its error's last line, no NashConv)
         return {"side": side, "seed": seed, "error": done.stderr.strip().splitlines()[-1][:300]}
@@ -95,6 +115,52 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
             "exact_nash_conv": float(last["gap"]), "exact_eval_s": round(measured, 1)}
 
 
+def openspiel_side(side: str, seed: int, game: str, budget: float) -> dict:
+    """One of :data:`OPENSPIEL_SIDES` on ``game`` for ``budget`` wall seconds (the step running at the end does not
+    count), then the exact NashConv of its output. Its ``iterations``: psro_v2's iterations, or NFSP's training
+    episodes; its ``decisions``: NFSP's environment steps (psro_v2 does not count them)."""
+    import pyspiel
+    import torch
+
+    from experiments.benchmarks.leduc import openspiel_nfsp_adapter, psro_v2_adapter
+    from experiments.clock import Clock, until_budget
+    from psro import exact_nash_conv
+
+    torch.set_num_threads(1)
+    game_obj, clock = pyspiel.load_game(game), Clock(budget)
+    iterations, steps, profile = 0, math.nan, None
+    if side == "openspiel_psro_v2":
+        with until_budget():
+            with clock:
+                solver = psro_v2_adapter.solver_for(game_obj, seed, psro_v2_adapter.Options())
+            profile = psro_v2_adapter.meta_profile(solver)
+            while True:
+                with clock:
+                    solver.iteration()
+                iterations += 1
+                profile = psro_v2_adapter.meta_profile(solver)
+    else:
+        from open_spiel.python import rl_environment
+
+        options, steps = openspiel_nfsp_adapter.Options(), 0
+        env = rl_environment.Environment(game_obj)
+        env.seed(seed)
+        agents = openspiel_nfsp_adapter.agents_for(env, seed, options)
+        with until_budget():
+            while True:
+                with clock:
+                    for _ in range(options.measure_every):
+                        steps += openspiel_nfsp_adapter.play_episode(env, agents)
+                iterations += options.measure_every
+        profile = openspiel_nfsp_adapter.average_profile(agents)
+    if profile is None:
+        return {"side": side, "seed": seed, "error": f"its setup did not finish within {budget:g} s"}
+    result = exact_nash_conv(game_obj, profile)
+    return {"side": side, "seed": seed, "iterations": iterations, "decisions": steps,
+            "training_wall_s": round(clock.wall, 1), "exact_nash_conv": result.nash_conv,
+            "exact_eval_s": round(result.seconds, 1)}
+
+
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per side: the median over seeds of the exact NashConv, its lowest and highest, the median iterations."""
     rows = []
@@ -107,19 +173,27 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
                      "lowest": round(float(part["exact_nash_conv"].min()), 4),
                      "highest": round(float(part["exact_nash_conv"].max()), 4),
                      "median iterations": statistics.median(part["iterations"]),
-                     "median decisions": int(statistics.median(part["decisions"]))})
+                     "median decisions": _median_count(part["decisions"])})
     return pd.DataFrame(rows)
+
+
+def _median_count(values: pd.Series):
+    """The median of the counts a side records, or NaN where it records none."""
+    values = values.dropna()
+    return int(statistics.median(values)) if len(values) else math.nan
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", choices=list(GAMES), default="phantom_ttt")
-    parser.add_argument("--sides", nargs="+", choices=list(SIDES), default=list(SIDES))
+    parser.add_argument("--sides", nargs="+", choices=[*SIDES, *OPENSPIEL_SIDES], default=list(SIDES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--budget", type=float, default=600.0, help="wall seconds of training per side and seed")
     parser.add_argument("--processes", type=int, default=2, help="runs at once")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--keep", type=Path, default=None, help="a folder to keep each run's history in")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a config field set on every side, after the side's own (repeatable; for tuning)")
     parser.add_argument("--out", type=Path, default=None,
                         help="markdown table (default: results/iig_comparison_<game>.md for a default run)")
     args = parser.parse_args(argv)
@@ -127,13 +201,16 @@ def main(argv=None) -> None:
     if args.quick:
         args.game, args.sides, args.seeds, args.budget = "dark_hex2", ["psro_ppo", "mmd"], [0], 10.0
     out = harness.output_path(parser, args, committed)
+    sets = dict(item.split("=", 1) for item in args.sets)
     jobs = [(side, seed) for seed in args.seeds for side in args.sides]
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.processes) as pool:
-        rows = list(pool.map(lambda job: run_side(*job, GAMES[args.game], args.budget, Path(tmp), args.keep), jobs))
+        rows = list(pool.map(lambda job: run_side(*job, GAMES[args.game], args.budget, Path(tmp), args.keep, sets),
+                             jobs))
     table = pd.DataFrame(rows)
     command = " ".join(["python -m experiments.benchmarks.iig_comparison", f"--game {args.game}",
                         "--sides " + " ".join(args.sides), "--seeds " + " ".join(map(str, args.seeds)),
                         f"--budget {args.budget:g}", f"--processes {args.processes}",
+                        *[f"--set '{item}'" for item in args.sets],
                         *([f"--out {args.out}"] if args.out else [])])
     lines = [f"# The toolkit's loops on {GAMES[args.game]}, measured exactly", "",
              f"Command: `{command}`", "",

@@ -19,7 +19,8 @@ import numpy as np
 
 from experiments.clock import Clock
 
-__all__ = ["GAME", "Measure", "openspiel_meta_nash_conv", "check_measure", "population_members", "row", "ROW_LINE",
+__all__ = ["GAME", "Measure", "NetworkPolicy", "openspiel_meta_nash_conv", "check_measure", "population_members",
+           "row", "ROW_LINE",
            "rows_from_log", "ROW_COLUMNS"]
 
 logger = logging.getLogger("deep_psro_leduc")
@@ -80,12 +81,33 @@ class Measure:
 
     def network_table(self, player: int, probabilities) -> np.ndarray:
         """The tabular policy of a network: ``probabilities(player, obs, mask)`` on the tree's information-state
-        tensors of ``player``, masked and renormalised (uniform over the legal actions where its mass is zero)."""
+        tensors of ``player``, masked and renormalised (:class:`NetworkPolicy`)."""
         from psro.sequence_form.game_tree import infostate_tensors
 
         mask = self.tree.infostates[player].legal_mask.astype(bool)
         obs = np.asarray(infostate_tensors(self.tree, player), dtype=np.float32)
-        probs = np.asarray(probabilities(player, obs, mask), dtype=np.float64) * mask
+        return NetworkPolicy(probabilities, player).probabilities_np(obs, mask)
+
+
+class NetworkPolicy:
+    """An OpenSpiel agent's network as a policy the toolkit's exact evaluator asks
+    (:func:`psro.exact_nash_conv`): ``probabilities(player, obs, mask)`` on a batch of information-state tensors,
+    masked and renormalised (uniform over the legal actions where its mass is zero).
+
+    Examples
+    --------
+    >>> policy = NetworkPolicy(lambda player, obs, mask: np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]]), 0)
+    >>> policy.probabilities_np(np.zeros((2, 4), np.float32), np.array([[True, False, True], [True, True, False]]))
+    array([[1. , 0. , 0. ],
+           [0.5, 0.5, 0. ]])
+    """
+
+    def __init__(self, probabilities, player: int):
+        self.probabilities, self.player = probabilities, player
+
+    def probabilities_np(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        mask = np.asarray(mask, dtype=bool)
+        probs = np.asarray(self.probabilities(self.player, obs, mask), dtype=np.float64) * mask
         total = probs.sum(axis=1, keepdims=True)
         return np.where(total > 0, probs / np.where(total > 0, total, 1.0), mask / mask.sum(axis=1, keepdims=True))
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from experiments.benchmarks.leduc.measure import GAME, Measure, row
+from experiments.benchmarks.leduc.measure import GAME, Measure, NetworkPolicy, row
 from experiments.clock import Clock, until_budget
 
-__all__ = ["Options", "run", "OPENSPIEL_NFSP_SEED", "agents_for", "play_episode"]
+__all__ = ["Options", "run", "OPENSPIEL_NFSP_SEED", "agents_for", "play_episode", "average_profile"]
 
 #: What a row's ``iteration`` counts.
 UNIT = "episodes"
@@ -105,6 +105,13 @@ def _nfsp_average_probabilities(agents):
             return torch.softmax(logits, dim=1).double().numpy()
 
     return probabilities
+
+
+def average_profile(agents) -> list:
+    """The agents' average policies as :func:`psro.exact_nash_conv` takes them (one
+    :class:`~experiments.benchmarks.leduc.measure.NetworkPolicy` per player)."""
+    average = _nfsp_average_probabilities(agents)
+    return [NetworkPolicy(average, p) for p in range(len(agents))]
 
 
 def run(seed: int, budget: float, options: Options, clock: str = "wall", side: str = "openspiel_nfsp") -> list:

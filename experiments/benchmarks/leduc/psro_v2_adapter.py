@@ -32,10 +32,10 @@ import types
 
 import numpy as np
 
-from experiments.benchmarks.leduc.measure import GAME, Measure, row
+from experiments.benchmarks.leduc.measure import GAME, Measure, NetworkPolicy, row
 from experiments.clock import Clock, until_budget
 
-__all__ = ["Options", "run"]
+__all__ = ["Options", "run", "solver_for", "meta_profile"]
 
 #: What a row's ``iteration`` counts.
 UNIT = "iterations"
@@ -100,10 +100,9 @@ def _pg_probabilities(agent):
     return probabilities
 
 
-def run(seed: int, budget: float, options: Options, clock: str = "wall", side: str = "psro_v2") -> list:
-    """psro_v2 with the torch PG oracle for ``budget`` seconds of ``clock``; one row per iteration (and the start),
-    named ``side``."""
-    import pyspiel
+def solver_for(game, seed: int, options: Options):
+    """psro_v2's solver on ``game`` (a ``pyspiel.Game``) with the torch PG oracle, seeded with ``seed``, its
+    initial meta-game computed."""
     import torch
     from open_spiel.python import rl_environment
     from open_spiel.python.algorithms.psro_v2 import psro_v2, rl_oracle, strategy_selectors
@@ -113,26 +112,42 @@ def run(seed: int, budget: float, options: Options, clock: str = "wall", side: s
     _use_highs_for_openspiel_lp()
     np.random.seed(seed)
     torch.manual_seed(seed)
+    pg_policy = _torch_pg_policy_class()
+    env = rl_environment.Environment(game)
+    kwargs = dict(info_state_size=env.observation_spec()["info_state"][0],
+                  num_actions=env.action_spec()["num_actions"], loss_str="qpg", loss_class=False,
+                  hidden_layers_sizes=[options.hidden] * options.layers, entropy_cost=0.001,
+                  critic_learning_rate=1e-2, pi_learning_rate=1e-3, num_critic_before_pi=8,
+                  optimizer_str="adam")
+    oracle = rl_oracle.RLOracle(env, pg_policy, kwargs, number_training_episodes=options.episodes,
+                                self_play_proportion=0.0, sigma=0.0)
+    agents = [pg_policy(env, p, **kwargs) for p in range(game.num_players())]
+    for agent in agents:
+        agent.freeze()
+    return psro_v2.PSROSolver(game, oracle, initial_policies=agents,
+                              training_strategy_selector=strategy_selectors.probabilistic, rectifier="",
+                              sims_per_entry=options.sims_per_entry, number_policies_selected=1,
+                              meta_strategy_method=options.meta_solver, sample_from_marginals=True,
+                              symmetric_game=False)
+
+
+def meta_profile(solver) -> list:
+    """The solver's output as :func:`psro.exact_nash_conv` takes it: per player, its networks
+    (:class:`~experiments.benchmarks.leduc.measure.NetworkPolicy`) and their meta-strategy weights. Trained members
+    are frozen, so the profile of a finished iteration stays what it was while the next one trains."""
+    return [([NetworkPolicy(_pg_probabilities(pol._policy), p) for pol in pols], np.array(weights, dtype=np.float64))
+            for p, (pols, weights) in enumerate(zip(solver.get_policies(), solver.get_meta_strategies()))]
+
+
+def run(seed: int, budget: float, options: Options, clock: str = "wall", side: str = "psro_v2") -> list:
+    """psro_v2 with the torch PG oracle for ``budget`` seconds of ``clock``; one row per iteration (and the start),
+    named ``side``."""
+    import pyspiel
+
     game = pyspiel.load_game(GAME)
     clock = Clock(budget, clock)
     with clock:
-        pg_policy = _torch_pg_policy_class()
-        env = rl_environment.Environment(game)
-        kwargs = dict(info_state_size=env.observation_spec()["info_state"][0],
-                      num_actions=env.action_spec()["num_actions"], loss_str="qpg", loss_class=False,
-                      hidden_layers_sizes=[options.hidden] * options.layers, entropy_cost=0.001,
-                      critic_learning_rate=1e-2, pi_learning_rate=1e-3, num_critic_before_pi=8,
-                      optimizer_str="adam")
-        oracle = rl_oracle.RLOracle(env, pg_policy, kwargs, number_training_episodes=options.episodes,
-                                    self_play_proportion=0.0, sigma=0.0)
-        agents = [pg_policy(env, p, **kwargs) for p in range(game.num_players())]
-        for agent in agents:
-            agent.freeze()
-        solver = psro_v2.PSROSolver(game, oracle, initial_policies=agents,
-                                    training_strategy_selector=strategy_selectors.probabilistic, rectifier="",
-                                    sims_per_entry=options.sims_per_entry, number_policies_selected=1,
-                                    meta_strategy_method=options.meta_solver, sample_from_marginals=True,
-                                    symmetric_game=False)
+        solver = solver_for(game, seed, options)
     exact = Measure(game)
 
     def measure(iteration):

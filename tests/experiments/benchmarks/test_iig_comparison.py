@@ -34,3 +34,14 @@ def test_a_side_trains_until_its_budget_and_its_last_row_is_the_exact_nash_conv_
     # the same NashConv, measured again from the run directory's saved populations and meta-strategy
     again = exact_nash_conv_of_run(tmp_path / "runs" / "psro_model_br-0").nash_conv
     assert row["exact_nash_conv"] == pytest.approx(again, rel=1e-9, abs=1e-12) and row["exact_nash_conv"] >= 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("side", bench.OPENSPIEL_SIDES)
+def test_an_openspiel_side_trains_until_its_budget_then_its_output_is_measured_exactly(side):
+    row = bench.run_side(side, 0, bench.GAMES["dark_hex2"], 10.0, None)
+    assert "error" not in row, row
+    assert 10.0 <= row["training_wall_s"] < 11.0 and row["exact_eval_s"] > 0.0
+    assert 0.0 <= row["exact_nash_conv"] <= 4.0   # (payoffs in [-1, 1]: each gain is at most 2)
+    if side == "openspiel_nfsp":   # (blocks of 1,000 episodes; a 2x2 episode takes at least 2 decisions)
+        assert row["iterations"] % 1000 == 0 and row["decisions"] >= row["iterations"] * 2
