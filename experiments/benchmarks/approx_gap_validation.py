@@ -59,8 +59,8 @@ def run_one(game: str, steps: int, seed: int, iterations: int, every: int, episo
     ``approx_gap_options``' oracle (None: its default, :func:`psro.measures.approx_gap_settings.default_responder`)."""
     from psro import PSRO
 
-    solver = PSRO(GAMES[game], oracle=oracle, oracle_steps=steps or None, evaluator="monte_carlo",
-                  episodes_per_profile=episodes_per_profile, oracle_options={"eval_episodes": 200},
+    solver = PSRO(GAMES[game], oracle=oracle, evaluator="monte_carlo", episodes_per_profile=episodes_per_profile,
+                  oracle_options={"eval_episodes": 200, **({"total_steps": steps} if steps else {})},
                   exact_gap=True, approx_gap_every=every,
                   approx_gap_options={"share": share, "lbr": lbr, "oracle": responder}, seed=seed,
                   progress=False, rank_population=False)

@@ -64,6 +64,10 @@ CANDIDATES = {
     "neural_br 100k": ("neural", dict(total_steps=100_000), False),
     "neural_br 300k (default)": ("neural", dict(), False),
     "neural_br 1M": ("neural", dict(total_steps=1_000_000), False),
+    "neural_br 1M, [128, 128]": ("neural", dict(total_steps=1_000_000, hidden=(128, 128)), False),
+    "neural_br 600k, [128, 128]": ("neural", dict(total_steps=600_000, hidden=(128, 128)), False),
+    "neural_br 1M, [128, 128], 15 epochs": ("neural", dict(total_steps=1_000_000, hidden=(128, 128), epochs=15),
+                                            False),
 }
 
 #: ``--quick``: every learner (and a warm start) at a tiny budget, against the target of iteration 1 of a run whose
@@ -75,7 +79,7 @@ QUICK_CANDIDATES = {
     "dqn 1k fresh": ("dqn", dict(total_steps=1_000), False),
     "neural_br 2k": ("neural", dict(total_steps=2_000, num_envs=64), False),
 }
-QUICK_RUN = dict(oracle_steps=1_024, episodes_per_profile=20)
+QUICK_RUN = {"oracle_options.total_steps": 1_024, "episodes_per_profile": 20}
 
 
 def targets(config: Path, seed: int, at: list, game: str, **fields) -> dict:

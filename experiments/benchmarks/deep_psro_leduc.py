@@ -115,7 +115,7 @@ def comparison_from_options(args) -> Comparison:
     if args.config:
         ours = {"config": args.config, **({"executor": args.executor} if args.executor else {})}
     else:
-        ours = {"oracle_steps": args.oracle_steps, "episodes_per_profile": args.episodes_per_profile,
+        ours = {"total_steps": args.total_steps, "episodes_per_profile": args.episodes_per_profile,
                 "meta_solver": args.meta_solver,
                 "oracle_options": {**OURS["oracle_options"], **dict(_parse_option(o) for o in args.oracle_option)}}
     options = {"psro_v2": ("psro_v2", {"episodes": args.pg_episodes, "sims_per_entry": args.sims_per_entry,
@@ -151,7 +151,8 @@ def parser():
     parser.add_argument("--pg-meta", default=PSRO_V2["meta_solver"], help="psro_v2's meta_strategy_method")
     parser.add_argument("--openspiel-nfsp-measure-every", type=int, default=1000,
                         metavar="EPISODES", help="openspiel_nfsp: training episodes between measurements")
-    parser.add_argument("--oracle-steps", type=int, default=OURS["oracle_steps"])
+    parser.add_argument("--total-steps", type=int, default=OURS["total_steps"],
+                        help="the PPO oracle's budget per response (oracle_options.total_steps)")
     parser.add_argument("--episodes-per-profile", type=int, default=OURS["episodes_per_profile"])
     parser.add_argument("--meta-solver", default=OURS["meta_solver"])
     parser.add_argument("--oracle-option", action="append", default=[], metavar="KEY=VALUE",

@@ -43,7 +43,7 @@ CONFIGS = {"PSRO": "leduc_deep.yaml", "P2SRO": "leduc_pipeline_psro.yaml"}
 RESULTS = harness.BENCHMARKS / "results" / "pipeline_psro_leduc.md"
 COLUMNS = ["iteration", "gap", "wall_time", "cpu_time", "env_steps", "population_0"]
 #: ``--quick``: each side's config with PPO calls of one rollout and short evaluations.
-QUICK_FIELDS = dict(oracle_steps=1024, episodes_per_profile=20)
+QUICK_FIELDS = {"oracle_options.total_steps": 1024, "episodes_per_profile": 20}
 QUICK_SECONDS = 8.0
 
 
@@ -53,10 +53,12 @@ def single_run(side: str, seed: int, seconds: float, workers: int, quick: bool =
     import yaml
 
     from psro import PSROConfig, algorithm_class
+    from psro.config.fields import field_changes
 
     fields = yaml.safe_load((harness.REPO_ROOT / "experiments" / "configs" / CONFIGS[side]).read_text())
-    fields.update(seed=seed, progress=False, time_limit=seconds, iterations=None, approx_gap_every=None,
-                  executor="serial" if side == "PSRO" else str(workers), **(QUICK_FIELDS if quick else {}))
+    fields.update(field_changes(dict(seed=seed, progress=False, time_limit=seconds, iterations=None,
+                                     approx_gap_every=None, executor="serial" if side == "PSRO" else str(workers),
+                                     **(QUICK_FIELDS if quick else {})), fields.get))
     config = PSROConfig.from_dict(fields)
     with algorithm_class(config.algorithm)(config) as solver:
         history = solver.run(time_limit=seconds, iterations=10_000)

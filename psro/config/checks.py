@@ -34,32 +34,13 @@ def check_budgets(config) -> None:
         for field in ("episodes_per_profile", "top_up_episodes"):
             check_episode_budget(field, getattr(config, field), per_task)
     if oracle_capabilities(config.oracle).learned:
-        check_steps_fit(config.oracle_steps or (config.oracle_options or {}).get("total_steps"), config.time_limit)
-
-
-def check_one_spelling(config) -> None:
-    """Refuse a setting given twice: ``oracle_steps`` and ``oracle_options``' ``total_steps`` are one setting, the
-    oracle's budget (before, the field silently won).
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> check_one_spelling(SimpleNamespace(oracle_steps=None, oracle_options={"total_steps": 64}))
-    >>> check_one_spelling(SimpleNamespace(oracle_steps=64, oracle_options={"total_steps": 128}))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    psro.errors.ConfigError: oracle_steps: the oracle's budget is also given as oracle_options.total_steps (128); ...
-    """
-    given = config.oracle_options if isinstance(config.oracle_options, dict) else {}
-    if config.oracle_steps is not None and "total_steps" in given:
-        raise ConfigError("oracle_steps", f"the oracle's budget is also given as oracle_options.total_steps "
-                          f"({given['total_steps']!r}); give it once.")
+        check_steps_fit((config.oracle_options or {}).get("total_steps"), config.time_limit)
 
 
 def check_steps_fit(steps, time_limit) -> None:
-    """Refuse ``oracle_steps`` that no learned response can take within ``time_limit`` seconds (the time limit is
-    checked between iterations, and the first iteration trains a response of that many steps): more than
-    :data:`STEPS_PER_SECOND` times the limit.
+    """Refuse ``oracle_options.total_steps`` that no learned response can take within ``time_limit`` seconds (the
+    time limit is checked between iterations, and the first iteration trains a response of that many steps): more
+    than :data:`STEPS_PER_SECOND` times the limit.
 
     Examples
     --------
@@ -67,15 +48,15 @@ def check_steps_fit(steps, time_limit) -> None:
     >>> check_steps_fit(10**15, 60.0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    psro.errors.ConfigError: oracle_steps: 1000000000000000 steps cannot finish within time_limit=60 s ...
+    psro.errors.ConfigError: oracle_options: total_steps=1000000000000000 cannot finish within time_limit=60 s ...
     """
     if steps is None or time_limit is None or not is_integer(steps):
         return
     if steps > STEPS_PER_SECOND * float(time_limit):
-        raise ConfigError("oracle_steps", f"{steps} steps cannot finish within time_limit={time_limit:g} s (even at "
-                          f"{STEPS_PER_SECOND:.0e} steps per second a response takes {steps / STEPS_PER_SECOND:.3g} "
-                          "s, and the time limit is checked between iterations); give fewer oracle_steps or a "
-                          "longer time_limit.")
+        raise ConfigError("oracle_options", f"total_steps={steps} cannot finish within time_limit={time_limit:g} s "
+                          f"(even at {STEPS_PER_SECOND:.0e} steps per second a response takes "
+                          f"{steps / STEPS_PER_SECOND:.3g} s, and the time limit is checked between iterations); give "
+                          "fewer total_steps or a longer time_limit.")
 
 
 def algorithm_options(cls, options, algorithm: str):

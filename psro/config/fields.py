@@ -18,7 +18,7 @@ import pydantic
 import yaml
 
 __all__ = ["FieldHelp", "DuplicateKey", "UniqueKeyLoader", "assigned_values", "checked_value", "describe_fields",
-           "field_docstrings"]
+           "field_changes", "field_docstrings"]
 
 
 class DuplicateKey(yaml.YAMLError):
@@ -208,6 +208,26 @@ def assigned_values(assignments, fields: dict, current) -> dict:
                              f"--set {field}=VALUE.")
         mapping = changes[field] if field in changes else current(field)
         changes[field] = {**(mapping if isinstance(mapping, dict) else {}), inner: value}
+    return changes
+
+
+def field_changes(settings: dict, current) -> dict:
+    """``settings`` (``{field: value, "mapping.key": value, ...}``) as whole field values: a ``mapping.key`` entry
+    changes that option of the mapping ``current(mapping)`` (or of the one an earlier entry gave), its other options
+    kept.
+
+    Examples
+    --------
+    >>> field_changes({"seed": 3, "options.total_steps": 64}, lambda field: {"hidden": [8]})
+    {'seed': 3, 'options': {'hidden': [8], 'total_steps': 64}}
+    """
+    changes = {}
+    for key, value in settings.items():
+        field, dot, option = key.partition(".")
+        if dot:
+            changes[field] = {**(changes[field] if field in changes else current(field) or {}), option: value}
+        else:
+            changes[key] = value
     return changes
 
 

@@ -32,7 +32,6 @@ from psro.config.checks import (
     algorithm_options,
     check_bounds,
     check_budgets,
-    check_one_spelling,
     check_reference_opponents,
     check_run_name,
     check_teams,
@@ -40,7 +39,7 @@ from psro.config.checks import (
 )
 from psro.config.fields import DuplicateKey, FieldHelp, UniqueKeyLoader, assigned_values, checked_value, describe_fields
 from psro.config.game import is_environment_game, num_players, resolve_run_game, spec_kept
-from psro.config.sections import flat_assignment, flatten, nest
+from psro.config.sections import current_spelling, flat_assignment, flatten, nest
 from psro.errors import ConfigError, with_field
 
 logger = logging.getLogger(__name__)
@@ -67,9 +66,8 @@ CHOICES = {
 #: options (:meth:`PSROConfig.solver_options`) leave them out; every other field is a solver option.
 RUN_FIELDS = ("name", "iterations", "target_gap", "time_limit", "checkpoint", "progress", "rank_population",
               "ranking_alpha")
-#: Fields a solver option holds: ``oracle_steps`` (``oracle_options``' ``total_steps``), ``episodes_per_profile``
-#: (``evaluator_options``).
-FOLDED_FIELDS = ("oracle_steps", "episodes_per_profile")
+#: A field a solver option holds: ``episodes_per_profile`` (``evaluator_options``).
+FOLDED_FIELDS = ("episodes_per_profile",)
 
 #: The values of ``exact_gap`` (YAML's true and false are booleans).
 EXACT_GAP = ("auto", "true", "false")
@@ -96,13 +94,15 @@ _DEFAULT_EVALUATOR = "sequence_form"
 class PSROConfig:
     """Everything a PSRO run needs. Field docstrings follow each field.
 
-    A file or mapping may also nest the fields in sections (``oracle: {name: ppo, steps: 4096}`` for ``oracle: ppo``
-    and ``oracle_steps: 4096``; the table: :data:`psro.config.sections.SECTIONS`; :meth:`to_nested`).
+    A file or mapping may also nest the fields in sections (``oracle: {name: ppo, options: {total_steps: 4096}}``
+    for ``oracle: ppo`` and ``oracle_options: {total_steps: 4096}``; the table:
+    :data:`psro.config.sections.SECTIONS`; :meth:`to_nested`).
 
     Examples
     --------
-    >>> PSROConfig.from_dict({"run": {"iterations": 5}, "oracle": {"name": "ppo", "steps": 64}}).oracle_steps
-    64
+    >>> PSROConfig.from_dict({"run": {"iterations": 5}, "oracle": {"name": "ppo", "options": {"total_steps": 64}}}
+    ...                      ).oracle_options
+    {'total_steps': 64}
     >>> cfg = PSROConfig.from_dict({"game": "kuhn_poker", "iterations": 5})
     >>> cfg.replace_from_strings(["target_gap=1e-3"]).target_gap
     0.001
@@ -191,16 +191,13 @@ class PSROConfig:
     ``psro.oracles.learned.ppo.PPOConfig``, ``target_mode`` and ``on_bad_response`` (``error``, the default:
     a response that did not learn stops the run naming ``learning_rate``; ``warn``: logged and recorded in the
     history's ``response_ok``), e.g. ``{total_steps: 4096}`` (null: none; a
-    registered oracle of one's own receives them as keyword arguments)."""
+    registered oracle of one's own receives them as keyword arguments). ``total_steps`` is the learned response's
+    budget (null: the oracle's default, 20,000 for dqn and ppo, 300,000 for model_br and neural_br; before 2026-12
+    also the field ``oracle_steps``, still read with a DeprecationWarning)."""
 
     oracle_dispatch: str = "auto"
     """Which oracle calls go through the executor: ``auto`` (the learned oracles' jobs, seconds each; exact
     oracles are called in-process), ``executor`` (all) or ``in_process`` (none)."""
-
-    oracle_steps: Annotated[typing.Optional[int], Ge(1)] = None
-    """Training steps per learned best response: the learned oracle's ``total_steps``, one setting with
-    ``oracle_options.total_steps`` (give one of them). Null: the oracle's default (20,000 for dqn and ppo, 300,000
-    for model_br and neural_br). Must be null with the ``exact`` and ``openspiel`` oracles."""
 
     evaluator: str = _DEFAULT_EVALUATOR
     """Meta-game evaluator: ``sequence_form`` (exact, numpy), ``openspiel`` (exact, pyspiel.expected_returns) or
@@ -245,7 +242,7 @@ class PSROConfig:
     psro run, with its default) and the options of its learned oracle. That oracle is ``oracle``, else
     :func:`psro.measures.approx_gap_settings.default_responder`: model_br at its own defaults for a run on ppo, dqn,
     neural_br or model_br, unless these options set the oracle's (then they are the run's oracle's, from the run's
-    ``oracle_options`` with ``total_steps`` ``max(s, min(10 s, 40000))`` for its ``oracle_steps`` s). ``share``
+    ``oracle_options`` with ``total_steps`` ``max(s, min(10 s, 40000))`` for its ``total_steps`` s). ``share``
     (default 0.2) is the most of the wall time measuring may take: a due row before the last measures without fresh
     training, or not at all, where training would exceed it, keeping room for the last row, which is always measured
     as ``train`` asks (a run too short for that goes over its share, with a warning); like time_limit it depends on
@@ -329,7 +326,6 @@ class PSROConfig:
         """Check the values whose range does not depend on the game (counts, bounds, the seed, the run name)."""
         check_run_name(self.name)
         check_bounds(self)   # (the bounds annotated on the fields: Ge, Gt)
-        check_one_spelling(self)
         if self.approx_gap_every != "auto":
             field_check(check_int, "approx_gap_every", self.approx_gap_every, minimum=0, none_ok=True)
         if self.exact_gap not in (True, False, "auto"):
@@ -354,7 +350,7 @@ class PSROConfig:
             raise ValueError(f"{source} must be a mapping of field: value; got {type(data).__name__}.")
         known = cls.field_names()
         values = {}
-        data = flatten(data, source)   # (the sections' keys as their fields: psro.config.sections)
+        data = current_spelling(flatten(data, source), source)   # (psro.config.sections)
         for key, value in data.items():
             if key not in known:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
@@ -458,15 +454,15 @@ class PSROConfig:
     def replace_from_strings(self, assignments) -> "PSROConfig":
         """Apply ``["field=value", ...]`` overrides; values are parsed as YAML (``null``, ``5``, ``1e-6``,
         ``[64, 64]``). ``mapping.key=value`` sets one key of a mapping field, keeping its other keys; a field may
-        also be named in its section's form (``oracle.steps=64``, ``oracle.options.hidden=[8]``).
+        also be named in its section's form (``run.seed=2``, ``oracle.options.hidden=[8]``).
 
         Examples
         --------
         >>> config = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64})
         >>> config.replace_from_strings(["oracle_options.hidden=[32, 32]"]).oracle_options
         {'total_steps': 64, 'hidden': [32, 32]}
-        >>> PSROConfig(oracle="ppo").replace_from_strings(["oracle.steps=128", "run.seed=2"]).oracle_steps
-        128
+        >>> PSROConfig(oracle="ppo").replace_from_strings(["oracle.options.total_steps=128", "run.seed=2"]).seed
+        2
         """
         assignments = [flat_assignment(item) for item in assignments]
         fields = {name: _is_mapping(annotation) for name, annotation in _field_types().items()}
@@ -495,10 +491,10 @@ class PSROConfig:
 
         Examples
         --------
-        >>> nested = PSROConfig(oracle="ppo", oracle_steps=64).to_nested()
-        >>> nested["oracle"]["name"], nested["oracle"]["steps"], nested["run"]["iterations"]
-        ('ppo', 64, 100)
-        >>> PSROConfig.from_dict(nested) == PSROConfig(oracle="ppo", oracle_steps=64)
+        >>> nested = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64}).to_nested()
+        >>> nested["oracle"]["name"], nested["oracle"]["options"], nested["run"]["iterations"]
+        ('ppo', {'total_steps': 64}, 100)
+        >>> PSROConfig.from_dict(nested) == PSROConfig(oracle="ppo", oracle_options={"total_steps": 64})
         True
         """
         return nest(self.to_dict())
@@ -533,10 +529,10 @@ class PSROConfig:
         --------
         >>> PSROConfig(game="kuhn_poker(players=3)", meta_solver="nash", oracle="exact").checked_game()[0]
         kuhn_poker(players=3)
-        >>> PSROConfig(oracle="exact", oracle_steps=10).checked_game()  # doctest: +ELLIPSIS
+        >>> PSROConfig(oracle="exact", oracle_options={"total_steps": 10}).checked_game()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        psro.errors.ConfigError: oracle_steps: only the learned oracles ['dqn', 'ppo', 'minimax_dqn', ...] train; ...
+        psro.errors.ConfigError: oracle_options: only the learned oracles ['dqn', 'ppo', 'minimax_dqn', ...] train; ...
         """
         from psro.evaluation import TOP_UP_METHODS, evaluator_capabilities
         from psro.loop.algorithms import algorithm_class
@@ -591,9 +587,9 @@ class PSROConfig:
                               f"got {self.prune_dominated!r}.")
         learned = with_field("oracle", oracle_capabilities, self.oracle).learned
         sampled = with_field("evaluator", evaluator_capabilities, self.evaluator).sampled
-        if self.oracle_steps is not None and not learned:
-            raise ConfigError("oracle_steps", f"only the learned oracles {learned_oracle_names()} train; oracle="
-                              f"{self.oracle!r} takes no steps (set oracle_steps to null).")
+        if "total_steps" in (self.oracle_options or {}) and not learned:
+            raise ConfigError("oracle_options", f"only the learned oracles {learned_oracle_names()} train; oracle="
+                              f"{self.oracle!r} takes no total_steps (remove it).")
         if not sampled and self.evaluator_options:
             raise ConfigError("evaluator_options", f"the {self.evaluator!r} evaluator takes no options; got "
                               f"{sorted(self.evaluator_options)}.")
@@ -694,7 +690,8 @@ class PSROConfig:
 
         Examples
         --------
-        >>> options = PSROConfig(oracle="ppo", oracle_steps=64).solver_options("kuhn_poker", "nash", "serial")
+        >>> options = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64}).solver_options("kuhn_poker", "nash",
+        ...                                                                                   "serial")
         >>> options["oracle_options"], options["meta_solver_options"], "iterations" in options
         ({'total_steps': 64}, {}, False)
         """
@@ -708,16 +705,14 @@ class PSROConfig:
         return options
 
     def oracle_settings(self) -> dict:
-        """The oracle's options: ``oracle_options`` with ``oracle_steps`` as ``total_steps``.
+        """The oracle's options: ``oracle_options`` with the run's ``warm_start`` and ``device``.
 
         Examples
         --------
-        >>> PSROConfig(oracle="ppo", oracle_steps=64).oracle_settings()
-        {'total_steps': 64}
+        >>> PSROConfig(oracle="ppo", oracle_options={"total_steps": 64}, warm_start=True).oracle_settings()
+        {'total_steps': 64, 'warm_start': True}
         """
         options = dict(self.oracle_options or {})
-        if self.oracle_steps is not None:
-            options["total_steps"] = self.oracle_steps
         if self.warm_start:
             options["warm_start"] = True
         if self.device != "cpu":
@@ -767,6 +762,11 @@ def spec_engine(spec) -> str:
 
 def _field_types() -> dict:
     return typing.get_type_hints(PSROConfig)
+
+
+def mapping_fields() -> list:
+    """The fields whose value is a mapping of options (``oracle_options``, ...): ``field.key`` names one option."""
+    return [name for name, annotation in _field_types().items() if _is_mapping(annotation)]
 
 
 def _is_mapping(annotation) -> bool:

@@ -2,27 +2,32 @@
 nest them (``run``, ``algorithm``, ``game``, ``meta_solver``, ``oracle``, ``evaluator``, ``executor``, ``gaps``,
 ``ranking``), and the conversion between the nested and the flat form.
 
-A config file may write any field flat (``oracle_steps: 4096``) or inside its section (``oracle: {steps: 4096}``);
-both give the same config. :data:`SECTIONS` is the conversion table: ``section.key`` is the flat field
-``SECTIONS[section][key]``. A section that shares its name with a field (``game``, ``oracle``, ``evaluator``,
-``executor``, ``meta_solver``, ``algorithm``) is that field when its value is not a mapping (``oracle: ppo`` is
-``oracle: {name: ppo}``). The flat form is the one :class:`psro.PSROConfig` holds, its keyword form
-(``psro.PSRO(game, oracle_steps=4096)``) takes and a checkpoint stores, so old configs and checkpoints read as
-before.
+A config file may write any field flat (``oracle_options: {total_steps: 4096}``) or inside its section (``oracle:
+{options: {total_steps: 4096}}``); both give the same config. :data:`SECTIONS` is the conversion table:
+``section.key`` is the flat field ``SECTIONS[section][key]``. A section that shares its name with a field (``game``,
+``oracle``, ``evaluator``, ``executor``, ``meta_solver``, ``algorithm``) is that field when its value is not a mapping
+(``oracle: ppo`` is ``oracle: {name: ppo}``). The flat form is the one :class:`psro.PSROConfig` holds, its keyword
+form (``psro.PSRO(game, oracle_options={"total_steps": 4096})``) takes and a checkpoint stores, so old configs and
+checkpoints read as before. An old spelling of a field (:data:`OLD_SPELLINGS`) reads as its one current spelling, with
+a ``DeprecationWarning`` (:func:`current_spelling`).
 
 Examples
 --------
->>> flatten({"game": "kuhn_poker", "oracle": {"name": "ppo", "steps": 4096}, "run": {"seed": 3}})
-{'game': 'kuhn_poker', 'oracle': 'ppo', 'oracle_steps': 4096, 'seed': 3}
->>> nest({"oracle": "ppo", "oracle_steps": 4096, "seed": 3})
-{'run': {'seed': 3}, 'oracle': {'name': 'ppo', 'steps': 4096}}
+>>> flatten({"game": "kuhn_poker", "oracle": {"name": "ppo", "dispatch": "executor"}, "run": {"seed": 3}})
+{'game': 'kuhn_poker', 'oracle': 'ppo', 'oracle_dispatch': 'executor', 'seed': 3}
+>>> nest({"oracle": "ppo", "oracle_dispatch": "executor", "seed": 3})
+{'run': {'seed': 3}, 'oracle': {'name': 'ppo', 'dispatch': 'executor'}}
 """
 
 from __future__ import annotations
 
 import difflib
+import warnings
 
-__all__ = ["SECTIONS", "SECTION_HELP", "FLAT_PATHS", "flatten", "nest", "flat_name", "flat_assignment"]
+from psro.errors import ConfigError
+
+__all__ = ["SECTIONS", "SECTION_HELP", "FLAT_PATHS", "OLD_SPELLINGS", "flatten", "nest", "flat_name",
+           "flat_assignment", "current_spelling"]
 
 #: Each section's keys and the flat field each one is (``section.key`` -> field).
 SECTIONS = {
@@ -34,7 +39,7 @@ SECTIONS = {
     "game": {"name": "game", "max_histories": "max_histories"},
     "meta_solver": {"name": "meta_solver", "options": "meta_solver_options", "prune_dominated": "prune_dominated",
                     "eval": "eval_meta_solver"},
-    "oracle": {"name": "oracle", "options": "oracle_options", "steps": "oracle_steps", "dispatch": "oracle_dispatch",
+    "oracle": {"name": "oracle", "options": "oracle_options", "dispatch": "oracle_dispatch",
                "warm_start": "warm_start", "device": "device"},
     "evaluator": {"name": "evaluator", "episodes_per_profile": "episodes_per_profile", "options": "evaluator_options",
                   "top_up_episodes": "top_up_episodes", "top_up_method": "top_up_method",
@@ -62,6 +67,14 @@ SECTION_HELP = {
 #: Each flat field's place in its section: ``field -> (section, key)``.
 FLAT_PATHS = {field: (section, key) for section, keys in SECTIONS.items() for key, field in keys.items()}
 
+#: The spellings a setting had before it had one (``old -> (field, key)``), read as ``field``'s ``key`` by
+#: :func:`current_spelling`: the learned oracle's budget was also the field ``oracle_steps`` (and ``oracle.steps``)
+#: until 2026-12; its one spelling is ``oracle_options.total_steps``. Run directories and configs of earlier releases
+#: hold it (as null where it was not set).
+OLD_SPELLINGS = {"oracle_steps": ("oracle_options", "total_steps")}
+#: The old spellings' places in the sections (``(section, key) -> old flat name``), read by :func:`flatten`
+_OLD_SECTION_KEYS = {("oracle", "steps"): "oracle_steps"}
+
 
 def flat_name(path: str) -> str | None:
     """The flat field a ``section.key`` path names (a longer path keeps its tail: ``oracle.options.hidden`` ->
@@ -69,8 +82,8 @@ def flat_name(path: str) -> str | None:
 
     Examples
     --------
-    >>> flat_name("oracle.steps"), flat_name("oracle.options.hidden"), flat_name("oracle_options.hidden")
-    ('oracle_steps', 'oracle_options.hidden', None)
+    >>> flat_name("oracle.dispatch"), flat_name("oracle.options.hidden"), flat_name("oracle_options.hidden")
+    ('oracle_dispatch', 'oracle_options.hidden', None)
     """
     section, _, rest = path.partition(".")
     key, dot, tail = rest.partition(".")
@@ -79,8 +92,8 @@ def flat_name(path: str) -> str | None:
 
 
 def flat_assignment(item: str) -> str:
-    """A ``path=value`` override with a section's path written as its flat field (``oracle.steps=9`` ->
-    ``oracle_steps=9``); any other text as it is.
+    """A ``path=value`` override with a section's path written as its flat field (``run.seed=9`` -> ``seed=9``);
+    any other text as it is.
 
     Examples
     --------
@@ -110,11 +123,11 @@ def flatten(data: dict, source: str = "config") -> dict:
     --------
     >>> flatten({"executor": {"engine": "ray", "address": "head:6379"}})
     {'executor': 'ray', 'ray_address': 'head:6379'}
-    >>> flatten({"oracle": {"step": 9}})
+    >>> flatten({"oracle": {"option": {}}})
     Traceback (most recent call last):
     ...
-    ValueError: config: oracle.step is no key of the oracle section; did you mean 'steps'? Its keys: name, options, \
-steps, dispatch, warm_start, device.
+    ValueError: config: oracle.option is no key of the oracle section; did you mean 'options'? Its keys: name, \
+options, dispatch, warm_start, device.
     """
     flat, where = {}, {}
     for key, value in data.items():
@@ -126,6 +139,9 @@ steps, dispatch, warm_start, device.
         else:
             entries = []
             for inner, inner_value in value.items():
+                if (key, inner) in _OLD_SECTION_KEYS:
+                    entries.append((_OLD_SECTION_KEYS[key, inner], f"{key}.{inner}", inner_value))
+                    continue
                 if inner not in SECTIONS[key]:
                     close = difflib.get_close_matches(str(inner), list(SECTIONS[key]), n=1, cutoff=0.6)
                     hint = f"; did you mean {close[0]!r}?" if close else "."
@@ -149,3 +165,45 @@ def nest(flat: dict) -> dict:
             nested[section] = values
     nested.update((key, value) for key, value in flat.items() if key not in FLAT_PATHS)
     return nested
+
+
+def current_spelling(flat: dict, source: str = "config") -> dict:
+    """``flat`` (a flat config mapping) with each old spelling of :data:`OLD_SPELLINGS` written as the current one,
+    with a ``DeprecationWarning`` naming it; an old spelling that is null is dropped (a run directory of an earlier
+    release holds ``oracle_steps: null``), and one given beside its current spelling is refused.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     current_spelling({"oracle": "ppo", "oracle_steps": 64, "oracle_options": {"hidden": [8]}})
+    {'oracle': 'ppo', 'oracle_options': {'hidden': [8], 'total_steps': 64}}
+    >>> str(caught[0].message)
+    'config: oracle_steps is deprecated and will be removed; write oracle_options: {total_steps: 64}.'
+    >>> current_spelling({"oracle_steps": None, "seed": 1})
+    {'seed': 1}
+    >>> current_spelling({"oracle_steps": 64, "oracle_options": {"total_steps": 128}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    psro.errors.ConfigError: oracle_steps: the same setting is also given as oracle_options.total_steps (128); ...
+    """
+    if not any(old in flat for old in OLD_SPELLINGS):
+        return flat
+    flat = dict(flat)
+    for old, (field, key) in OLD_SPELLINGS.items():
+        if old not in flat:
+            continue
+        value = flat.pop(old)
+        given = flat.get(field)
+        if value is None:
+            continue
+        if given is not None and not isinstance(given, dict):
+            raise ConfigError(field, f"must be a mapping of option: value (or null); got {given!r}.")
+        if key in (given or {}):
+            raise ConfigError(old, f"the same setting is also given as {field}.{key} ({given[key]!r}); give it once, "
+                              f"as {field}.{key}.")
+        warnings.warn(f"{source}: {old} is deprecated and will be removed; write {field}: {{{key}: {value}}}.",
+                      DeprecationWarning, stacklevel=4)
+        flat[field] = {**(given or {}), key: value}
+    return flat

@@ -167,7 +167,8 @@ class OracleCapabilities:
     ----------
     learned : bool
         It trains its responses on sampled play (their values only bound the best response from below); the
-        config's ``oracle_steps`` applies to it, and its responses may be policy objects rather than arrays.
+        config's ``oracle_options.total_steps`` applies to it, and its responses may be policy objects rather than
+        arrays.
     needs_tree : bool
         Its factory needs the game tree (it cannot work from ``game=`` alone).
     normal_form : bool
@@ -229,7 +230,7 @@ def register_oracle(name: str, *, learned: bool = False, needs_tree: bool | None
     """Decorator: register ``factory(tree, seed=0, **options) -> Oracle`` under ``name``.
 
     ``learned`` must say what the built oracles' ``learned`` says; the config
-    reads it before any oracle exists (``oracle_steps`` is for learned oracles
+    reads it before any oracle exists (``total_steps`` is for learned oracles
     only). A learned oracle's factory that accepts ``game=`` gets the game
     whenever the caller has it, and must then work with ``tree=None`` (no tree
     built); one without ``game=`` is only used with a tree. Registering a taken

@@ -35,7 +35,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from psro.config.model import PSROConfig
+from psro.config.fields import field_changes
+from psro.config.model import PSROConfig, mapping_fields
 from psro.config.sections import flat_name
 from psro.errors import ConfigError
 
@@ -122,12 +123,13 @@ both (0-2,7).
 def parse_grid(items) -> dict:
     """A grid from ``["field=v1,v2", ...]`` (values read as YAML scalars) or a mapping field -> list of values.
 
-    Every key must be a :class:`PSROConfig` field other than ``seed`` (the seeds are their own axis).
+    Every key must be a :class:`PSROConfig` field other than ``seed`` (the seeds are their own axis), or
+    ``mapping.key``: one option of a mapping field (``oracle_options.total_steps``), the field's other options kept.
 
     Examples
     --------
-    >>> parse_grid(["meta_solver=nash,prd", "oracle.steps=64,128"])   # (a field in its section's form, too)
-    {'meta_solver': ['nash', 'prd'], 'oracle_steps': [64, 128]}
+    >>> parse_grid(["meta_solver=nash,prd", "oracle.options.total_steps=64,128"])   # (a field in its section's form)
+    {'meta_solver': ['nash', 'prd'], 'oracle_options.total_steps': [64, 128]}
     >>> parse_grid(["meta_solvr=nash"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -146,12 +148,13 @@ def parse_grid(items) -> dict:
             if key in grid:
                 raise ConfigError("grid", f"{key!r} is given twice; give all its values once ({key}=a,b).")
             grid[key] = [yaml.safe_load(v) if v.strip() else "" for v in text.split(",")]
-    known = PSROConfig.field_names()
-    grid = {flat_name(key) if flat_name(key) in known else key: values for key, values in grid.items()}   # (run.x)
+    known, mappings = PSROConfig.field_names(), mapping_fields()
+    grid = {flat_name(key) or key: values for key, values in grid.items()}   # (run.x)
     for key, values in grid.items():
         if key == "seed":
             raise ConfigError("grid", "give the seeds with seeds (--seeds 0-4), not as a grid axis.")
-        if key not in known:
+        field, dot, option = key.partition(".")
+        if key not in known and not (dot and option and field in mappings):
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ConfigError("grid", f"{key!r} is not a config field.{hint} Known fields: {', '.join(known)}.")
@@ -186,7 +189,7 @@ def plan_sweep(config: PSROConfig, seeds=(0,), grid=None) -> list:
                 raise ConfigError("grid", f"two cells would share the directory {name!r}; give distinct values.")
             names.add(name)
             try:
-                cell_config = config.replace(**settings)
+                cell_config = config.replace(**field_changes(settings, lambda field: getattr(config, field)))
                 cell_config.validate()
             except ValueError as exc:
                 exc.add_note(f"in the sweep's cell {name}")

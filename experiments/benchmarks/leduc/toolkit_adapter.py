@@ -38,7 +38,8 @@ class Options:
     ``psro.PSROConfig`` (``oracle_options`` goes to the PPO oracle; the defaults are the best of the PPO settings
     tried, results/deep_psro_leduc.md lists them with their curves)."""
 
-    oracle_steps: int = 20_000
+    total_steps: int = 20_000
+    """the PPO oracle's budget (``oracle_options.total_steps``)"""
     episodes_per_profile: int = 300
     meta_solver: str = "nash"
     oracle_options: dict = dataclasses.field(default_factory=lambda: {"eval_episodes": 200})
@@ -61,19 +62,20 @@ BENCHMARK_FIELDS = dict(iterations=None, target_gap=None, time_limit=None, check
 
 def configured_solver(seed: int, path, game: str = GAME, **fields):
     """The training loop of the run config at ``path`` (its ``algorithm``, PSRO by default) on ``game`` (Leduc),
-    with the benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields``. The file is read as ``psro run`` reads
-    it: flat or in sections (:func:`psro.config.sections.flatten`), no key given twice."""
+    with the benchmark's :data:`BENCHMARK_FIELDS`, ``seed`` and ``fields`` (a ``mapping.key`` field, such as
+    ``oracle_options.total_steps``, changes that option of the config's mapping). The file is read as ``psro run``
+    reads it: flat or in sections (:func:`psro.config.sections.flatten`), no key given twice."""
     import yaml
 
     from psro import PSROConfig
-    from psro.config.fields import UniqueKeyLoader
+    from psro.config.fields import UniqueKeyLoader, field_changes
     from psro.config.sections import flatten
     from psro.loop.algorithms import algorithm_class
 
     data = flatten(yaml.load(Path(path).read_text(), Loader=UniqueKeyLoader) or {}, source=str(path))
     if data.get("game", game) != game:
         raise ValueError(f"--config: the benchmark plays {game}; {path} names game {data['game']!r}.")
-    data.update(BENCHMARK_FIELDS, game=game, seed=seed, **fields)
+    data.update(field_changes({**BENCHMARK_FIELDS, "game": game, "seed": seed, **fields}, data.get))
     config = PSROConfig.from_dict(data, source=str(path))
     return algorithm_class(config.algorithm)(config)
 
@@ -89,8 +91,9 @@ def toolkit_solver(seed: int, options: Options):
         executor = {"executor": options.executor} if options.executor else {}
         return configured_solver(seed, config_path(options.config), **executor, **options.fields)
     fields = dict(game=GAME, oracle="ppo", evaluator="monte_carlo", meta_solver=options.meta_solver,
-                  oracle_steps=options.oracle_steps, episodes_per_profile=options.episodes_per_profile,
-                  oracle_options=dict(options.oracle_options) or None, seed=seed, iterations=None,
+                  episodes_per_profile=options.episodes_per_profile,
+                  oracle_options={**options.oracle_options, "total_steps": options.total_steps}, seed=seed,
+                  iterations=None,
                   target_gap=None, checkpoint=False, progress=False, rank_population=False, exact_gap=False)
     config = PSROConfig.from_dict({**fields, **options.fields}, source="the toolkit side's options")
     return algorithm_class(config.algorithm)(config)

@@ -3,6 +3,7 @@ fields' types, defaults, docstrings and registries (issue 16, item 5)."""
 
 import dataclasses
 import math
+import warnings
 
 import pytest
 
@@ -45,7 +46,6 @@ def test_ordinary_names_are_kept(name):
     ("episodes_per_profile: 0", r"^episodes_per_profile: must be an int >= 1"),
     ("top_up_episodes: -1", r"^top_up_episodes: must be an int >= 0"),
     ("top_up_rounds: 0", r"^top_up_rounds: must be an int >= 1"),
-    ("oracle_steps: 0", r"^oracle_steps: must be an int >= 1"),
     ("ranking_alpha: 0", r"^ranking_alpha: must be a number > 0"),
     ("ranking_alpha: .inf", r"^ranking_alpha: must be finite"),
 ])
@@ -93,7 +93,7 @@ def test_field_help_reads_the_docstrings_and_types():
     assert helps["seed"].type_text == "int >= 0"   # (the bounds annotated on the fields)
     assert helps["iterations"].type_text == "int >= 0 or null"
     assert helps["target_gap"].type_text == "float >= 0 or null"
-    assert helps["ranking_alpha"].type_text == "float > 0" and helps["oracle_steps"].type_text == "int >= 1 or null"
+    assert helps["ranking_alpha"].type_text == "float > 0" and helps["top_up_rounds"].type_text == "int >= 1"
     assert helps["game"].type_text == "str"
     assert helps["oracle"].description.startswith("Best-response oracle: exact (sequence form, numpy)")
 
@@ -195,12 +195,12 @@ def test_an_episode_count_past_the_memory_limit_is_refused_at_validation(field, 
 
 
 def test_oracle_steps_that_cannot_finish_within_the_time_limit_are_refused():
-    config = PSROConfig(game="kuhn_poker", oracle="ppo", oracle_steps=10**15, time_limit=60, iterations=None)
-    with pytest.raises(ValueError, match=r"oracle_steps: 1000000000000000 steps cannot finish within time_limit=60"):
+    config = PSROConfig(game="kuhn_poker", oracle="ppo", oracle_options={"total_steps": 10**15}, time_limit=60,
+                        iterations=None)
+    with pytest.raises(ValueError, match=r"^oracle_options: total_steps=1000000000000000 cannot finish within "
+                                         r"time_limit=60"):
         config.validate()
-    with pytest.raises(ValueError, match="oracle_steps: .* cannot finish"):
-        config.replace(oracle_steps=None, oracle_options={"total_steps": 10**15}).validate()
-    config.replace(oracle_steps=4096).validate()
+    config.replace(oracle_options={"total_steps": 4096}).validate()
     config.replace(time_limit=None, iterations=1).validate()   # (no time limit: no bound on the steps)
 
 
@@ -245,7 +245,7 @@ def test_every_annotated_bound_holds_at_its_edge_and_fails_past_it():
     from psro.config.checks import _bounds
 
     bounds = _bounds(PSROConfig)
-    assert {"iterations", "seed", "oracle_steps", "ranking_alpha", "target_gap", "top_up_rounds"} <= set(bounds)
+    assert {"iterations", "seed", "episodes_per_profile", "ranking_alpha", "target_gap", "top_up_rounds"} <= set(bounds)
     for field, (number, optional, bound) in bounds.items():
         edge = getattr(bound, "ge", getattr(bound, "gt", None))
         inside = edge if hasattr(bound, "ge") else edge + 0.5
@@ -261,12 +261,23 @@ def test_every_annotated_bound_holds_at_its_edge_and_fails_past_it():
                 PSROConfig(**{field: None})
 
 
-def test_one_setting_given_in_two_spellings_is_refused():
-    # the oracle's budget: oracle_steps or oracle_options.total_steps, not both (before, the field silently won)
-    with pytest.raises(ValueError, match=r"^oracle_steps: the oracle's budget is also given as "
+def test_the_oracle_budget_has_one_spelling_and_the_old_one_reads_as_it_with_a_warning(tmp_path):
+    # oracle_options.total_steps; the field oracle_steps (before 2026-12) reads as it, flat or in its section
+    with pytest.raises(ValueError, match=r"^oracle_steps: the same setting is also given as "
                                          r"oracle_options.total_steps \(4096\); give it once"):
         PSROConfig.from_dict({"game": "kuhn_poker", "oracle": "ppo", "oracle_steps": 2048,
                               "oracle_options": {"total_steps": 4096, "num_envs": 8}})
-    for fields in ({"oracle_steps": 2048}, {"oracle_options": {"total_steps": 4096}}):
-        config = PSROConfig.from_dict({"game": "kuhn_poker", "oracle": "ppo", **fields})
-        assert config.oracle_settings()["total_steps"] == fields.get("oracle_steps", 4096)
+    current = PSROConfig.from_dict({"game": "kuhn_poker", "oracle": "ppo",
+                                    "oracle_options": {"num_envs": 8, "total_steps": 2048}})
+    assert "oracle_steps" not in current.field_names()
+    for old in ({"oracle_steps": 2048, "oracle_options": {"num_envs": 8}},
+                {"oracle": {"name": "ppo", "steps": 2048, "options": {"num_envs": 8}}}):
+        with pytest.warns(DeprecationWarning, match=r"oracle_steps is deprecated .* write oracle_options: "
+                                                    r"\{total_steps: 2048\}"):
+            assert PSROConfig.from_dict({"game": "kuhn_poker", "oracle": "ppo", **old}) == current
+    # a run directory of an earlier release holds oracle_steps: null where it was not set: read as nothing, quietly
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert PSROConfig.from_dict({"oracle_steps": None}) == PSROConfig()
+    with pytest.raises(ValueError, match="^oracle_options: only the learned oracles .* takes no total_steps"):
+        PSROConfig(oracle="exact", oracle_options={"total_steps": 5}).validate()

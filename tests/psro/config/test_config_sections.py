@@ -72,13 +72,14 @@ def test_a_field_named_like_its_section_is_the_field_when_not_a_mapping():
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"oracle": {"step": 5}}, "oracle.step is no key of the oracle section; did you mean 'steps'? Its keys: name,"),
+    ({"oracle": {"option": 5}}, "oracle.option is no key of the oracle section; did you mean 'options'? Its keys:"),
     ({"run": {"sed": 1}}, "run.sed is no key of the run section; did you mean 'seed'?"),
     ({"gaps": {"zzz": 1}}, "gaps.zzz is no key of the gaps section. Its keys: exact, exact_every, approx_every,"),
     ({"run": 5}, "run is a section, a mapping of its keys (name, seed, iterations"),
-    ({"oracle_steps": 5, "oracle": {"steps": 6}}, "oracle_steps is given twice, as oracle_steps and as oracle.steps"),
+    ({"oracle_dispatch": "auto", "oracle": {"dispatch": "executor"}},
+     "oracle_dispatch is given twice, as oracle_dispatch and as oracle.dispatch"),
     ({"run": {"seed": 1}, "seed": 1}, "seed is given twice, as run.seed and as seed"),
-    ({"oracle": {"steps": "many"}}, "config field 'oracle_steps' must be"),
+    ({"oracle": {"warm_start": "many"}}, "config field 'warm_start' must be"),
     ({"iteration": 5}, "unknown config field 'iteration'. Did you mean 'iterations'?"),
 ])
 def test_a_bad_section_is_one_error_naming_it(data, message):
@@ -91,10 +92,12 @@ def test_section_paths_work_in_overrides_and_sweep_grids():
     config = PSROConfig(oracle="ppo", oracle_options={"total_steps": 64})
     changed = config.replace_from_strings(["oracle.options.hidden=[8]", "run.seed=3", "gaps.exact=false"])
     assert (changed.oracle_options, changed.seed, changed.exact_gap) == ({"total_steps": 64, "hidden": [8]}, 3, False)
-    assert parse_grid(["meta_solver.name=nash,prd", "oracle.steps=64,128"]) == \
-        {"meta_solver": ["nash", "prd"], "oracle_steps": [64, 128]}
+    assert parse_grid(["meta_solver.name=nash,prd", "oracle.options.total_steps=64,128"]) == \
+        {"meta_solver": ["nash", "prd"], "oracle_options.total_steps": [64, 128]}
     with pytest.raises(ValueError, match="'oracle.stepz' is not a config field"):
         parse_grid(["oracle.stepz=1"])
+    with pytest.raises(ValueError, match="'seed.x' is not a config field"):   # (only a mapping field has keys)
+        parse_grid(["seed.x=1"])
 
 
 def test_a_nested_config_file_runs_like_its_flat_twin(tmp_path):

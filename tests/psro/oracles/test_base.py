@@ -62,7 +62,7 @@ def test_a_registered_toy_oracle_drives_psro_by_name(toy_oracle):
     assert KEYS == [(p, (t, 0)) for t in range(4) for p in range(2)]
     assert solver.populations[0].provenance_table()["oracle"].tolist() == ["initial", "toy_uniform",
                                                                              "toy_uniform", "toy_uniform"]
-    PSROConfig(oracle="toy_uniform", oracle_steps=5).validate()   # a registered learned oracle takes oracle_steps
+    PSROConfig(oracle="toy_uniform", oracle_options={"total_steps": 5}).validate()   # (a learned oracle's budget)
 
 
 def test_learned_factories_get_the_game_and_may_have_no_tree(toy_oracle):

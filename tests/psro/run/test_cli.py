@@ -14,7 +14,7 @@ from psro.run.cli_fields import NESTED, nested_fields
 
 
 def option(field: str) -> str:
-    """A field's option as the help lists it: in its section (``--oracle.steps``)."""
+    """A field's option as the help lists it: in its section (``--oracle.dispatch``)."""
     section, key = FLAT_PATHS[field]
     return f"--{section}.{key}".replace("_", "-")
 
@@ -101,10 +101,10 @@ def test_resume_has_the_same_field_options(capsys, monkeypatch):
 def test_the_underscore_and_the_flat_spellings_still_parse():
     args = parse_arguments(["run", "c.yaml", "--meta_solver", "mgcce", "--target-gap", "1e-3"])
     assert (args.config, args.fields) == ("c.yaml", ["meta_solver=mgcce", "target_gap=1e-3"])
-    for argv in (["--oracle.steps", "64", "--run.seed=2", "--oracle.options.hidden", "[8]"],
-                 ["--oracle-steps", "64", "--seed=2", "--oracle-options.hidden", "[8]"],
-                 ["--oracle_steps=64", "--run.seed", "2", "--oracle_options.hidden=[8]"]):
-        assert parse_arguments(["run", "c.yaml", *argv]).fields == ["oracle_steps=64", "seed=2",
+    for argv in (["--oracle.dispatch", "executor", "--run.seed=2", "--oracle.options.hidden", "[8]"],
+                 ["--oracle-dispatch", "executor", "--seed=2", "--oracle-options.hidden", "[8]"],
+                 ["--oracle_dispatch=executor", "--run.seed", "2", "--oracle_options.hidden=[8]"]):
+        assert parse_arguments(["run", "c.yaml", *argv]).fields == ["oracle_dispatch=executor", "seed=2",
                                                                     "oracle_options.hidden=[8]"], argv
 
 
@@ -293,7 +293,7 @@ def test_psro_run_trains_a_users_sequential_game_and_batched_env_with_ppo(tmp_pa
     import pandas as pd
 
     monkeypatch.syspath_prepend(str(USER_GAMES))
-    common = ["--oracle", "ppo", "--oracle-steps", "512", "--iterations", "1", "--target-gap", "null",
+    common = ["--oracle", "ppo", "--oracle-options.total-steps", "512", "--iterations", "1", "--target-gap", "null",
               "--rank-population", "false", "--set", "approx_gap_options={episodes: 100, total_steps: 512}"]
     assert main(["run", "--game", "usergames26.bluff:BluffDice", *common, "--out", str(tmp_path / "bluff")]) == 0
     history = pd.read_csv(tmp_path / "bluff" / "history.csv")
@@ -355,7 +355,7 @@ def test_names_report_and_compare_defaults_of_issue_36(tmp_path, capsys, monkeyp
 def test_evaluate_a_users_environment_game_against_uniform_and_another_run(tmp_path, monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(USER_GAMES))
     run = tmp_path / "env"
-    assert main(["run", "--game", "usergames26.envs:HighCard", "--oracle", "ppo", "--oracle-steps", "512",
+    assert main(["run", "--game", "usergames26.envs:HighCard", "--oracle", "ppo", "--oracle-options.total-steps", "512",
                  "--iterations", "1", "--target-gap", "null", "--rank-population", "false", "--episodes-per-profile",
                  "20", "--set", "approx_gap_every=null", "--out", str(run)]) == 0
     capsys.readouterr()

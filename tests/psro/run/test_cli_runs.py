@@ -104,17 +104,17 @@ def test_bad_values_fail_at_start(tmp_path, capsys):
 
 
 def test_learned_oracle_steps_reach_the_oracle():
-    cfg = PSROConfig(oracle="ppo", oracle_steps=512)
+    cfg = PSROConfig(oracle="ppo", oracle_options={"total_steps": 512})
     cfg.validate()
     assert cfg.oracle_settings() == {"total_steps": 512}
     from psro import PSRO
 
     solver = PSRO(cfg.replace(progress=False))
     assert solver.oracle.config.total_steps == 512
-    with pytest.raises(ValueError, match="^oracle_steps: only the learned oracles"):
-        PSROConfig(oracle="exact", oracle_steps=512).validate()
-    with pytest.raises(ValueError, match="^oracle_steps: must be an int >= 1; got 0"):
-        PSROConfig(oracle="dqn", oracle_steps=0)
+    with pytest.raises(ValueError, match="^oracle_options: only the learned oracles"):
+        PSROConfig(oracle="exact", oracle_options={"total_steps": 512}).validate()
+    with pytest.raises(ValueError, match="^oracle_options: total_steps must be a positive int .*; got 0"):
+        PSROConfig(oracle="dqn", oracle_options={"total_steps": 0}).validate()
 
 
 def test_direct_option_overrides(tmp_path, capsys):

@@ -94,7 +94,7 @@ def test_a_damaged_cell_starts_again_and_a_failed_cell_is_recorded(tmp_path):
     (cell / "checkpoint.json").write_text("{not json")
     index = run_sweep(BASE, tmp_path, seeds=0, grid=grid).index
     assert index["status"].tolist() == ["finished"] and index["iterations"].tolist() == [3]
-    bad = BASE.replace(oracle="ppo", oracle_steps=1)   # passes the config check, refused by the learned oracle
+    bad = BASE.replace(oracle="ppo", oracle_options={"total_steps": 1})   # (refused by the learned oracle)
     index = run_sweep(bad, tmp_path / "bad", seeds=0).index
     assert index["status"].tolist() == ["failed"]
     assert "total_steps" in index["error"].iloc[0]
