@@ -63,7 +63,7 @@ class PSROState(_Entry):
     top_up: Any
 
 
-class PSROOptions(_Entry):
+class PSROOptionsEntry(_Entry):
     game: str | dict[str, Any]   # (a mapping: a NormalFormGame's payoffs)
 
 
@@ -75,7 +75,7 @@ class PSRODocument(_Entry):
     arrays: str
     meta_game: str
     policy_files: Annotated[list[PolicyFile], Field(min_length=1)]
-    options: PSROOptions
+    options: PSROOptionsEntry
     config: dict[str, Any] | None
     state: PSROState
     rng: RngEntry
@@ -84,7 +84,7 @@ class PSRODocument(_Entry):
     extra: dict[str, Any] = {}
 
 
-class NFSPOptions(_Entry):
+class NFSPOptionsEntry(_Entry):
     algorithm: str
     config: dict[str, Any]
 
@@ -105,7 +105,7 @@ class NFSPDocument(_Entry):
     format: str
     version: int
     iteration: Annotated[int, Field(ge=-1)]
-    options: NFSPOptions
+    options: NFSPOptionsEntry
     arrays: ArraysEntry
     rng: RngEntry
     history: list[dict[str, Any]]
@@ -115,7 +115,7 @@ class NFSPDocument(_Entry):
     state: NFSPState
 
 
-class OfflineOptions(_Entry):
+class OfflineOptionsEntry(_Entry):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     algorithm: str
@@ -137,7 +137,7 @@ class DatasetEntry(_Entry):
 class OfflineDocument(_Entry):
     """The checkpoint of :class:`psro.offline.coffee_psro.OfflinePSRO`."""
 
-    options: OfflineOptions
+    options: OfflineOptionsEntry
     iteration: int
     rows: list[dict[str, Any]]
     wall: float
