@@ -5,6 +5,7 @@
   path gives the new module itself (one object under both names), through a finder :func:`install` puts at the end
   of ``sys.meta_path`` (it answers only names nothing else finds);
 - :func:`moved_names`: the ``__getattr__`` of a module for the names it re-exported before;
+- :func:`renamed_names`: the ``__getattr__`` of a module for the old names of its renamed objects;
 - :func:`package_names`: the ``__getattr__`` of a package that was a module before (``psro.config``,
   ``psro.loop``).
 """
@@ -55,6 +56,31 @@ def moved_names(module: str, names: dict):
         warnings.warn(f"{module}.{name} is deprecated and goes in the next release: import it from {names[name]}.",
                       DeprecationWarning, stacklevel=2)
         return getattr(importlib.import_module(names[name]), name)
+
+    return __getattr__
+
+
+def renamed_names(module: str, names: dict):
+    """The ``__getattr__`` of a module for the names its objects had before a rename (``{old name: new name}``):
+    each old name still resolves to the same object, with a DeprecationWarning naming the new one (CHANGELOG.md).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> getattr_ = renamed_names("psro.deprecation", {"moved": "moved_names"})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     getattr_("moved").__name__, str(caught[0].message).split(": ")[1]
+    ('moved_names', 'it is psro.deprecation.moved_names.')
+    """
+    def __getattr__(name: str):
+        if name not in names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        import warnings
+
+        warnings.warn(f"{module}.{name} is deprecated and goes in the next release: it is {module}.{names[name]}.",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(sys.modules[module], names[name])
 
     return __getattr__
 

@@ -51,7 +51,7 @@ GAMES = {
                    harness.REPO_ROOT / "experiments" / "configs" / "liars_dice_deep.yaml", [5, 10]),
 }
 
-#: The settings tried: ``(learner, options, warm start)``; options are fields of ``ModelConfig``, ``PPOConfig`` or
+#: The settings tried: ``(learner, options, warm start)``; options are fields of ``ModelBRConfig``, ``PPOConfig`` or
 #: ``DQNConfig``. ``model_br 300k`` is the ``model_br`` oracle's default.
 CANDIDATES = {
     "model_br 100k": ("model", dict(total_steps=100_000), False),
@@ -110,7 +110,7 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
     from psro.oracles.exact import best_response
     from psro.oracles.learned.dqn import DQNConfig, train_dqn
     from psro.oracles.learned.env import OpponentMixture
-    from psro.oracles.learned.model_based import ModelConfig, train_model
+    from psro.oracles.learned.model_based import ModelBRConfig, train_model_br
     from psro.oracles.learned.neural_br import NeuralBRConfig, train_neural_br
     from psro.oracles.learned.ppo import PPOConfig, train_ppo
     from psro.policies.population import tabular_policy
@@ -126,7 +126,7 @@ def response_errors(members: list, marginals: list, seeds: list, candidates: dic
         opponents = OpponentMixture(tuple(seats), weights)
         best = best_response(measure.tree, player, mixture).value
         learners = {"ppo": (train_ppo, PPOConfig, {}), "ppo greedy": (train_ppo, PPOConfig, {"mode": "greedy"}),
-                    "dqn": (train_dqn, DQNConfig, {}), "model": (train_model, ModelConfig, {}),
+                    "dqn": (train_dqn, DQNConfig, {}), "model": (train_model_br, ModelBRConfig, {}),
                     "neural": (train_neural_br, NeuralBRConfig, {})}
         for name, (learner, options, warm) in candidates.items():
             train, config, how = learners[learner]

@@ -39,7 +39,7 @@ from psro.config.checks import (
 )
 from psro.config.fields import DuplicateKey, FieldHelp, UniqueKeyLoader, assigned_values, checked_value, describe_fields
 from psro.config.game import is_environment_game, num_players, resolve_run_game, spec_kept
-from psro.config.sections import current_spelling, flat_assignment, flatten, nest
+from psro.config.sections import HELD_IN_OPTIONS, current_spelling, flat_assignment, flatten, nest
 from psro.errors import ConfigError, with_field
 
 logger = logging.getLogger(__name__)
@@ -66,8 +66,8 @@ CHOICES = {
 #: options (:meth:`PSROConfig.solver_options`) leave them out; every other field is a solver option.
 RUN_FIELDS = ("name", "iterations", "target_gap", "time_limit", "checkpoint", "progress", "rank_population",
               "ranking_alpha")
-#: A field a solver option holds: ``episodes_per_profile`` (``evaluator_options``).
-FOLDED_FIELDS = ("episodes_per_profile",)
+#: The fields a solver's options hold (:data:`psro.config.sections.HELD_IN_OPTIONS`).
+FOLDED_FIELDS = tuple(HELD_IN_OPTIONS)
 
 #: The values of ``exact_gap`` (YAML's true and false are booleans).
 EXACT_GAP = ("auto", "true", "false")

@@ -26,8 +26,8 @@ import warnings
 
 from psro.errors import ConfigError
 
-__all__ = ["SECTIONS", "SECTION_HELP", "FLAT_PATHS", "OLD_SPELLINGS", "flatten", "nest", "flat_name",
-           "flat_assignment", "current_spelling"]
+__all__ = ["SECTIONS", "SECTION_HELP", "FLAT_PATHS", "OLD_SPELLINGS", "HELD_IN_OPTIONS", "flatten", "nest",
+           "flat_name", "flat_assignment", "current_spelling"]
 
 #: Each section's keys and the flat field each one is (``section.key`` -> field).
 SECTIONS = {
@@ -72,8 +72,11 @@ FLAT_PATHS = {field: (section, key) for section, keys in SECTIONS.items() for ke
 #: until 2026-12; its one spelling is ``oracle_options.total_steps``. Run directories and configs of earlier releases
 #: hold it (as null where it was not set).
 OLD_SPELLINGS = {"oracle_steps": ("oracle_options", "total_steps")}
-#: The old spellings' places in the sections (``(section, key) -> old flat name``), read by :func:`flatten`
+#: The old spellings' places in the sections (``(section, key) -> old flat name``), read by :func:`flatten`.
 _OLD_SECTION_KEYS = {("oracle", "steps"): "oracle_steps"}
+#: Fields whose value a solver's options hold in a checkpoint (``field -> options field``): the Monte Carlo
+#: evaluator's ``episodes_per_profile`` is stored inside ``evaluator_options``. A config gives each once.
+HELD_IN_OPTIONS = {"episodes_per_profile": "evaluator_options"}
 
 
 def flat_name(path: str) -> str | None:
@@ -170,7 +173,8 @@ def nest(flat: dict) -> dict:
 def current_spelling(flat: dict, source: str = "config") -> dict:
     """``flat`` (a flat config mapping) with each old spelling of :data:`OLD_SPELLINGS` written as the current one,
     with a ``DeprecationWarning`` naming it; an old spelling that is null is dropped (a run directory of an earlier
-    release holds ``oracle_steps: null``), and one given beside its current spelling is refused.
+    release holds ``oracle_steps: null``), and one given beside its current spelling is refused, as is a field of
+    :data:`HELD_IN_OPTIONS` given both as itself and inside its options field.
 
     Examples
     --------
@@ -187,7 +191,16 @@ def current_spelling(flat: dict, source: str = "config") -> dict:
     Traceback (most recent call last):
     ...
     psro.errors.ConfigError: oracle_steps: the same setting is also given as oracle_options.total_steps (128); ...
+    >>> current_spelling({"episodes_per_profile": 50, "evaluator_options": {"episodes_per_profile": 70}})
+    Traceback (most recent call last):
+    ...
+    psro.errors.ConfigError: episodes_per_profile: the same setting is also given as \
+evaluator_options.episodes_per_profile (70); give it once, as episodes_per_profile.
     """
+    for field, options in HELD_IN_OPTIONS.items():
+        if field in flat and isinstance(flat.get(options), dict) and field in flat[options]:
+            raise ConfigError(field, f"the same setting is also given as {options}.{field} ({flat[options][field]!r}); "
+                              f"give it once, as {field}.")
     if not any(old in flat for old in OLD_SPELLINGS):
         return flat
     flat = dict(flat)

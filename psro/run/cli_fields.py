@@ -5,7 +5,7 @@ One option per :class:`psro.config.PSROConfig` field, grouped by the config's se
 ``--iterations``, ``--oracle-dispatch``, is the same option), and one per field of the option dataclasses behind
 three of its mappings (:data:`NESTED`): ``--oracle.options.total-steps`` (the learned oracles'
 :class:`~psro.oracles.learned.dqn.DQNConfig`, :class:`~psro.oracles.learned.ppo.PPOConfig` and
-:class:`~psro.oracles.learned.model_based.ModelConfig`), ``--algorithm.options.eta`` (each training loop's
+:class:`~psro.oracles.learned.model_based.ModelBRConfig`), ``--algorithm.options.eta`` (each training loop's
 ``options_class``) and ``--gaps.approx-options.share``
 (:class:`~psro.measures.approx_gap_settings.ApproxGapSettings`; the oracle options of the approximate gap's
 responses take ``--set approx_gap_options.KEY=VALUE``), flat ``--oracle-options.total-steps`` too. The same
@@ -45,11 +45,11 @@ _SET_BY_THE_RUN = ("seed",)
 
 def _learned_oracle_configs() -> list:
     from psro.oracles.learned.dqn import DQNConfig
-    from psro.oracles.learned.model_based import ModelConfig
+    from psro.oracles.learned.model_based import ModelBRConfig
     from psro.oracles.learned.neural_br import NeuralBRConfig
     from psro.oracles.learned.ppo import PPOConfig
 
-    return [(DQNConfig, "dqn, minimax_dqn"), (PPOConfig, "ppo"), (ModelConfig, "model_br"),
+    return [(DQNConfig, "dqn, minimax_dqn"), (PPOConfig, "ppo"), (ModelBRConfig, "model_br"),
             (NeuralBRConfig, "neural_br")]
 
 

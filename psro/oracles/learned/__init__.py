@@ -52,9 +52,9 @@ def minimax_dqn_oracle(tree, seed: int = 0, *, game=None, **options):
 @register_oracle("model_br", learned=True)
 def model_br_oracle(tree, seed: int = 0, *, game=None, **options):
     """Oracle ``"model_br"``: a model-based best response from sampled play
-    (:func:`psro.oracles.learned.model_based.train_model`: the learner's decision problem estimated by uniform
+    (:func:`psro.oracles.learned.model_based.train_model_br`: the learner's decision problem estimated by uniform
     exploration and solved by backward induction; no tree, no network); ``options`` are
-    :class:`psro.oracles.learned.model_based.ModelConfig` fields and the options of ``"dqn"``."""
+    :class:`psro.oracles.learned.model_based.ModelBRConfig` fields and the options of ``"dqn"``."""
     from psro.oracles.learned.oracle import make_learned_oracle  # torch loads with the first learned oracle
 
     return make_learned_oracle("model", tree, seed=seed, game=game, **options)

@@ -25,7 +25,7 @@ __all__ = ["DecisionModel", "DecisionSampler", "check_sampling", "sample_decisio
 
 
 def check_sampling(config) -> None:
-    """Check the sampling settings a config shares with :class:`ModelConfig` (``total_steps``, ``num_envs``,
+    """Check the sampling settings a config shares with :class:`ModelBRConfig` (``total_steps``, ``num_envs``,
     ``rounds``, ``explore``, ``eval_episodes``, ``seed``), naming the field."""
     check_positive_ints(config, ("total_steps", "num_envs", "rounds", "eval_episodes"))
     check_real(config.explore, "explore", minimum=0.0, maximum=1.0)

@@ -2,7 +2,7 @@
 
 Against fixed opponents, a player with perfect recall faces a finite decision problem over its own information
 states: from state ``s`` action ``a`` leads to its next state ``s'`` (or to the end of the game with some return)
-with probabilities that chance and the opponents alone decide. :func:`train_model` samples that problem without a
+with probabilities that chance and the opponents alone decide. :func:`train_model_br` samples that problem without a
 game tree:
 
 1. about ``total_steps`` learner decisions are played in ``num_envs`` parallel games (:class:`~psro.oracles.
@@ -36,24 +36,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psro.deprecation import renamed_names
 from psro.errors import ConfigError
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, check_sampling
 from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, sample_rows
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.oracles.learned.training import TrainingResult, check_positive_ints
 
-__all__ = ["ModelConfig", "solve_decisions", "train_model"]
+__all__ = ["ModelBRConfig", "solve_decisions", "train_model_br"]
 
 logger = logging.getLogger(__name__)
 
+#: The names before the oracle had one word, ``model_br`` (2026-12): they resolve for one release, with a warning.
+__getattr__ = renamed_names(__name__, {"ModelConfig": "ModelBRConfig", "train_model": "train_model_br"})
+
 
 @dataclass(frozen=True)
-class ModelConfig:
-    """Settings of :func:`train_model`.
+class ModelBRConfig:
+    """Settings of :func:`train_model_br`.
 
     Examples
     --------
-    >>> ModelConfig(total_steps=5000).num_envs
+    >>> ModelBRConfig(total_steps=5000).num_envs
     1024
     """
 
@@ -125,7 +129,7 @@ def solve_decisions(model: DecisionModel) -> tuple:
     return q, value
 
 
-def train_model(game, player: int, opponents: OpponentMixture, config: ModelConfig = ModelConfig(), *,
+def train_model_br(game, player: int, opponents: OpponentMixture, config: ModelBRConfig = ModelBRConfig(), *,
                 initial=None, mode: str = "greedy", device="cpu") -> TrainingResult:
     """A best response for seat ``player`` against ``opponents``, from a decision problem estimated by play.
 
@@ -135,7 +139,7 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     player : int
     opponents : OpponentMixture
         An opponent profile is drawn from it at the start of every episode.
-    config : ModelConfig
+    config : ModelBRConfig
     initial, mode, device
         Accepted for the interface the other learners share; a table starts empty, plays greedily and lives on
         the CPU.
@@ -156,8 +160,8 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
     >>> tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
     >>> uniform = uniform_policy(tree.infostates[1])
     >>> opponent = TabularStatePolicy(uniform, tree.infostates[1])
-    >>> result = train_model(tree.game, 0, OpponentMixture.single([None, opponent]),
-    ...                      ModelConfig(total_steps=20_000, eval_episodes=500))
+    >>> result = train_model_br(tree.game, 0, OpponentMixture.single([None, opponent]),
+    ...                      ModelBRConfig(total_steps=20_000, eval_episodes=500))
     >>> plans = [None, realization_plans(uniform[None], tree.infostates[1])[0]]
     >>> best = best_response(tree, 0, plans)
     >>> from psro.oracles.learned.oracle import exact_value
@@ -204,7 +208,7 @@ def train_model(game, player: int, opponents: OpponentMixture, config: ModelConf
                           seed=config.seed, baseline=baseline, curve=curve)
 
 
-def _fallback(game, player: int, opponents: OpponentMixture, config: ModelConfig, model: DecisionModel, initial,
+def _fallback(game, player: int, opponents: OpponentMixture, config: ModelBRConfig, model: DecisionModel, initial,
               mode: str, device) -> TrainingResult:
     """The neural response (:func:`psro.oracles.learned.neural_br.train_neural_br`: the same sampling, a Q-network
     over the observations instead of the table) with the same budget, where play visited more states than

@@ -79,7 +79,7 @@ from psro.oracles.exact import best_response
 from psro.oracles.jobs import job_seed
 from psro.oracles.learned.dqn import DQNConfig, train_dqn
 from psro.oracles.learned.env import OpponentMixture
-from psro.oracles.learned.model_based import ModelConfig, train_model
+from psro.oracles.learned.model_based import ModelBRConfig, train_model_br
 from psro.oracles.learned.networks import MODES, LearnedProvenance, NeuralPolicy, game_sizes, torch_device
 from psro.oracles.learned.ppo import PPOConfig, train_ppo
 from psro.oracles.learned.training import TrainingResult
@@ -223,7 +223,7 @@ def _trainer(algorithm: str):
     if algorithm == "ppo":
         return PPOConfig, train_ppo
     if algorithm == "model":
-        return ModelConfig, train_model
+        return ModelBRConfig, train_model_br
     if algorithm == "neural":
         from psro.oracles.learned.neural_br import NeuralBRConfig, train_neural_br
 

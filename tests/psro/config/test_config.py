@@ -281,3 +281,19 @@ def test_the_oracle_budget_has_one_spelling_and_the_old_one_reads_as_it_with_a_w
         assert PSROConfig.from_dict({"oracle_steps": None}) == PSROConfig()
     with pytest.raises(ValueError, match="^oracle_options: only the learned oracles .* takes no total_steps"):
         PSROConfig(oracle="exact", oracle_options={"total_steps": 5}).validate()
+
+
+def test_the_episodes_a_profile_given_twice_are_refused_and_a_checkpoints_options_still_build_the_solver():
+    # episodes_per_profile is a field; a checkpoint stores it inside evaluator_options (FOLDED_FIELDS), where a
+    # config that also gives the field would silently override it
+    with pytest.raises(ValueError, match=r"^episodes_per_profile: the same setting is also given as "
+                                         r"evaluator_options.episodes_per_profile \(70\); give it once"):
+        PSROConfig.from_dict({"game": "leduc_poker", "evaluator": "monte_carlo", "episodes_per_profile": 50,
+                              "evaluator_options": {"episodes_per_profile": 70, "num_envs": 8}})
+    config = PSROConfig.from_dict({"game": "leduc_poker", "evaluator": "monte_carlo", "episodes_per_profile": 50,
+                                   "evaluator_options": {"num_envs": 8}})
+    options = config.solver_options("leduc_poker", "nash", "serial")
+    assert "episodes_per_profile" not in options
+    assert options["evaluator_options"] == {"episodes_per_profile": 50, "num_envs": 8}
+    rebuilt = {key: value for key, value in options.items() if key not in ("game", "eval_meta_solver")}
+    assert PSROConfig.from_dict({"game": "leduc_poker", **rebuilt}).evaluator_settings() == config.evaluator_settings()

@@ -14,7 +14,7 @@ from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, sample_decisions
 from psro.oracles.learned.env import OpponentMixture, VectorEnv
-from psro.oracles.learned.model_based import ModelConfig, solve_decisions, train_model
+from psro.oracles.learned.model_based import ModelBRConfig, solve_decisions, train_model_br
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.policies import decode_policy, encode_policy, random_policies, realization_plans
 from psro.policies.acting import TabularStatePolicy, UniformPolicy
@@ -90,8 +90,8 @@ def test_exact_best_response_on_kuhn(kuhn, player):
              for t in tables]
     mixed = weights @ realization_plans(tables, kuhn.infostates[other])
     best = best_response(kuhn, player, [mixed if q == other else None for q in range(2)]).value
-    result = train_model(kuhn.game, player, OpponentMixture(tuple(seats), weights),
-                         ModelConfig(total_steps=60_000, eval_episodes=400, seed=1))
+    result = train_model_br(kuhn.game, player, OpponentMixture(tuple(seats), weights),
+                         ModelBRConfig(total_steps=60_000, eval_episodes=400, seed=1))
     assert isinstance(result.policy, ObservationTablePolicy)
     value = _value(kuhn, player, result.policy.to_tabular(kuhn, player), mixed)
     assert best - value < 0.01
@@ -119,8 +119,8 @@ def test_oracle_registered_and_saved(kuhn):
 
 
 def test_falls_back_on_the_neural_response_past_max_states(kuhn, caplog):
-    result = train_model(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                         ModelConfig(total_steps=20_000, num_envs=32, max_states=2, eval_episodes=50))
+    result = train_model_br(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
+                         ModelBRConfig(total_steps=20_000, num_envs=32, max_states=2, eval_episodes=50))
     assert type(result.policy).__name__ == "NeuralPolicy" and result.policy.mode == "greedy"
     assert "max_states=2" in caplog.text and "neural_br" in caplog.text
     # the fitted Q-network is the best response to the uniform policy (value 0.5, as the table's)
@@ -132,12 +132,12 @@ def test_falls_back_on_the_neural_response_past_max_states(kuhn, caplog):
                                           ("eval_episodes", 1.5)])
 def test_bad_settings_name_the_field(field, value):
     with pytest.raises(ValueError, match=field):
-        ModelConfig(**{field: value})
+        ModelBRConfig(**{field: value})
 
 
 def test_budget_below_one_decision_per_game():
     with pytest.raises(ValueError, match="total_steps .* num_envs"):
-        ModelConfig(total_steps=100, num_envs=1024)
+        ModelBRConfig(total_steps=100, num_envs=1024)
 
 
 def test_later_rounds_act_uniformly_where_the_solution_knows_no_action(kuhn):
@@ -156,8 +156,8 @@ def test_later_rounds_act_uniformly_where_the_solution_knows_no_action(kuhn):
 def test_a_table_keyed_by_part_of_the_observation(kuhn):
     """key_size=5 keys Kuhn's first player by its seat and card (the first entries of the tensor): one row per
     card, serving both of its decisions, and acting on whole tensors."""
-    result = train_model(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                         ModelConfig(total_steps=4000, num_envs=64, eval_episodes=50, key_size=5))
+    result = train_model_br(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
+                         ModelBRConfig(total_steps=4000, num_envs=64, eval_episodes=50, key_size=5))
     table = result.policy
     assert (len(table), table.key_size, table.obs_dim) == (3, 5, 11)
     tabular = table.to_tabular(kuhn, 0)
@@ -183,7 +183,18 @@ def test_a_table_saved_before_keys_reads_as_keyed_by_the_whole_observation():
 
 def test_a_key_longer_than_the_observation_is_refused(kuhn):
     with pytest.raises(ValueError, match=r"^oracle_options: key_size \(12\) must be at most .* \(11\)"):
-        train_model(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                    ModelConfig(total_steps=2000, num_envs=64, eval_episodes=50, key_size=12))
+        train_model_br(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
+                    ModelBRConfig(total_steps=2000, num_envs=64, eval_episodes=50, key_size=12))
     with pytest.raises(ValueError, match="key_size"):
-        ModelConfig(key_size=0)
+        ModelBRConfig(key_size=0)
+
+
+def test_the_names_before_the_rename_resolve_for_one_release_with_a_warning():
+    import psro.oracles.learned.model_based as model_based
+
+    for old, new in (("ModelConfig", ModelBRConfig), ("train_model", train_model_br)):
+        with pytest.warns(DeprecationWarning, match=f"model_based.{old} is deprecated .* it is "
+                                                    f"psro.oracles.learned.model_based.{new.__name__}"):
+            assert getattr(model_based, old) is new
+    with pytest.raises(AttributeError, match="has no attribute 'train_modle'"):
+        model_based.train_modle
