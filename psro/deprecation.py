@@ -47,17 +47,10 @@ def moved_names(module: str, names: dict):
     ...     getattr_("PSROConfig").__name__, str(caught[0].message).split(": ")[1]
     ('PSROConfig', 'import it from psro.config.model.')
     """
-    def __getattr__(name: str):
-        if name not in names:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        import importlib
-        import warnings
+    import importlib
 
-        warnings.warn(f"{module}.{name} is deprecated and goes in the next release: import it from {names[name]}.",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(names[name]), name)
-
-    return __getattr__
+    return _warning_getattr(module, names, lambda name: f"import it from {names[name]}",
+                            lambda name: getattr(importlib.import_module(names[name]), name))
 
 
 def renamed_names(module: str, names: dict):
@@ -73,14 +66,21 @@ def renamed_names(module: str, names: dict):
     ...     getattr_("moved").__name__, str(caught[0].message).split(": ")[1]
     ('moved_names', 'it is psro.deprecation.moved_names.')
     """
+    return _warning_getattr(module, names, lambda name: f"it is {module}.{names[name]}",
+                            lambda name: getattr(sys.modules[module], names[name]))
+
+
+def _warning_getattr(module: str, names, instead, resolve):
+    """A module's ``__getattr__`` answering ``names`` with ``resolve(name)`` and a DeprecationWarning that says
+    ``instead(name)``; any other name is an AttributeError."""
     def __getattr__(name: str):
         if name not in names:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         import warnings
 
-        warnings.warn(f"{module}.{name} is deprecated and goes in the next release: it is {module}.{names[name]}.",
+        warnings.warn(f"{module}.{name} is deprecated and goes in the next release: {instead(name)}.",
                       DeprecationWarning, stacklevel=2)
-        return getattr(sys.modules[module], names[name])
+        return resolve(name)
 
     return __getattr__
 
