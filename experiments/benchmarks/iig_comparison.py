@@ -212,11 +212,12 @@ def main(argv=None) -> None:
                         f"--budget {args.budget:g}", f"--processes {args.processes}",
                         *[f"--set '{item}'" for item in args.sets],
                         *([f"--out {args.out}"] if args.out else [])])
-    lines = [f"# The toolkit's loops on {GAMES[args.game]}, measured exactly", "",
+    lines = [f"# Training loops on {GAMES[args.game]}, measured exactly", "",
              f"Command: `{command}`", "",
-             f"Each side from its run config (experiments/benchmarks/iig_comparison.py, SIDES), {args.budget:g} wall "
-             f"seconds of training, {args.processes} runs at once on this 2-core machine, then the exact NashConv of "
-             "its output on the last row (off the clock).", "",
+             f"Each side from its run config (experiments/benchmarks/iig_comparison.py, SIDES; OpenSpiel's from the "
+             f"settings of its examples, OPENSPIEL_SIDES), {args.budget:g} wall seconds of training, "
+             f"{args.processes} runs at once on this 2-core machine, then the exact NashConv of its output on the "
+             "last row (off the clock).", "",
              harness.pipe_table(summary(table)), "", "Every run:", "", harness.pipe_table(table), ""]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))
