@@ -42,16 +42,15 @@ from experiments import harness
 harness.pin_threads()
 
 import pandas as pd  # noqa: E402
-import yaml  # noqa: E402
 
 from experiments.benchmarks.kill_resume_offline import _env, _psro  # noqa: E402
 
 CONFIGS = harness.REPO_ROOT / "experiments" / "configs"
 #: name -> (run config, the fields it changes): the PSRO family with model_br responses (the shipped deep config,
-#: its table keyed by the board as the player sees it; a response worse than the uniform policy is recorded in
-#: response_ok, not an error), with its table keyed by the whole information-state tensor (that config before) and
-#: with small PPO responses (its oracle before that), PPO and MMD self-play at their shipped settings, NFSP at its
-#: Leduc-tuned ones
+#: its table keyed by the board as the player sees it, key_size: view, on any of GAMES; a response worse than the
+#: uniform policy is recorded in response_ok, not an error), with its table keyed by the whole information-state
+#: tensor (that config before) and with small PPO responses (its oracle before that), PPO and MMD self-play at their
+#: shipped settings, NFSP at its Leduc-tuned ones
 SIDES = {
     "psro_ppo": ("phantom_ttt_deep.yaml", {"oracle": "ppo", "oracle_options": "{total_steps: 4096, num_envs: 64, "
                                            "num_steps: 16, eval_episodes: 128, hidden: [64]}"}),
@@ -74,10 +73,6 @@ COMMON = {"exact_gap": "true", "exact_gap_every": "1000", "approx_gap_every": "n
 GAMES = {"phantom_ttt": "phantom_ttt", "dark_hex3": "dark_hex(num_rows=3,num_cols=3)",
          "dark_hex3_abrupt": "dark_hex(num_rows=3,num_cols=3,gameversion=adh)",
          "dark_hex2": "dark_hex(num_rows=2,num_cols=2)"}
-#: per game, the size of the board as a player sees it at the start of its information-state tensor (3 entries a
-#: cell on phantom tic-tac-toe, 9 on dark hex): the key of the model_br tables of the sides keyed by the view
-VIEW = {GAMES["phantom_ttt"]: 27, GAMES["dark_hex3"]: 81, GAMES["dark_hex3_abrupt"]: 81, GAMES["dark_hex2"]: 36}
-KEYED_BY_VIEW = ("psro_model_br",)
 
 
 def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep: Path | None = None,
@@ -90,10 +85,6 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
             return pool.submit(openspiel_side, side, seed, game, budget).result()
     config, fields = SIDES[side]
     fields = {**fields, **COMMON, "seed": str(seed), "game": game}
-    if side in KEYED_BY_VIEW:   # (the config's oracle options, keyed by this game's view)
-        options = yaml.safe_load((CONFIGS / config).read_text())["oracle_options"]
-        options["key_size"] = VIEW[game]
-        fields["oracle_options"] = yaml.safe_dump(options, default_flow_style=True).strip()
     fields.update(sets or {})
     run_dir = folder / f"{side}-{seed}"
     arguments = [arg for key, value in fields.items() for arg in ("--set", f"{key}={value}")]

@@ -590,6 +590,9 @@ class PSROConfig:
         if "total_steps" in (self.oracle_options or {}) and not learned:
             raise ConfigError("oracle_options", f"only the learned oracles {learned_oracle_names()} train; oracle="
                               f"{self.oracle!r} takes no total_steps (remove it).")
+        if (self.oracle_options or {}).get("key_size") == "view":   # (model_br's table keyed by the board's view)
+            from psro.oracles.learned.model_based import view_size
+            view_size(game)
         if not sampled and self.evaluator_options:
             raise ConfigError("evaluator_options", f"the {self.evaluator!r} evaluator takes no options; got "
                               f"{sorted(self.evaluator_options)}.")

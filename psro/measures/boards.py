@@ -52,6 +52,18 @@ class Board:
         return self.num_rows * self.num_cols
 
     @property
+    def view_size(self) -> int:
+        """The entries at the start of the information-state tensor that hold the board as the player sees it:
+        three cell states a cell on phantom tic-tac-toe (27), nine on dark hex (81 on 3x3).
+
+        Examples
+        --------
+        >>> Board("dark_hex", 2, 3, False, "dark_hex(num_rows=2,num_cols=3)").view_size
+        54
+        """
+        return self.num_cells * (9 if self.hex_layout else 3)
+
+    @property
     def hex_layout(self) -> bool:
         """Whether the information-state tensor is dark hex's (cell-major, nine cell states)."""
         return self.name == "dark_hex"

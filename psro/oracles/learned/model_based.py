@@ -43,7 +43,7 @@ from psro.oracles.learned.env import OpponentMixture, VectorEnv, play_episodes, 
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.oracles.learned.training import TrainingResult, check_positive_ints
 
-__all__ = ["ModelBRConfig", "solve_decisions", "train_model_br"]
+__all__ = ["ModelBRConfig", "solve_decisions", "train_model_br", "view_size"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +73,13 @@ class ModelBRConfig:
     """in the rounds after the first, the probability of a uniform legal action instead of the greedy one"""
     max_states: int = 2_000_000
     """distinct learner observations the table may hold; beyond it the run falls back on the neural response"""
-    key_size: int | None = None
-    """the table keys a state by the first ``key_size`` entries of the learner's observation (None: all of it).
-    On phantom tic-tac-toe and dark hex the information-state tensor starts with the board as the player sees it
-    (27 entries on 3x3 phantom tic-tac-toe, 81 on 3x3 dark hex): keyed by the view alone, one row serves every
-    history that shows the player the same board, so the table generalises where the game is too large for
-    play to visit each information state (a coarser decision problem, solved the same way)"""
+    key_size: int | str | None = None
+    """the table keys a state by the first ``key_size`` entries of the learner's observation (None: all of it;
+    ``"view"``: the board as the player sees it, on phantom tic-tac-toe and dark hex). Their information-state
+    tensor starts with that view (27 entries on 3x3 phantom tic-tac-toe, 81 on 3x3 dark hex,
+    :attr:`psro.measures.boards.Board.view_size`): keyed by the view alone, one row serves every history that
+    shows the player the same board, so the table generalises where the game is too large for play to visit each
+    information state (a coarser decision problem, solved the same way)"""
     eval_episodes: int = 2000
     """episodes played at the end (greedy) to estimate the response's value"""
     seed: int = 0
@@ -86,9 +87,38 @@ class ModelBRConfig:
 
     def __post_init__(self):
         check_positive_ints(self, ("max_states",))
-        if self.key_size is not None:
+        if isinstance(self.key_size, str):
+            if self.key_size != "view":
+                raise ConfigError("key_size", f"must be a positive int, 'view' (the board as the player sees it) or "
+                                  f"null; got {self.key_size!r}.")
+        elif self.key_size is not None:
             check_positive_ints(self, ("key_size",))
         check_sampling(self)
+
+
+def view_size(game) -> int:
+    """``key_size: view`` on ``game``: the size of the board as the player sees it, at the start of its
+    information-state tensor; refused, naming the games that have one, where ``game`` has none.
+
+    Examples
+    --------
+    >>> import pyspiel
+    >>> view_size(pyspiel.load_game("phantom_ttt")), view_size(pyspiel.load_game("dark_hex(num_rows=3,num_cols=3)"))
+    (27, 81)
+    >>> view_size(pyspiel.load_game("leduc_poker"))
+    Traceback (most recent call last):
+    ...
+    psro.errors.ConfigError: oracle_options: key_size 'view' keys by the board as the player sees it, which \
+phantom_ttt and dark_hex (reveal-nothing) have; leduc_poker() has none: give a number of observation entries or null.
+    """
+    from psro.measures.boards import board_of
+
+    board = board_of(game)
+    if board is None:
+        raise ConfigError("oracle_options", f"key_size 'view' keys by the board as the player sees it, which "
+                          f"phantom_ttt and dark_hex (reveal-nothing) have; {game} has none: give a number of "
+                          "observation entries or null.")
+    return board.view_size
 
 
 def solve_decisions(model: DecisionModel) -> tuple:
@@ -130,7 +160,7 @@ def solve_decisions(model: DecisionModel) -> tuple:
 
 
 def train_model_br(game, player: int, opponents: OpponentMixture, config: ModelBRConfig = ModelBRConfig(), *,
-                initial=None, mode: str = "greedy", device="cpu") -> TrainingResult:
+                   initial=None, mode: str = "greedy", device="cpu") -> TrainingResult:
     """A best response for seat ``player`` against ``opponents``, from a decision problem estimated by play.
 
     Parameters
@@ -161,7 +191,7 @@ def train_model_br(game, player: int, opponents: OpponentMixture, config: ModelB
     >>> uniform = uniform_policy(tree.infostates[1])
     >>> opponent = TabularStatePolicy(uniform, tree.infostates[1])
     >>> result = train_model_br(tree.game, 0, OpponentMixture.single([None, opponent]),
-    ...                      ModelBRConfig(total_steps=20_000, eval_episodes=500))
+    ...                         ModelBRConfig(total_steps=20_000, eval_episodes=500))
     >>> plans = [None, realization_plans(uniform[None], tree.infostates[1])[0]]
     >>> best = best_response(tree, 0, plans)
     >>> from psro.oracles.learned.oracle import exact_value
@@ -171,10 +201,11 @@ def train_model_br(game, player: int, opponents: OpponentMixture, config: ModelB
     start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
     env = VectorEnv(game, player, opponents, config.num_envs, rng)
-    if config.key_size is not None and config.key_size > env.obs_dim:
-        raise ConfigError("oracle_options", f"key_size ({config.key_size}) must be at most the observation's size "
+    key_size = view_size(game) if config.key_size == "view" else config.key_size
+    if key_size is not None and key_size > env.obs_dim:
+        raise ConfigError("oracle_options", f"key_size ({key_size}) must be at most the observation's size "
                           f"({env.obs_dim}).")
-    sampler, best = DecisionSampler(env, config.max_states, config.key_size), None
+    sampler, best = DecisionSampler(env, config.max_states, key_size), None
     for r in range(config.rounds):
         sampler.play(config.total_steps // config.rounds, best, 1.0 if r == 0 else config.explore)
         model = sampler.model()

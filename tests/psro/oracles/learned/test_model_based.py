@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from psro.config.model import PSROConfig
 from psro.evaluation.exact import SequenceFormEvaluator
 from psro.oracles import make_oracle, oracle_capabilities
 from psro.oracles.exact import best_response
 from psro.oracles.learned.decisions import DecisionModel, DecisionSampler, sample_decisions
 from psro.oracles.learned.env import OpponentMixture, VectorEnv
-from psro.oracles.learned.model_based import ModelBRConfig, solve_decisions, train_model_br
+from psro.oracles.learned.model_based import ModelBRConfig, solve_decisions, train_model_br, view_size
 from psro.oracles.learned.observation_table import ObservationTablePolicy
 from psro.policies import decode_policy, encode_policy, random_policies, realization_plans
 from psro.policies.acting import TabularStatePolicy, UniformPolicy
@@ -91,7 +92,7 @@ def test_exact_best_response_on_kuhn(kuhn, player):
     mixed = weights @ realization_plans(tables, kuhn.infostates[other])
     best = best_response(kuhn, player, [mixed if q == other else None for q in range(2)]).value
     result = train_model_br(kuhn.game, player, OpponentMixture(tuple(seats), weights),
-                         ModelBRConfig(total_steps=60_000, eval_episodes=400, seed=1))
+                            ModelBRConfig(total_steps=60_000, eval_episodes=400, seed=1))
     assert isinstance(result.policy, ObservationTablePolicy)
     value = _value(kuhn, player, result.policy.to_tabular(kuhn, player), mixed)
     assert best - value < 0.01
@@ -120,7 +121,7 @@ def test_oracle_registered_and_saved(kuhn):
 
 def test_falls_back_on_the_neural_response_past_max_states(kuhn, caplog):
     result = train_model_br(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                         ModelBRConfig(total_steps=20_000, num_envs=32, max_states=2, eval_episodes=50))
+                            ModelBRConfig(total_steps=20_000, num_envs=32, max_states=2, eval_episodes=50))
     assert type(result.policy).__name__ == "NeuralPolicy" and result.policy.mode == "greedy"
     assert "max_states=2" in caplog.text and "neural_br" in caplog.text
     # the fitted Q-network is the best response to the uniform policy (value 0.5, as the table's)
@@ -157,7 +158,7 @@ def test_a_table_keyed_by_part_of_the_observation(kuhn):
     """key_size=5 keys Kuhn's first player by its seat and card (the first entries of the tensor): one row per
     card, serving both of its decisions, and acting on whole tensors."""
     result = train_model_br(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                         ModelBRConfig(total_steps=4000, num_envs=64, eval_episodes=50, key_size=5))
+                            ModelBRConfig(total_steps=4000, num_envs=64, eval_episodes=50, key_size=5))
     table = result.policy
     assert (len(table), table.key_size, table.obs_dim) == (3, 5, 11)
     tabular = table.to_tabular(kuhn, 0)
@@ -184,9 +185,30 @@ def test_a_table_saved_before_keys_reads_as_keyed_by_the_whole_observation():
 def test_a_key_longer_than_the_observation_is_refused(kuhn):
     with pytest.raises(ValueError, match=r"^oracle_options: key_size \(12\) must be at most .* \(11\)"):
         train_model_br(kuhn.game, 0, OpponentMixture.single([None, UniformPolicy(2)]),
-                    ModelBRConfig(total_steps=2000, num_envs=64, eval_episodes=50, key_size=12))
+                       ModelBRConfig(total_steps=2000, num_envs=64, eval_episodes=50, key_size=12))
     with pytest.raises(ValueError, match="key_size"):
         ModelBRConfig(key_size=0)
+
+
+def test_a_table_keyed_by_the_board_view_on_the_board_games():
+    """key_size: view is the board as the player sees it: 3 entries a cell on phantom tic-tac-toe, 9 on dark hex
+    (the start of their information-state tensors, kernels.tensors); a game without a board view is refused."""
+    assert view_size(pyspiel.load_game("phantom_ttt")) == 27
+    assert view_size(pyspiel.load_game("dark_hex(num_rows=3,num_cols=3,gameversion=adh)")) == 81
+    game = pyspiel.load_game("dark_hex(num_rows=2,num_cols=2)")
+    state = game.new_initial_state()
+    state.apply_action(3)   # (black takes the last cell: only black sees it)
+    views = [np.asarray(state.information_state_tensor(p))[:view_size(game)].reshape(4, 9) for p in (0, 1)]
+    assert (views[0].sum(axis=1) == 1).all() and (views[1].sum(axis=1) == 1).all()   # (one state a cell)
+    assert (views[0][:3] == views[1][:3]).all() and not (views[0][3] == views[1][3]).all()
+    tensor = state.information_state_tensor(1)
+    result = train_model_br(game, 0, OpponentMixture.single([None, UniformPolicy(4)]),
+                            ModelBRConfig(total_steps=2000, num_envs=64, eval_episodes=20, key_size="view"))
+    assert (result.policy.key_size, result.policy.obs_dim) == (36, len(tensor))
+    with pytest.raises(ValueError, match="^oracle_options: key_size 'view' .* leduc_poker\\(\\) has none"):
+        PSROConfig(game="leduc_poker", oracle="model_br", oracle_options={"key_size": "view"}).validate()
+    with pytest.raises(ValueError, match="^key_size: must be a positive int, 'view' .* got 'veiw'"):
+        ModelBRConfig(key_size="veiw")
 
 
 def test_the_names_before_the_rename_resolve_for_one_release_with_a_warning():
