@@ -119,7 +119,7 @@ def q_learning_loss(q_network, target_network, sample: dict, *, gamma: float, do
     >>> sample = {"obs": torch.zeros(1, 2), "action": torch.tensor([0]), "reward": torch.tensor([1.0]),
     ...           "next_obs": torch.zeros(1, 2), "next_mask": torch.tensor([[True, False]]),
     ...           "done": torch.tensor([0.0])}
-    >>> float(q_learning_loss(q, target, sample, gamma=0.5, double=False))   # (1 + 0.5 * 2 - 1) ** 2
+    >>> q_learning_loss(q, target, sample, gamma=0.5, double=False).item()   # (1 + 0.5 * 2 - 1) ** 2
     1.0
     """
     with torch.no_grad():
