@@ -3,8 +3,8 @@ self-play learners users pick instead (PPO self-play, MMD, NFSP), each from a ru
 psro_v2 and NFSP, on one clock.
 
     python -m experiments.benchmarks.iig_comparison [--game phantom_ttt] [--sides NAME ...] [--seeds 0 1 2]
-                                                     [--budget 600] [--processes 2] [--set FIELD=VALUE ...]
-                                                     [--quick] [--out FILE]
+                                                     [--budget 600] [--at 60 120 300] [--processes 2]
+                                                     [--set FIELD=VALUE ...] [--quick] [--out FILE]
 
 Each side is a run config of :data:`SIDES` (the shipped configs, with the overrides named there) run by
 ``psro run CONFIG --set seed=S --time-limit BUDGET`` with ``exact_gap: true`` and ``exact_gap_every: 1000``: the
@@ -16,6 +16,10 @@ BLAS thread (the exact evaluation uses numba's threads); ``--game`` replaces eac
 abrupt 3x3 dark hex, ``gameversion=adh``), ``--set`` sets a field on every toolkit side (for tuning). The sides of
 :data:`OPENSPIEL_SIDES` are OpenSpiel's psro_v2 and NFSP at the settings of its examples
 (:func:`openspiel_side`), measured by the same evaluator.
+
+``--at`` measures each output at earlier seconds of training too (``exact_at_<t>s``, off the clock): a toolkit run
+stops there, is measured and resumed (``psro resume``, its limit raised by what the measurement took); an OpenSpiel
+run keeps its output as it stood there.
 
 The table gives, per side and seed, the iterations, the learner decisions (``env_steps``), the wall seconds of
 training and where they went (the history's ``time_oracle``: responses or learners; ``time_evaluation``: the
@@ -76,40 +80,55 @@ GAMES = {"phantom_ttt": "phantom_ttt", "dark_hex3": "dark_hex(num_rows=3,num_col
 
 
 def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep: Path | None = None,
-             sets: dict | None = None) -> dict:
+             sets: dict | None = None, at: tuple = ()) -> dict:
     """One side and seed: ``psro run`` until ``budget`` wall seconds, then its last row (and the seconds of each
     kind of work, summed over the rows); ``keep``: a folder to copy the history into; ``sets``: fields set on top
-    of the side's (``--set`` of the command line, for tuning). An OpenSpiel side runs :func:`openspiel_side`."""
+    of the side's (``--set`` of the command line, for tuning); ``at``: earlier points (seconds of training) where
+    the output is measured too (``exact_at_<t>s``): the run stops there, is measured, and ``psro resume`` goes on
+    with the time its measurement took added to the limit. An OpenSpiel side runs :func:`openspiel_side`."""
+    points = sorted(t for t in set(at) if 0 < t < budget)
     if side in OPENSPIEL_SIDES:
         with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-            return pool.submit(openspiel_side, side, seed, game, budget).result()
+            return pool.submit(openspiel_side, side, seed, game, budget, tuple(points)).result()
     config, fields = SIDES[side]
     fields = {**fields, **COMMON, "seed": str(seed), "game": game}
     fields.update(sets or {})
     run_dir = folder / f"{side}-{seed}"
     arguments = [arg for key, value in fields.items() for arg in ("--set", f"{key}={value}")]
-    done = subprocess.run(_psro("run", str(CONFIGS / config), "--out", str(run_dir), "--overwrite", "--time-limit",
-                                str(budget), *arguments), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
-    if done.returncode:   # (a failed run is a row: its error's last line, no NashConv)
-        return {"side": side, "seed": seed, "error": done.stderr.strip().splitlines()[-1][:300]}
+    command = _psro("run", str(CONFIGS / config), "--out", str(run_dir), "--overwrite", *arguments)
+    earlier, limits = {}, [*points, budget]
+    for k, limit in enumerate(limits):
+        if k:   # (the limit counts the whole run: the parts before, their measurements included)
+            wall = float(pd.read_csv(run_dir / "history.csv")["wall_time"].iloc[-1])
+            command = _psro("resume", str(run_dir))
+            limit = wall + limit - limits[k - 1]
+        done = subprocess.run([*command, "--time-limit", str(limit)], env=_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        if done.returncode:   # (a failed run is a row: its error's last line, no NashConv)
+            return {"side": side, "seed": seed, "error": done.stderr.strip().splitlines()[-1][:300]}
+        if k < len(points):
+            earlier[f"exact_at_{points[k]:g}s"] = float(pd.read_csv(run_dir / "history.csv")["gap"].iloc[-1])
     history = pd.read_csv(run_dir / "history.csv")
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         history.to_csv(keep / f"{side}-{seed}.csv", index=False)
     last = history.iloc[-1]
     measured = float(last["exact_gap_time"]) if "exact_gap_time" in last else float("nan")
+    all_measures = float(history["exact_gap_time"].fillna(0).sum()) if "exact_gap_time" in history else measured
     spent = {f"{phase}_s": round(float(history[f"time_{phase}"].sum()), 1)
              for phase in ("oracle", "evaluation", "meta_solve") if f"time_{phase}" in history}
     return {"side": side, "seed": seed, "iterations": int(last["iteration"]), "decisions": int(last["env_steps"]),
-            "training_wall_s": round(float(last["wall_time"]) - measured, 1), **spent,
+            "training_wall_s": round(float(last["wall_time"]) - all_measures, 1), **spent, **earlier,
             "exact_nash_conv": float(last["gap"]), "exact_eval_s": round(measured, 1)}
 
 
-def openspiel_side(side: str, seed: int, game: str, budget: float) -> dict:
+def openspiel_side(side: str, seed: int, game: str, budget: float, at: tuple = ()) -> dict:
     """One of :data:`OPENSPIEL_SIDES` on ``game`` for ``budget`` wall seconds (the step running at the end does not
-    count), then the exact NashConv of its output. Its ``iterations``: psro_v2's iterations, or NFSP's training
-    episodes; its ``decisions``: NFSP's environment steps (psro_v2 does not count them)."""
+    count), then the exact NashConv of its output, and of its outputs at the seconds ``at`` (``exact_at_<t>s``:
+    psro_v2's last meta-profile whose iteration ended before ``t``; NFSP's average networks copied at the end of
+    the block of 1,000 episodes that crosses ``t``). Its ``iterations``:
+    psro_v2's iterations, or NFSP's training episodes; its ``decisions``: NFSP's environment steps (psro_v2 does
+    not count them)."""
     import pyspiel
     import torch
 
@@ -119,7 +138,13 @@ def openspiel_side(side: str, seed: int, game: str, budget: float) -> dict:
 
     torch.set_num_threads(1)
     game_obj, clock = pyspiel.load_game(game), Clock(budget)
-    iterations, steps, profile = 0, math.nan, None
+    iterations, steps, profile, earlier = 0, math.nan, None, {}
+
+    def passed(output):   # (the output as it stood at each point the clock has passed)
+        for t in at:
+            if clock.wall >= t and t not in earlier:
+                earlier[t] = output()
+
     if side == "openspiel_psro_v2":
         with until_budget():
             with clock:
@@ -128,6 +153,7 @@ def openspiel_side(side: str, seed: int, game: str, budget: float) -> dict:
             while True:
                 with clock:
                     solver.iteration()
+                passed(lambda: profile)
                 iterations += 1
                 profile = psro_v2_adapter.meta_profile(solver)
     else:
@@ -142,13 +168,17 @@ def openspiel_side(side: str, seed: int, game: str, budget: float) -> dict:
                 with clock:
                     for _ in range(options.measure_every):
                         steps += openspiel_nfsp_adapter.play_episode(env, agents)
+                passed(lambda: openspiel_nfsp_adapter.average_profile(agents, frozen=True))
                 iterations += options.measure_every
         profile = openspiel_nfsp_adapter.average_profile(agents)
     if profile is None:
         return {"side": side, "seed": seed, "error": f"its setup did not finish within {budget:g} s"}
+    for t in at:   # (no step finished after t: the output at t is the last one)
+        earlier.setdefault(t, profile)
+    points = {f"exact_at_{t:g}s": exact_nash_conv(game_obj, earlier[t]).nash_conv for t in at}
     result = exact_nash_conv(game_obj, profile)
     return {"side": side, "seed": seed, "iterations": iterations, "decisions": steps,
-            "training_wall_s": round(clock.wall, 1), "exact_nash_conv": result.nash_conv,
+            "training_wall_s": round(clock.wall, 1), **points, "exact_nash_conv": result.nash_conv,
             "exact_eval_s": round(result.seconds, 1)}
 
 
@@ -159,7 +189,9 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         part = part[part["exact_nash_conv"].notna()] if "exact_nash_conv" in part else part.iloc[:0]
         if part.empty:
             continue
-        rows.append({"side": side, "seeds": len(part),
+        points = {f"median {column[len('exact_at_'):]}": round(statistics.median(part[column].dropna()), 4)
+                  for column in part.columns if column.startswith("exact_at_") and part[column].notna().any()}
+        rows.append({"side": side, "seeds": len(part), **points,
                      "median exact NashConv": round(statistics.median(part["exact_nash_conv"]), 4),
                      "lowest": round(float(part["exact_nash_conv"].min()), 4),
                      "highest": round(float(part["exact_nash_conv"].max()), 4),
@@ -181,6 +213,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--budget", type=float, default=600.0, help="wall seconds of training per side and seed")
     parser.add_argument("--processes", type=int, default=2, help="runs at once")
+    parser.add_argument("--at", nargs="*", type=float, default=[],
+                        help="earlier seconds of training where each output is measured too (e.g. 60 120 300)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--keep", type=Path, default=None, help="a folder to keep each run's history in")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE",
@@ -195,12 +229,13 @@ def main(argv=None) -> None:
     sets = dict(item.split("=", 1) for item in args.sets)
     jobs = [(side, seed) for seed in args.seeds for side in args.sides]
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.processes) as pool:
-        rows = list(pool.map(lambda job: run_side(*job, GAMES[args.game], args.budget, Path(tmp), args.keep, sets),
-                             jobs))
+        rows = list(pool.map(lambda job: run_side(*job, GAMES[args.game], args.budget, Path(tmp), args.keep, sets,
+                                                  tuple(args.at)), jobs))
     table = pd.DataFrame(rows)
     command = " ".join(["python -m experiments.benchmarks.iig_comparison", f"--game {args.game}",
                         "--sides " + " ".join(args.sides), "--seeds " + " ".join(map(str, args.seeds)),
                         f"--budget {args.budget:g}", f"--processes {args.processes}",
+                        *([f"--at {' '.join(f'{t:g}' for t in args.at)}"] if args.at else []),
                         *[f"--set '{item}'" for item in args.sets],
                         *([f"--out {args.out}"] if args.out else [])])
     lines = [f"# Training loops on {GAMES[args.game]}, measured exactly", "",

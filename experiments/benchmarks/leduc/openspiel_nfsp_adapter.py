@@ -107,9 +107,15 @@ def _nfsp_average_probabilities(agents):
     return probabilities
 
 
-def average_profile(agents) -> list:
+def average_profile(agents, frozen: bool = False) -> list:
     """The agents' average policies as :func:`psro.exact_nash_conv` takes them (one
-    :class:`~experiments.benchmarks.leduc.measure.NetworkPolicy` per player)."""
+    :class:`~experiments.benchmarks.leduc.measure.NetworkPolicy` per player); ``frozen``: over copies of the
+    average networks, so that the profile stays what it is while the agents train on."""
+    if frozen:
+        import copy
+        from types import SimpleNamespace
+
+        agents = [SimpleNamespace(_avg_network=copy.deepcopy(agent._avg_network)) for agent in agents]
     average = _nfsp_average_probabilities(agents)
     return [NetworkPolicy(average, p) for p in range(len(agents))]
 

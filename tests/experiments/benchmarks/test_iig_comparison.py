@@ -24,10 +24,15 @@ def test_the_summary_is_the_median_over_seeds_of_each_side():
 
 @pytest.mark.slow
 def test_a_side_trains_until_its_budget_and_its_last_row_is_the_exact_nash_conv_of_its_output(tmp_path):
-    row = bench.run_side("psro_model_br", 0, bench.GAMES["dark_hex2"], 2.0, tmp_path / "runs", keep=tmp_path / "kept")
+    # measured at 1 s too: the run stops there, is measured, and resumes with the measurement's time added
+    row = bench.run_side("psro_model_br", 0, bench.GAMES["dark_hex2"], 2.0, tmp_path / "runs", keep=tmp_path / "kept",
+                         at=(1.0, 5.0))
     assert "error" not in row, row
     history = pd.read_csv(tmp_path / "kept" / "psro_model_br-0.csv")
     assert row["iterations"] == int(history["iteration"].iloc[-1]) >= 1
+    measured = history[history["exact_gap_time"].fillna(0) > 0]
+    assert len(measured) == 2 and row["exact_at_1s"] == measured["gap"].iloc[0] and "exact_at_5s" not in row
+    assert measured["wall_time"].iloc[0] - measured["exact_gap_time"].iloc[0] >= 1.0
     assert row["training_wall_s"] >= 2.0 and row["exact_eval_s"] > 0.0
     assert row["oracle_s"] == round(float(history["time_oracle"].sum()), 1)
     assert row["oracle_s"] + row["evaluation_s"] + row["meta_solve_s"] <= row["training_wall_s"] + 0.1
@@ -39,9 +44,10 @@ def test_a_side_trains_until_its_budget_and_its_last_row_is_the_exact_nash_conv_
 @pytest.mark.slow
 @pytest.mark.parametrize("side", bench.OPENSPIEL_SIDES)
 def test_an_openspiel_side_trains_until_its_budget_then_its_output_is_measured_exactly(side):
-    row = bench.run_side(side, 0, bench.GAMES["dark_hex2"], 10.0, None)
+    row = bench.run_side(side, 0, bench.GAMES["dark_hex2"], 10.0, None, at=(5.0,))
     assert "error" not in row, row
-    assert 10.0 <= row["training_wall_s"] < 11.0 and row["exact_eval_s"] > 0.0
+    assert 10.0 <= row["training_wall_s"] < 11.0
     assert 0.0 <= row["exact_nash_conv"] <= 4.0   # (payoffs in [-1, 1]: each gain is at most 2)
+    assert 0.0 <= row["exact_at_5s"] <= 4.0
     if side == "openspiel_nfsp":   # (blocks of 1,000 episodes; a 2x2 episode takes at least 2 decisions)
         assert row["iterations"] % 1000 == 0 and row["decisions"] >= row["iterations"] * 2
