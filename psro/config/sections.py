@@ -173,8 +173,9 @@ def nest(flat: dict) -> dict:
 def current_spelling(flat: dict, source: str = "config") -> dict:
     """``flat`` (a flat config mapping) with each old spelling of :data:`OLD_SPELLINGS` written as the current one,
     with a ``DeprecationWarning`` naming it; an old spelling that is null is dropped (a run directory of an earlier
-    release holds ``oracle_steps: null``), and one given beside its current spelling is refused, as is a field of
-    :data:`HELD_IN_OPTIONS` given both as itself and inside its options field.
+    release holds ``oracle_steps: null``), and one given beside its current spelling is refused. A field of
+    :data:`HELD_IN_OPTIONS` inside its options field (where a checkpoint stores it) reads as the field, and given
+    both ways is refused.
 
     Examples
     --------
@@ -191,19 +192,24 @@ def current_spelling(flat: dict, source: str = "config") -> dict:
     Traceback (most recent call last):
     ...
     psro.errors.ConfigError: oracle_steps: the same setting is also given as oracle_options.total_steps (128); ...
+    >>> current_spelling({"evaluator_options": {"episodes_per_profile": 70, "num_envs": 8}})
+    {'evaluator_options': {'num_envs': 8}, 'episodes_per_profile': 70}
     >>> current_spelling({"episodes_per_profile": 50, "evaluator_options": {"episodes_per_profile": 70}})
     Traceback (most recent call last):
     ...
     psro.errors.ConfigError: episodes_per_profile: the same setting is also given as \
 evaluator_options.episodes_per_profile (70); give it once, as episodes_per_profile.
     """
+    flat = dict(flat)
     for field, options in HELD_IN_OPTIONS.items():
-        if field in flat and isinstance(flat.get(options), dict) and field in flat[options]:
+        if not (isinstance(flat.get(options), dict) and field in flat[options]):
+            continue
+        if field in flat:
             raise ConfigError(field, f"the same setting is also given as {options}.{field} ({flat[options][field]!r}); "
                               f"give it once, as {field}.")
-    if not any(old in flat for old in OLD_SPELLINGS):
-        return flat
-    flat = dict(flat)
+        rest = dict(flat[options])   # (a checkpoint's solver options hold it there: read as the field)
+        flat[field] = rest.pop(field)
+        flat[options] = rest or None
     for old, (field, key) in OLD_SPELLINGS.items():
         if old not in flat:
             continue

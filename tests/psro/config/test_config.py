@@ -295,5 +295,8 @@ def test_the_episodes_a_profile_given_twice_are_refused_and_a_checkpoints_option
     options = config.solver_options("leduc_poker", "nash", "serial")
     assert "episodes_per_profile" not in options
     assert options["evaluator_options"] == {"episodes_per_profile": 50, "num_envs": 8}
-    rebuilt = {key: value for key, value in options.items() if key not in ("game", "eval_meta_solver")}
-    assert PSROConfig.from_dict({"game": "leduc_poker", **rebuilt}).evaluator_settings() == config.evaluator_settings()
+    rebuilt = PSROConfig.from_dict({"game": "leduc_poker", **{key: value for key, value in options.items()
+                                                               if key not in ("game", "eval_meta_solver")}})
+    assert (rebuilt.episodes_per_profile, rebuilt.evaluator_options) == (50, {"num_envs": 8})   # (read as the field)
+    assert rebuilt.evaluator_settings() == config.evaluator_settings()
+    assert rebuilt.replace(seed=4).episodes_per_profile == 50   # (a resumed run's config is replaced, not refused)
