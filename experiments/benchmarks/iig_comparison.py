@@ -96,19 +96,18 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
     run_dir = folder / f"{side}-{seed}"
     arguments = [arg for key, value in fields.items() for arg in ("--set", f"{key}={value}")]
     command = _psro("run", str(CONFIGS / config), "--out", str(run_dir), "--overwrite", *arguments)
-    earlier, limits = {}, [*points, budget]
+    earlier, limits, history = {}, [*points, budget], None
     for k, limit in enumerate(limits):
         if k:   # (the limit counts the whole run: the parts before, their measurements included)
-            wall = float(pd.read_csv(run_dir / "history.csv")["wall_time"].iloc[-1])
             command = _psro("resume", str(run_dir))
-            limit = wall + limit - limits[k - 1]
+            limit = float(history["wall_time"].iloc[-1]) + limit - limits[k - 1]
         done = subprocess.run([*command, "--time-limit", str(limit)], env=_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         if done.returncode:   # (a failed run is a row: its error's last line, no NashConv)
             return {"side": side, "seed": seed, "error": done.stderr.strip().splitlines()[-1][:300]}
+        history = pd.read_csv(run_dir / "history.csv")
         if k < len(points):
-            earlier[f"exact_at_{points[k]:g}s"] = float(pd.read_csv(run_dir / "history.csv")["gap"].iloc[-1])
-    history = pd.read_csv(run_dir / "history.csv")
+            earlier[f"exact_at_{points[k]:g}s"] = float(history["gap"].iloc[-1])
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         history.to_csv(keep / f"{side}-{seed}.csv", index=False)

@@ -206,8 +206,7 @@ def assigned_values(assignments, fields: dict, current) -> dict:
         if not fields[field]:
             raise ValueError(f"{field}: is not a mapping field, so {key!r} names nothing; set a field whole, e.g. "
                              f"--set {field}=VALUE.")
-        mapping = changes[field] if field in changes else current(field)
-        changes[field] = {**(mapping if isinstance(mapping, dict) else {}), inner: value}
+        _set_option(changes, field, inner, value, current)
     return changes
 
 
@@ -225,10 +224,17 @@ def field_changes(settings: dict, current) -> dict:
     for key, value in settings.items():
         field, dot, option = key.partition(".")
         if dot:
-            changes[field] = {**(changes[field] if field in changes else current(field) or {}), option: value}
+            _set_option(changes, field, option, value, current)
         else:
             changes[key] = value
     return changes
+
+
+def _set_option(changes: dict, field: str, option: str, value, current) -> None:
+    """Set ``option`` of the mapping ``field`` in ``changes`` to ``value``: of the mapping an earlier change gave,
+    else of ``current(field)`` (none, or not a mapping: an empty one), its other options kept."""
+    mapping = changes[field] if field in changes else current(field)
+    changes[field] = {**(mapping if isinstance(mapping, dict) else {}), option: value}
 
 
 def _article(word: str) -> str:
