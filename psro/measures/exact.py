@@ -122,33 +122,54 @@ def board_tables(board: Board) -> BoardTables:
     if board.num_cells > MAX_CELLS:
         raise ValueError(f"game {board.key!r} has {board.num_cells} cells; the exact evaluator walks boards of at "
                          f"most {MAX_CELLS} cells. Measure it with approx_gap (a lower bound) instead.")
-    from games.memory_limit import check_memory
-
-    size = int(kernels.offsets(board.num_cells)[-1])
-    check_memory(2 * size * (1 + 1 + 4), f"the sequence tables of {board.key}",
-                 "measure a smaller board, or raise PSRO_MAX_MEMORY")
+    size = _checked_size(kernels, board)
     start = time.perf_counter()
     on_disk = board.num_cells >= DISK_CELLS
     found = _cached(board.key, size) if on_disk else None
     if found is None:
-        reached, decision = kernels.discover(board.num_cells, board.abrupt, board.win_table())
-        dense = tuple(np.flatnonzero(reached[p]) for p in (0, 1))
-        del reached
-        flags = tuple(decision[p, dense[p]].astype(bool) for p in (0, 1))
-        del decision
+        dense, flags = _discovered(kernels, board, ())
         if on_disk:
             cache.save(board.key, {"dense0": dense[0].astype(np.int32), "dense1": dense[1].astype(np.int32),
                                    "decision0": flags[0], "decision1": flags[1]})
     else:
         dense, flags = found
-    index = np.full((2, size), -1, dtype=np.int32)
-    for p in (0, 1):
-        index[p, dense[p]] = np.arange(dense[p].size, dtype=np.int32)
-    tables = BoardTables(board, dense, flags, index)
+    tables = _numbered(board, size, dense, flags)
     log.info("%s: %s sequences %s in %.1f s", board.key, tables.num_sequences,
              "found" if found is None else "read from the cache", time.perf_counter() - start)
     _TABLES[board.key] = tables
     return tables
+
+
+def _history_tables(board: Board, history: tuple) -> BoardTables:
+    """The sequences reached below ``history`` (found at each call, not kept: a small walk)."""
+    kernels = _kernels()
+    return _numbered(board, _checked_size(kernels, board), *_discovered(kernels, board, history))
+
+
+def _checked_size(kernels, board: Board) -> int:
+    """The dense numbering's size, once the memory its tables take is known to be there."""
+    from games.memory_limit import check_memory
+
+    size = int(kernels.offsets(board.num_cells)[-1])
+    check_memory(2 * size * (1 + 1 + 4), f"the sequence tables of {board.key}",
+                 "measure a smaller board, or raise PSRO_MAX_MEMORY")
+    return size
+
+
+def _discovered(kernels, board: Board, history: tuple) -> tuple:
+    """``(dense, decision)`` per player: the sequences reached (below ``history``) and whether a player moves
+    after each."""
+    reached, decision = kernels.discover(board.num_cells, board.abrupt, board.win_table(), history)
+    dense = tuple(np.flatnonzero(reached[p]) for p in (0, 1))
+    del reached
+    return dense, tuple(decision[p, dense[p]].astype(bool) for p in (0, 1))
+
+
+def _numbered(board: Board, size: int, dense: tuple, flags: tuple) -> BoardTables:
+    index = np.full((2, size), -1, dtype=np.int32)
+    for p in (0, 1):
+        index[p, dense[p]] = np.arange(dense[p].size, dtype=np.int32)
+    return BoardTables(board, dense, flags, index)
 
 
 def _cached(key: str, size: int) -> tuple | None:
@@ -166,7 +187,7 @@ def _cached(key: str, size: int) -> tuple | None:
     return dense, flags
 
 
-def exact_nash_conv(game, profile: Sequence) -> Exploitability:
+def exact_nash_conv(game, profile: Sequence, *, history: Sequence = ()) -> Exploitability:
     """The exact NashConv of a two-player zero-sum profile, and each player's value and best-response value.
 
     Parameters
@@ -181,6 +202,12 @@ def exact_nash_conv(game, profile: Sequence) -> Exploitability:
         ``policy.Policy`` such as ``UniformRandomPolicy``) or a mixture
         ``(policies, weights)`` (a population and its meta-strategy: the
         realization plans mixed).
+    history : sequence of int, optional
+        On phantom tic-tac-toe and dark hex: the cells of the game's first
+        attempts (both players', in the order played; at most 15). The game is then
+        measured as if it began after them, each player's moves there fixed:
+        the values and best responses below that history (every history of
+        the subgame weighs as if it had been reached for sure).
 
     Returns
     -------
@@ -197,6 +224,12 @@ def exact_nash_conv(game, profile: Sequence) -> Exploitability:
     >>> round(exact_nash_conv("kuhn_poker", [policy.UniformRandomPolicy(pyspiel.load_game("kuhn_poker"))] * 2)
     ...       .nash_conv, 6)
     0.916667
+
+    Below a history on 2x2 abrupt dark hex (black on cell 0, then white's try of cell 0 failing), black's best
+    response wins at once (cell 2 joins the top row to the bottom one):
+
+    >>> exact_nash_conv(game, [policy.UniformRandomPolicy(game)] * 2, history=[0, 0]).best_response_values[0]
+    1.0
     """
     import pyspiel
 
@@ -213,8 +246,12 @@ def exact_nash_conv(game, profile: Sequence) -> Exploitability:
         raise ValueError(f"{game} is not one the exact evaluator walks; it covers {COVERED}. Measure this game "
                          "with approx_gap (a lower bound) instead.")
     if board is not None:
+        history = _checked_history(game, history)
         with torch_threads_kept():
-            values, responses = _board_exploitability(board, profile)
+            values, responses = _board_exploitability(board, profile, history)
+    elif len(history):
+        raise ValueError(f"history: measuring below a history is for the games the compiled evaluator walks "
+                         f"({COVERED}); {game} is measured from its root. Pass history=() for it.")
     else:
         values, responses = _tree_exploitability(game, profile)
     return Exploitability(float(sum(responses) - sum(values)), tuple(values), tuple(responses),
@@ -298,31 +335,74 @@ def torch_threads_kept():
             torch.set_num_threads(before)
 
 
-def _board_exploitability(board: Board, profile) -> tuple:
+def _checked_history(game, history) -> tuple:
+    """``history`` as cells, refused unless each is legal where it is played and the game goes on after them."""
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise TypeError(f"history must be a sequence of cells (ints); got {type(history).__name__}.")
+    most = _kernels().MAX_FIXED
+    if len(history) > most:
+        raise ValueError(f"history: at most {most} first attempts can be fixed; got {len(history)}.")
+    state = game.new_initial_state()
+    for k, cell in enumerate(history):
+        if isinstance(cell, bool) or not isinstance(cell, (int, np.integer)) or cell not in state.legal_actions():
+            raise ValueError(f"history[{k}]={cell!r} is not a legal move after history[:{k}]; the legal cells there "
+                             f"are {state.legal_actions()}.")
+        state.apply_action(int(cell))
+        if state.is_terminal():
+            raise ValueError(f"history ends the game at history[{k}]; measure below a history after which a "
+                             "player still moves.")
+    return tuple(int(c) for c in history)
+
+
+def _history_sequences(board: Board, history: tuple) -> tuple:
+    """Along ``history``: each decision as ``(player, dense index of its sequence, cell)``, and each player's
+    dense index at the end (the attempts numbered as in :mod:`psro.measures.kernels`)."""
+    n, off = board.num_cells, _kernels().offsets(board.num_cells)
+    full = (1 << n) - 1
+    tried, stones, code, k = [0, 0], [0, 0], [0, 0], [0, 0]
+    decisions, me = [], 0
+    for cell in history:
+        bit = 1 << cell
+        decisions.append((me, int(off[k[me]] + code[me]), cell))
+        taken = bool(stones[1 - me] & bit)
+        code[me] = code[me] * 2 * (n - k[me]) + 2 * bin((bit - 1) & ~tried[me] & full).count("1") + int(taken)
+        k[me] += 1
+        tried[me] |= bit
+        if not taken:
+            stones[me] |= bit
+        if not taken or board.abrupt:
+            me = 1 - me
+    return decisions, [int(off[k[p]] + code[p]) for p in (0, 1)]
+
+
+def _board_exploitability(board: Board, profile, history: tuple = ()) -> tuple:
     kernels = _kernels()
-    tables = board_tables(board)
+    tables = board_tables(board) if not history else _history_tables(board, history)
+    decisions, ends = _history_sequences(board, history)
     n = board.num_cells
     m = max(tables.num_sequences)
     plans = np.zeros((2, m), dtype=np.float64)
     for p in (0, 1):
         policies, weights = _members(profile[p], p)
+        fixed = [(tables.index[p, s], cell) for q, s, cell in decisions if q == p]
         plan = np.empty(tables.num_sequences[p], dtype=np.float64)
         for policy, weight in zip(policies, weights):
             if weight > 0:
-                _plan(kernels, tables, p, policy, plan)
+                _plan(kernels, tables, p, policy, plan, fixed)
                 plans[p, :plan.size] += weight * plan
-    value, grad = kernels.evaluate(n, board.abrupt, board.win_table(), tables.index, plans)
+    value, grad = kernels.evaluate(n, board.abrupt, board.win_table(), tables.index, plans, history)
     responses = []
     off = kernels.offsets(n)
     for p in (0, 1):
         best = np.empty(tables.num_sequences[p], dtype=np.float64)
         kernels.best_response(n, off, tables.dense[p], tables.decision[p], tables.index[p], grad[p], best)
-        responses.append(float(best[0]))
+        responses.append(float(best[tables.index[p, ends[p]]]))
     return [value, -value], responses
 
 
-def _plan(kernels, tables: BoardTables, p: int, policy, out: np.ndarray) -> None:
-    """``policy``'s realization plan over player ``p``'s compact sequences, into ``out``."""
+def _plan(kernels, tables: BoardTables, p: int, policy, out: np.ndarray, fixed=()) -> None:
+    """``policy``'s realization plan over player ``p``'s compact sequences, into ``out``; at the compact sequences
+    of ``fixed`` (``(sequence, cell)`` pairs: the moves of a history) it plays that cell."""
     board = tables.board
     n = board.num_cells
     off = kernels.offsets(n)
@@ -338,6 +418,9 @@ def _plan(kernels, tables: BoardTables, p: int, policy, out: np.ndarray) -> None
         obs, mask = _tensors(kernels, tables, p, chunk)
         table[chunk] = (mask / mask.sum(axis=1, keepdims=True) if uniform else
                         _checked(batch_probabilities(policy, obs, mask), mask, tables, p, chunk))
+    for s, cell in fixed:
+        table[s] = 0.0
+        table[s, cell] = 1.0
     kernels.plans_from_policy(n, off, tables.dense[p], tables.decision[p], tables.index[p], table, out)
 
 

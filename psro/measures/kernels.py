@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange, types
 
 __all__ = ["offsets", "discover", "evaluate", "plans_from_policy", "best_response", "decode", "tensors",
-           "PLACED", "TAKEN", "WORKERS"]
+           "PLACED", "TAKEN", "WORKERS", "MAX_FIXED"]
 
 #: the workers the opening tasks are dealt to (in a fixed order, whatever the number of threads, so that results are
 #: the same on every machine); each keeps its own gradient (0.55 GB on abrupt 3x3 dark hex), so this bounds both the
@@ -67,8 +67,10 @@ _STATE = (_I,) * 9   # me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op
 
 
 def _discover_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, n, abrupt, full, win, off, pop,
-                   reached, decision, only, then):
+                   reached, decision, prefix, fixed):
     decision[me, off[k_me] + c_me] = 1
+    depth = k_me + k_op
+    only = (prefix >> (4 * depth)) & 15 if depth < fixed else -1
     for j in range(n):
         bit = 1 << j
         if (t_me & bit) or (only >= 0 and j != only):
@@ -79,24 +81,27 @@ def _discover_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, n, abrupt
         if o == 1:
             if abrupt:
                 _discover_node(1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, n, abrupt, full, win,
-                               off, pop, reached, decision, then, -1)
+                               off, pop, reached, decision, prefix, fixed)
             else:
                 _discover_node(me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, n, abrupt, full, win,
-                               off, pop, reached, decision, then, -1)
+                               off, pop, reached, decision, prefix, fixed)
             continue
         stones = b_me | bit
         if not win[me, stones] and (stones | b_op) != full:
             _discover_node(1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, n, abrupt, full, win,
-                           off, pop, reached, decision, then, -1)
+                           off, pop, reached, decision, prefix, fixed)
 
 
 def _eval_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_me, s_op, x_me, x_op, n, abrupt, full, win,
-               off, pop, index, plans, grad, tid, only, then):
+               off, pop, index, plans, grad, tid, prefix, fixed):
     """Add each terminal's utility times the other player's realization to each player's last sequence
-    (``grad[tid]``); return player 0's expected utility below this node."""
+    (``grad[tid]``); return player 0's expected utility below this node. The first ``fixed`` attempts of the game
+    (both players' counted) are those of ``prefix``, four bits a cell (see :func:`_walk_all`)."""
     value = 0.0
     if x_me == 0.0 and x_op == 0.0:
         return value
+    depth = k_me + k_op
+    only = (prefix >> (4 * depth)) & 15 if depth < fixed else -1
     sign = 1.0 if me == 0 else -1.0
     for j in range(n):
         bit = 1 << j
@@ -109,10 +114,10 @@ def _eval_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_me, s_op, x
         if o == 1:
             if abrupt:
                 value += _eval_node(1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s_op, s, x_op, x,
-                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, then, -1)
+                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed)
             else:
                 value += _eval_node(me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, s, s_op, x, x_op,
-                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, then, -1)
+                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed)
             continue
         stones = b_me | bit
         if win[me, stones]:
@@ -121,24 +126,32 @@ def _eval_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_me, s_op, x
             value += sign * x * x_op
         elif (stones | b_op) != full:
             value += _eval_node(1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s_op, s, x_op, x,
-                                n, abrupt, full, win, off, pop, index, plans, grad, tid, then, -1)
+                                n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed)
     return value
 
 
 @njit(parallel=True)
-def _walk_all(discovering, n, abrupt, full, win, off, pop, reached, decision, index, plans, grad, values):
+def _walk_all(discovering, n, abrupt, full, win, off, pop, reached, decision, index, plans, grad, values, history):
     """Walk the histories in ``n * n`` tasks, one per opening (player 0's first cell, player 1's first cell), task
     ``i`` by worker ``i % workers`` in order: each worker adds into its own ``grad[w]``, always in the same order,
-    so that the sums do not depend on the threads that ran them."""
+    so that the sums do not depend on the threads that ran them. Only the histories that begin with ``history``
+    (the cells of the first attempts) are walked."""
     workers = grad.shape[0]
     for w in prange(workers):
         for task in range(w, n * n, workers):
+            first, second = task // n, task % n
+            if (history.size > 0 and history[0] != first) or (history.size > 1 and history[1] != second):
+                continue
+            prefix = first | second << 4   # (the cells of the fixed attempts, four bits each: n <= 9)
+            for k in range(2, history.size):
+                prefix |= history[k] << (4 * k)
+            fixed = max(2, history.size)
             if discovering:
-                _discover_node(0, 0, 0, 0, 0, 0, 0, 0, 0, n, abrupt, full, win, off, pop, reached, decision,
-                               task // n, task % n)
+                _discover_node(0, 0, 0, 0, 0, 0, 0, 0, 0, n, abrupt, full, win, off, pop, reached, decision, prefix,
+                               fixed)
             else:
                 values[task] = _eval_node(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, plans[0, 0], plans[1, 0], n, abrupt,
-                                          full, win, off, pop, index, plans, grad, w, task // n, task % n)
+                                          full, win, off, pop, index, plans, grad, w, prefix, fixed)
 
 
 _DISCOVER_SIGNATURE = types.void(*_STATE, *_BOARD, types.uint8[:, ::1], types.uint8[:, ::1], _I, _I)
@@ -155,15 +168,22 @@ def _compile_walks() -> None:
     module["_eval_node"] = njit(_EVAL_SIGNATURE)(_eval_node)
 
 
-def _run(discovering, n, abrupt, win, reached, decision, index, plans, grad) -> float:
+#: the most attempts a walk can fix (:func:`_walk_all` packs them into one integer, four bits a cell).
+MAX_FIXED = 15
+
+
+def _run(discovering, n, abrupt, win, reached, decision, index, plans, grad, history) -> float:
+    if len(history) > MAX_FIXED:
+        raise ValueError(f"history: a walk fixes at most {MAX_FIXED} attempts; got {len(history)}.")
     _compile_walks()
     values = np.zeros(n * n, dtype=np.float64)
     _walk_all(discovering, n, bool(abrupt), (1 << n) - 1, np.ascontiguousarray(win, dtype=np.bool_), offsets(n),
-              _popcounts(n), reached, decision, index, plans, grad, values)
+              _popcounts(n), reached, decision, index, plans, grad, values,
+              np.ascontiguousarray(history, dtype=np.int64))
     return float(values.sum())
 
 
-def discover(n: int, abrupt: bool, win: np.ndarray) -> tuple:
+def discover(n: int, abrupt: bool, win: np.ndarray, history=()) -> tuple:
     """Mark every sequence the game reaches: ``reached`` (after an attempt) and ``decision`` (a player to move).
 
     Parameters
@@ -174,6 +194,9 @@ def discover(n: int, abrupt: bool, win: np.ndarray) -> tuple:
         Whether a failed attempt passes the turn.
     win : ndarray of bool, shape (2, 2**n)
         Whether a player's stone mask wins; no single stone may win.
+    history : sequence of int
+        The cells of the game's first attempts (both players', in order; legal, the game not over after them; at
+        most :data:`MAX_FIXED`): only the histories that begin with them are walked.
 
     Returns
     -------
@@ -185,22 +208,26 @@ def discover(n: int, abrupt: bool, win: np.ndarray) -> tuple:
     >>> reached, decision = discover(2, False, win)
     >>> decision.sum(axis=1).tolist(), reached.sum(axis=1).tolist()   # x places once; o may find x's cell first
     ([1, 3], [3, 7])
+    >>> reached, decision = discover(2, False, win, history=[0])   # x placed on cell 0
+    >>> decision.sum(axis=1).tolist(), reached.sum(axis=1).tolist()
+    ([1, 2], [2, 4])
     """
     size = int(offsets(n)[-1])
     reached = np.zeros((2, size), dtype=np.uint8)
     decision = np.zeros((2, size), dtype=np.uint8)
     reached[:, 0] = 1
     _run(True, n, abrupt, win, reached, decision, np.zeros((2, 1), np.int32), np.ones((2, 1)),
-         np.zeros((WORKERS, 2, 1)))
+         np.zeros((WORKERS, 2, 1)), history)
     return reached, decision
 
 
-def evaluate(n: int, abrupt: bool, win: np.ndarray, index: np.ndarray, plans: np.ndarray) -> tuple:
-    """Walk every history once: player 0's expected utility and each player's utility gradient.
+def evaluate(n: int, abrupt: bool, win: np.ndarray, index: np.ndarray, plans: np.ndarray, history=()) -> tuple:
+    """Walk every history once (those that begin with ``history``): player 0's expected utility and each player's
+    utility gradient.
 
     Parameters
     ----------
-    n, abrupt, win
+    n, abrupt, win, history
         As for :func:`discover`.
     index : ndarray of int32, shape (2, offsets(n)[-1])
         The compact number of each reached sequence (-1 elsewhere).
@@ -219,7 +246,7 @@ def evaluate(n: int, abrupt: bool, win: np.ndarray, index: np.ndarray, plans: np
     """
     grad = np.zeros((WORKERS, 2, plans.shape[1]), dtype=np.float64)
     dummy = np.zeros((2, 1), dtype=np.uint8)
-    value = _run(False, n, abrupt, win, dummy, dummy, index, plans, grad)
+    value = _run(False, n, abrupt, win, dummy, dummy, index, plans, grad, history)
     return value, grad.sum(axis=0)
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from open_spiel.python import policy as os_policy
-from open_spiel.python.algorithms import exploitability
+from open_spiel.python.algorithms import best_response, expected_game_score, exploitability
 
 pytest.importorskip("numba")
 
@@ -73,9 +73,27 @@ def _openspiel(game, profile):
     return result.nash_conv, result.player_improvements
 
 
-def _sequence_walk(game, profile):
+def _openspiel_below(game, profile, history):
+    """OpenSpiel's value and best responses of the game started at the state after ``history`` (its best response
+    walks the states below that root, grouped by information-state string). Returns (player 0's value,
+    best-response values)."""
+    state = _played(game, history)
+    seats = Seats(game, [AsOpenSpiel(game, p) for p in profile])
+    value = expected_game_score.policy_value(state, [seats] * 2)[0]
+    return value, [best_response.BestResponsePolicy(game, p, seats, root_state=state).value(state) for p in (0, 1)]
+
+
+def _played(game, history):
+    state = game.new_initial_state()
+    for cell in history:
+        state.apply_action(cell)
+    return state
+
+
+def _sequence_walk(game, profile, history=()):
     """Best responses keyed by the information-state tensor (the player's own attempts and what each found):
-    the sequence convention, from pyspiel's states alone. Returns (player 0's value, best-response values)."""
+    the sequence convention, from pyspiel's states alone, below ``history``. Returns (player 0's value,
+    best-response values)."""
     grad = [defaultdict(float), defaultdict(float)]
     below = [defaultdict(set), defaultdict(set)]
     legal = [{}, {}]
@@ -102,7 +120,7 @@ def _sequence_walk(game, profile):
             seq[p] = (key, a)
             walk(state.child(a), r, seq)
 
-    walk(game.new_initial_state(), [1.0, 1.0], [None, None])
+    walk(_played(game, history), [1.0, 1.0], [None, None])
 
     def best(p, key):
         return max(grad[p][(key, a)] + sum(best(p, k) for k in below[p][(key, a)]) for a in legal[p][key])
@@ -158,6 +176,52 @@ def test_random_profiles_on_2x2(seeds, scale, abrupt):
         assert result.nash_conv == pytest.approx(_openspiel(game, profile)[0], rel=REL, abs=1e-12)
 
 
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), board=st.sampled_from(["num_rows=2,num_cols=2", "num_rows=2,num_cols=3",
+                                               "num_rows=3,num_cols=2"]),
+       abrupt=st.booleans(), seeds=st.tuples(st.integers(0, 2**16), st.integers(0, 2**16)))
+def test_below_a_history_on_small_boards(data, board, abrupt, seeds):
+    """The first attempts fixed (a random legal history after which the game goes on): the kernels' walk below it
+    against the walk of pyspiel's states from that state and, where OpenSpiel's strings are the sequences (abrupt),
+    OpenSpiel's own best response from that root. (Two or more attempts on the boards of six cells: their whole
+    walks are the second tier's.)"""
+    game = pyspiel.load_game(f"dark_hex({board},gameversion={'adh' if abrupt else 'cdh'})")
+    state, history = game.new_initial_state(), []
+    fewest = 0 if game.num_distinct_actions() == 4 else 2
+    for _ in range(data.draw(st.integers(fewest, fewest + 2), label="attempts")):
+        cell = data.draw(st.sampled_from(state.legal_actions()), label="cell")
+        if state.child(cell).is_terminal():
+            break
+        state.apply_action(cell)
+        history.append(cell)
+    profile = _profile(game, seeds)
+    result = exact_nash_conv(game, profile, history=history)
+    value, responses = _sequence_walk(game, profile, history)
+    assert result.values[0] == pytest.approx(value, rel=REL, abs=1e-12)
+    np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+    if abrupt:
+        value, responses = _openspiel_below(game, profile, history)
+        assert result.values[0] == pytest.approx(value, rel=REL, abs=1e-12)
+        np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+
+
+# (OpenSpiel cannot walk phantom tic-tac-toe from its root; six attempts fixed leave a few seconds of its walk, and
+# the kernels' tables of nine cells take a few GB: second tier)
+@pytest.mark.slow
+@pytest.mark.parametrize("name, history", [("phantom_ttt", (0, 4, 8, 2, 6, 3)),
+                                           ("phantom_ttt(gameversion=abrupt)", (4, 4, 0, 8, 2, 6))])
+def test_phantom_tic_tac_toe_below_its_first_moves_equals_openspiel(name, history):
+    """Phantom tic-tac-toe's information-state strings are the player's sequences, so OpenSpiel's best response
+    from the state after the fixed first moves is the same measure."""
+    game = pyspiel.load_game(name)
+    profile = _profile(game, (3, 4))
+    result = exact_nash_conv(game, profile, history=history)
+    value, responses = _openspiel_below(game, profile, history)
+    assert result.values[0] == pytest.approx(value, rel=REL, abs=1e-12)
+    np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+    assert min(result.gains) > 0.05   # (a position where both players still have something to gain)
+
+
 def test_a_mixture_equals_the_tree_walk_of_the_mixed_plans():
     """A population with a meta-strategy: the kernels' mixed realization plans against the toolkit's tree, which
     mixes the plans of the tabulated members itself."""
@@ -205,6 +269,18 @@ def test_bad_input_is_refused_with_the_fix():
         exact_nash_conv(game, [Illegal(game.information_state_tensor_size(), 4, 0), UniformPolicy(4)])
     with pytest.raises(ValueError, match="weights"):
         exact_nash_conv(game, [([UniformPolicy(4)], [0.5]), UniformPolicy(4)])
+    uniform = [UniformPolicy(4)] * 2
+    with pytest.raises(ValueError, match=r"history\[2\]=0 is not a legal move .* legal cells there are \[1, 2, 3\]"):
+        exact_nash_conv(game, uniform, history=[0, 1, 0])   # (black tried cell 0 already)
+    with pytest.raises(ValueError, match=r"history ends the game at history\[2\]"):
+        exact_nash_conv(game, uniform, history=[0, 1, 2])
+    with pytest.raises(ValueError, match="history: at most 15 first attempts"):
+        exact_nash_conv(game, uniform, history=[0] * 16)
+    with pytest.raises(TypeError, match="history must be a sequence of cells"):
+        exact_nash_conv(game, uniform, history="0 1")
+    with pytest.raises(ValueError, match="history: measuring below a history is for"):
+        exact_nash_conv("kuhn_poker", [os_policy.UniformRandomPolicy(pyspiel.load_game("kuhn_poker"))] * 2,
+                        history=[0])
 
 
 def test_missing_numba_names_the_extra(monkeypatch):
@@ -240,7 +316,7 @@ def test_torch_keeps_its_thread_count_through_the_compiled_walks(monkeypatch):
     torch = pytest.importorskip("torch")
     import psro.measures.exact as exact
 
-    def walk_that_changes_threads(board, profile):
+    def walk_that_changes_threads(board, profile, history):
         torch.set_num_threads(3)
         return [0.25, -0.25], [1.0, 0.5]
 
