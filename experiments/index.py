@@ -50,6 +50,9 @@ QUESTIONS: dict[str, list[str]] = {
         "benchmarks/kill_resume_offline", "benchmarks/kill_resume_variants", "benchmarks/run_dir_faults",
         "benchmarks/self_play_phantom",
     ],
+    "Did a refactor keep behaviour (the shipped configs' histories against an earlier revision)?": [
+        "benchmarks/same_histories",
+    ],
     "Do the papers' claims hold (reproductions)?": [
         "reproduce/alpharank_incomplete_info", "reproduce/anytime_psro", "reproduce/diverse_psro", "reproduce/fxp",
         "reproduce/jpsro", "reproduce/league_vs_psro", "reproduce/minimax_exploiter", "reproduce/offline_psro",

@@ -36,6 +36,8 @@ __all__ = ["offsets", "discover", "evaluate", "plans_from_policy", "best_respons
 WORKERS = 2
 #: the outcome bit of an attempt: the stone went there / the opponent held the cell.
 PLACED, TAKEN = 0, 1
+#: the most first attempts a walk can fix (:func:`_walk_all` packs them into one integer, four bits a cell).
+MAX_FIXED = 15
 
 
 def offsets(n: int) -> np.ndarray:
@@ -166,10 +168,6 @@ def _compile_walks() -> None:
     module = globals()
     module["_discover_node"] = njit(_DISCOVER_SIGNATURE)(_discover_node)
     module["_eval_node"] = njit(_EVAL_SIGNATURE)(_eval_node)
-
-
-#: the most attempts a walk can fix (:func:`_walk_all` packs them into one integer, four bits a cell).
-MAX_FIXED = 15
 
 
 def _run(discovering, n, abrupt, win, reached, decision, index, plans, grad, history) -> float:
