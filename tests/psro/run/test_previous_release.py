@@ -38,10 +38,14 @@ def test_a_previous_release_run_directory_resumes_to_the_uninterrupted_run(tmp_p
     assert main(["run", str(config), "--set", "iterations=2", "--out", str(current_run)]) == 0
     assert main(["resume", str(current_run), "--set", "iterations=3"]) == 0
     timing = [c for c in resumed.columns if c.startswith(("time_", "wall_", "cpu_")) or c.endswith("_time")]
+    # (the fixture's first rows were trained on the machine that wrote it: torch's float results differ in their last
+    # bits from one CPU to another, 5e-8 relative measured between two of this project's machines, so the rows are
+    # compared to 1e-6; on one machine a resumed run equals the uninterrupted one bit for bit, as the resume tests of
+    # tests/psro/run check)
     pd.testing.assert_frame_equal(resumed.drop(columns=timing),
-                                  pd.read_csv(current_run / "history.csv").drop(columns=timing))
+                                  pd.read_csv(current_run / "history.csv").drop(columns=timing), rtol=1e-6)
     # the finished run measured approx_gap on its last row (iteration 1 of 2), so its evaluation counts differ from
     # an uninterrupted run's; the training does not
     straight = tmp_path / "straight"
     assert main(["run", str(config), "--set", "iterations=3", "--out", str(straight)]) == 0
-    np.testing.assert_array_equal(resumed["gap"], pd.read_csv(straight / "history.csv")["gap"])
+    np.testing.assert_allclose(resumed["gap"], pd.read_csv(straight / "history.csv")["gap"], rtol=1e-6)
