@@ -36,15 +36,15 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _bits(key: int, episodes, draws) -> np.ndarray:
+def _bits(key, episodes, draws) -> np.ndarray:
     episodes = np.asarray(episodes, dtype=np.uint64)
     draws = np.asarray(draws, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        x = _mix(np.uint64(key) ^ (episodes * _GOLDEN))
+        x = _mix(np.asarray(key, dtype=np.uint64) ^ (episodes * _GOLDEN))
         return _mix(x + (draws + np.uint64(1)) * _DRAW)
 
 
-def keyed_uniform(key: int, episodes, draws) -> np.ndarray:
+def keyed_uniform(key, episodes, draws) -> np.ndarray:
     """Uniform draws in ``[0, 1)``, one per ``(episode, draw)`` pair (broadcast), each a function of ``key``, the
     episode number and the draw number only.
 
@@ -67,8 +67,9 @@ class KeyedChance:
 
     Parameters
     ----------
-    key : int
-        Any non-negative int below ``2 ** 64``.
+    key : int or array of int, shape (num_envs,)
+        Any non-negative int below ``2 ** 64``; or one per env (envs that play different streams side by side, as
+        :func:`psro.evaluation.env_play.sample_profiles` with ``keyed=True`` plays many profiles in one batch).
     first : array of int, shape (num_envs,)
         The key's episode number of each env's first episode.
 
@@ -81,20 +82,34 @@ class KeyedChance:
     True
     >>> keys.seeds(np.array([0, 1]), np.array([1, 1])).dtype
     dtype('int64')
+    >>> per_env = KeyedChance([3, 4], [0, 10])   # env 1 plays key 4's stream
+    >>> bool(per_env.uniform(np.array([1]), np.array([1]), np.array([0]))[0] == keyed_uniform(4, [10], [0])[0])
+    True
     """
 
-    def __init__(self, key: int, first):
-        self.key = int(key) % 2 ** 64
+    def __init__(self, key, first):
         self.first = np.asarray(first, dtype=np.int64)
+        if np.ndim(key) == 0:
+            self.key = int(key) % 2 ** 64
+        else:
+            self.key = np.asarray(key, dtype=np.uint64)
+            if self.key.shape != self.first.shape:
+                raise ValueError(f"key must be an int or one per env ({self.first.size}); got shape "
+                                 f"{self.key.shape}.")
 
     def __repr__(self) -> str:
-        return f"KeyedChance(key={self.key}, num_envs={self.first.size})"
+        key = self.key if np.ndim(self.key) == 0 else "per env"
+        return f"KeyedChance(key={key}, num_envs={self.first.size})"
+
+    def _key(self, envs: np.ndarray):
+        return self.key if np.ndim(self.key) == 0 else self.key[envs]
 
     def uniform(self, envs: np.ndarray, episodes: np.ndarray, draws: np.ndarray) -> np.ndarray:
         """The ``draws``-th uniform of the current episode (``episodes``, the env's counter) of each env."""
-        return keyed_uniform(self.key, self.first[envs] + episodes - 1, draws)
+        return keyed_uniform(self._key(envs), self.first[envs] + episodes - 1, draws)
 
     def seeds(self, envs: np.ndarray, episodes: np.ndarray) -> np.ndarray:
         """A seed in ``[0, 2 ** 31)`` for the current episode of each env (an environment seeded at its reset)."""
-        bits = _bits(self.key, self.first[envs] + episodes - 1, np.full(np.shape(envs), 2 ** 32, dtype=np.uint64))
+        bits = _bits(self._key(envs), self.first[envs] + episodes - 1,
+                     np.full(np.shape(envs), 2 ** 32, dtype=np.uint64))
         return (bits >> np.uint64(33)).astype(np.int64)

@@ -33,8 +33,9 @@ harness.pin_threads()
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from psro.loop.state import untimed  # noqa: E402
+
 ALGORITHMS = ("coffee_psro", "offline_psro")
-TIMING = ["time_meta_solve", "time_oracle", "time_evaluation", "time_metric", "wall_time", "cpu_time"]
 
 
 def _env() -> dict:
@@ -101,8 +102,7 @@ def same_outputs(reference: Path, run_dir: Path) -> list:
             nan_ok = x.dtype.kind == "f" and y.dtype.kind == "f"
             if x.shape != y.shape or x.dtype != y.dtype or not np.array_equal(x, y, equal_nan=nan_ok):
                 problems.append(f"population.npz[{key!r}]")
-    ha = pd.read_csv(reference / "history.csv").drop(columns=TIMING)
-    hb = pd.read_csv(run_dir / "history.csv").drop(columns=TIMING)
+    ha, hb = (untimed(pd.read_csv(d / "history.csv")) for d in (reference, run_dir))
     if not ha.equals(hb):
         problems.append("history.csv")
     return problems

@@ -31,16 +31,12 @@ harness.pin_threads()
 import pandas as pd  # noqa: E402
 
 from experiments.benchmarks.kill_resume_offline import _env, _psro  # noqa: E402
+from psro.loop.state import time_columns  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 #: what every run sets on top of its config
 FIELDS = {"seed": "0", "time_limit": "null", "approx_gap_every": "null", "progress": "false"}
-
-
-def timing(column: str) -> bool:
-    """Whether a history column holds seconds (left out of the comparison)."""
-    return column.startswith("time_") or column == "wall_time" or column.endswith("_time")
 
 
 def run(tree: Path, config: Path, out: Path, iterations: int) -> pd.DataFrame | str:
@@ -57,12 +53,13 @@ def run(tree: Path, config: Path, out: Path, iterations: int) -> pd.DataFrame | 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame) -> dict:
     """The columns that differ between two histories (time columns aside), and those only one of them has."""
-    shared = [c for c in before.columns if c in after.columns and not timing(c)]
+    times = set(time_columns([*before.columns, *after.columns]))
+    shared = [c for c in before.columns if c in after.columns and c not in times]
     differ = [c for c in shared if len(before) != len(after)
               or not before[c].astype(str).reset_index(drop=True).equals(after[c].astype(str).reset_index(drop=True))]
     return {"rows": f"{len(before)}/{len(after)}", "differ": differ,
-            "only_before": [c for c in before.columns if c not in after.columns and not timing(c)],
-            "only_after": [c for c in after.columns if c not in before.columns and not timing(c)]}
+            "only_before": [c for c in before.columns if c not in after.columns and c not in times],
+            "only_after": [c for c in after.columns if c not in before.columns and c not in times]}
 
 
 def check(name: str, earlier: Path, folder: Path, iterations: int) -> dict:

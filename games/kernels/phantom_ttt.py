@@ -133,6 +133,9 @@ class PhantomTTTEnv:
         self._history = np.zeros((n, _MAX_MOVES), dtype=np.int64)
         self._episode = np.zeros(n, dtype=np.int64)
         self._started = False
+        #: Accepted like :class:`games.openspiel_env.OpenSpielEnv`'s and never read: the game has no chance, so
+        #: every episode is keyed already
+        self.chance_keys = None
 
     @staticmethod
     def supports(game) -> bool:

@@ -208,8 +208,9 @@ class PSROConfig:
     """Episodes per meta-game profile for the ``monte_carlo`` evaluator (ignored by the exact ones)."""
 
     evaluator_options: typing.Optional[dict] = None
-    """Further options of the ``monte_carlo`` evaluator (``episodes_per_task``, ``tasks_per_batch``, ...; its
-    seed defaults to ``seed`` and its executor is the run's) (null: none)."""
+    """Further options of the ``monte_carlo`` evaluator (``episodes_per_task``, ``tasks_per_batch``, ``num_envs``,
+    ``keyed``: the new profiles played side by side on keyed random numbers; its seed defaults to ``seed`` and its
+    executor is the run's) (null: none)."""
 
     max_histories: Annotated[int, Ge(1)] = 1_000_000
     """The game-tree budget: the whole tree (what exact oracles, exact evaluators and the exact gap need) is built

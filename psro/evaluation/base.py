@@ -192,8 +192,8 @@ def make_evaluator(name: str, tree, **options) -> Evaluator:
     """Build the evaluator registered as ``name`` on ``tree`` with its ``options``.
 
     The built-in exact evaluators take no options; ``"monte_carlo"`` takes
-    ``episodes_per_profile``, ``executor``, ``seed``, ``episodes_per_task`` and
-    ``tasks_per_batch``.
+    ``episodes_per_profile``, ``executor``, ``seed``, ``episodes_per_task``,
+    ``tasks_per_batch``, ``game``, ``num_envs`` and ``keyed``.
 
     Examples
     --------

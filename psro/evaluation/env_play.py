@@ -15,7 +15,9 @@ random numbers). :func:`sample_profiles` gives the per-profile
 statistics an :class:`games.EmpiricalGame` records; every profile's episodes
 come from a generator keyed by ``(seed, profile indices, start)``
 (:class:`numpy.random.SeedSequence`), so an estimate does not depend on which
-profiles are sampled together or in what order.
+profiles are sampled together or in what order. With ``keyed=True`` every random
+number of an episode is keyed by ``(seed, profile, episode, draw)`` instead, and
+all the profiles of a call are played side by side in one batch.
 """
 
 from __future__ import annotations
@@ -169,9 +171,19 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
         if hasattr(env, "chance_keys"):
             env.chance_keys = KeyedChance(int(chance_seq.generate_state(1, dtype=np.uint64)[0]), first)
         keys = KeyedChance(int(action_seq.generate_state(1, dtype=np.uint64)[0]), first)
-        turn = np.zeros(width, dtype=np.int64)   # (decisions so far in each env's episode)
-    counts = np.zeros(width, dtype=np.int64)
-    out = [[] for _ in range(width)]
+    out = _play(env, flat, lambda envs, players: offsets[players] + choice[envs, players], quota, rng, keys,
+                on_end=draw)
+    return np.array([r for rows in out for r in rows], dtype=np.float64).reshape(episodes, env.num_players)
+
+
+def _play(env, bank: PolicyBank, acting, quota: np.ndarray, rng, keys=None, on_end=None) -> list:
+    """Play ``env`` until env ``i`` has finished ``quota[i]`` episodes; per env, the returns of its episodes in
+    order. ``acting(envs, players)``: the index in ``bank`` of the policy that moves; ``keys``: a
+    :class:`games.keyed_chance.KeyedChance` the actions are drawn with (by episode and decision), else ``rng``;
+    ``on_end(envs)``: called with the envs whose episode just ended."""
+    turn = np.zeros(env.num_envs, dtype=np.int64)   # (decisions so far in each env's episode)
+    counts = np.zeros(env.num_envs, dtype=np.int64)
+    out = [[] for _ in range(env.num_envs)]
     s = env.reset()
     while True:
         live = counts[s.envs] < quota[s.envs]
@@ -180,11 +192,11 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
             s = type(s)(envs=s.envs[keep], player=s.player[keep], obs=s.obs[keep], mask=s.mask[keep],
                         done=s.done[keep], returns=s.returns[keep], episode=s.episode[keep])
         if s.envs.size == 0:
-            break
-        index = offsets[s.player] + choice[s.envs, s.player]
+            return out
+        index = acting(s.envs, s.player)
         u = None if keys is None else keys.uniform(s.envs, s.episode, turn[s.envs])
         moved = s.envs
-        s = env.step(moved, sample_actions(env, s, index, flat, rng, u=u))
+        s = env.step(moved, sample_actions(env, s, index, bank, rng, u=u))
         if keys is not None:
             turn[moved] += 1
             turn[s.envs[s.done]] = 0
@@ -192,8 +204,8 @@ def sample_mixture_returns(game, seats: Sequence, episodes: int, seed=0, num_env
         for e, r in zip(finished.tolist(), s.returns[s.done]):
             out[e].append(r)
             counts[e] += 1
-        draw(finished)
-    return np.array([r for rows in out for r in rows], dtype=np.float64).reshape(episodes, env.num_players)
+        if on_end is not None:
+            on_end(finished)
 
 
 def _mixture_seats(seats: Sequence, num_players: int) -> tuple:
@@ -218,7 +230,7 @@ def _mixture_seats(seats: Sequence, num_players: int) -> tuple:
 
 
 def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: int = 0, *, starts=None,
-                    num_envs: int = 64, **env_options) -> tuple:
+                    num_envs: int = 64, keyed: bool = False, **env_options) -> tuple:
     """Sample statistics of pure profiles over populations of policies, for an :class:`games.EmpiricalGame`.
 
     Parameters
@@ -236,6 +248,13 @@ def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: 
         How many episodes of each profile were sampled before (so a top-up
         gets fresh episodes); default 0.
     num_envs : int
+        Episodes of one profile played side by side.
+    keyed : bool
+        Every random number keyed (:class:`games.keyed_chance.KeyedChance`): episode ``e`` of a profile is a
+        function of ``(seed, profile indices, e)`` alone, so all the profiles are played side by side in one batch
+        (far fewer, larger steps where profiles are many and episodes short) and the statistics do not depend on
+        ``num_envs`` or on how the episodes are split (``starts``). Different episodes from the default's
+        streams. The environment must key its chance (a ``chance_keys`` attribute), else a ``ValueError``.
 
     Returns
     -------
@@ -250,6 +269,13 @@ def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: 
     >>> count, total, total_sq = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 100, seed=1)
     >>> count.tolist(), bool(np.allclose(total[:, 0], -total[:, 1]))
     ([[100.0, 100.0], [100.0, 100.0]], True)
+    >>> keyed = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 100, seed=1, keyed=True)
+    >>> halves = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 50, seed=1, starts=[0, 50],
+    ...                          num_envs=7, keyed=True)
+    >>> rest = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 50, seed=1, starts=[50, 0],
+    ...                        keyed=True)
+    >>> bool(np.array_equal(keyed[1], halves[1] + rest[1]))   # episodes 0-49 and 50-99 of each profile
+    True
     """
     profiles = np.asarray(profiles)
     if profiles.ndim != 2 or profiles.shape[1] != len(populations) or not (
@@ -264,6 +290,9 @@ def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: 
     if not all(is_integer(e) and e >= 1 for e in each.tolist()):
         raise ValueError(f"episodes_each must be positive ints (one or one per profile); got {episodes_each!r}.")
     starts = np.zeros(k, dtype=np.int64) if starts is None else np.broadcast_to(np.asarray(starts), (k,))
+    if keyed:
+        return _keyed_profiles(game, populations, profiles, each.astype(np.int64), _seed(seed),
+                               starts.astype(np.int64), check_int(num_envs, "num_envs", minimum=1), **env_options)
     n = len(populations)
     count, total, total_sq = np.zeros((k, n)), np.zeros((k, n)), np.zeros((k, n))
     for row, prof in enumerate(profiles.tolist()):
@@ -271,6 +300,46 @@ def sample_profiles(game, populations: Sequence, profiles, episodes_each, seed: 
         r = sample_returns(game, policies, int(each[row]), profile_seed(_seed(seed), prof, int(starts[row])),
                            num_envs=num_envs, **env_options)
         count[row], total[row], total_sq[row] = r.shape[0], r.sum(axis=0), (r * r).sum(axis=0)
+    return count, total, total_sq
+
+
+def _keyed_profiles(game, populations: Sequence, profiles: np.ndarray, each: np.ndarray, seed: int,
+                    starts: np.ndarray, num_envs: int, **env_options) -> tuple:
+    """:func:`sample_profiles` with ``keyed=True``: profile ``k`` on ``min(num_envs, each[k])`` envs of one batch,
+    env ``i`` of it playing the profile's episodes ``first[i], first[i] + 1, ...`` (``starts[k]`` on), each
+    drawn with the profile's keys (:func:`profile_seed` at start 0)."""
+    from games.environment import make_env
+    from games.keyed_chance import KeyedChance
+
+    k, n = profiles.shape
+    widths = np.minimum(num_envs, each)
+    owner = np.repeat(np.arange(k), widths)                     # (the profile each env plays)
+    block = np.cumsum(widths) - widths                          # (its first env)
+    local = np.arange(owner.size) - block[owner]
+    quota = each[owner] // widths[owner] + (local < each[owner] % widths[owner])
+    before = np.cumsum(quota) - quota
+    first = starts[owner] + before - before[block][owner]
+    keys = np.array([profile_seed(seed, prof).generate_state(2, dtype=np.uint64) for prof in profiles.tolist()],
+                    dtype=np.uint64).reshape(k, 2)
+    env = make_env(game, owner.size, rng=np.random.default_rng(seed), **env_options)
+    if not hasattr(env, "chance_keys"):
+        raise ValueError(f"keyed: {type(env).__name__} draws its chance from one generator (it has no chance_keys), "
+                         "so the profiles cannot share a batch; sample with keyed=False.")
+    env.chance_keys = KeyedChance(keys[owner, 0], first)
+    used, member = np.unique(profiles + np.cumsum([0] + [len(pop) for pop in populations[:-1]]),
+                             return_inverse=True)           # (the bank holds only the policies these profiles use)
+    member = member.reshape(k, n)
+    flat = [policy for pop in populations for policy in pop]
+    for p, i in {(p, i) for prof in profiles.tolist() for p, i in enumerate(prof)}:
+        with_field(f"populations[{p}][{i}]", policy_input, populations[p][i])
+    out = _play(env, PolicyBank([flat[i] for i in used.tolist()]), lambda envs, players: member[owner[envs], players],
+                quota, None, KeyedChance(keys[owner, 1], first))
+    returns = np.array([r for rows in out for r in rows], dtype=np.float64).reshape(-1, n)
+    played = np.repeat(owner, quota)   # (the profile of each episode, env after env)
+    count, total, total_sq = np.zeros((k, n)), np.zeros((k, n)), np.zeros((k, n))
+    np.add.at(count, played, 1.0)
+    np.add.at(total, played, returns)
+    np.add.at(total_sq, played, returns * returns)
     return count, total, total_sq
 
 

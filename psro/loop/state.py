@@ -20,7 +20,8 @@ from psro.evaluation.top_up import TopUpProgress
 from psro.policies import uniform_policy
 from psro.policies.population import PolicyPopulation, Population
 
-__all__ = ["LoopState", "LoopExtra", "RolesExtra", "STATE_FIELDS", "HISTORY_COLUMNS", "EpisodeCounter"]
+__all__ = ["LoopState", "LoopExtra", "RolesExtra", "STATE_FIELDS", "HISTORY_COLUMNS", "EpisodeCounter", "time_columns",
+           "untimed"]
 
 
 @dataclass
@@ -279,3 +280,28 @@ HISTORY_COLUMNS = (
     "response_ok",      # False when a learned response of this iteration was worth less than the uniform policy
                         #   against its target (recorded with the oracle option on_bad_response: warn); else True
 )
+
+
+def time_columns(columns) -> list:
+    """The columns among ``columns`` that hold seconds (``time_*``, ``*_time``): the only ones of a history that
+    differ between two runs of one config and seed, so comparisons of runs leave them out.
+
+    Examples
+    --------
+    >>> time_columns(["iteration", "gap", "time_oracle", "wall_time", "cpu_time", "exact_gap_time", "episodes"])
+    ['time_oracle', 'wall_time', 'cpu_time', 'exact_gap_time']
+    """
+    return [c for c in columns if c.startswith("time_") or c.endswith("_time")]
+
+
+def untimed(history):
+    """``history`` (a :class:`pandas.DataFrame`) without its :func:`time_columns`: what two runs of one config and
+    seed must hold equal.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> untimed(pd.DataFrame({"gap": [0.5], "wall_time": [1.2], "time_oracle": [0.3]})).columns.tolist()
+    ['gap']
+    """
+    return history.drop(columns=time_columns(history.columns))

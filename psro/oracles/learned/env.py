@@ -179,9 +179,9 @@ def sample_rows(probs: np.ndarray, mask: np.ndarray, u: np.ndarray) -> np.ndarra
 
 
 class PolicyBank(Sequence):
-    """The policies of a batch of games, fixed for their whole play: the tables among them answer as one
-    :class:`~psro.oracles.learned.observation_table.TableStack` (one search a step, not one per member) where
-    their dense layout has at most ``max_entries`` probabilities.
+    """The policies of a batch of games, fixed for their whole play: the tables among them (sharing one layout)
+    answer as one :class:`~psro.oracles.learned.observation_table.TableStack` (one search a step, not one per
+    member).
 
     Examples
     --------
@@ -192,16 +192,14 @@ class PolicyBank(Sequence):
     (3, [-1, 0, 1])
     """
 
-    def __init__(self, policies: Sequence, max_entries: int = 1 << 22):
+    def __init__(self, policies: Sequence):
         self.policies = tuple(policies)
         tables = [k for k, p in enumerate(self.policies) if isinstance(p, ObservationTablePolicy)]
         self.slot = np.full(len(self.policies), -1, dtype=np.int64)
         self.stack = None
         if len(tables) > 1 and len({self.policies[k].layout for k in tables}) == 1:
-            stack = TableStack([self.policies[k] for k in tables])
-            if stack.fits(max_entries):
-                self.stack = stack
-                self.slot[tables] = np.arange(len(tables))
+            self.stack = TableStack([self.policies[k] for k in tables])
+            self.slot[tables] = np.arange(len(tables))
 
     def __len__(self) -> int:
         return len(self.policies)

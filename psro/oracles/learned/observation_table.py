@@ -305,9 +305,9 @@ class TableStack:
     ``members[j]``, every row looked up in one search (a population of tables opposing a learner asks once per
     step, not once per member).
 
-    The members' observations are merged into one sorted key array and their rows laid out densely,
-    ``(num_members, distinct observations, num_actions)``: :meth:`fits` says whether that stays under
-    ``max_entries``. Each row's probabilities are exactly its member's ``probabilities_np``.
+    The members' rows are concatenated and searched by ``(member, observation)`` keys (:class:`_RowIndex` over
+    the member's number followed by the observation's bytes), so the cost of a step does not grow with the number
+    of members. Each row's probabilities are exactly its member's ``probabilities_np``.
 
     Examples
     --------
@@ -328,33 +328,24 @@ class TableStack:
             raise ValueError(f"members must share obs_dim, key_size and num_actions; got {sorted(layouts)}.")
         (self.obs_dim, self.key_size, self.num_actions), = layouts
         self.members = members
-        union = _RowIndex(np.concatenate([m.keys for m in members])).distinct_keys()
-        self._index = _RowIndex(union)
-        self.entries = len(members) * union.size * self.num_actions
-        self._union, self._table, self._seen = union, None, None
-
-    def fits(self, max_entries: int) -> bool:
-        """Whether the dense layout has at most ``max_entries`` probabilities."""
-        return self.entries <= max_entries
-
-    def _dense(self) -> tuple:
-        if self._table is None:
-            k = self._union.size
-            table = np.zeros((len(self.members), k, self.num_actions))
-            seen = np.zeros((len(self.members), k), dtype=bool)
-            for m, member in enumerate(self.members):   # (each key's last row, written where the union has it)
-                where = self._index.find(member.keys)
-                seen[m, where] = True
-                table[m, where] = member.table[member._index.find(member.keys)]
-            self._table, self._seen = table, seen
-        return self._table, self._seen
+        owner = np.repeat(np.arange(len(members)), [m.keys.size for m in members])
+        self._table = np.concatenate([m.table for m in members])
+        self._index = _RowIndex(_tagged(owner, np.concatenate([m.keys for m in members]), self.key_size))
 
     def probabilities_np(self, members: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """``(batch, num_actions)`` probabilities of row ``j`` under ``self.members[members[j]]``."""
         members = np.asarray(members, dtype=np.int64)
-        mask = np.asarray(mask, dtype=bool)
-        table, known = self._dense()
-        where = self._index.find(observation_rows(np.asarray(obs)[:, :self.key_size]))
-        seen = where >= 0
-        seen[seen] = known[members[seen], where[seen]]
-        return _normalised(np.ones(mask.shape), seen, table[members[seen], where[seen]], mask)
+        keys = observation_rows(np.asarray(obs)[:, :self.key_size])
+        row = self._index.find(_tagged(members, keys, self.key_size))
+        seen = row >= 0
+        return _normalised(np.ones(np.shape(mask)), seen, self._table[row[seen]], np.asarray(mask, dtype=bool))
+
+
+def _tagged(members: np.ndarray, keys: np.ndarray, key_size: int) -> np.ndarray:
+    """Keys of :func:`observation_rows` (``key_size`` float32 entries each) prefixed with their member's number (a
+    uint32 word): one raw row per ``(member, observation)``."""
+    rows = np.empty((keys.size, key_size + 1), dtype=np.uint32)
+    rows[:, 0] = members
+    if key_size:
+        rows[:, 1:] = np.ascontiguousarray(keys).view(np.uint32).reshape(-1, key_size)
+    return rows.view(np.dtype((np.void, 4 * (key_size + 1)))).reshape(-1)

@@ -3,6 +3,8 @@
 import numpy as np
 import pyspiel
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from psro.evaluation.env_play import paired_returns, profile_seed, sample_profiles, sample_returns
 from psro.policies.acting import TabularStatePolicy, UniformPolicy
@@ -133,3 +135,101 @@ def test_paired_episodes_agree_where_the_policies_agree():
     raising = paired_returns("leduc_poker", [_Last(), u], 2000, seed=1)[:, 0]
     unpaired = paired_returns("leduc_poker", [u, u], 2000, seed=2)[:, 0]
     assert np.var(raising - base[:, 0]) < 0.75 * np.var(raising - unpaired)
+
+
+def _phantom_tables(seed: int, n: int) -> list:
+    """``n`` observation tables keyed by the view (the first 27 entries) of phantom tic-tac-toe, each over the
+    views of a few random plays (unseen views play uniformly)."""
+    from games.environment import make_env
+    from psro.oracles.learned.observation_table import ObservationTablePolicy
+
+    rng = np.random.default_rng(seed)
+    env = make_env("phantom_ttt", 32, rng=seed)
+    s, views = env.reset(), []
+    for _ in range(6):
+        views.append(s.obs[:, :27])
+        s = env.step(s.envs, np.array([rng.choice(np.flatnonzero(m)) for m in s.mask]))
+    views = np.concatenate(views)
+    return [ObservationTablePolicy(views, rng.dirichlet(np.ones(9), size=len(views)), obs_dim=env.obs_dim)
+            for _ in range(n)]
+
+
+@settings(max_examples=5, deadline=None)
+@given(num_envs=st.integers(1, 40), split=st.integers(1, 59), seed=st.integers(0, 2 ** 20))
+def test_keyed_profiles_do_not_depend_on_the_batch(num_envs, split, seed):
+    # keyed: episode e of a profile is a function of (seed, profile, e) alone, whatever the batch, its width or
+    # the split of the episodes into top-ups
+    u = UniformPolicy(9)
+    pops = [[u, *_phantom_tables(1, 2)], [*_phantom_tables(2, 2), u]]
+    profiles = np.array([[0, 0], [1, 2], [2, 1], [1, 0]])
+    whole = sample_profiles("phantom_ttt", pops, profiles, 60, seed=seed, keyed=True)
+    assert whole[0].tolist() == [[60.0, 60.0]] * 4
+    alone = [sample_profiles("phantom_ttt", pops, profiles[k:k + 1], 60, seed=seed, num_envs=num_envs, keyed=True)
+             for k in range(4)]
+    for part, stat in zip(zip(*alone), whole):
+        np.testing.assert_array_equal(np.concatenate(part), stat)   # (returns are -1, 0 and 1: exact sums)
+    first = sample_profiles("phantom_ttt", pops, profiles, split, seed=seed, num_envs=num_envs, keyed=True)
+    rest = sample_profiles("phantom_ttt", pops, profiles, 60 - split, seed=seed, starts=split, keyed=True)
+    np.testing.assert_array_equal(first[1] + rest[1], whole[1])
+    np.testing.assert_array_equal(first[2] + rest[2], whole[2])
+    other = sample_profiles("phantom_ttt", pops, profiles, 60, seed=seed + 1, keyed=True)
+    assert not np.array_equal(other[1], whole[1])
+
+
+def test_keyed_profiles_are_unbiased_and_key_chance():
+    # Kuhn, uniform against uniform: 1/8 to player 0; the deals are keyed too (chance varies by episode)
+    u = UniformPolicy(2)
+    count, total, total_sq = sample_profiles("kuhn_poker", [[u], [u, u]], [[0, 0], [0, 1]], 20_000, seed=3,
+                                             keyed=True)
+    mean = total[:, 0] / count[:, 0]
+    se = np.sqrt(total_sq[:, 0] / count[:, 0] - mean ** 2) / np.sqrt(count[:, 0])
+    assert np.all(np.abs(mean - 0.125) < 4 * se)
+    assert mean[0] != mean[1]   # (different profiles, different keys)
+    # a deterministic policy pair on Kuhn: only the (keyed) deals vary, so the width of the batch cannot matter
+    tree = build_game_tree(pyspiel.load_game("kuhn_poker"))
+    info0, info1 = tree.infostates
+    bet = np.zeros((info0.num_infostates, 2))
+    bet[:, 1] = 1
+    call = np.zeros((info1.num_infostates, 2))
+    call[:, 1] = 1
+    pops = [[TabularStatePolicy(bet, info0)], [TabularStatePolicy(call, info1)]]
+    count, total, _ = sample_profiles(tree.game, pops, [[0, 0]], 6_000, seed=0, keyed=True)
+    narrow = sample_profiles(tree.game, pops, [[0, 0]], 6_000, seed=0, num_envs=5, keyed=True)
+    np.testing.assert_array_equal(narrow[1], total)
+    # bet-call: the higher card wins 2, so player 0's value is 0 over the six equally likely deals
+    assert abs(total[0, 0] / 6_000) < 4 * 2 / np.sqrt(6_000)
+
+
+def test_keyed_needs_an_environment_that_keys_its_chance():
+    from games.environment import EnvStep
+
+    class CoinEnv:   # a one-seat coin flip whose chance comes from one generator (no chance_keys)
+        num_players, num_actions, obs_dim = 1, 2, 2
+
+        def __init__(self, n, rng):
+            self.num_envs, self.rng, self.episode = n, np.random.default_rng(rng), np.ones(n, np.int64)
+
+        def reset(self, rng=None):
+            n = self.num_envs
+            return EnvStep(np.arange(n), np.zeros(n, np.int64), np.zeros((n, 2), np.float32), np.ones((n, 2), bool),
+                           np.zeros(n, bool), np.zeros((n, 1)), self.episode.copy())
+
+    class Coin:
+        num_players, num_actions, obs_dim = 1, 2, 2
+
+        def batched_env(self, num_envs, rng=None, **options):
+            return CoinEnv(num_envs, rng)
+
+        def min_utility(self):
+            return 0.0
+
+        def max_utility(self):
+            return 1.0
+
+    with pytest.raises(ValueError, match="keyed: CoinEnv .*keyed=False"):
+        sample_profiles(Coin(), [[UniformPolicy(2)]], [[0]], 10, keyed=True)
+
+
+def test_keyed_names_a_policy_it_cannot_play():
+    with pytest.raises(TypeError, match=r"populations\[1\]\[0\]"):
+        sample_profiles("kuhn_poker", [[UniformPolicy(2)], [np.ones((6, 2))]], [[0, 0]], 10, keyed=True)

@@ -52,8 +52,9 @@ def exact_payoffs(tree, pops):
     return SequenceFormEvaluator(tree).payoffs(plans)
 
 
-def test_sampled_means_of_networks_agree_with_their_exact_payoffs_without_a_tree(tree, neural_pops):
-    mc = make_evaluator("monte_carlo", None, game="kuhn_poker", episodes_per_profile=3000, seed=1)
+@pytest.mark.parametrize("keyed", [False, True])
+def test_sampled_means_of_networks_agree_with_their_exact_payoffs_without_a_tree(tree, neural_pops, keyed):
+    mc = make_evaluator("monte_carlo", None, game="kuhn_poker", episodes_per_profile=3000, seed=1, keyed=keyed)
     assert mc.tree is None and isinstance(mc.sampler(neural_pops), EnvProfileSampler)
     meta = EmpiricalGame((2, 2))
     means = mc.evaluate(neural_pops, [range(2), range(2)], meta_game=meta)
@@ -66,10 +67,11 @@ def test_sampled_means_of_networks_agree_with_their_exact_payoffs_without_a_tree
     np.testing.assert_allclose(means[0], -means[1], atol=1e-12)   # zero-sum, episode by episode
 
 
-def test_statistics_do_not_depend_on_batching_workers_or_interruptions(neural_pops):
+@pytest.mark.parametrize("keyed", [False, True])
+def test_statistics_do_not_depend_on_batching_workers_or_interruptions(neural_pops, keyed):
     def run(**options):
-        mc = MonteCarloEvaluator(None, episodes_per_profile=300, seed=4, game="kuhn_poker", episodes_per_task=200,
-                                 **options)
+        options = {"episodes_per_task": 200, **options}
+        mc = MonteCarloEvaluator(None, episodes_per_profile=300, seed=4, game="kuhn_poker", keyed=keyed, **options)
         meta = EmpiricalGame((2, 2))
         mc.evaluate(neural_pops, [range(2), range(2)], meta_game=meta)
         return meta
@@ -82,7 +84,7 @@ def test_statistics_do_not_depend_on_batching_workers_or_interruptions(neural_po
         parallel = run(executor=pool)
     # interrupted after the first batch (one profile), then resumed: the missing episodes only
     mc = MonteCarloEvaluator(None, episodes_per_profile=300, seed=4, game="kuhn_poker", episodes_per_task=200,
-                             tasks_per_batch=1)
+                             tasks_per_batch=1, keyed=keyed)
     resumed = EmpiricalGame((2, 2))
 
     class Stop(Exception):
@@ -95,7 +97,10 @@ def test_statistics_do_not_depend_on_batching_workers_or_interruptions(neural_po
         mc.evaluate(neural_pops, [range(2), range(2)], meta_game=resumed, on_batch=stop)
     assert 0 < resumed.count[0].sum() < 4 * 300
     mc.evaluate(neural_pops, [range(2), range(2)], meta_game=resumed)
-    for other in (batched, parallel, resumed):
+    others = [batched, parallel, resumed]
+    if keyed:   # keyed episodes do not depend on how they are cut into tasks or on the width of the batch
+        others += [run(episodes_per_task=300), run(num_envs=7)]
+    for other in others:
         for name in ("count", "total", "total_sq"):
             assert np.array_equal(getattr(reference, name), getattr(other, name)), name
     # and the seed matters
@@ -160,3 +165,7 @@ def test_bad_input(neural_pops, tree):
         MonteCarloEvaluator(None, game="kuhn_poker").evaluate(tabular, [range(1), range(1)])
     with pytest.raises(ValueError, match="populations needs one per player"):
         MonteCarloEvaluator(None, game="kuhn_poker").evaluate(neural_pops[:1], [range(1), range(1)])
+    with pytest.raises(ValueError, match="keyed must be true or false"):
+        MonteCarloEvaluator(None, game="kuhn_poker", keyed="yes")
+    with pytest.raises(ValueError, match="keyed applies to populations of policy objects"):
+        MonteCarloEvaluator(tree, keyed=True).evaluate(tabular, [range(1), range(1)])

@@ -87,7 +87,8 @@ def test_a_bank_samples_the_actions_of_its_policies_one_by_one():
     bank = PolicyBank(policies)
     assert bank.slot.tolist() == [0, 1, 2, 3, 4, 5, -1]
     assert np.array_equal(sample_actions(env, s, index, bank, np.random.default_rng(5)), plain)
-    assert PolicyBank(policies, max_entries=10).stack is None   # too large to lay out densely: one by one
+    other = ObservationTablePolicy(np.zeros((1, 4)), np.ones((1, 3)))   # another layout: no stack, one by one
+    assert PolicyBank([tables[0], other]).stack is None
 
 
 @settings(max_examples=20, deadline=None)
