@@ -201,7 +201,7 @@ class MonteCarloEvaluator:
         Populations of policy objects only: every random number of an episode keyed by ``(seed, profile,
         episode)``, so the profiles of a task batch are played side by side in one environment (where profiles
         are many and episodes short: the meta-game of a 600-s PSRO run on phantom tic-tac-toe, 128 episodes a
-        profile, took 202-219 s of it instead of 328-347 s); the estimates then do not depend on ``num_envs``,
+        profile, took 170-180 s of it instead of 324-332 s); the estimates then do not depend on ``num_envs``,
         ``episodes_per_task`` or ``tasks_per_batch``. Different episodes from the default (False) streams.
 
     Examples

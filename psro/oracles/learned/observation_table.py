@@ -99,13 +99,6 @@ class _RowIndex:
             hit[hit] = np.all(self.words[row[hit]] == words[hit], axis=1)
         return np.where(hit, row, -1).astype(np.int64)
 
-    def distinct_keys(self) -> np.ndarray:
-        """The distinct keys, one each (in the index's sort order)."""
-        if self.sorted.size == 0:
-            return self.keys[:0]
-        first = np.concatenate([[True], self.sorted[1:] != self.sorted[:-1]])
-        return self.keys[self.order[first]]
-
 
 @functools.cache
 def _weights(width: int) -> np.ndarray:
