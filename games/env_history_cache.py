@@ -179,15 +179,15 @@ class _NodeCache:
         for name, (shape, dtype, fill) in fields.items():
             new = np.full(shape, fill, dtype=dtype)
             if self.allocated:
-                new[:self.allocated] = getattr(self, name)
+                new[:self.allocated] = getattr(self, name)[:self.allocated]   # (some may be grown: interrupted)
             setattr(self, name, new)
         self.allocated = cap
 
-    def admit(self, parent: int, edge: int) -> bool:
-        """Whether the child of ``parent`` through ``edge`` enters the cache now, if there is room: at once
-        below a node that play leaves often (``2 * width`` times), else on its second visit. (A history seen
-        once is not worth its row: in a large game most are never seen again.)"""
-        if self.size >= self.capacity:
+    def admit(self, parent: int, edge: int, size: int) -> bool:
+        """Whether the child of ``parent`` through ``edge`` enters the cache now as node ``size``, if there is
+        room: at once below a node that play leaves often (``2 * width`` times), else on its second visit. (A
+        history seen once is not worth its row: in a large game most are never seen again.)"""
+        if size >= self.capacity:
             return False
         if self.visits[parent] >= 2 * self.width:
             return True

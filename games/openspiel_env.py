@@ -261,12 +261,16 @@ class OpenSpielEnv:
             if extend:
                 edge_list = edges.tolist()
                 c.reserve(c.size + b)
+                # outside the cache until the nodes they reach are published: an env stopped half-way never
+                # writes its (advanced) state below its old node
+                self._node[ids] = -1
         sim = self._simultaneous and moving and not chance
         kinds = [_DECISION] * b
         dec_j, dec_p, masks, term_j, term_r = [], [], [], [], []
         seats = {}
         new_j, new_k, new_parent, new_edge = [], [], [], []
         created: dict = {}
+        size = c.size if extend else 0   # nodes made here are numbered from the cache's size and published at the end
         if moving and not extend and not self._simultaneous:   # the common case, kept tight
             self._apply_plain(id_list, act_list, kinds, dec_j, dec_p, masks, term_j, term_r)
             id_list = ()
@@ -305,9 +309,9 @@ class OpenSpielEnv:
                 k = int(c.child[n, e])
                 if k < 0:
                     k = created.get((n, e), -1)
-                    if k < 0 and c.admit(n, e):
-                        k = c.size
-                        c.size += 1
+                    if k < 0 and c.admit(n, e, size):
+                        k = size
+                        size += 1
                         created[n, e] = k
                         new_j.append(j)
                         new_k.append(k)
@@ -315,12 +319,12 @@ class OpenSpielEnv:
                         new_edge.append(e)
                 nodes[j] = k
         self._kind[ids] = kinds
-        if extend:
-            self._node[ids] = nodes
         self._write_rows(ids, dec_j, dec_p, masks, term_j, term_r)
         if new_j:
             self._record_nodes(ids, np.array(new_j), np.array(new_k), np.array(new_parent), np.array(new_edge),
                                seats)
+        if extend:
+            self._node[ids] = nodes
 
     def _apply_plain(self, id_list, act_list, kinds, dec_j, dec_p, masks, term_j, term_r) -> None:
         """:meth:`_live_batch`'s common case (turn-based, outside the cache): apply one action per env and collect
@@ -360,17 +364,24 @@ class OpenSpielEnv:
             self._live_returns[ids[term_j]] = term_r
 
     def _record_nodes(self, ids, new_j, new_k, parent, edge, seats: dict) -> None:
-        """Write the nodes the live envs ``ids[new_j]`` have just reached into the cache as ``new_k``."""
+        """Write the nodes the live envs ``ids[new_j]`` have just reached into the cache as ``new_k`` (numbered
+        ``c.size, c.size + 1, ...``), then publish them: the size, then the links from their parents.
+
+        The cache is shared by the process's envs of the game, and a signal handler (a budget's timer, Ctrl-C)
+        may raise anywhere in here: every prefix of this method leaves the published nodes as they were (the rows
+        and mirror entries past ``c.size`` are scratch, overwritten by the next nodes; a node published without
+        its link is never reached).
+        """
         c = self._cache
         envs = ids[new_j]
         c.parent[new_k], c.edge[new_k] = parent, edge
-        c.child[parent, edge] = new_k
-        order = np.argsort(new_k)   # the mirrors are lists indexed by node: append in node order
         pk = c.kind[parent]
         acts = np.where(pk == _CHANCE, c.outcomes[parent, np.minimum(edge, c.max_outcomes - 1)], edge)
-        c.parent_list.extend(parent[order].tolist())
-        c.action_list.extend(acts[order].tolist())
-        c.via_simultaneous.extend(((pk == _DECISION) & (c.seat[parent] >= 0))[order].tolist())
+        for mirror in (c.parent_list, c.action_list, c.via_simultaneous):   # lists indexed by node
+            del mirror[c.size:]
+        c.parent_list.extend(parent.tolist())
+        c.action_list.extend(acts.tolist())
+        c.via_simultaneous.extend(((pk == _DECISION) & (c.seat[parent] >= 0)).tolist())
         kind = self._kind[envs]
         c.kind[new_k] = kind
         dec = kind == _DECISION
@@ -386,6 +397,8 @@ class OpenSpielEnv:
             c.returns[new_k[term]] = self._live_returns[envs[term]]
         for k, i in zip(new_k[kind == _CHANCE].tolist(), envs[kind == _CHANCE].tolist()):
             self._fill_chance(k, self._live[i])
+        c.size = int(new_k[-1]) + 1
+        c.child[parent, edge] = new_k
 
     def _restart(self, envs: np.ndarray) -> None:
         """Put ``envs`` at the root of a new episode."""

@@ -233,3 +233,66 @@ def test_observation_game_plays_through_the_observation_tensor():
     assert (game.obs_dim, game.num_actions, game.min_utility(), game.max_utility()) == (27, 9, -1.0, 1.0)
     with pytest.raises(ValueError, match="provides no observation tensor"):
         ObservationGame("coin_game")
+
+
+class _Interrupt(BaseException):
+    """What a timer's signal handler or Ctrl-C raises at an arbitrary line (here: the tracer's)."""
+
+
+def _interrupted_at(line: int, call):
+    """Run ``call`` raising :class:`_Interrupt` at its ``line``-th executed line inside the environment's modules;
+    whether it was raised."""
+    import sys
+
+    count = [0]
+
+    def tracer(frame, event, arg):
+        if not frame.f_code.co_filename.endswith(("openspiel_env.py", "env_history_cache.py")):
+            return None
+        if event == "line":
+            count[0] += 1
+            if count[0] == line:
+                raise _Interrupt
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        call()
+    except _Interrupt:
+        return True
+    finally:
+        sys.settrace(None)
+    return False
+
+
+@pytest.mark.parametrize("first_line", range(0, 600, 150))
+def test_a_step_interrupted_anywhere_leaves_the_shared_cache_true_for_the_next_env(first_line):
+    # an exception raised by a signal handler (a benchmark's budget timer, Ctrl-C) at any line of a step that grows
+    # the shared cache: a later env of the game (sharing that cache) still plays the game's true histories
+    game = pyspiel.load_game("leduc_poker")
+    cache_bytes = 2**20 + first_line   # a cache of this test's own
+    rng = np.random.default_rng(first_line)
+    for line in range(first_line + 1, first_line + 151, 3):
+        env = make_env(game, 16, rng=line, cache_bytes=cache_bytes)
+        s = env.reset()
+        for _ in range(3):
+            s = env.step(s.envs, uniform_actions(s, rng))
+        actions = uniform_actions(s, rng)
+        if _interrupted_at(line, lambda: env.step(s.envs, actions)):
+            s = env.reset()   # the interrupted env itself plays on after a reset
+            for _ in range(3):
+                s = env.step(s.envs, uniform_actions(s, rng))
+    env = make_env(game, 16, rng=0, cache_bytes=cache_bytes)
+    assert env.cached_nodes > 100
+    s = env.reset()
+    for _ in range(80):
+        for j, state in enumerate(env.states(s.envs)):
+            p = int(s.player[j])
+            assert not state.is_terminal() and state.current_player() == p
+            np.testing.assert_array_equal(s.mask[j], np.isin(np.arange(env.num_actions), state.legal_actions(p)))
+            np.testing.assert_array_equal(s.obs[j], np.asarray(state.information_state_tensor(p), np.float32))
+        before = [state.clone() for state in env.states(s.envs)]
+        actions = uniform_actions(s, rng)
+        s = env.step(s.envs, actions)
+        for j in np.flatnonzero(s.done):   # (an episode ends on a decision in Leduc, never on a chance draw)
+            np.testing.assert_array_equal(s.returns[j], before[j].child(int(actions[j])).returns())
