@@ -79,17 +79,24 @@ class LoopMeasures:
 
     def _response_error_columns(self) -> list:
         """``response_error_<p>`` per player where learned responses are measured exactly (a learned oracle and the
-        game tree): the exact best response's value against the response's target minus the response's exact
-        value, the mean over the player's responses of the row's step (those that join the populations at the
-        next iteration; NaN for joint targets)."""
-        measured = self.learned and self.tree is not None and not self.is_jpsro
+        game tree, or the compiled evaluator of ``exact_gap``): the exact best response's value against the
+        response's target minus the response's exact value, the mean over the player's responses of the row's
+        step (those that join the populations at the next iteration; NaN for joint targets, and with the compiled
+        evaluator on the rows whose exact gap it does not measure)."""
+        measured = self.learned and (self.tree is not None or self._compiled_board is not None) and not self.is_jpsro
         return [f"response_error_{p}" for p in range(len(self.state.populations))] if measured else []
 
     def _response_error_row(self) -> dict:
+        if self._compiled_board is not None:
+            measured = self._compiled_errors if self._compiled_errors[0] == self.state.iteration else (None, {})
+            return {column: measured[1].get(column, math.nan) for column in self._response_error_columns()}
         responses = getattr(self, "_response_errors", None) or []
         return {column: float(np.mean([getattr(br, "exact_error", math.nan) for br in responses[p]]))
                 if p < len(responses) and responses[p] else math.nan
                 for p, column in enumerate(self._response_error_columns())}
+
+    #: ``(iteration, {response_error_<p>: error})`` of the compiled evaluator's latest measurement
+    _compiled_errors = (None, {})
 
     def _compiled_columns(self) -> list:
         """``exact_gap_time`` where the compiled evaluator measures the gap (seconds; 0 on rows it skips)."""
@@ -106,7 +113,7 @@ class LoopMeasures:
             return {"exact_gap_time": 0.0}
         seconds = self._measure_compiled_gap()
         return {"gap": self.state.gap, "train_gap": self.state.train_gap, "time_metric": row["time_metric"] + seconds,
-                "exact_gap_time": row.get("exact_gap_time", 0.0) + seconds}
+                "exact_gap_time": row.get("exact_gap_time", 0.0) + seconds, **self._response_error_row()}
 
     def _finish_compiled_gap(self) -> bool:
         """The last row of a run call always has its exact gap where the compiled evaluator measures it."""
@@ -118,18 +125,49 @@ class LoopMeasures:
 
     def _measure_compiled_gap(self) -> float:
         """``state.gap`` and ``state.train_gap`` from the compiled evaluator (:func:`psro.exact_nash_conv`): the
-        NashConv of each seat's population mixed by its meta-strategy marginal; returns the seconds it took."""
+        NashConv of each seat's population mixed by its meta-strategy marginal, and the exact errors of the step's
+        learned responses against their targets (in the same evaluation where a target is a measured
+        meta-strategy's); returns the seconds it took."""
         from psro.measures.exact import exact_nash_conv, mixture_profile
 
         state, start = self.state, time.perf_counter()
-        gaps = {}
+        asked = self._responses_by_target()
+        gaps, errors = {}, [[] for _ in state.populations]
         for name, strategy in (("gap", state.eval_meta_strategy), ("train_gap", state.meta_strategy)):
-            key = id(strategy)
+            key = _mixtures_key(strategy.marginals)
             if key not in gaps:
-                profile = mixture_profile(self.seat_populations(), strategy.marginals)
-                gaps[key] = exact_nash_conv(self.game, profile).nash_conv
+                responses = asked.pop(key, ([], None))[0]
+                result = exact_nash_conv(self.game, mixture_profile(self.seat_populations(), strategy.marginals),
+                                         responses=responses)
+                gaps[key] = result.nash_conv
+                for p, found in enumerate(result.response_errors):
+                    errors[p] += found
             setattr(state, name, gaps[key])
+        for responses, target in asked.values():   # (targets no measured meta-strategy's: a variant's own)
+            result = exact_nash_conv(self.game, mixture_profile(target.populations, target.mixtures),
+                                     responses=responses)
+            for p, found in enumerate(result.response_errors):
+                errors[p] += found
+        self._compiled_errors = (state.iteration, {f"response_error_{p}": float(np.mean(e))
+                                                   for p, e in enumerate(errors) if e})
         return time.perf_counter() - start
+
+    def _responses_by_target(self) -> dict:
+        """The policies of this step's learned responses grouped by their product target's mixtures:
+        ``{key: (responses per player, a target)}`` (empty unless ``response_error_<p>`` is a column)."""
+        grouped = {}
+        if not self._response_error_columns() or self._answered is None \
+                or self._answered[0] != self.state.iteration:
+            return grouped
+        _, targets, responses = self._answered
+        for p, (player_targets, player_responses) in enumerate(zip(targets, responses)):
+            for target, response in zip(player_targets, player_responses):
+                if getattr(target, "mixtures", None) is None or getattr(response, "policy", None) is None:
+                    continue   # (a joint target: NaN)
+                entry = grouped.setdefault(_mixtures_key(target.mixtures),
+                                           ([[] for _ in targets], target))
+                entry[0][p].append(response.policy)
+        return grouped
 
     def _exact_gap(self, strategy, meta_game, responses=None) -> float:
         """The gap of ``strategy`` in the full game, with exact best responses to targets whose on-policy values are
@@ -453,3 +491,8 @@ def learner_failures(on_curve=None):
         if isinstance(error, LearnerDiverged):
             raise LearnerDiverged(f"oracle_options: {error}") from None
         raise
+
+
+def _mixtures_key(mixtures) -> tuple:
+    """A hashable key of per-seat mixtures (equal mixtures, equal keys)."""
+    return tuple(np.asarray(m, dtype=np.float64).tobytes() for m in mixtures)

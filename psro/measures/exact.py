@@ -58,12 +58,16 @@ class Exploitability:
         Each player's value when it best-responds to the other's policy.
     seconds : float
         Wall time of the evaluation (tables included when they were built by it).
+    response_errors : tuple of tuple of float
+        With ``responses=`` (:func:`exact_nash_conv`): per player, each response's exact error, player ``p``'s
+        best-response value against the others' policies minus the response's value against them; else empty.
     """
 
     nash_conv: float
     values: tuple
     best_response_values: tuple
     seconds: float
+    response_errors: tuple = ()
 
     @property
     def gains(self) -> tuple:
@@ -187,7 +191,7 @@ def _cached(key: str, size: int) -> tuple | None:
     return dense, flags
 
 
-def exact_nash_conv(game, profile: Sequence, *, history: Sequence = ()) -> Exploitability:
+def exact_nash_conv(game, profile: Sequence, *, history: Sequence = (), responses: Sequence = ()) -> Exploitability:
     """The exact NashConv of a two-player zero-sum profile, and each player's value and best-response value.
 
     Parameters
@@ -208,6 +212,11 @@ def exact_nash_conv(game, profile: Sequence, *, history: Sequence = ()) -> Explo
         measured as if it began after them, each player's moves there fixed:
         the values and best responses below that history (every history of
         the subgame weighs as if it had been reached for sure).
+    responses : sequence of sequences of policies, optional
+        Per player (up to all of them), policies of that player to measure
+        against the others' policies of ``profile``: how far each is from a
+        best response (``response_errors``; a PSRO step's responses against
+        their target). The others' realization plans are computed once.
 
     Returns
     -------
@@ -230,6 +239,13 @@ def exact_nash_conv(game, profile: Sequence, *, history: Sequence = ()) -> Explo
 
     >>> exact_nash_conv(game, [policy.UniformRandomPolicy(game)] * 2, history=[0, 0]).best_response_values[0]
     1.0
+
+    How far the uniform policy of each player is from a best response to the other's uniform policy (its gain):
+
+    >>> uniform = policy.UniformRandomPolicy(game)
+    >>> [[round(e, 6) for e in errors] for errors in exact_nash_conv(game, [uniform] * 2,
+    ...                                                               responses=[[uniform], [uniform]]).response_errors]
+    [[0.375], [0.458333]]
     """
     import pyspiel
 
@@ -240,6 +256,7 @@ def exact_nash_conv(game, profile: Sequence, *, history: Sequence = ()) -> Explo
     if isinstance(profile, (str, bytes)) or not isinstance(profile, Sequence) or len(profile) != game.num_players():
         raise ValueError(f"profile needs one policy (or (policies, weights) mixture) per player "
                          f"({game.num_players()}).")
+    responses = _checked_responses(responses, game.num_players())
     start = time.perf_counter()
     board = board_of(game)
     if board is None and game.get_type().short_name in ("phantom_ttt", "dark_hex"):
@@ -248,14 +265,24 @@ def exact_nash_conv(game, profile: Sequence, *, history: Sequence = ()) -> Explo
     if board is not None:
         history = _checked_history(game, history)
         with torch_threads_kept():
-            values, responses = _board_exploitability(board, profile, history)
+            values, best, errors = _board_exploitability(board, profile, history, responses)
     elif len(history):
         raise ValueError(f"history: measuring below a history is for the games the compiled evaluator walks "
                          f"({COVERED}); {game} is measured from its root. Pass history=() for it.")
     else:
-        values, responses = _tree_exploitability(game, profile)
-    return Exploitability(float(sum(responses) - sum(values)), tuple(values), tuple(responses),
-                          time.perf_counter() - start)
+        values, best, errors = _tree_exploitability(game, profile, responses)
+    return Exploitability(float(sum(best) - sum(values)), tuple(values), tuple(best), time.perf_counter() - start,
+                          tuple(tuple(e) for e in errors))
+
+
+def _checked_responses(responses, num_players: int) -> list:
+    """``responses`` as one list of policies per player (players past its end: none), refused unless it is a
+    sequence of at most ``num_players`` sequences of policies."""
+    if isinstance(responses, (str, bytes)) or not isinstance(responses, Sequence) or len(responses) > num_players \
+            or any(isinstance(r, (str, bytes)) or not isinstance(r, Sequence) for r in responses):
+        raise ValueError(f"responses must hold, per player (at most {num_players}), a sequence of that player's "
+                         f"policies to measure; got {responses!r:.80}.")
+    return [list(r) for r in responses]
 
 
 def exact_nash_conv_of_run(run_dir) -> Exploitability:
@@ -375,29 +402,40 @@ def _history_sequences(board: Board, history: tuple) -> tuple:
     return decisions, [int(off[k[p]] + code[p]) for p in (0, 1)]
 
 
-def _board_exploitability(board: Board, profile, history: tuple = ()) -> tuple:
+def _board_exploitability(board: Board, profile, history: tuple = (), responses: Sequence = ()) -> tuple:
+    """``(values, best-response values, response errors)`` of ``profile`` on ``board`` (below ``history``)."""
     kernels = _kernels()
     tables = board_tables(board) if not history else _history_tables(board, history)
     decisions, ends = _history_sequences(board, history)
     n = board.num_cells
     m = max(tables.num_sequences)
     plans = np.zeros((2, m), dtype=np.float64)
+    fixed = [[(tables.index[p, s], cell) for q, s, cell in decisions if q == p] for p in (0, 1)]
+    plan = [np.empty(tables.num_sequences[p], dtype=np.float64) for p in (0, 1)]
     for p in (0, 1):
         policies, weights = _members(profile[p], p)
-        fixed = [(tables.index[p, s], cell) for q, s, cell in decisions if q == p]
-        plan = np.empty(tables.num_sequences[p], dtype=np.float64)
         for policy, weight in zip(policies, weights):
             if weight > 0:
-                _plan(kernels, tables, p, policy, plan, fixed)
-                plans[p, :plan.size] += weight * plan
+                _plan(kernels, tables, p, policy, plan[p], fixed[p])
+                plans[p, :plan[p].size] += weight * plan[p]
     value, grad = kernels.evaluate(n, board.abrupt, board.win_table(), tables.index, plans, history)
-    responses = []
+    best_values = []
     off = kernels.offsets(n)
     for p in (0, 1):
         best = np.empty(tables.num_sequences[p], dtype=np.float64)
         kernels.best_response(n, off, tables.dense[p], tables.decision[p], tables.index[p], grad[p], best)
-        responses.append(float(best[tables.index[p, ends[p]]]))
-    return [value, -value], responses
+        best_values.append(float(best[tables.index[p, ends[p]]]))
+    errors = []
+    for p, policies in enumerate(responses):
+        errors.append([])
+        for policy in policies:
+            swapped = plans.copy()
+            _plan(kernels, tables, p, policy, plan[p], fixed[p])
+            swapped[p] = 0.0
+            swapped[p, :plan[p].size] = plan[p]
+            own = kernels.evaluate(n, board.abrupt, board.win_table(), tables.index, swapped, history)[0]
+            errors[p].append(best_values[p] - (own if p == 0 else -own))
+    return [value, -value], best_values, errors
 
 
 def _plan(kernels, tables: BoardTables, p: int, policy, out: np.ndarray, fixed=()) -> None:
@@ -484,7 +522,8 @@ def describe(tables: BoardTables, p: int, s: int) -> str:
                                          for c, o in zip(cells[:k], outcomes[:k]))
 
 
-def _tree_exploitability(game, profile) -> tuple:
+def _tree_exploitability(game, profile, responses: Sequence = ()) -> tuple:
+    """``(values, best-response values, response errors)`` of ``profile`` on the game's tree."""
     from psro.evaluation.exact import SequenceFormEvaluator
     from psro.oracles.exact import best_response
     from psro.policies import realization_plans
@@ -502,9 +541,16 @@ def _tree_exploitability(game, profile) -> tuple:
         policies, weights = _members(profile[p], p)
         tables = np.stack([_tree_table(policy, tree, p) for policy in policies])
         plans.append(weights @ realization_plans(tables, info))
-    values = SequenceFormEvaluator(tree).payoffs([x[None] for x in plans]).reshape(2)
-    responses = [best_response(tree, p, plans).value for p in (0, 1)]
-    return [float(v) for v in values], [float(r) for r in responses]
+    evaluator = SequenceFormEvaluator(tree)
+    values = evaluator.payoffs([x[None] for x in plans]).reshape(2)
+    best = [float(best_response(tree, p, plans).value) for p in (0, 1)]
+    errors = []
+    for p, policies in enumerate(responses):
+        own = [realization_plans(_tree_table(policy, tree, p)[None], tree.infostates[p])[0] for policy in policies]
+        errors.append([best[p] - float(evaluator.payoffs([x[None] if q != p else x_p[None]
+                                                           for q, x in enumerate(plans)]).reshape(2)[p])
+                       for x_p in own])
+    return [float(v) for v in values], best, errors
 
 
 def _tree_table(policy, tree, p: int) -> np.ndarray:

@@ -235,9 +235,17 @@ def test_exact_gap_on_dark_hex_comes_from_the_compiled_evaluator_every_kth_row_a
                for pop, w in zip(pops, solver.state.eval_meta_strategy.marginals)]
     from psro.measures.exact import _tree_exploitability
 
-    values, responses = _tree_exploitability(pyspiel.load_game(game), profile)
+    values, responses, _ = _tree_exploitability(pyspiel.load_game(game), profile)
     assert history["gap"].iloc[-1] == pytest.approx(sum(responses) - sum(values), rel=1e-9)
     assert history["gap"].iloc[-1] == exact_nash_conv(game, profile).nash_conv
+    # each response's exact error on the measured rows: the step's response (it joins at the next iteration)
+    # against its target, the other seat's population mixed by the meta-strategy, measured alone
+    for p in range(2):
+        assert [math.isnan(e) for e in history[f"response_error_{p}"]] == [True, True, False, False]
+        target = list(profile)
+        target[p] = solver.state.pending[p][0][0]
+        error = exact_nash_conv(game, target).gains[p]
+        assert history[f"response_error_{p}"].iloc[-1] == pytest.approx(error, rel=1e-9) and error > 0.01
 
 
 def test_exact_gap_every_row_with_k_1_starts_at_the_uniform_profiles():

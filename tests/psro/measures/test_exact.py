@@ -231,9 +231,44 @@ def test_a_mixture_equals_the_tree_walk_of_the_mixed_plans():
     members = _profile(game, (5, 6, None))
     profile = [(members, [0.5, 0.2, 0.3]), (members[1:], [0.9, 0.1])]
     result = exact_nash_conv(game, profile)
-    values, responses = _tree_exploitability(game, profile)
+    values, responses, _ = _tree_exploitability(game, profile)
     np.testing.assert_allclose(result.values, values, rtol=REL, atol=1e-12)
     np.testing.assert_allclose(result.best_response_values, responses, rtol=REL, atol=1e-12)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seeds=st.lists(st.integers(0, 2**16), min_size=5, max_size=5), weights=st.lists(
+       st.floats(0.0, 1.0), min_size=2, max_size=2), scale=st.sampled_from([0.1, 3.0, 50.0]),
+       board=st.sampled_from(["num_rows=2,num_cols=2", "num_rows=2,num_cols=3"]), abrupt=st.booleans())
+def test_response_errors_are_each_responses_gain_against_the_others(seeds, weights, scale, board, abrupt):
+    """Each response's error is the gain of its player in the profile where it plays that seat alone (the
+    profile's other plans computed once instead); the compiled walk against the tree of the same board."""
+    from psro.measures.exact import _tree_exploitability
+
+    game = pyspiel.load_game(f"dark_hex({board},gameversion={'adh' if abrupt else 'cdh'})")
+    a, b, c, d, e = _profile(game, seeds, scale)
+    w = np.array(weights) + 0.05
+    profile = [([a, b], w / w.sum()), c]
+    responses = [[d, e, UniformPolicy(game.num_distinct_actions())], [a]]
+    result = exact_nash_conv(game, profile, responses=responses)
+    for p, policies in enumerate(responses):
+        for policy, error in zip(policies, result.response_errors[p]):
+            alone = exact_nash_conv(game, [policy, profile[1]] if p == 0 else [profile[0], policy])
+            assert error == pytest.approx(alone.gains[p], rel=REL, abs=1e-12) and error >= -1e-12
+    if abrupt:   # (classical dark hex's tree keys by OpenSpiel's strings, which hold the move count)
+        np.testing.assert_allclose(np.concatenate(_tree_exploitability(game, profile, responses)[2]),
+                                   np.concatenate(result.response_errors), rtol=REL, atol=1e-12)
+    assert exact_nash_conv(game, profile).response_errors == ()
+
+
+def test_response_errors_on_a_tree_game_and_bad_responses():
+    game = pyspiel.load_game("kuhn_poker")
+    uniform = os_policy.UniformRandomPolicy(game)
+    result = exact_nash_conv(game, [uniform] * 2, responses=[[], [uniform]])
+    assert result.response_errors == ((), (pytest.approx(result.gains[1], rel=REL),))
+    for bad in ("ab", [[uniform]] * 3, [uniform]):
+        with pytest.raises(ValueError, match="responses must hold, per player"):
+            exact_nash_conv(game, [uniform] * 2, responses=bad)
 
 
 def test_uniform_random_policy_of_openspiel_and_the_tree_path():
@@ -316,9 +351,9 @@ def test_torch_keeps_its_thread_count_through_the_compiled_walks(monkeypatch):
     torch = pytest.importorskip("torch")
     import psro.measures.exact as exact
 
-    def walk_that_changes_threads(board, profile, history):
+    def walk_that_changes_threads(board, profile, history, responses):
         torch.set_num_threads(3)
-        return [0.25, -0.25], [1.0, 0.5]
+        return [0.25, -0.25], [1.0, 0.5], []
 
     monkeypatch.setattr(exact, "_board_exploitability", walk_that_changes_threads)
     torch.set_num_threads(1)
