@@ -37,7 +37,7 @@ QUESTIONS: dict[str, list[str]] = {
         "benchmarks/deep_leduc_tuning/tuning_log", "benchmarks/mmd_neural",
     ],
     "Does population training win where no table fits (phantom tic-tac-toe, dark hex), measured exactly?": [
-        "benchmarks/iig_comparison",
+        "benchmarks/iig_comparison", "benchmarks/large_br_quality",
     ],
     "Is measurement on games without a tree cheap and valid?": [
         "benchmarks/approx_gap_validation", "benchmarks/approx_gap_share", "benchmarks/env_throughput",

@@ -23,8 +23,10 @@ run keeps its output as it stood there.
 
 The table gives, per side and seed, the iterations, the learner decisions (``env_steps``), the wall seconds of
 training and where they went (the history's ``time_oracle``: responses or learners; ``time_evaluation``: the
-meta-game; ``time_meta_solve``), and the exact NashConv of the last row with the evaluation's seconds; the summary
-the median over seeds. ``--keep DIR`` keeps each run's ``history.csv`` there (as ``<side>-<seed>.csv``).
+meta-game; ``time_meta_solve``), and the exact NashConv of the last row with the evaluation's seconds (and, for a
+loop with learned responses, ``response_error_<p>``: how far the last step's responses are from best responses to
+their targets, exactly); the summary the median over seeds. ``--keep DIR`` keeps each run's ``history.csv`` there
+(as ``<side>-<seed>.csv``).
 The uniform profile's NashConv: 1.5775 on phantom tic-tac-toe, 1.8328 on 3x3 dark hex.
 
 ``--quick`` plays 2x2 dark hex with two sides, one seed and 10-second budgets, and writes under ``runs/``.
@@ -116,9 +118,11 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
     all_measures = float(history["exact_gap_time"].fillna(0).sum()) if "exact_gap_time" in history else measured
     spent = {f"{phase}_s": round(float(history[f"time_{phase}"].sum()), 1)
              for phase in ("oracle", "evaluation", "meta_solve") if f"time_{phase}" in history}
+    errors = {column: round(float(last[column]), 4) for column in ("response_error_0", "response_error_1")
+              if column in last and pd.notna(last[column])}   # (the last step's responses, measured exactly)
     return {"side": side, "seed": seed, "iterations": int(last["iteration"]), "decisions": int(last["env_steps"]),
             "training_wall_s": round(float(last["wall_time"]) - all_measures, 1), **spent, **earlier,
-            "exact_nash_conv": float(last["gap"]), "exact_eval_s": round(measured, 1)}
+            "exact_nash_conv": float(last["gap"]), **errors, "exact_eval_s": round(measured, 1)}
 
 
 def openspiel_side(side: str, seed: int, game: str, budget: float, at: tuple = ()) -> dict:

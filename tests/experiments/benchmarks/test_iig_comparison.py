@@ -34,6 +34,9 @@ def test_a_side_trains_until_its_budget_and_its_last_row_is_the_exact_nash_conv_
     assert len(measured) == 2 and row["exact_at_1s"] == measured["gap"].iloc[0] and "exact_at_5s" not in row
     assert measured["wall_time"].iloc[0] - measured["exact_gap_time"].iloc[0] >= 1.0
     assert row["training_wall_s"] >= 2.0 and row["exact_eval_s"] > 0.0
+    assert [row[f"response_error_{p}"] for p in (0, 1)] == [round(history[f"response_error_{p}"].iloc[-1], 4)
+                                                            for p in (0, 1)]
+    assert min(row["response_error_0"], row["response_error_1"]) >= 0.0
     assert row["oracle_s"] == round(float(history["time_oracle"].sum()), 1)
     assert row["oracle_s"] + row["evaluation_s"] + row["meta_solve_s"] <= row["training_wall_s"] + 0.1
     # the same NashConv, measured again from the run directory's saved populations and meta-strategy
