@@ -105,7 +105,8 @@ class LoopMeasures:
     def _compiled_gap_row(self, row: dict, due: bool = False) -> dict:
         """On a run whose gap the compiled evaluator measures: the row's ``gap``, ``train_gap`` and
         ``exact_gap_time`` at iterations ``k, 2k, ...`` of ``exact_gap_every`` (row 0 too when ``k`` is 1) or when
-        ``due``, their seconds added to its ``time_metric`` (and so to ``wall_time``); else nothing."""
+        ``due``, their seconds added to its ``time_metric`` (and so to ``wall_time``), with the step's
+        ``response_error_<p>`` measured in the same evaluation; else nothing."""
         if self._compiled_board is None:
             return {}
         every, t = self.config.exact_gap_every, self.state.iteration

@@ -546,10 +546,11 @@ def _tree_exploitability(game, profile, responses: Sequence = ()) -> tuple:
     best = [float(best_response(tree, p, plans).value) for p in (0, 1)]
     errors = []
     for p, policies in enumerate(responses):
-        own = [realization_plans(_tree_table(policy, tree, p)[None], tree.infostates[p])[0] for policy in policies]
-        errors.append([best[p] - float(evaluator.payoffs([x[None] if q != p else x_p[None]
-                                                           for q, x in enumerate(plans)]).reshape(2)[p])
-                       for x_p in own])
+        errors.append([])
+        for policy in policies:
+            swapped = list(plans)
+            swapped[p] = realization_plans(_tree_table(policy, tree, p)[None], tree.infostates[p])[0]
+            errors[p].append(best[p] - float(evaluator.payoffs([x[None] for x in swapped]).reshape(2)[p]))
     return [float(v) for v in values], best, errors
 
 
