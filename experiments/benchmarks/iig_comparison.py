@@ -6,7 +6,8 @@ psro_v2 and NFSP, on one clock.
                                                      [--budget 600] [--at 60 120 300] [--processes 2]
                                                      [--set FIELD=VALUE ...] [--quick] [--out FILE]
 
-Each side is a run config of :data:`SIDES` (the shipped configs, with the overrides named there) run by
+Each side is a run config of :data:`SIDES` (a shipped config with the overrides named there; a PSRO side
+runs the game's own deep config, :data:`DEEP_CONFIGS`) run by
 ``psro run CONFIG --set seed=S --time-limit BUDGET`` with ``exact_gap: true`` and ``exact_gap_every: 1000``: the
 loop trains until the budget (wall seconds, checked between iterations), then measures the exact NashConv of its
 output (:func:`psro.exact_nash_conv`: the compiled evaluator on phantom tic-tac-toe and dark hex; a PSRO run's
@@ -52,21 +53,22 @@ import pandas as pd  # noqa: E402
 from experiments.benchmarks.kill_resume_offline import _env, _psro  # noqa: E402
 
 CONFIGS = harness.REPO_ROOT / "experiments" / "configs"
-#: name -> (run config, the fields it changes): the PSRO family with model_br responses (the shipped deep config,
-#: its table keyed by the board as the player sees it, key_size: view, on any of GAMES; a response worse than the
-#: uniform policy is recorded in response_ok, not an error), with its table keyed by the whole information-state
-#: tensor (that config before) and with small PPO responses (its oracle before that), PPO and MMD self-play at their
-#: shipped settings, NFSP at its Leduc-tuned ones
+#: name -> (run config, the fields it changes): the PSRO family with model_br responses (the game's shipped deep
+#: config, DEEP_CONFIGS: its table keyed by the board as the player sees it, key_size: view; a response worse than
+#: the uniform policy is recorded in response_ok, not an error), with its table keyed by the whole
+#: information-state tensor (the config before) and with small PPO responses (its oracle before that), PPO and MMD
+#: self-play at their shipped settings, NFSP at its Leduc-tuned ones
 SIDES = {
-    "psro_ppo": ("phantom_ttt_deep.yaml", {"oracle": "ppo", "oracle_options": "{total_steps: 4096, num_envs: 64, "
-                                           "num_steps: 16, eval_episodes: 128, hidden: [64]}"}),
-    "psro_model_br": ("phantom_ttt_deep.yaml", {}),
-    "psro_model_br_full": ("phantom_ttt_deep.yaml", {"oracle_options": "{total_steps: 100000, "
-                                                     "on_bad_response: warn}"}),
+    "psro_ppo": (None, {"oracle": "ppo", "oracle_options": "{total_steps: 4096, num_envs: 64, num_steps: 16, "
+                        "eval_episodes: 128, hidden: [64]}"}),
+    "psro_model_br": (None, {}),
+    "psro_model_br_full": (None, {"oracle_options": "{total_steps: 100000, on_bad_response: warn}"}),
     "ppo_self_play": ("phantom_ttt_ppo_self_play.yaml", {}),
     "mmd": ("phantom_ttt_mmd.yaml", {}),
     "nfsp": ("leduc_nfsp_tuned.yaml", {"game": "phantom_ttt", "exact_gap": "true"}),
 }
+#: The PSRO sides' run config (None in SIDES) by the game's name: each game's shipped deep config
+DEEP_CONFIGS = {"phantom_ttt": "phantom_ttt_deep.yaml", "dark_hex": "dark_hex3_deep.yaml"}
 #: OpenSpiel's own learners, at the settings of its examples (the Leduc comparison's adapters,
 #: experiments/benchmarks/leduc/): psro_v2 with its policy-gradient oracle (10,000 episodes a response, 100 episodes
 #: a meta-game entry) and its torch NFSP; each in a process of its own (spawned, one thread), its output measured by
@@ -93,6 +95,7 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
         with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
             return pool.submit(openspiel_side, side, seed, game, budget, tuple(points)).result()
     config, fields = SIDES[side]
+    config = config or DEEP_CONFIGS[game.split("(")[0]]
     fields = {**fields, **COMMON, "seed": str(seed), "game": game}
     fields.update(sets or {})
     run_dir = folder / f"{side}-{seed}"
@@ -106,7 +109,8 @@ def run_side(side: str, seed: int, game: str, budget: float, folder: Path, keep:
         done = subprocess.run([*command, "--time-limit", str(limit)], env=_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         if done.returncode:   # (a failed run is a row: its error's last line, no NashConv)
-            return {"side": side, "seed": seed, "error": done.stderr.strip().splitlines()[-1][:300]}
+            last_line = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}, nothing on stderr"])[-1]
+            return {"side": side, "seed": seed, "error": last_line[:300]}
         history = pd.read_csv(run_dir / "history.csv")
         if k < len(points):
             earlier[f"exact_at_{points[k]:g}s"] = float(history["gap"].iloc[-1])

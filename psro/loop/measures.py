@@ -134,21 +134,20 @@ class LoopMeasures:
         state, start = self.state, time.perf_counter()
         asked = self._responses_by_target()
         gaps, errors = {}, [[] for _ in state.populations]
+
+        def measure(populations, marginals, responses) -> float:
+            result = exact_nash_conv(self.game, mixture_profile(populations, marginals), responses=responses)
+            for p, found in enumerate(result.response_errors):
+                errors[p] += found
+            return result.nash_conv
+
         for name, strategy in (("gap", state.eval_meta_strategy), ("train_gap", state.meta_strategy)):
             key = _mixtures_key(strategy.marginals)
             if key not in gaps:
-                responses = asked.pop(key, ([], None))[0]
-                result = exact_nash_conv(self.game, mixture_profile(self.seat_populations(), strategy.marginals),
-                                         responses=responses)
-                gaps[key] = result.nash_conv
-                for p, found in enumerate(result.response_errors):
-                    errors[p] += found
+                gaps[key] = measure(self.seat_populations(), strategy.marginals, asked.pop(key, ([], None))[0])
             setattr(state, name, gaps[key])
         for responses, target in asked.values():   # (targets no measured meta-strategy's: a variant's own)
-            result = exact_nash_conv(self.game, mixture_profile(target.populations, target.mixtures),
-                                     responses=responses)
-            for p, found in enumerate(result.response_errors):
-                errors[p] += found
+            measure(target.populations, target.mixtures, responses)
         self._compiled_errors = (state.iteration, {f"response_error_{p}": float(np.mean(e))
                                                    for p, e in enumerate(errors) if e})
         return time.perf_counter() - start

@@ -3,6 +3,8 @@ of its output off the clock, with where the training time went; the summary is t
 
 from __future__ import annotations
 
+import subprocess
+
 import pandas as pd
 import pytest
 
@@ -20,6 +22,22 @@ def test_the_summary_is_the_median_over_seeds_of_each_side():
     summary = bench.summary(table)
     assert summary.to_dict("records") == [{"side": "a", "seeds": 3, "median exact NashConv": 2.0, "lowest": 1.0,
                                            "highest": 3.0, "median iterations": 6, "median decisions": 20}]
+
+
+def test_the_psro_sides_run_each_games_deep_config_and_a_silent_failure_is_a_row(tmp_path, monkeypatch):
+    """A PSRO side reads the game's own deep config (dark hex's on dark hex); a run killed with nothing on stderr
+    (out of memory) is an error row naming its exit status."""
+    commands = []
+
+    def killed(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, -9, stdout=None, stderr="")
+
+    monkeypatch.setattr(bench.subprocess, "run", killed)
+    for game, config in [("dark_hex3_abrupt", "dark_hex3_deep.yaml"), ("phantom_ttt", "phantom_ttt_deep.yaml")]:
+        row = bench.run_side("psro_model_br", 3, bench.GAMES[game], 1.0, tmp_path)
+        assert row == {"side": "psro_model_br", "seed": 3, "error": "exit status -9, nothing on stderr"}
+        assert str(bench.CONFIGS / config) in commands[-1] and f"game={bench.GAMES[game]}" in commands[-1]
 
 
 @pytest.mark.slow
