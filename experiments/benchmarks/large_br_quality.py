@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from experiments import harness
+from experiments.benchmarks.kill_resume_offline import _psro
 
 logger = logging.getLogger("large_br_quality")
 
@@ -54,8 +55,8 @@ def make_run(config: Path, out: Path, seed: int, iterations: int, every: int, ga
     """``psro run config`` for ``iterations`` iterations (no time limit) with the exact gap every ``every``."""
     sets = {"seed": seed, "iterations": iterations, "exact_gap": "true", "exact_gap_every": every,
             "time_limit": "null", "approx_gap_every": "null", "progress": "false", **({"game": game} if game else {})}
-    command = [sys.executable, "-m", "psro.run.cli", "run", str(config), "--out", str(out), "--overwrite",
-               *[arg for key, value in sets.items() for arg in ("--set", f"{key}={value}")]]
+    command = _psro("run", str(config), "--out", str(out), "--overwrite",
+                    *[arg for key, value in sets.items() for arg in ("--set", f"{key}={value}")])
     subprocess.run(command, check=True, cwd=harness.REPO_ROOT)
     return out
 
@@ -80,11 +81,11 @@ def candidate_errors(run_dir: Path, candidates: dict, train_seed: int) -> tuple:
     solver, game, _, strategy = final_run(run_dir)
     populations = solver.seat_populations()
     payoffs = solver.state.meta_game.mean_game().payoffs
+    targets = [meta_targets(strategy, "product", populations, payoffs, p)[0] for p in (0, 1)]
     responses, seconds = [[], []], {}
     for name, (oracle_name, options) in candidates.items():
         oracle = make_oracle(oracle_name, None, seed=train_seed, game=game, on_bad_response="warn", **options)
-        for p in (0, 1):
-            target = meta_targets(strategy, "product", populations, payoffs, p)[0]
+        for p, target in enumerate(targets):
             start = time.process_time()
             responses[p].append(oracle.respond(p, target).policy)
             seconds[name, p] = time.process_time() - start
