@@ -764,7 +764,8 @@ def spec_engine(spec) -> str:
     return "process" if isinstance(spec, int) and spec > 1 else "serial" if isinstance(spec, int) else spec
 
 
-def _field_types() -> dict:
+@functools.cache
+def _field_types() -> dict:   # (once: get_type_hints evaluates every annotation again on each call; read only)
     return typing.get_type_hints(PSROConfig)
 
 

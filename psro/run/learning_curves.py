@@ -240,7 +240,7 @@ def learning_curves_figure(table: pd.DataFrame, title: str = ""):
                 for name, style in styles.items() if len(styles) > 1]
     axes[1].legend(handles=handles, loc="best", fontsize="small")
     fig.suptitle(title or f"learning curves: {len(curves)} responses")
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.9, wspace=0.2)   # (fixed: see history_figure)
     return fig
 
 
