@@ -22,10 +22,8 @@ player's sequence (``c``, ``k``), passed with the mover first.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, prange
 
 __all__ = ["offsets", "discover", "evaluate", "plans_from_policy", "best_response", "decode", "tensors",
            "PLACED", "TAKEN", "WORKERS", "MAX_FIXED"]
@@ -60,79 +58,135 @@ def _popcounts(n: int) -> np.ndarray:
     return np.array([bin(m).count("1") for m in range(2 ** n)], dtype=np.int64)
 
 
-# The two recursive walks are plain functions here, compiled with their signatures by :func:`_compile_walks` on the
-# first walk (numba's cache does not keep recursive functions safely, and compiling them at import would cost every
-# importer seconds). Arguments: the mover's state first (``me``), then the other's.
-_I = types.int64
-_BOARD = (_I, types.boolean, _I, types.boolean[:, ::1], _I[::1], _I[::1])   # n, abrupt, full, win, off, pop
-_STATE = (_I,) * 9   # me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op
+# The two walks are depth-first searches with their own stack (a row per attempt made: at most 2 n + 1 rows), not
+# recursive functions: numba's cache cannot keep recursive functions (it fails to load them again, numba issue 6061),
+# and compiling the walks took 6 s in every process. A row holds the node's state, the mover's first: me, b_me, b_op,
+# t_me, t_op, c_me, k_me, c_op, k_op, then (the evaluation's) the other's compact sequence s_op, and the next cell to
+# try.
+_ME, _B_ME, _B_OP, _T_ME, _T_OP, _C_ME, _K_ME, _C_OP, _K_OP, _S_OP, _NEXT = range(11)
 
 
-def _discover_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, n, abrupt, full, win, off, pop,
-                   reached, decision, prefix, fixed):
-    decision[me, off[k_me] + c_me] = 1
-    depth = k_me + k_op
-    only = (prefix >> (4 * depth)) & 15 if depth < fixed else -1
-    for j in range(n):
-        bit = 1 << j
-        if (t_me & bit) or (only >= 0 and j != only):
-            continue
-        o = 1 if (b_op & bit) else 0
-        c = c_me * 2 * (n - k_me) + 2 * pop[(bit - 1) & ~t_me & full] + o
-        reached[me, off[k_me + 1] + c] = 1
-        if o == 1:
-            if abrupt:
-                _discover_node(1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, n, abrupt, full, win,
-                               off, pop, reached, decision, prefix, fixed)
+@njit(cache=True)
+def _push(rows, top, me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_op) -> None:
+    row = rows[top]
+    row[_ME], row[_B_ME], row[_B_OP], row[_T_ME], row[_T_OP] = me, b_me, b_op, t_me, t_op
+    row[_C_ME], row[_K_ME], row[_C_OP], row[_K_OP], row[_S_OP], row[_NEXT] = c_me, k_me, c_op, k_op, s_op, 0
+
+
+@njit(cache=True)
+def _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, depth, prefix, fixed) -> tuple:
+    """``(o, c)`` of the mover trying cell ``j``: 1 when the opponent holds it, and the mover's sequence code after
+    the attempt; ``(-1, 0)`` when the mover cannot try it (tried before, or not the attempt ``prefix`` fixes)."""
+    bit = 1 << j
+    if (t_me & bit) or (depth < fixed and j != (prefix >> (4 * depth)) & 15):
+        return -1, 0
+    o = 1 if (b_op & bit) else 0
+    return o, c_me * 2 * (n - k_me) + 2 * pop[(bit - 1) & ~t_me & full] + o
+
+
+@njit(cache=True)
+def _discover_walk(n, abrupt, full, win, off, pop, reached, decision, prefix, fixed) -> None:
+    """Mark the sequences reached below the root (``reached``) and those where a player moves (``decision``); the
+    first ``fixed`` attempts of the game are those of ``prefix`` (see :func:`_walk_all`)."""
+    rows = np.empty((2 * n + 2, 11), dtype=np.int64)
+    _push(rows, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    top = 0
+    decision[0, 0] = 1
+    while top >= 0:
+        me, b_me, b_op, t_me, t_op = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME], \
+            rows[top, _T_OP]
+        c_me, k_me, c_op, k_op = rows[top, _C_ME], rows[top, _K_ME], rows[top, _C_OP], rows[top, _K_OP]
+        pushed = False
+        j = rows[top, _NEXT]
+        while j < n and not pushed:
+            o, c = _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, k_me + k_op, prefix, fixed)
+            bit = 1 << j
+            j += 1
+            if o < 0:
+                continue
+            reached[me, off[k_me + 1] + c] = 1
+            stones = b_me | bit
+            if o == 1 and abrupt:
+                _push(rows, top + 1, 1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, 0)
+            elif o == 1:
+                _push(rows, top + 1, me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, 0)
+            elif not win[me, stones] and (stones | b_op) != full:
+                _push(rows, top + 1, 1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, 0)
             else:
-                _discover_node(me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, n, abrupt, full, win,
-                               off, pop, reached, decision, prefix, fixed)
-            continue
-        stones = b_me | bit
-        if not win[me, stones] and (stones | b_op) != full:
-            _discover_node(1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, n, abrupt, full, win,
-                           off, pop, reached, decision, prefix, fixed)
+                continue
+            pushed = True
+        rows[top, _NEXT] = j
+        if pushed:
+            top += 1
+            decision[rows[top, _ME], off[rows[top, _K_ME]] + rows[top, _C_ME]] = 1
+        else:
+            top -= 1
 
 
-def _eval_node(me, b_me, b_op, t_me, t_op, c_me, k_me, c_op, k_op, s_me, s_op, x_me, x_op, n, abrupt, full, win,
-               off, pop, index, plans, grad, tid, prefix, fixed):
+@njit(cache=True)
+def _eval_walk(n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed) -> float:
     """Add each terminal's utility times the other player's realization to each player's last sequence
-    (``grad[tid]``); return player 0's expected utility below this node. The first ``fixed`` attempts of the game
-    (both players' counted) are those of ``prefix``, four bits a cell (see :func:`_walk_all`)."""
-    value = 0.0
-    if x_me == 0.0 and x_op == 0.0:
-        return value
-    depth = k_me + k_op
-    only = (prefix >> (4 * depth)) & 15 if depth < fixed else -1
-    sign = 1.0 if me == 0 else -1.0
-    for j in range(n):
-        bit = 1 << j
-        if (t_me & bit) or (only >= 0 and j != only):
-            continue
-        o = 1 if (b_op & bit) else 0
-        c = c_me * 2 * (n - k_me) + 2 * pop[(bit - 1) & ~t_me & full] + o
-        s = index[me, off[k_me + 1] + c]
-        x = plans[me, s]
-        if o == 1:
-            if abrupt:
-                value += _eval_node(1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s_op, s, x_op, x,
-                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed)
+    (``grad[tid]``); return player 0's expected utility. Each node's value is the sum of its children's in the
+    order of its cells, as a recursive walk adds them (so the value does not depend on the stack)."""
+    rows = np.empty((2 * n + 2, 11), dtype=np.int64)
+    reals = np.zeros((2 * n + 2, 2))   # the other's realization x_op, the value summed so far
+    _push(rows, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    reals[0, 0] = plans[1, 0]
+    if plans[0, 0] == 0.0 and plans[1, 0] == 0.0:
+        return 0.0
+    top = 0
+    while True:
+        me, b_me, b_op, t_me, t_op = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME], \
+            rows[top, _T_OP]
+        c_me, k_me, c_op, k_op, s_op = rows[top, _C_ME], rows[top, _K_ME], rows[top, _C_OP], rows[top, _K_OP], \
+            rows[top, _S_OP]
+        x_op, value = reals[top, 0], reals[top, 1]
+        sign = 1.0 if me == 0 else -1.0
+        pushed = False
+        j = rows[top, _NEXT]
+        while j < n and not pushed:
+            o, c = _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, k_me + k_op, prefix, fixed)
+            bit = 1 << j
+            j += 1
+            if o < 0:
+                continue
+            s = index[me, off[k_me + 1] + c]
+            x = plans[me, s]
+            stones = b_me | bit
+            if o == 0 and win[me, stones]:
+                grad[tid, me, s] += x_op
+                grad[tid, 1 - me, s_op] -= x
+                value += sign * x * x_op
+                continue
+            if o == 0 and (stones | b_op) == full:
+                continue
+            if o == 1 and not abrupt:   # the same player tries again
+                child_x_me, child_x_op = x, x_op
             else:
-                value += _eval_node(me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, s, s_op, x, x_op,
-                                    n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed)
-            continue
-        stones = b_me | bit
-        if win[me, stones]:
-            grad[tid, me, s] += x_op
-            grad[tid, 1 - me, s_op] -= x
-            value += sign * x * x_op
-        elif (stones | b_op) != full:
-            value += _eval_node(1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s_op, s, x_op, x,
-                                n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, fixed)
-    return value
+                child_x_me, child_x_op = x_op, x
+            if child_x_me == 0.0 and child_x_op == 0.0:   # (nothing below is reached)
+                value += 0.0
+                continue
+            if o == 1 and abrupt:
+                _push(rows, top + 1, 1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s)
+            elif o == 1:
+                _push(rows, top + 1, me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, s_op)
+            else:
+                _push(rows, top + 1, 1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s)
+            reals[top + 1, 0], reals[top + 1, 1] = child_x_op, 0.0
+            pushed = True
+        rows[top, _NEXT] = j
+        reals[top, 1] = value
+        if pushed:
+            top += 1
+        elif top == 0:
+            return value
+        else:
+            top -= 1
+            reals[top, 1] += value
 
 
-@njit(parallel=True)
+@njit(parallel=True, cache=True)
 def _walk_all(discovering, n, abrupt, full, win, off, pop, reached, decision, index, plans, grad, values, history):
     """Walk the histories in ``n * n`` tasks, one per opening (player 0's first cell, player 1's first cell), task
     ``i`` by worker ``i % workers`` in order: each worker adds into its own ``grad[w]``, always in the same order,
@@ -149,31 +203,14 @@ def _walk_all(discovering, n, abrupt, full, win, off, pop, reached, decision, in
                 prefix |= history[k] << (4 * k)
             fixed = max(2, history.size)
             if discovering:
-                _discover_node(0, 0, 0, 0, 0, 0, 0, 0, 0, n, abrupt, full, win, off, pop, reached, decision, prefix,
-                               fixed)
+                _discover_walk(n, abrupt, full, win, off, pop, reached, decision, prefix, fixed)
             else:
-                values[task] = _eval_node(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, plans[0, 0], plans[1, 0], n, abrupt,
-                                          full, win, off, pop, index, plans, grad, w, prefix, fixed)
-
-
-_DISCOVER_SIGNATURE = types.void(*_STATE, *_BOARD, types.uint8[:, ::1], types.uint8[:, ::1], _I, _I)
-_EVAL_SIGNATURE = types.float64(*_STATE, _I, _I, types.float64, types.float64, *_BOARD, types.int32[:, ::1],
-                                types.float64[:, ::1], types.float64[:, :, ::1], _I, _I, _I)
-
-
-@functools.cache
-def _compile_walks() -> None:
-    """Compile the recursive walks once per process (under a second each) and bind their names to the compiled
-    functions, which :func:`_walk_all` then calls (it is compiled after them, on its own first call)."""
-    module = globals()
-    module["_discover_node"] = njit(_DISCOVER_SIGNATURE)(_discover_node)
-    module["_eval_node"] = njit(_EVAL_SIGNATURE)(_eval_node)
+                values[task] = _eval_walk(n, abrupt, full, win, off, pop, index, plans, grad, w, prefix, fixed)
 
 
 def _run(discovering, n, abrupt, win, reached, decision, index, plans, grad, history) -> float:
     if len(history) > MAX_FIXED:
         raise ValueError(f"history: a walk fixes at most {MAX_FIXED} attempts; got {len(history)}.")
-    _compile_walks()
     values = np.zeros(n * n, dtype=np.float64)
     _walk_all(discovering, n, bool(abrupt), (1 << n) - 1, np.ascontiguousarray(win, dtype=np.bool_), offsets(n),
               _popcounts(n), reached, decision, index, plans, grad, values,

@@ -79,3 +79,22 @@ def test_discovery_counts_on_a_board_counted_by_hand():
     reached, decision = kernels.discover(2, False, win)
     assert int(decision[0].sum()) == 1 and int(reached[0].sum()) == 1 + 2
     assert int(decision[1].sum()) == 1 + 2 and int(reached[1].sum()) == 1 + 4 + 2
+
+
+def test_a_second_process_loads_the_walks_from_numbas_cache():
+    """The walks are loops over their own stack, not recursive functions, so numba's cache keeps them: a process
+    after the first compiles none of them (the recursive walks compiled for 6 s in every process)."""
+    import subprocess
+    import sys
+
+    probe = ("import numpy as np\nfrom psro.measures import kernels as k\n"
+             "win = np.zeros((2, 4), dtype=bool); win[:, 3] = True\n"
+             "reached, decision = k.discover(2, False, win)\n"
+             "index = np.full((2, reached.shape[1]), -1, np.int32)\n"
+             "for p in (0, 1): index[p, np.flatnonzero(reached[p])] = np.arange(int(reached[p].sum()))\n"
+             "k.evaluate(2, False, win, index, np.ones((2, int(reached.sum(axis=1).max()))))\n"
+             "print(sum(k._walk_all.stats.cache_hits.values()), sum(k._walk_all.stats.cache_misses.values()))")
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[-1].stderr[-2000:]
+    assert runs[1].stdout.split() == ["1", "0"]   # loaded (with the walks it calls), not compiled
