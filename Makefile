@@ -19,6 +19,8 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(PIP) -e '.[dev]'
+	# the exact evaluator's numba kernels compiled into numba's cache once here, not in the first measure
+	$(BIN)/python -c 'from psro.measures.exact import compile_walks; compile_walks()'
 	touch $(STAMP)
 
 $(DOCS_STAMP): $(STAMP)

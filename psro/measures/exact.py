@@ -33,7 +33,7 @@ from psro.measures import cache
 from psro.measures.boards import COVERED, MAX_CELLS, Board, board_of
 
 __all__ = ["Exploitability", "exact_nash_conv", "exact_nash_conv_of_run", "mixture_profile", "board_tables",
-           "BoardTables"]
+           "BoardTables", "compile_walks"]
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +283,27 @@ def _checked_responses(responses, num_players: int) -> list:
         raise ValueError(f"responses must hold, per player (at most {num_players}), a sequence of that player's "
                          f"policies to measure; got {responses!r:.80}.")
     return [list(r) for r in responses]
+
+
+def compile_walks() -> float:
+    """Compile the kernels of the compiled evaluator into numba's cache, by measuring the uniform profile of 2x2
+    dark hex with a response, and return the seconds it took: the first measure after an install pays this (7-10 s)
+    otherwise, and every later process loads the kernels in under a second. ``make install`` runs it.
+
+    Examples
+    --------
+    >>> compile_walks() >= 0.0
+    True
+    """
+    from psro.policies.acting import UniformPolicy
+
+    start = time.perf_counter()
+    uniform = UniformPolicy(4)
+    result = exact_nash_conv("dark_hex(num_rows=2,num_cols=2)", [uniform, uniform], responses=[[uniform], [uniform]])
+    seconds = time.perf_counter() - start
+    log.info("compiled the exact evaluator's kernels (uniform 2x2 dark hex: NashConv %.4f) in %.1f s",
+             result.nash_conv, seconds)
+    return seconds
 
 
 def exact_nash_conv_of_run(run_dir) -> Exploitability:
