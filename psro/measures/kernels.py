@@ -85,6 +85,20 @@ def _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, depth, prefix, fixed) -> t
 
 
 @njit(cache=True)
+def _push_child(rows, top, o, abrupt, bit, c, s) -> None:
+    """Push the node after the mover of ``rows[top]`` tried cell ``bit`` (outcome ``o``, its sequence code ``c`` and
+    compact sequence ``s`` after it): the same mover again after a failed attempt in the classical game, else the
+    other player (with the mover's stone placed where it went)."""
+    me, b_me, b_op, t_me, t_op = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME], rows[top, _T_OP]
+    c_op, k_me, k_op, s_op = rows[top, _C_OP], rows[top, _K_ME], rows[top, _K_OP], rows[top, _S_OP]
+    if o == 1 and not abrupt:
+        _push(rows, top + 1, me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, s_op)
+    else:
+        stones = b_me | bit if o == 0 else b_me
+        _push(rows, top + 1, 1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s)
+
+
+@njit(cache=True)
 def _discover_walk(n, abrupt, full, win, off, pop, reached, decision, prefix, fixed) -> None:
     """Mark the sequences reached below the root (``reached``) and those where a player moves (``decision``); the
     first ``fixed`` attempts of the game are those of ``prefix`` (see :func:`_walk_all`)."""
@@ -93,27 +107,21 @@ def _discover_walk(n, abrupt, full, win, off, pop, reached, decision, prefix, fi
     top = 0
     decision[0, 0] = 1
     while top >= 0:
-        me, b_me, b_op, t_me, t_op = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME], \
-            rows[top, _T_OP]
-        c_me, k_me, c_op, k_op = rows[top, _C_ME], rows[top, _K_ME], rows[top, _C_OP], rows[top, _K_OP]
+        me, b_me, b_op, t_me = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME]
+        c_me, k_me, depth = rows[top, _C_ME], rows[top, _K_ME], rows[top, _K_ME] + rows[top, _K_OP]
         pushed = False
         j = rows[top, _NEXT]
         while j < n and not pushed:
-            o, c = _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, k_me + k_op, prefix, fixed)
+            o, c = _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, depth, prefix, fixed)
             bit = 1 << j
             j += 1
             if o < 0:
                 continue
             reached[me, off[k_me + 1] + c] = 1
             stones = b_me | bit
-            if o == 1 and abrupt:
-                _push(rows, top + 1, 1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, 0)
-            elif o == 1:
-                _push(rows, top + 1, me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, 0)
-            elif not win[me, stones] and (stones | b_op) != full:
-                _push(rows, top + 1, 1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, 0)
-            else:
+            if o == 0 and (win[me, stones] or (stones | b_op) == full):   # the game ends here
                 continue
+            _push_child(rows, top, o, abrupt, bit, c, 0)
             pushed = True
         rows[top, _NEXT] = j
         if pushed:
@@ -136,16 +144,15 @@ def _eval_walk(n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, 
         return 0.0
     top = 0
     while True:
-        me, b_me, b_op, t_me, t_op = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME], \
-            rows[top, _T_OP]
-        c_me, k_me, c_op, k_op, s_op = rows[top, _C_ME], rows[top, _K_ME], rows[top, _C_OP], rows[top, _K_OP], \
+        me, b_me, b_op, t_me = rows[top, _ME], rows[top, _B_ME], rows[top, _B_OP], rows[top, _T_ME]
+        c_me, k_me, depth, s_op = rows[top, _C_ME], rows[top, _K_ME], rows[top, _K_ME] + rows[top, _K_OP], \
             rows[top, _S_OP]
         x_op, value = reals[top, 0], reals[top, 1]
         sign = 1.0 if me == 0 else -1.0
         pushed = False
         j = rows[top, _NEXT]
         while j < n and not pushed:
-            o, c = _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, k_me + k_op, prefix, fixed)
+            o, c = _attempt(j, n, full, pop, t_me, b_op, c_me, k_me, depth, prefix, fixed)
             bit = 1 << j
             j += 1
             if o < 0:
@@ -167,12 +174,7 @@ def _eval_walk(n, abrupt, full, win, off, pop, index, plans, grad, tid, prefix, 
             if child_x_me == 0.0 and child_x_op == 0.0:   # (nothing below is reached)
                 value += 0.0
                 continue
-            if o == 1 and abrupt:
-                _push(rows, top + 1, 1 - me, b_op, b_me, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s)
-            elif o == 1:
-                _push(rows, top + 1, me, b_me, b_op, t_me | bit, t_op, c, k_me + 1, c_op, k_op, s_op)
-            else:
-                _push(rows, top + 1, 1 - me, b_op, stones, t_op, t_me | bit, c_op, k_op, c, k_me + 1, s)
+            _push_child(rows, top, o, abrupt, bit, c, s)
             reals[top + 1, 0], reals[top + 1, 1] = child_x_op, 0.0
             pushed = True
         rows[top, _NEXT] = j
